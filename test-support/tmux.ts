@@ -1,0 +1,111 @@
+/**
+ * Drives interactive pi inside a private tmux server (its own socket), so a test types keys and
+ * reads the screen as a person would.
+ */
+import { execFileSync } from "node:child_process";
+import { EXTENSION_ENTRY, PI_CLI, type TestAgent, waitFor } from "./pi-harness.ts";
+
+export interface TmuxSession {
+	socket: string;
+	/** Send tmux key names ("Enter", "Escape", "C-c", "Down") or literal text with `literal`. */
+	keys(...keys: string[]): void;
+	type(text: string): void;
+	/** The visible screen, plain text (no colours). */
+	screen(): string;
+	waitForText(needle: string | RegExp, timeoutMs?: number): Promise<string>;
+	waitForGone(needle: string | RegExp, timeoutMs?: number): Promise<string>;
+	alive(): boolean;
+	kill(): void;
+}
+
+export interface StartPiOptions {
+	args?: string[];
+	cwd?: string;
+	env?: NodeJS.ProcessEnv;
+	width?: number;
+	height?: number;
+	withExtension?: boolean;
+}
+
+let counter = 0;
+
+function tmux(socket: string, args: string[]): string {
+	return execFileSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
+}
+
+export function startPiInTmux(agent: TestAgent, options: StartPiOptions = {}): TmuxSession {
+	counter += 1;
+	const socket = `pab-${process.pid}-${counter}`;
+	const env = { ...agent.env, ...options.env, TERM: "xterm-256color" };
+	const envArgs = Object.entries(env)
+		.filter((entry): entry is [string, string] => typeof entry[1] === "string")
+		.map(([key, value]) => `${key}=${value}`);
+	const piArgs = [PI_CLI, ...(options.withExtension === false ? [] : ["-e", EXTENSION_ENTRY]), ...(options.args ?? [])];
+	// argv form: tmux runs the command without a shell.
+	tmux(socket, [
+		"new-session",
+		"-d",
+		"-s",
+		"main",
+		"-x",
+		String(options.width ?? 120),
+		"-y",
+		String(options.height ?? 40),
+		"-c",
+		options.cwd ?? agent.cwd,
+		"env",
+		"-i",
+		...envArgs,
+		process.execPath,
+		...piArgs,
+	]);
+	tmux(socket, ["set-option", "-t", "main", "remain-on-exit", "on"]);
+
+	const session: TmuxSession = {
+		socket,
+		keys(...keys) {
+			tmux(socket, ["send-keys", "-t", "main", ...keys]);
+		},
+		type(text) {
+			tmux(socket, ["send-keys", "-t", "main", "-l", text]);
+		},
+		screen() {
+			return tmux(socket, ["capture-pane", "-p", "-t", "main"]);
+		},
+		async waitForText(needle, timeoutMs = 20_000) {
+			return waitFor(() => {
+				const screen = session.screen();
+				return (typeof needle === "string" ? screen.includes(needle) : needle.test(screen)) ? screen : "";
+			}, `screen to show ${String(needle)}\n--- last screen ---\n${safeScreen(session)}`, timeoutMs);
+		},
+		async waitForGone(needle, timeoutMs = 20_000) {
+			return waitFor(() => {
+				const screen = session.screen();
+				return (typeof needle === "string" ? !screen.includes(needle) : !needle.test(screen)) ? screen : "";
+			}, `screen to stop showing ${String(needle)}`, timeoutMs);
+		},
+		alive() {
+			try {
+				return tmux(socket, ["display-message", "-p", "-t", "main", "#{pane_dead}"]).trim() === "0";
+			} catch {
+				return false;
+			}
+		},
+		kill() {
+			try {
+				tmux(socket, ["kill-server"]);
+			} catch {
+				// Already gone.
+			}
+		},
+	};
+	return session;
+}
+
+function safeScreen(session: TmuxSession): string {
+	try {
+		return session.screen();
+	} catch (error) {
+		return String(error);
+	}
+}
