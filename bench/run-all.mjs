@@ -1,0 +1,13 @@
+// Runs every benchmark in this folder in turn; each prints its own numbers.
+import { spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+for (const name of readdirSync(here).sort()) {
+	if (!name.endsWith(".mjs") || name === "run-all.mjs" || name.startsWith("_")) continue;
+	console.log(`\n== ${name}`);
+	const result = spawnSync(process.execPath, ["--experimental-strip-types", join(here, name)], { stdio: "inherit" });
+	if (result.status !== 0) process.exitCode = 1;
+}
