@@ -1,0 +1,21 @@
+/** Every dashboard key, shown by the help overlay (and in the README). Navigation keys follow pi's keybindings. */
+export const HELP_KEYS: ReadonlyArray<readonly [string, string]> = [
+	["up/down", "move selection / scroll (tui.select.up/down)"],
+	["pgup/pgdn", "page (tui.select.pageUp/pageDown)"],
+	["enter", "peek the selected row (tui.select.confirm)"],
+	["n", "new agent: prompt, then name/cwd/model/thinking/worktree"],
+	["r", "reply to the row (new run on the same session)"],
+	["s", "stop the row's run (confirm)"],
+	["a", "archive / unarchive the row"],
+	["A", "show / hide archived rows"],
+	["R", "rename the row"],
+	["p", "pin / unpin the row"],
+	["/", "filter by text and s:<state> (esc clears)"],
+	["t", "transcript of the row's session (read-only, live)"],
+	["d", "diff of a worktree row against its branch point"],
+	["w", "remove the row's worktree (confirm)"],
+	["o", "attach: switch this pi session to the row's session"],
+	["g/G", "top / end in transcript and diff"],
+	["?", "this help"],
+	["esc/q", "back; closes the board from the list"],
+];

@@ -1,0 +1,182 @@
+/**
+ * Pure view-model of the dashboard list: grouping, ordering, filtering and one-line row text.
+ * No I/O and no theme here, so it is cheap to test and to run on every keypress.
+ */
+import { visibleWidth } from "@earendil-works/pi-tui";
+import type { BoardRow, RowState } from "../types.ts";
+import { fit } from "./ui-types.ts";
+
+/** Needs input first: it is the only state where the board waits on the user. */
+export const STATE_ORDER: readonly RowState[] = ["needs_input", "working", "queued", "failed", "error", "stopped", "completed", "idle"];
+
+export const STATE_GLYPH: Record<RowState, string> = {
+	needs_input: "?",
+	working: ">",
+	queued: ".",
+	failed: "x",
+	error: "!",
+	stopped: "-",
+	completed: "+",
+	idle: "o",
+};
+
+export const STATE_LABEL: Record<RowState, string> = {
+	needs_input: "Needs input",
+	working: "Working",
+	queued: "Queued",
+	failed: "Failed",
+	error: "Error",
+	stopped: "Stopped",
+	completed: "Completed",
+	idle: "Idle",
+};
+
+export interface ParsedFilter {
+	states: RowState[];
+	words: string[];
+}
+
+/** `s:<state>` (prefix match, e.g. `s:need`) narrows by state; every other word must appear in the row. */
+export function parseFilter(text: string): ParsedFilter {
+	const states: RowState[] = [];
+	const words: string[] = [];
+	for (const token of text.toLowerCase().split(/\s+/)) {
+		if (!token) continue;
+		if (token.startsWith("s:")) {
+			const prefix = token.slice(2).replace(/-/g, "_");
+			for (const state of STATE_ORDER) if (prefix && state.startsWith(prefix) && !states.includes(state)) states.push(state);
+			// An unknown state matches nothing rather than everything: the user asked for a narrower list.
+			if (!STATE_ORDER.some((state) => prefix && state.startsWith(prefix))) states.push("__none__" as RowState);
+			continue;
+		}
+		words.push(token);
+	}
+	return { states, words };
+}
+
+export function rowMatches(row: BoardRow, filter: ParsedFilter): boolean {
+	if (filter.states.length > 0 && !filter.states.includes(row.state)) return false;
+	if (filter.words.length === 0) return true;
+	const hay = [row.id, row.name, row.summary, row.cwd, row.repo ?? "", row.model ?? "", row.question ?? "", row.branch ?? ""].join("\n").toLowerCase();
+	return filter.words.every((word) => hay.includes(word));
+}
+
+export type ListItem = { kind: "header"; label: string; count: number } | { kind: "row"; row: BoardRow };
+
+export interface ViewOptions {
+	filter?: string;
+	showArchived?: boolean;
+}
+
+/** Pinned rows form their own group at the top, then one group per state in STATE_ORDER. */
+export function buildListItems(rows: readonly BoardRow[], options: ViewOptions = {}): ListItem[] {
+	const filter = parseFilter(options.filter ?? "");
+	const visible = rows.filter((row) => (options.showArchived ? true : !row.archived) && rowMatches(row, filter));
+	const newestFirst = (a: BoardRow, b: BoardRow) => b.lastActivityAt - a.lastActivityAt || a.id.localeCompare(b.id);
+	const items: ListItem[] = [];
+	const pinned = visible.filter((row) => row.pinned).sort(newestFirst);
+	if (pinned.length > 0) {
+		items.push({ kind: "header", label: "Pinned", count: pinned.length });
+		for (const row of pinned) items.push({ kind: "row", row });
+	}
+	for (const state of STATE_ORDER) {
+		const group = visible.filter((row) => !row.pinned && row.state === state).sort(newestFirst);
+		if (group.length === 0) continue;
+		items.push({ kind: "header", label: STATE_LABEL[state], count: group.length });
+		for (const row of group) items.push({ kind: "row", row });
+	}
+	return items;
+}
+
+export function rowItems(items: readonly ListItem[]): BoardRow[] {
+	const rows: BoardRow[] = [];
+	for (const item of items) if (item.kind === "row") rows.push(item.row);
+	return rows;
+}
+
+export function isUnread(row: BoardRow): boolean {
+	return row.lastActivityAt > (row.lastViewedAt ?? 0);
+}
+
+export function formatAge(ms: number): string {
+	const s = Math.max(0, Math.floor(ms / 1000));
+	if (s < 60) return `${s}s`;
+	const m = Math.floor(s / 60);
+	if (m < 60) return `${m}m`;
+	const h = Math.floor(m / 60);
+	if (h < 48) return `${h}h`;
+	return `${Math.floor(h / 24)}d`;
+}
+
+export function formatTokens(n: number): string {
+	if (n < 1000) return String(n);
+	if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+	return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+export function formatCost(cost: number): string {
+	if (cost <= 0) return "";
+	return cost < 0.01 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
+}
+
+export function formatUsage(row: BoardRow): string {
+	if (!row.usage) return "";
+	const cost = formatCost(row.usage.cost);
+	return `${formatTokens(row.usage.totalTokens)} tok${cost ? ` ${cost}` : ""}`;
+}
+
+export function formatDiff(row: BoardRow): string {
+	if (!row.diff) return "";
+	return `+${row.diff.added} -${row.diff.removed} ${row.diff.files}f`;
+}
+
+export function shortPath(path: string, home?: string): string {
+	if (home && (path === home || path.startsWith(`${home}/`))) return `~${path.slice(home.length)}`;
+	return path;
+}
+
+
+export interface RowLineParts {
+	marker: string;
+	glyph: string;
+	name: string;
+	summary: string;
+	/** Right-hand columns, most important first; dropped from the end when space runs out. */
+	right: string[];
+}
+
+export function rowLineParts(row: BoardRow, now: number, home?: string): RowLineParts {
+	const location = row.worktreePath ? `wt:${row.branch ?? shortPath(row.worktreePath, home)}` : shortPath(row.repo ?? row.cwd, home);
+	const summary = row.state === "needs_input" && row.question ? row.question : row.summary;
+	return {
+		marker: isUnread(row) ? "*" : " ",
+		glyph: STATE_GLYPH[row.state],
+		name: row.name,
+		summary: summary.replace(/\s+/g, " ").trim(),
+		right: [formatAge(now - row.lastActivityAt), formatUsage(row), formatDiff(row), row.model ?? "", location].filter((part) => part !== ""),
+	};
+}
+
+/**
+ * One list line within `width` columns. Layout: `<marker><glyph> <name> <summary> <right...>`; the
+ * name gets up to a third of the line, right columns are dropped before the summary shrinks below 12.
+ */
+export function formatRowLine(parts: RowLineParts, width: number): { head: string; name: string; summary: string; right: string } {
+	const head = `${parts.marker}${parts.glyph} `;
+	let rest = Math.max(0, width - visibleWidth(head));
+	const nameWidth = Math.min(visibleWidth(parts.name), Math.max(8, Math.floor(rest / 3)), rest);
+	const name = fit(parts.name, nameWidth);
+	rest -= nameWidth;
+	const right: string[] = [];
+	let rightWidth = 0;
+	for (const column of parts.right) {
+		const w = visibleWidth(column) + 2;
+		if (rest - rightWidth - w < 13) break;
+		right.push(column);
+		rightWidth += w;
+	}
+	const summaryWidth = Math.max(0, rest - rightWidth - (rest > 0 ? 1 : 0));
+	const summary = summaryWidth > 0 ? ` ${fit(parts.summary, summaryWidth)}` : "";
+	const rightText = right.map((column) => `  ${column}`).join("");
+	return { head: fit(head, width), name, summary, right: rightText };
+}
