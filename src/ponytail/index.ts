@@ -28,6 +28,21 @@ export function registerPonytail(pi: ExtensionAPI): void {
 	let busy = false;
 	let settings: PonytailSettings | undefined;
 	const warned = new Set<string>();
+	const startWaiters = new Set<() => void>();
+	/** Resolves true at the next agent_start, false if none comes (an input handler may swallow the message). */
+	const nextRunStarted = (): Promise<boolean> =>
+		new Promise((resolve) => {
+			const done = (): void => {
+				clearTimeout(timer);
+				startWaiters.delete(done);
+				resolve(true);
+			};
+			const timer = setTimeout(() => {
+				startWaiters.delete(done);
+				resolve(false);
+			}, 10_000);
+			startWaiters.add(done);
+		});
 
 	const say = (ctx: ExtensionContext, text: string, kind: "info" | "warning" | "error" = "info"): void => {
 		// Print and json modes have no UI; stderr keeps json stdout clean.
@@ -99,6 +114,7 @@ export function registerPonytail(pi: ExtensionAPI): void {
 
 	pi.on("agent_start", (_event, ctx) => {
 		busy = true;
+		for (const waiter of [...startWaiters]) waiter();
 		syncStatus(ctx);
 	});
 	pi.on("agent_settled", (_event, ctx) => {
@@ -158,7 +174,7 @@ export function registerPonytail(pi: ExtensionAPI): void {
 			description,
 			handler: async (args, ctx) => {
 				logCommand(name, args);
-				sendSkill(pi, ctx, name, args);
+				await sendSkill(pi, ctx, name, args, nextRunStarted);
 			},
 		});
 	}

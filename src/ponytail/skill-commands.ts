@@ -23,11 +23,24 @@ export function expandSkill(name: string, args: string, skillsDir = SKILLS_DIR):
 	return args ? `${block}\n\n${args}` : block;
 }
 
-export function sendSkill(pi: ExtensionAPI, ctx: ExtensionCommandContext, name: SkillCommand, args: string): void {
+/**
+ * Sends the skill as a user message. Without a UI (print/json) pi exits once the command returns,
+ * so there the handler waits for the run it started (`runStarted` resolves on its agent_start).
+ */
+export async function sendSkill(
+	pi: ExtensionAPI,
+	ctx: ExtensionCommandContext,
+	name: SkillCommand,
+	args: string,
+	runStarted: () => Promise<boolean>,
+): Promise<void> {
 	const trimmed = args.trim();
+	const idle = ctx.isIdle();
 	const loaded = pi.getCommands().some((command) => command.name === `skill:${name}`);
 	// Busy: queue after the current run instead of being rejected.
-	const delivery = ctx.isIdle() ? {} : { deliverAs: "followUp" as const };
+	const delivery = idle ? {} : { deliverAs: "followUp" as const };
+	const started = idle && !ctx.hasUI ? runStarted() : undefined;
 	if (loaded) pi.sendUserMessage(`/skill:${name}${trimmed ? ` ${trimmed}` : ""}`, { ...delivery, expandPromptTemplates: true });
 	else pi.sendUserMessage(expandSkill(name, trimmed), delivery);
+	if (started && (await started)) await ctx.waitForIdle();
 }
