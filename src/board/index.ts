@@ -1,5 +1,18 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { createBoardService } from "./service.ts";
+import { registerBoardTools } from "./tools.ts";
+import type { BoardService } from "./types.ts";
+import { registerDashboard } from "./ui/index.ts";
+import { isWorker, registerWorkerRole } from "./worker-role.ts";
 
 export function registerBoard(pi: ExtensionAPI): void {
-	void pi;
+	if (isWorker()) {
+		// Workers answer to the board; they get ask_user, not the board itself (no recursive fan-out).
+		registerWorkerRole(pi);
+		return;
+	}
+	let service: BoardService | undefined;
+	const getService = (): BoardService => (service ??= createBoardService());
+	registerBoardTools(pi, getService);
+	registerDashboard(pi, getService);
 }

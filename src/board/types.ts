@@ -63,6 +63,16 @@ export interface BoardRow {
 	lastActivityAt: number;
 	lastViewedAt?: number;
 	recentEvents: BoardEvent[];
+	/** Choices offered by the worker's ask_user call, when state is needs_input. */
+	questionOptions?: string[];
+	/** Current run timing and exit (engine extension; absent for error rows). */
+	startedAt?: number;
+	endedAt?: number;
+	exitCode?: number;
+	/** Last few KB of the worker's stderr. */
+	stderrTail?: string;
+	/** Directory of the current run: status.json, events.jsonl, stderr.log, runner.json, worker.json. */
+	runDir?: string;
 }
 
 export interface DispatchOptions {

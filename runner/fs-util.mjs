@@ -1,0 +1,56 @@
+// Durable file writes: every write goes to a temp file in the same directory and is renamed over.
+import { mkdirSync, renameSync, writeFileSync, readFileSync, unlinkSync } from "node:fs";
+import { dirname, basename, join } from "node:path";
+
+export const DIR_MODE = 0o700;
+export const FILE_MODE = 0o600;
+
+let counter = 0;
+
+/** @param {string} dir */
+export function ensureDir(dir) {
+	mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+}
+
+/** @param {string} path @param {string} text */
+export function writeFileAtomic(path, text) {
+	counter += 1;
+	const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${counter}.tmp`);
+	try {
+		writeFileSync(temp, text, { mode: FILE_MODE });
+		renameSync(temp, path);
+	} catch (error) {
+		try {
+			unlinkSync(temp);
+		} catch {
+			// The temp file may not exist; the original error matters.
+		}
+		throw error;
+	}
+}
+
+/** @param {string} path @param {unknown} value */
+export function writeJsonAtomic(path, value) {
+	writeFileAtomic(path, `${JSON.stringify(value)}\n`);
+}
+
+/**
+ * Reads a JSON file strictly: a BOM, truncation or bad JSON is an error with a clear reason.
+ * @param {string} path
+ * @returns {unknown}
+ */
+export function readJsonStrict(path) {
+	const text = readFileSync(path, "utf8");
+	return parseJsonStrict(text, basename(path));
+}
+
+/** @param {string} text @param {string} name */
+export function parseJsonStrict(text, name) {
+	if (text.charCodeAt(0) === 0xfeff) throw new Error(`${name}: starts with a byte order mark`);
+	if (!text.trim()) throw new Error(`${name}: empty file`);
+	try {
+		return JSON.parse(text);
+	} catch (error) {
+		throw new Error(`${name}: invalid JSON (${error instanceof Error ? error.message : String(error)})`);
+	}
+}

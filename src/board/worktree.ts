@@ -1,0 +1,69 @@
+/** Git helpers for rows: repo detection, per-row worktrees on branch agent-board/<id>, diff stats. */
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { relative, join } from "node:path";
+import type { DiffStats } from "./types.ts";
+
+function git(cwd: string, args: string[]): string {
+	return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 15_000 }).trim();
+}
+
+export function repoRoot(cwd: string): string | undefined {
+	try {
+		return git(cwd, ["rev-parse", "--show-toplevel"]) || undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+export interface CreatedWorktree {
+	path: string;
+	branch: string;
+	baseCommit: string;
+	runCwd: string;
+}
+
+export function createWorktree(repo: string, cwd: string, id: string, path: string): CreatedWorktree {
+	const branch = `agent-board/${id}`;
+	let baseCommit: string;
+	try {
+		baseCommit = git(repo, ["rev-parse", "HEAD"]);
+	} catch {
+		throw new Error(`cannot create a worktree: ${repo} has no commits yet`);
+	}
+	try {
+		git(repo, ["worktree", "add", "-b", branch, path, baseCommit]);
+	} catch (error) {
+		const stderr = (error as { stderr?: string }).stderr ?? String(error);
+		throw new Error(`git worktree add failed: ${stderr.trim()}`);
+	}
+	const sub = relative(repo, cwd);
+	const runCwd = sub && !sub.startsWith("..") ? join(path, sub) : path;
+	return { path, branch, baseCommit, runCwd: existsSync(runCwd) ? runCwd : path };
+}
+
+/** +/- lines and files changed in the worktree against its base commit (committed or not). */
+export function diffStats(path: string, baseCommit: string | undefined): DiffStats | undefined {
+	if (!existsSync(path)) return undefined;
+	try {
+		const out = git(path, ["diff", "--numstat", baseCommit ?? "HEAD"]);
+		const untracked = git(path, ["ls-files", "--others", "--exclude-standard"]).split("\n").filter(Boolean);
+		const stats: DiffStats = { added: 0, removed: 0, files: untracked.length };
+		for (const line of out.split("\n").filter(Boolean)) {
+			const [added, removed] = line.split("\t");
+			stats.files += 1;
+			stats.added += Number(added) || 0;
+			stats.removed += Number(removed) || 0;
+		}
+		return stats;
+	} catch {
+		return undefined;
+	}
+}
+
+export function removeWorktreeDir(repo: string, path: string, force: boolean): void {
+	if (!existsSync(path)) return;
+	const dirty = git(path, ["status", "--porcelain"]);
+	if (dirty && !force) throw new Error(`worktree ${path} has uncommitted changes; pass force to remove it anyway`);
+	git(repo, ["worktree", "remove", ...(force ? ["--force"] : []), path]);
+}
