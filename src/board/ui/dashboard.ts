@@ -283,8 +283,7 @@ export class Dashboard {
 
 	private openText(mode: "filter" | "reply" | "rename", value: string): void {
 		this.back = this.mode === "peek" ? "peek" : "list";
-		this.input = new Input({ prompt: "" });
-		this.input.setValue(value);
+		this.input = inputWith(value);
 		this.input.focused = true;
 		this.mode = mode;
 	}
@@ -365,6 +364,13 @@ export class Dashboard {
 			this.mode = "help";
 		}
 	}
+}
+
+/** An Input holding `value` with the cursor at its end (setValue keeps the cursor at 0). */
+export function inputWith(value: string): Input {
+	const input = new Input({ prompt: "" });
+	if (value) input.handleInput(`\x1b[200~${value}\x1b[201~`);
+	return input;
 }
 
 function message(error: unknown): string {

@@ -21,7 +21,7 @@ export class DispatchForm {
 	error = "";
 	private readonly prompt = new Input({ prompt: "" });
 	private readonly name = new Input({ prompt: "" });
-	private readonly cwd = new Input({ prompt: "" });
+	private readonly cwd: Input;
 	private field = 0;
 	private modelIndex: number;
 	private thinkingIndex: number;
@@ -32,7 +32,10 @@ export class DispatchForm {
 		prefs: DispatchPrefs,
 		defaultCwd: string,
 	) {
-		this.cwd.setValue(prefs.cwd ?? defaultCwd);
+		this.cwd = new Input({ prompt: "" });
+		const cwd = prefs.cwd ?? defaultCwd;
+		// Paste puts the cursor at the end, ready for editing (setValue leaves it at 0).
+		if (cwd) this.cwd.handleInput(`\x1b[200~${cwd}\x1b[201~`);
 		// Index 0 is "default": let the worker use pi's configured default model.
 		this.modelIndex = prefs.model ? Math.max(0, models.indexOf(prefs.model) + 1) : 0;
 		this.thinkingIndex = prefs.thinking ? Math.max(0, THINKING_LEVELS.indexOf(prefs.thinking) + 1) : 0;

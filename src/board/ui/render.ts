@@ -82,8 +82,7 @@ function listLines(d: Dashboard, width: number, theme: UiTheme, body: number): s
 		const pointer = selected ? theme.fg("accent", ">") : " ";
 		const head = theme.fg(STATE_COLOR[row.state], parts.head);
 		const name = selected ? theme.bold(parts.name) : parts.name;
-		const archived = row.archived ? theme.fg("dim", " [archived]") : "";
-		out.push(fit(`${pointer}${head}${name}${theme.fg("muted", parts.summary)}${theme.fg("dim", parts.right)}${archived}`, width));
+		out.push(fit(`${pointer}${head}${name}${theme.fg("muted", parts.summary)}${theme.fg("dim", parts.right)}`, width));
 	}
 	// Keep the selection inside the window, with its group header when it fits.
 	if (selectedLine < d.scroll + 1) d.scroll = Math.max(0, selectedLine - 1);

@@ -153,7 +153,7 @@ export function rowLineParts(row: BoardRow, now: number, home?: string): RowLine
 		glyph: STATE_GLYPH[row.state],
 		name: row.name,
 		summary: summary.replace(/\s+/g, " ").trim(),
-		right: [formatAge(now - row.lastActivityAt), formatUsage(row), formatDiff(row), row.model ?? "", location].filter((part) => part !== ""),
+		right: [row.archived ? "[archived]" : "", formatAge(now - row.lastActivityAt), formatUsage(row), formatDiff(row), row.model ?? "", location].filter((part) => part !== ""),
 	};
 }
 
@@ -178,5 +178,5 @@ export function formatRowLine(parts: RowLineParts, width: number): { head: strin
 	const summaryWidth = Math.max(0, rest - rightWidth - (rest > 0 ? 1 : 0));
 	const summary = summaryWidth > 0 ? ` ${fit(parts.summary, summaryWidth)}` : "";
 	const rightText = right.map((column) => `  ${column}`).join("");
-	return { head: fit(head, width), name, summary, right: rightText };
+	return { head: visibleWidth(head) <= width ? head : fit(head, width), name, summary, right: rightText };
 }
