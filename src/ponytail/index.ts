@@ -131,7 +131,17 @@ export function registerPonytail(pi: ExtensionAPI): void {
 			return items.length > 0 ? items : null;
 		},
 		handler: async (args, ctx) => {
-			logCommand("ponytail", args);
+			// Logged after handling so `/ponytail log` lists the commands before it.
+			try {
+				await handlePonytail(args, ctx);
+			} finally {
+				logCommand("ponytail", args);
+			}
+		},
+	});
+
+	const handlePonytail = async (args: string, ctx: ExtensionContext): Promise<void> => {
+		{
 			const parsed = parsePonytailArgs(args);
 			const current = loadSettings(ctx);
 			switch (parsed.kind) {
@@ -166,8 +176,8 @@ export function registerPonytail(pi: ExtensionAPI): void {
 					return;
 				}
 			}
-		},
-	});
+		}
+	};
 
 	for (const [name, description] of Object.entries(SKILL_COMMANDS) as [SkillCommand, string][]) {
 		pi.registerCommand(name, {
