@@ -2,7 +2,7 @@
 // events into status.json and events.jsonl, and leaves a terminal state behind whatever happens.
 // Usage: node job-runner.mjs <run-config.json>
 import { spawn } from "node:child_process";
-import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { applyEvent, finalize, initialStatus, summarize } from "./state-rules.mjs";
 import { compactEvent } from "./compact-event.mjs";
@@ -105,10 +105,20 @@ async function finish(exit) {
 	if (finished) return;
 	finished = true;
 	finalize(status, { ...exit, stopped: stopping, now: Date.now() });
+	protectSession();
 	writeStatus();
 	releaseSlot(slot, config.runId);
 	if (config.summaryModel && !stopping && exit.spawnError === undefined) await modelSummary();
 	process.exit(0);
+}
+
+/** pi creates the session file with the default umask; the store keeps files private. */
+function protectSession() {
+	try {
+		chmodSync(config.sessionFile, FILE_MODE);
+	} catch {
+		// Not created (yet): nothing to protect.
+	}
 }
 
 function stop() {
@@ -173,6 +183,7 @@ function startWorker() {
 		seq += 1;
 		appendFileSync(paths.events, `${JSON.stringify(compactEvent(event, seq, now))}\n`, { mode: FILE_MODE });
 		applyEvent(status, event, now);
+		if (event.type === "message_end") protectSession();
 	};
 	child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => {
 		buffer += chunk;

@@ -41,6 +41,7 @@ export interface LaunchOptions {
 	maxConcurrent: number;
 	summaryModel?: string;
 	env?: Record<string, string>;
+	stopGraceMs?: number;
 }
 
 export function newRunId(): string {
@@ -80,6 +81,7 @@ export function prepareRun(options: LaunchOptions): { runId: string; runDir: str
 		extensionPath: EXTENSION_PATH,
 		env,
 		summaryModel: options.summaryModel,
+		stopGraceMs: options.stopGraceMs,
 		createdAt: now,
 	};
 	const configPath = join(runDir, "run.json");
@@ -88,10 +90,10 @@ export function prepareRun(options: LaunchOptions): { runId: string; runDir: str
 	return { runId, runDir, configPath };
 }
 
-export function startRunner(runDir: string, configPath: string, cwd: string): void {
+export function startRunner(runDir: string, configPath: string, cwd: string, env: NodeJS.ProcessEnv = process.env): void {
 	const logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE);
 	try {
-		const child = spawn(process.execPath, [RUNNER_PATH, configPath], { detached: true, stdio: ["ignore", logFd, logFd], cwd });
+		const child = spawn(process.execPath, [RUNNER_PATH, configPath], { detached: true, stdio: ["ignore", logFd, logFd], cwd, env });
 		if (child.pid) writeJsonAtomic(join(runDir, "runner.json"), { pid: child.pid, start: processStartTime(child.pid) });
 		child.unref();
 	} finally {

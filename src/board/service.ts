@@ -30,6 +30,8 @@ export interface BoardServiceOptions {
 	maxConcurrent?: number;
 	/** Grace before a stop escalates to SIGKILL (ms). */
 	stopGraceMs?: number;
+	/** Environment for the store defaults, runners and workers (default process.env). */
+	env?: NodeJS.ProcessEnv;
 }
 
 /** The service plus engine extras that are not part of the dashboard contract. */
@@ -44,7 +46,7 @@ const WORKTREE_MODES: WorktreeMode[] = ["none", "auto", "worktree"];
 const RUNNER_START_GRACE_MS = 15_000;
 
 export function createBoardService(options: BoardServiceOptions = {}): BoardEngine {
-	const env = process.env;
+	const env = options.env ?? process.env;
 	const storeDir = resolve(options.storeDir ?? defaultStoreDir(env));
 	const paths = storePaths(storeDir);
 	const maxConcurrent = options.maxConcurrent ?? (Number(env.AGENT_BOARD_MAX_RUNNING) > 0 ? Number(env.AGENT_BOARD_MAX_RUNNING) : 4);
@@ -118,9 +120,9 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	}
 
 	function launch(meta: RowMeta, prompt: string, writeMetaFirst: () => void): void {
-		const prepared = prepareRun({ paths, meta, prompt, piCommand: command(), maxConcurrent, summaryModel });
+		const prepared = prepareRun({ paths, meta, prompt, piCommand: command(), maxConcurrent, summaryModel, stopGraceMs: options.stopGraceMs });
 		writeMetaFirst();
-		startRunner(prepared.runDir, prepared.configPath, storeDir);
+		startRunner(prepared.runDir, prepared.configPath, storeDir, env);
 	}
 
 	function checkPrompt(prompt: unknown): string {

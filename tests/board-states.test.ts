@@ -1,0 +1,132 @@
+/**
+ * Board engine end to end: the real runner and the real pi binary with the scripted faux model.
+ * Runs are dispatched in parallel inside each test to keep the suite short on two cores.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { boardFor, modes, readEvents, waitDone } from "../test-support/board-helpers.ts";
+import { createTestAgent, userTexts, type TestAgent } from "../test-support/pi-harness.ts";
+
+const agents: TestAgent[] = [];
+afterAll(() => {
+	for (const agent of agents) agent.cleanup();
+});
+
+function agentWith(script: Parameters<typeof createTestAgent>[0]): TestAgent {
+	const agent = createTestAgent(script);
+	agents.push(agent);
+	return agent;
+}
+
+describe("board run states", () => {
+	it("reaches completed, needs_input (tool and heuristic) and failed (model error, bad pi), with verbatim prompts and private files", async () => {
+		const agent = agentWith({
+			script: {
+				rules: [
+					{ match: "ASK-TOOL", steps: [{ toolCall: { name: "ask_user", args: { question: "Deploy to staging or prod?", options: ["staging", "prod"] } } }, { text: "must not be reached" }] },
+					{ match: "ASK-TEXT", steps: [{ text: "I found two configs. Should I merge them?" }] },
+					{ match: "MODEL-ERROR", steps: [{ error: "provider exploded" }] },
+				],
+				fallback: [{ text: "All tests pass. Nothing else to do." }],
+			},
+		});
+		const board = boardFor(agent);
+		const tricky = ["-rf --help", "$(touch pwned) `id` ; echo 'single' \"double\"", "unicode: \u00e9\u00e8 \u4e2d\u6587 \u2028 line-sep", `big ${"x".repeat(100 * 1024)}`];
+		const [done, askTool, askText, modelError, ...verbatim] = await Promise.all(
+			["plain task", "ASK-TOOL now", "ASK-TEXT now", "MODEL-ERROR now", ...tricky].map((prompt) => board.dispatch({ prompt, cwd: agent.cwd })),
+		);
+		const bad = boardFor(agent, { piCommand: [join(agent.root, "no-such-pi")] });
+		const badPi = await bad.dispatch({ prompt: "never runs", cwd: agent.cwd });
+		await expect(board.dispatch({ prompt: "x", cwd: join(agent.root, "missing-dir") })).rejects.toThrow(/working directory does not exist/);
+
+		const finished = new Map<string, Awaited<ReturnType<typeof waitDone>>>();
+		for (const row of [done, askTool, askText, modelError, badPi, ...verbatim]) {
+			if (!row) throw new Error("dispatch returned nothing");
+			finished.set(row.id, await waitDone(board, row.id));
+		}
+		const final = (id: string | undefined) => finished.get(id ?? "")!;
+
+		expect(final(done?.id).state).toBe("completed");
+		expect(final(done?.id).summary).toBe("All tests pass.");
+		expect(final(askTool?.id)).toMatchObject({ state: "needs_input", question: "Deploy to staging or prod?", questionOptions: ["staging", "prod"] });
+		expect(final(askText?.id)).toMatchObject({ state: "needs_input", question: "I found two configs. Should I merge them?" });
+		expect(final(modelError?.id)).toMatchObject({ state: "failed", error: "provider exploded" });
+		expect(final(badPi.id).state).toBe("failed");
+		expect(final(badPi.id).error).toContain("pi not found");
+		expect(final(badPi.id).error).toContain("no-such-pi");
+
+		// ask_user ends the run: the model is never asked again after the tool call.
+		const askCalls = agent.calls().filter((call) => userTexts(call).some((t) => t.includes("ASK-TOOL")));
+		expect(askCalls).toHaveLength(1);
+
+		const seenPrompts = agent.calls().flatMap((call) => userTexts(call));
+		for (const prompt of tricky) expect(seenPrompts).toContain(prompt);
+		expect(existsSync(join(agent.cwd, "pwned"))).toBe(false);
+		for (const row of verbatim) expect(final(row?.id).state).toBe("completed");
+
+		// Every worker event is recorded, in order, ending with agent_settled.
+		const events = readEvents(final(done?.id).runDir!);
+		expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+		expect(events[0]?.type).toBe("session");
+		expect(events.at(-1)?.type).toBe("agent_settled");
+
+		const entries = modes(board.storeDir);
+		expect(entries.filter((e) => e.dir && e.mode !== 0o700)).toEqual([]);
+		expect(entries.filter((e) => !e.dir && e.mode !== 0o600)).toEqual([]);
+		expect(entries.some((e) => e.path.endsWith(".jsonl") && e.path.includes("sessions"))).toBe(true);
+	});
+
+	it("stops a stalled run, fails on worker SIGKILL, fails on runner SIGKILL and reaps its worker", async () => {
+		const agent = agentWith({ script: { rules: [], fallback: [{ stall: true }] } });
+		const board = boardFor(agent, { stopGraceMs: 1500 });
+		const rows = await Promise.all([1, 2, 3].map((n) => board.dispatch({ prompt: `stall ${n}`, cwd: agent.cwd })));
+		const worker = (runDir: string) => JSON.parse(readFileSync(join(runDir, "worker.json"), "utf8")) as { pid: number };
+		const runner = (runDir: string) => JSON.parse(readFileSync(join(runDir, "runner.json"), "utf8")) as { pid: number };
+		const { waitFor } = await import("../test-support/pi-harness.ts");
+		// All three workers have reached the model (the faux model records each request).
+		await waitFor(() => agent.calls().length >= 3, "three stalled model calls", 30_000);
+		const [toStop, toKillWorker, toKillRunner] = await Promise.all(rows.map((row) => board.get(row.id)));
+		expect(toStop?.state).toBe("working");
+
+		const stopped = await board.stop(toStop!.id);
+		expect(stopped.state).toBe("stopped");
+		expect(stopped.alive).toBe(false);
+
+		process.kill(worker(toKillWorker!.runDir!).pid, "SIGKILL");
+		const killedWorker = await waitDone(board, toKillWorker!.id, 10_000);
+		expect(killedWorker.state).toBe("failed");
+		expect(killedWorker.error).toContain("SIGKILL");
+
+		const orphan = worker(toKillRunner!.runDir!).pid;
+		process.kill(runner(toKillRunner!.runDir!).pid, "SIGKILL");
+		const died = await waitDone(board, toKillRunner!.id, 10_000);
+		expect(died).toMatchObject({ state: "failed", error: "runner died", alive: false });
+		await waitFor(() => {
+			try {
+				process.kill(orphan, 0);
+				return false;
+			} catch {
+				return true;
+			}
+		}, "orphaned worker to be gone", 10_000);
+	});
+
+	it("resumes a row on the same session so the model sees the earlier conversation", async () => {
+		const agent = agentWith({
+			script: { rules: [{ match: "first", steps: [{ text: "Which colour should I use?" }] }], fallback: [{ text: "Using blue as asked." }] },
+		});
+		const board = boardFor(agent);
+		const row = await board.dispatch({ prompt: "first: paint the shed", cwd: agent.cwd });
+		expect((await waitDone(board, row.id)).state).toBe("needs_input");
+		const replied = await board.reply(row.id, "blue please");
+		expect(replied.currentRunId).not.toBe(row.currentRunId);
+		const after = await waitDone(board, row.id);
+		expect(after.state).toBe("completed");
+		const last = agent.calls().at(-1)!;
+		expect(userTexts(last)).toEqual(["first: paint the shed", "blue please"]);
+		const assistantTexts = last.messages.filter((m) => m.role === "assistant").map((m) => JSON.stringify(m.content));
+		expect(assistantTexts.join("")).toContain("Which colour should I use?");
+		await expect(board.reply(row.id, "   ")).rejects.toThrow(/prompt/);
+	});
+});
