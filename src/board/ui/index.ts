@@ -2,6 +2,7 @@
  * Registers /agent-board: the interactive dashboard in TUI mode, a plain table or scripting
  * subcommands elsewhere, plus the footer-status/notification watcher.
  */
+import { writeSync } from "node:fs";
 import { homedir } from "node:os";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import type { BoardService } from "../types.ts";
@@ -46,11 +47,12 @@ export function registerDashboard(pi: ExtensionAPI, getService: () => BoardServi
 	});
 }
 
-/** TUI and RPC show text as a notification; print mode writes stdout; json keeps stdout for events. */
+/** TUI and RPC show text as a notification; print mode writes stdout (errors to stderr); json keeps stdout for events. */
 function output(ctx: ExtensionCommandContext, text: string, type: "info" | "error"): void {
 	if (ctx.hasUI) ctx.ui.notify(text, type);
-	else if (ctx.mode === "json" || type === "error") console.error(text);
-	else console.log(text);
+	else if (ctx.mode === "json" || type === "error") process.stderr.write(`${text}\n`);
+	// pi redirects process.stdout to stderr in print mode to guard its output; the table is the output.
+	else writeSync(1, `${text}\n`);
 }
 
 function modelChoices(ctx: ExtensionCommandContext): string[] {
