@@ -1,0 +1,46 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createTestAgent, type TestAgent } from "../test-support/pi-harness.ts";
+import { startPiInTmux, type TmuxSession } from "../test-support/tmux.ts";
+
+let agent: TestAgent | undefined;
+let tmux: TmuxSession | undefined;
+afterEach(() => {
+	tmux?.kill();
+	agent?.cleanup();
+	tmux = undefined;
+	agent = undefined;
+});
+
+describe("ponytail footer badge in interactive pi", () => {
+	it("shows the mode, a busy dot while the agent runs, and follows /ponytail", async () => {
+		agent = createTestAgent();
+		const release = join(agent.root, "release");
+		agent.writeScript({ rules: [{ match: "slow", steps: [{ waitForFile: release, then: { text: "slow-reply-done" } }] }] });
+		tmux = startPiInTmux(agent);
+		await tmux.waitForText(/\u25cb ponytail full/);
+		// A trailing space leaves no completion open, so Enter submits.
+		tmux.type("/ponytail ultra ");
+		tmux.keys("Enter");
+		await tmux.waitForText(/\u25cb ponytail ultra/);
+		tmux.type("slow");
+		tmux.keys("Enter");
+		await tmux.waitForText(/\u25cf ponytail ultra/);
+		writeFileSync(release, "");
+		await tmux.waitForText("slow-reply-done");
+		await tmux.waitForText(/\u25cb ponytail ultra/);
+	});
+
+	it("PONYTAIL_STATUS=0 hides the badge while the extension still runs; arguments complete", async () => {
+		agent = createTestAgent();
+		tmux = startPiInTmux(agent, { env: { PONYTAIL_STATUS: "0" } });
+		await tmux.waitForText("faux-1");
+		tmux.type("/ponytail stat");
+		await tmux.waitForText(/\u2192 status/);
+		tmux.type("us ");
+		tmux.keys("Enter");
+		const screen = await tmux.waitForText("current full, default full");
+		expect(screen).not.toMatch(/[\u25cb\u25cf] ponytail/);
+	});
+});
