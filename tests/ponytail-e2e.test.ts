@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { allSystemText, createTestAgent, type FauxCall, runPi, systemMessages, type TestAgent, userTexts } from "../test-support/pi-harness.ts";
+import { allSystemText, createTestAgent, type FauxCall, REPO_ROOT, runPi, systemMessages, type TestAgent, userTexts } from "../test-support/pi-harness.ts";
 
 const LEVELS = ["lite", "full", "ultra"] as const;
 let agent: TestAgent | undefined;
@@ -173,6 +173,16 @@ describe("/ponytail in real pi", () => {
 		expect(texts.map((t) => /^<skill name="([\w-]+)"/.exec(t)?.[1])).toEqual(["ponytail-audit", "ponytail-debt", "ponytail-gain", "ponytail-help"]);
 		expect(texts[1]?.endsWith("\n\nsrc")).toBe(true);
 		expect(texts[3]).toContain("# Ponytail help");
+	});
+
+	it("uses pi's own /skill: expansion when the package skills are loaded", async () => {
+		const a = fresh();
+		const copy = join(a.root, "installed-skills");
+		cpSync(join(REPO_ROOT, "skills"), copy, { recursive: true });
+		await run(a, ["/ponytail-gain last change"], { args: ["--skill", copy] });
+		const text = userTexts(a.calls()[0]!).at(-1) ?? "";
+		expect(text.startsWith(`<skill name="ponytail-gain" location="${join(copy, "ponytail-gain/SKILL.md")}">`)).toBe(true);
+		expect(text.endsWith("\n\nlast change")).toBe(true);
 	});
 
 	it("condensed worker rules: PONYTAIL_CONDENSED=1 injects the short ruleset of the env mode", async () => {

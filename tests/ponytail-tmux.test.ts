@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createTestAgent, type TestAgent } from "../test-support/pi-harness.ts";
+import { createTestAgent, type TestAgent, userTexts, waitFor } from "../test-support/pi-harness.ts";
 import { startPiInTmux, type TmuxSession } from "../test-support/tmux.ts";
 
 let agent: TestAgent | undefined;
@@ -15,7 +15,8 @@ afterEach(() => {
 
 describe("ponytail footer badge in interactive pi", () => {
 	it("shows the mode, a busy dot while the agent runs, and follows /ponytail", async () => {
-		agent = createTestAgent();
+		const a = createTestAgent();
+		agent = a;
 		const release = join(agent.root, "release");
 		agent.writeScript({ rules: [{ match: "slow", steps: [{ waitForFile: release, then: { text: "slow-reply-done" } }] }] });
 		tmux = startPiInTmux(agent);
@@ -27,8 +28,15 @@ describe("ponytail footer badge in interactive pi", () => {
 		tmux.type("slow");
 		tmux.keys("Enter");
 		await tmux.waitForText(/\u25cf ponytail ultra/);
+		// While busy the skill command is queued as a follow-up, not rejected.
+		tmux.type("/ponytail-help queued-arg ");
+		tmux.keys("Enter");
+		await tmux.waitForText('Follow-up: <skill name="ponytail-help"');
 		writeFileSync(release, "");
 		await tmux.waitForText("slow-reply-done");
+		await waitFor(() => a.calls().some((call) => (userTexts(call).at(-1) ?? "").startsWith('<skill name="ponytail-help"')), "queued skill to reach the model");
+		const helpCall = a.calls().find((call) => (userTexts(call).at(-1) ?? "").startsWith('<skill name="ponytail-help"'));
+		expect(userTexts(helpCall!).at(-1)?.endsWith("queued-arg")).toBe(true);
 		await tmux.waitForText(/\u25cb ponytail ultra/);
 	});
 
@@ -39,6 +47,7 @@ describe("ponytail footer badge in interactive pi", () => {
 		tmux.type("/ponytail stat");
 		await tmux.waitForText(/\u2192 status/);
 		tmux.type("us ");
+		await tmux.waitForGone(/\u2192 status/);
 		tmux.keys("Enter");
 		const screen = await tmux.waitForText("current full, default full");
 		expect(screen).not.toMatch(/[\u25cb\u25cf] ponytail/);
