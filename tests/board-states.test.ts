@@ -129,4 +129,22 @@ describe("board run states", () => {
 		expect(assistantTexts.join("")).toContain("Which colour should I use?");
 		await expect(board.reply(row.id, "   ")).rejects.toThrow(/prompt/);
 	});
+
+	it("adds an optional model summary after the terminal state is already written", async () => {
+		const agent = agentWith({
+			script: { rules: [{ match: "Summarize in one short sentence", steps: [{ text: "Model says: refactor landed." }] }], fallback: [{ text: "Refactored the parser. Tests pass." }] },
+		});
+		agent.env.AGENT_BOARD_SUMMARY_MODEL = "faux/faux-2";
+		const board = boardFor(agent);
+		const row = await board.dispatch({ prompt: "refactor the parser", cwd: agent.cwd });
+		const first = await waitDone(board, row.id);
+		expect(first.state).toBe("completed");
+		const { waitFor } = await import("../test-support/pi-harness.ts");
+		const summarized = await waitFor(async () => {
+			const current = await board.get(row.id);
+			return current?.summary === "Model says: refactor landed." ? current : undefined;
+		}, "model summary", 30_000);
+		expect(summarized.state).toBe("completed");
+		expect(agent.calls().some((call) => call.model.includes("faux-2"))).toBe(true);
+	});
 });

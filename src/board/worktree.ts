@@ -1,6 +1,6 @@
 /** Git helpers for rows: repo detection, per-row worktrees on branch agent-board/<id>, diff stats. */
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { relative, join } from "node:path";
 import type { DiffStats } from "./types.ts";
 
@@ -49,6 +49,7 @@ export function diffStats(path: string, baseCommit: string | undefined): DiffSta
 		const out = git(path, ["diff", "--numstat", baseCommit ?? "HEAD"]);
 		const untracked = git(path, ["ls-files", "--others", "--exclude-standard"]).split("\n").filter(Boolean);
 		const stats: DiffStats = { added: 0, removed: 0, files: untracked.length };
+		for (const file of untracked) stats.added += countLines(join(path, file));
 		for (const line of out.split("\n").filter(Boolean)) {
 			const [added, removed] = line.split("\t");
 			stats.files += 1;
@@ -58,6 +59,17 @@ export function diffStats(path: string, baseCommit: string | undefined): DiffSta
 		return stats;
 	} catch {
 		return undefined;
+	}
+}
+
+/** Lines of a new (untracked) file; large files are not read for a stats line. */
+function countLines(path: string): number {
+	try {
+		if (statSync(path).size > 1024 * 1024) return 0;
+		const text = readFileSync(path, "utf8");
+		return text ? text.split("\n").length - (text.endsWith("\n") ? 1 : 0) : 0;
+	} catch {
+		return 0;
 	}
 }
 
