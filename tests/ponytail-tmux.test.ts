@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestAgent, type TestAgent, userTexts, waitFor } from "../test-support/pi-harness.ts";
@@ -20,7 +20,8 @@ describe("ponytail footer badge in interactive pi", () => {
 		const release = join(agent.root, "release");
 		agent.writeScript({ rules: [{ match: "slow", steps: [{ waitForFile: release, then: { text: "slow-reply-done" } }] }] });
 		tmux = startPiInTmux(agent);
-		await tmux.waitForText(/\u25cb ponytail full/);
+		const start = await tmux.waitForText(/\u25cb ponytail full/);
+		expect(start).toContain("ponytail: full");
 		// A trailing space leaves no completion open, so Enter submits.
 		tmux.type("/ponytail ultra ");
 		tmux.keys("Enter");
@@ -40,8 +41,10 @@ describe("ponytail footer badge in interactive pi", () => {
 		await tmux.waitForText(/\u25cb ponytail ultra/);
 	});
 
-	it("PONYTAIL_STATUS=0 hides the badge while the extension still runs; arguments complete", async () => {
+	it("PONYTAIL_STATUS=0 hides the badge and quietStartup drops the startup notice; arguments complete", async () => {
 		agent = createTestAgent();
+		mkdirSync(join(agent.home, ".config/ponytail"), { recursive: true });
+		writeFileSync(join(agent.home, ".config/ponytail/config.json"), JSON.stringify({ quietStartup: true }));
 		tmux = startPiInTmux(agent, { env: { PONYTAIL_STATUS: "0" } });
 		await tmux.waitForText("faux-1");
 		tmux.type("/ponytail stat");
@@ -51,5 +54,6 @@ describe("ponytail footer badge in interactive pi", () => {
 		tmux.keys("Enter");
 		const screen = await tmux.waitForText("current full, default full");
 		expect(screen).not.toMatch(/[\u25cb\u25cf] ponytail/);
+		expect(screen).not.toContain("ponytail: full");
 	});
 });
