@@ -195,3 +195,17 @@ describe("/ponytail in real pi", () => {
 		expect(section.length).toBeLessThanOrEqual(900 + "<ponytail>\n\n</ponytail>".length);
 	});
 });
+
+describe("/ponytail in rpc mode", () => {
+	it("notifies and sets the footer status through the rpc UI protocol, and injects the chosen mode", async () => {
+		const a = fresh();
+		const stdin = ["/ponytail lite", "hi"].map((message) => `${JSON.stringify({ type: "prompt", message })}\n`).join("");
+		const result = await runPi(a, { args: ["--mode", "rpc", "--no-session"], stdin });
+		expect(result.code, result.stderr).toBe(0);
+		const ui = result.events.filter((event) => event.type === "extension_ui_request");
+		expect(ui.some((event) => event.method === "notify" && event.message === "ponytail: lite")).toBe(true);
+		const statuses = ui.filter((event) => event.method === "setStatus" && event.statusKey === "ponytail").map((event) => String(event.statusText));
+		expect(statuses.some((text) => text.includes("ponytail") && text.includes("lite"))).toBe(true);
+		expect(a.calls().map(injectedLevel)).toEqual(["lite"]);
+	});
+});
