@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createTestAgent, type TestAgent, userTexts, waitFor } from "../test-support/pi-harness.ts";
+import { createTestAgent, runPi, type TestAgent, userTexts, waitFor } from "../test-support/pi-harness.ts";
 import { startPiInTmux, type TmuxSession } from "../test-support/tmux.ts";
 
 let agent: TestAgent | undefined;
@@ -55,5 +55,24 @@ describe("ponytail footer badge in interactive pi", () => {
 		const screen = await tmux.waitForText("current full, default full");
 		expect(screen).not.toMatch(/[\u25cb\u25cf] ponytail/);
 		expect(screen).not.toContain("ponytail: full");
+	});
+
+	it("restores the mode of the branch after /tree navigation", async () => {
+		agent = createTestAgent();
+		const session = join(agent.root, "session.jsonl");
+		const setup = await runPi(agent, { args: ["--mode", "json", "-p", "--session", session, "--", "alpha-msg", "/ponytail ultra", "beta-msg"] });
+		expect(setup.code, setup.stderr).toBe(0);
+		tmux = startPiInTmux(agent, { args: ["--session", session] });
+		await tmux.waitForText(/\u25cb ponytail ultra/);
+		tmux.type("/tree ");
+		tmux.keys("Enter");
+		await tmux.waitForText("(6/6)");
+		// Up to the reply to alpha-msg, which precedes the /ponytail ultra entry.
+		tmux.keys("Up", "Up", "Up");
+		await tmux.waitForText("(3/6)");
+		tmux.keys("Enter");
+		await tmux.waitForText("Summarize branch?");
+		tmux.keys("Enter");
+		await tmux.waitForText(/\u25cb ponytail full/);
 	});
 });
