@@ -124,6 +124,43 @@ export function registerPonytail(pi: ExtensionAPI): void {
 		syncStatus(ctx);
 	});
 
+	const handlePonytail = async (args: string, ctx: ExtensionContext): Promise<void> => {
+		const parsed = parsePonytailArgs(args);
+		const current = loadSettings(ctx);
+		switch (parsed.kind) {
+			case "error":
+				say(ctx, parsed.message, "error");
+				return;
+			case "on":
+				setMode(ctx, current.defaultMode === "off" ? "full" : current.defaultMode, "default");
+				return;
+			case "set":
+				setMode(ctx, parsed.mode, "");
+				return;
+			case "status":
+				say(ctx, `ponytail: current ${mode}, default ${current.defaultMode} (from ${current.source})`);
+				return;
+			case "default": {
+				const file = userConfigFile(process.env);
+				try {
+					writeDefaultMode(file, parsed.mode);
+				} catch (error) {
+					say(ctx, `ponytail: default not changed: ${(error as Error).message}`, "error");
+					return;
+				}
+				const after = loadSettings(ctx);
+				const note = after.source === file ? "" : `; ${after.source} takes precedence, so the default is still ${after.defaultMode}`;
+				say(ctx, `ponytail: default ${parsed.mode} written to ${file}${note}`);
+				return;
+			}
+			case "log": {
+				const file = commandLogFile(process.env);
+				say(ctx, file ? formatCommandLog(readCommandLog(file, parsed.count)) : "ponytail: command log is off (PONYTAIL_COMMAND_LOG=0)");
+				return;
+			}
+		}
+	};
+
 	pi.registerCommand("ponytail", {
 		description: "Ponytail mode: off|lite|full|ultra, status, default <mode>, log [N]",
 		getArgumentCompletions: (prefix) => {
@@ -139,45 +176,6 @@ export function registerPonytail(pi: ExtensionAPI): void {
 			}
 		},
 	});
-
-	const handlePonytail = async (args: string, ctx: ExtensionContext): Promise<void> => {
-		{
-			const parsed = parsePonytailArgs(args);
-			const current = loadSettings(ctx);
-			switch (parsed.kind) {
-				case "error":
-					say(ctx, parsed.message, "error");
-					return;
-				case "on":
-					setMode(ctx, current.defaultMode === "off" ? "full" : current.defaultMode, "default");
-					return;
-				case "set":
-					setMode(ctx, parsed.mode, "");
-					return;
-				case "status":
-					say(ctx, `ponytail: current ${mode}, default ${current.defaultMode} (from ${current.source})`);
-					return;
-				case "default": {
-					const file = userConfigFile(process.env);
-					try {
-						writeDefaultMode(file, parsed.mode);
-					} catch (error) {
-						say(ctx, `ponytail: default not changed: ${(error as Error).message}`, "error");
-						return;
-					}
-					const after = loadSettings(ctx);
-					const note = after.source === file ? "" : `; ${after.source} takes precedence, so the default is still ${after.defaultMode}`;
-					say(ctx, `ponytail: default ${parsed.mode} written to ${file}${note}`);
-					return;
-				}
-				case "log": {
-					const file = commandLogFile(process.env);
-					say(ctx, file ? formatCommandLog(readCommandLog(file, parsed.count)) : "ponytail: command log is off (PONYTAIL_COMMAND_LOG=0)");
-					return;
-				}
-			}
-		}
-	};
 
 	for (const [name, description] of Object.entries(SKILL_COMMANDS) as [SkillCommand, string][]) {
 		pi.registerCommand(name, {
