@@ -64,7 +64,11 @@ export class Dashboard {
 	private polling = false;
 	private cache: { width: number; lines: string[] } | undefined;
 
-	constructor(readonly deps: DashboardDeps) {}
+	readonly deps: DashboardDeps;
+
+	constructor(deps: DashboardDeps) {
+		this.deps = deps;
+	}
 
 	now(): number {
 		return this.deps.now ? this.deps.now() : Date.now();

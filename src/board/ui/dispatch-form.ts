@@ -27,11 +27,10 @@ export class DispatchForm {
 	private thinkingIndex: number;
 	private worktreeIndex: number;
 
-	constructor(
-		private readonly models: readonly string[],
-		prefs: DispatchPrefs,
-		defaultCwd: string,
-	) {
+	private readonly models: readonly string[];
+
+	constructor(models: readonly string[], prefs: DispatchPrefs, defaultCwd: string) {
+		this.models = models;
 		this.cwd = new Input({ prompt: "" });
 		const cwd = prefs.cwd ?? defaultCwd;
 		// Paste puts the cursor at the end, ready for editing (setValue leaves it at 0).

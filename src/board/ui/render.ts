@@ -48,7 +48,8 @@ export function renderDashboard(d: Dashboard, width: number): string[] {
 	}
 	lines.push(fit(d.status ? theme.fg("muted", d.status) : "", width));
 	lines.push(fit(theme.fg("dim", hints(d)), width));
-	return lines.map((line) => fit(line, width));
+	// Safety net: only lines that are too wide pay for a styled truncation.
+	return lines.map((line) => (visibleWidth(line) > width ? fit(line, width) : line));
 }
 
 function header(d: Dashboard, width: number, theme: UiTheme): string {
@@ -68,27 +69,28 @@ function listLines(d: Dashboard, width: number, theme: UiTheme, body: number): s
 	}
 	const now = d.now();
 	const selectedId = d.selectedRow()?.id;
-	let selectedLine = 0;
+	// Items map one-to-one to lines: place the window first, then format only the visible lines
+	// (formatting all 500 rows per keypress would blow the frame budget).
+	const selectedLine = Math.max(0, d.items.findIndex((item) => item.kind === "row" && item.row.id === selectedId));
+	if (selectedLine < d.scroll + 1) d.scroll = Math.max(0, selectedLine - 1);
+	if (selectedLine >= d.scroll + body) d.scroll = selectedLine - body + 1;
+	d.scroll = Math.max(0, Math.min(d.scroll, Math.max(0, d.items.length - body)));
 	const out: string[] = [];
-	for (const item of d.items) {
+	for (const item of d.items.slice(d.scroll, d.scroll + body)) {
 		if (item.kind === "header") {
 			out.push(fit(theme.fg("muted", theme.bold(`${item.label} (${item.count})`)), width));
 			continue;
 		}
 		const row = item.row;
 		const selected = row.id === selectedId;
-		if (selected) selectedLine = out.length;
 		const parts = formatRowLine(rowLineParts(row, now, d.deps.home), width - 1);
 		const pointer = selected ? theme.fg("accent", ">") : " ";
 		const head = theme.fg(STATE_COLOR[row.state], parts.head);
 		const name = selected ? theme.bold(parts.name) : parts.name;
-		out.push(fit(`${pointer}${head}${name}${theme.fg("muted", parts.summary)}${theme.fg("dim", parts.right)}`, width));
+		// formatRowLine already fitted the plain parts to width - 1; styling adds no columns.
+		out.push(`${pointer}${head}${name}${theme.fg("muted", parts.summary)}${theme.fg("dim", parts.right)}`);
 	}
-	// Keep the selection inside the window, with its group header when it fits.
-	if (selectedLine < d.scroll + 1) d.scroll = Math.max(0, selectedLine - 1);
-	if (selectedLine >= d.scroll + body) d.scroll = selectedLine - body + 1;
-	d.scroll = Math.max(0, Math.min(d.scroll, Math.max(0, out.length - body)));
-	return out.slice(d.scroll, d.scroll + body);
+	return out;
 }
 
 function dialogLine(d: Dashboard, width: number, theme: UiTheme): string {

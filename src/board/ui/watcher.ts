@@ -56,10 +56,13 @@ export class BoardWatcher {
 	/** While the dashboard is open it shows changes itself; notifications would only repeat them. */
 	quiet = false;
 
-	constructor(
-		private readonly getService: () => BoardService,
-		private readonly intervalMs = 1000,
-	) {}
+	private readonly getService: () => BoardService;
+	private readonly intervalMs: number;
+
+	constructor(getService: () => BoardService, intervalMs = 1000) {
+		this.getService = getService;
+		this.intervalMs = intervalMs;
+	}
 
 	start(ui: WatcherUi): void {
 		this.stop();
