@@ -63,6 +63,12 @@ describe("/ponytail in real pi", () => {
 		expect(lines[0]).toMatchObject({ command: "ponytail", args: "ultra" });
 		expect(Number.isNaN(Date.parse(lines[0]?.timestamp ?? ""))).toBe(false);
 		expect(log).not.toContain("prompt");
+
+		// A run holding only the command (`pi -p --session f "/ponytail lite"`) also persists on an existing session.
+		await run(a, ["/ponytail lite"]);
+		expect(a.calls()).toHaveLength(2);
+		await run(a, ["third prompt"]);
+		expect(injectedLevel(a.calls()[2]!)).toBe("lite");
 	});
 
 	it("off injects nothing and stays off on resume; the default (full) is injected before", async () => {
