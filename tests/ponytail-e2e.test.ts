@@ -202,6 +202,17 @@ describe("/ponytail in real pi", () => {
 	});
 });
 
+describe("/ponytail in plain print mode", () => {
+	it("messages go to stderr and the answer to stdout", async () => {
+		const a = fresh();
+		const result = await runPi(a, { args: ["-p", "--no-session", "--", "/ponytail ultra", "/ponytail status", "hi"] });
+		expect(result.code, result.stderr).toBe(0);
+		expect(result.stdout.trim()).toBe("ok");
+		expect(result.stderr).toContain("ponytail: current ultra, default full (from built-in)");
+		expect(a.calls().map(injectedLevel)).toEqual(["ultra"]);
+	});
+});
+
 describe("/ponytail in rpc mode", () => {
 	it("notifies and sets the footer status through the rpc UI protocol, and injects the chosen mode", async () => {
 		const a = fresh();
