@@ -30,7 +30,7 @@ try {
 		rewriteIds(join(rowsDir, id), seed.id, id, i);
 	}
 
-	const theme = { fg: (_c, text) => `\x1b[38;5;110m${text}\x1b[39m`, bold: (text) => `\x1b[1m${text}\x1b[22m` };
+	const theme = { fg: (/** @type {string} */ _c, /** @type {string} */ text) => `\x1b[38;5;110m${text}\x1b[39m`, bold: (/** @type {string} */ text) => `\x1b[1m${text}\x1b[22m` };
 	const dash = new Dashboard({
 		service,
 		theme,
@@ -53,10 +53,13 @@ try {
 	// Count file reads during unchanged polls: fs is patched and re-synced into ESM named imports.
 	let reads = 0;
 	const original = fs.readFileSync;
-	fs.readFileSync = (...args) => {
-		reads += 1;
-		return original(...args);
-	};
+	fs.readFileSync = /** @type {typeof fs.readFileSync} */ (
+		/** @param {Parameters<typeof fs.readFileSync>} args */
+		(...args) => {
+			reads += 1;
+			return original(...args);
+		}
+	);
 	syncBuiltinESMExports();
 	const polls = [];
 	for (let i = 0; i < 50; i++) {
@@ -96,6 +99,7 @@ try {
 	agent.cleanup();
 }
 
+/** @param {string} dir @param {string} from @param {string} to @param {number} n */
 function rewriteIds(dir, from, to, n) {
 	for (const entry of readdirSync(dir, { withFileTypes: true })) {
 		const path = join(dir, entry.name);
@@ -108,11 +112,13 @@ function rewriteIds(dir, from, to, n) {
 	}
 }
 
+/** @param {number[]} values */
 function median(values) {
 	const sorted = [...values].sort((a, b) => a - b);
 	return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
+/** @param {number[]} values */
 function p95(values) {
 	const sorted = [...values].sort((a, b) => a - b);
 	return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))] ?? 0;
