@@ -1,6 +1,7 @@
 // Stand-in worker for bench/board-store.mjs: prints pi-shaped JSON events on a fixed schedule.
 // Every 100 ms an assistant message_end carries its emit time; deltas stream in between.
 const total = Number(process.env.FAKE_PI_MARKS ?? 60);
+/** @param {Record<string, unknown>} event */
 const out = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
 out({ type: "session", version: 3, id: "bench", timestamp: new Date().toISOString(), cwd: process.cwd() });
 out({ type: "agent_start" });

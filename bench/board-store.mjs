@@ -12,10 +12,12 @@ import { finalize, initialStatus, applyEvent } from "../runner/state-rules.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = mkdtempSync(join(tmpdir(), "pab-bench-"));
+/** @param {number[]} values @param {number} p */
 const pct = (values, p) => {
 	const sorted = [...values].sort((a, b) => a - b);
 	return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 };
+/** @param {number} n */
 const ms = (n) => `${n.toFixed(1)} ms`;
 
 async function storeRead() {
@@ -57,9 +59,10 @@ async function latencyAndRss() {
 	const service = createBoardService({ storeDir, piCommand: [process.execPath, join(here, "_fake-pi.mjs")] });
 	const cwd = mkdtempSync(join(root, "cwd-"));
 	const row = await service.dispatch({ prompt: "bench", cwd });
-	const statusPath = join(row.runDir, "status.json");
-	const runnerPid = JSON.parse(readFileSync(join(row.runDir, "runner.json"), "utf8")).pid;
-	/** [time the poller saw a write, newest mark in it] */
+	const runDir = String(row.runDir);
+	const statusPath = join(runDir, "status.json");
+	const runnerPid = JSON.parse(readFileSync(join(runDir, "runner.json"), "utf8")).pid;
+	/** @type {Array<{ seenAt: number, newest: number }>} time the poller saw a write, newest mark in it */
 	const observed = [];
 	let writes = 0;
 	let lastMtime = 0;
@@ -79,7 +82,7 @@ async function latencyAndRss() {
 					lastWriteAt = Date.now();
 				}
 				const mark = /^mark (\d+)$/.exec(status.latestAssistant ?? "");
-				if (mark) observed.push([Date.now(), Number(mark[1])]);
+				if (mark) observed.push({ seenAt: Date.now(), newest: Number(mark[1]) });
 				if (!["queued", "working"].includes(status.state)) break;
 			}
 		} catch {
@@ -94,12 +97,12 @@ async function latencyAndRss() {
 		await new Promise((r) => setTimeout(r, 2));
 	}
 	// Every emitted mark is visible once a write carrying it (or a newer one) lands.
-	const marks = readFileSync(join(row.runDir, "events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
+	const marks = readFileSync(join(runDir, "events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
 		.filter((e) => e.type === "message_end").map((e) => Number(/mark (\d+)/.exec(e.message.text)?.[1]));
 	const latencies = [];
 	for (const emitted of marks) {
-		const hit = observed.find(([, newest]) => newest >= emitted);
-		if (hit) latencies.push(hit[0] - emitted);
+		const hit = observed.find((o) => o.newest >= emitted);
+		if (hit) latencies.push(hit.seenAt - emitted);
 	}
 	const seconds = Math.max(0.001, (lastWriteAt - firstWrite) / 1000);
 	console.log(`event -> status.json latency over ${latencies.length} marks (every 100 ms, deltas every 20 ms): p50 ${ms(pct(latencies, 50))}, p95 ${ms(pct(latencies, 95))}, max ${ms(Math.max(...latencies))}`);

@@ -93,7 +93,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function waitForSlot() {
 	const owner = { pid: process.pid, start: selfStart, runId: config.runId };
 	for (;;) {
-		if (stopping) return false;
+		if (stopping || existsSync(paths.stop)) return false;
 		slot = tryClaimSlot(config.slotsDir, Math.max(1, config.maxConcurrent), owner);
 		if (slot) return true;
 		await sleep(SLOT_POLL_MS + Math.floor(Math.random() * 50));
@@ -232,7 +232,10 @@ async function modelSummary() {
 async function main() {
 	if (existsSync(paths.stop)) stopping = true;
 	const claimed = await waitForSlot();
-	if (!claimed || stopping) return finish({ code: null, signal: null });
+	if (!claimed || stopping || existsSync(paths.stop)) {
+		stopping = true;
+		return finish({ code: null, signal: null });
+	}
 	if (!existsSync(config.cwd)) return finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });
 	startWorker();
 }
@@ -240,5 +243,19 @@ async function main() {
 // The runner must never outlive a worker it cannot see; keep the worker's liveness honest.
 process.on("exit", () => {
 	if (worker?.pid && worker.exitCode === null && worker.signalCode === null) killGroup(worker.pid, "SIGKILL");
+});
+// A bug in the runner must still leave a terminal state and no orphaned worker.
+process.on("uncaughtException", (error) => {
+	try {
+		if (worker?.pid) killGroup(worker.pid, "SIGKILL");
+		if (!finished) {
+			finished = true;
+			finalize(status, { code: null, signal: null, spawnError: `runner error: ${error.message}`, now: Date.now() });
+			writeStatus();
+			releaseSlot(slot, config.runId);
+		}
+	} finally {
+		process.exit(1);
+	}
 });
 void main();

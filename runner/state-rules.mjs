@@ -284,6 +284,19 @@ export function markRunnerDied(status, now) {
 	return status;
 }
 
+/** The extension's verdict when a stop was requested but the runner could not record it. @param {RunStatus} status @param {number} now */
+export function markStopped(status, now) {
+	status.state = "stopped";
+	status.stopRequested = true;
+	status.endedAt = now;
+	status.updatedAt = now;
+	status.lastActivityAt = now;
+	status.currentTool = undefined;
+	pushEvent(status, now, "stopped");
+	status.summary = summarize(status);
+	return status;
+}
+
 /** @param {string} text */
 function lastLine(text) {
 	const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);

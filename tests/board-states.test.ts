@@ -27,6 +27,7 @@ describe("board run states", () => {
 					{ match: "ASK-TOOL", steps: [{ toolCall: { name: "ask_user", args: { question: "Deploy to staging or prod?", options: ["staging", "prod"] } } }, { text: "must not be reached" }] },
 					{ match: "ASK-TEXT", steps: [{ text: "I found two configs. Should I merge them?" }] },
 					{ match: "MODEL-ERROR", steps: [{ error: "provider exploded" }] },
+					{ match: "ENV-CHECK", steps: [{ toolCall: { name: "bash", args: { command: "echo \"env:$AGENT_BOARD_WORKER:$AGENT_BOARD_ROW:$PONYTAIL_DEFAULT_MODE:$PONYTAIL_CONDENSED\"" } } }, { text: "Checked." }] },
 				],
 				fallback: [{ text: "All tests pass. Nothing else to do." }],
 			},
@@ -36,12 +37,13 @@ describe("board run states", () => {
 		const [done, askTool, askText, modelError, ...verbatim] = await Promise.all(
 			["plain task", "ASK-TOOL now", "ASK-TEXT now", "MODEL-ERROR now", ...tricky].map((prompt) => board.dispatch({ prompt, cwd: agent.cwd })),
 		);
+		const envRow = await board.dispatch({ prompt: "ENV-CHECK", cwd: agent.cwd, ponytailMode: "terse" });
 		const bad = boardFor(agent, { piCommand: [join(agent.root, "no-such-pi")] });
 		const badPi = await bad.dispatch({ prompt: "never runs", cwd: agent.cwd });
 		await expect(board.dispatch({ prompt: "x", cwd: join(agent.root, "missing-dir") })).rejects.toThrow(/working directory does not exist/);
 
 		const finished = new Map<string, Awaited<ReturnType<typeof waitDone>>>();
-		for (const row of [done, askTool, askText, modelError, badPi, ...verbatim]) {
+		for (const row of [done, askTool, askText, modelError, badPi, envRow, ...verbatim]) {
 			if (!row) throw new Error("dispatch returned nothing");
 			finished.set(row.id, await waitDone(board, row.id));
 		}
@@ -55,6 +57,10 @@ describe("board run states", () => {
 		expect(final(badPi.id).state).toBe("failed");
 		expect(final(badPi.id).error).toContain("pi not found");
 		expect(final(badPi.id).error).toContain("no-such-pi");
+
+		// Workers run in the worker role with the row's ponytail mode, condensed.
+		const envResult = readEvents(final(envRow.id).runDir!).find((e) => e.type === "tool_execution_end" && e.toolName === "bash");
+		expect(envResult?.result).toContain(`env:1:${envRow.id}:terse:1`);
 
 		// ask_user ends the run: the model is never asked again after the tool call.
 		const askCalls = agent.calls().filter((call) => userTexts(call).some((t) => t.includes("ASK-TOOL")));
@@ -79,13 +85,20 @@ describe("board run states", () => {
 
 	it("stops a stalled run, fails on worker SIGKILL, fails on runner SIGKILL and reaps its worker", async () => {
 		const agent = agentWith({ script: { rules: [], fallback: [{ stall: true }] } });
-		const board = boardFor(agent, { stopGraceMs: 1500 });
+		const board = boardFor(agent, { stopGraceMs: 1500, maxConcurrent: 3 });
 		const rows = await Promise.all([1, 2, 3].map((n) => board.dispatch({ prompt: `stall ${n}`, cwd: agent.cwd })));
 		const worker = (runDir: string) => JSON.parse(readFileSync(join(runDir, "worker.json"), "utf8")) as { pid: number };
 		const runner = (runDir: string) => JSON.parse(readFileSync(join(runDir, "runner.json"), "utf8")) as { pid: number };
 		const { waitFor } = await import("../test-support/pi-harness.ts");
 		// All three workers have reached the model (the faux model records each request).
 		await waitFor(() => agent.calls().length >= 3, "three stalled model calls", 30_000);
+		// Over the limit: waits as queued, and a stop while queued never starts a worker.
+		const queued = await board.dispatch({ prompt: "stall queued", cwd: agent.cwd });
+		await waitFor(() => existsSync(join(queued.runDir!, "runner.json")), "queued runner to start", 10_000);
+		expect((await board.get(queued.id))?.state).toBe("queued");
+		const stoppedQueued = await board.stop(queued.id);
+		expect(stoppedQueued.state).toBe("stopped");
+		expect(existsSync(join(queued.runDir!, "worker.json"))).toBe(false);
 		const [toStop, toKillWorker, toKillRunner] = await Promise.all(rows.map((row) => board.get(row.id)));
 		expect(toStop?.state).toBe("working");
 

@@ -67,6 +67,9 @@ describe("board store", () => {
 			await expect(board.reply(bad, "hi"), bad).rejects.toThrow(/invalid row id/);
 		}
 		expect(await board.get("no-such-row")).toBeUndefined();
+		await expect(board.dispatch({ prompt: "a\0b", cwd: agent.cwd })).rejects.toThrow(/NUL byte/);
+		await expect(board.dispatch({ prompt: "y".repeat(140 * 1024), cwd: agent.cwd })).rejects.toThrow(/limit is 131071/);
+		await expect(board.dispatch({ prompt: "ok", cwd: join(rows, good.id, "meta.json") })).rejects.toThrow(/not a directory/);
 		const v1 = await board.version();
 		expect(await board.version()).toBe(v1);
 		await board.rename(good.id, "renamed");

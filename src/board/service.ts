@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "no
 import { resolve } from "node:path";
 import { DIR_MODE, ensureDir, writeJsonAtomic } from "../../runner/fs-util.mjs";
 import { killGroup } from "../../runner/proc.mjs";
-import { isTerminal, markRunnerDied, type RunStatus } from "../../runner/state-rules.mjs";
+import { isTerminal, markRunnerDied, markStopped, type RunStatus } from "../../runner/state-rules.mjs";
 import { newId, validateId } from "./ids.ts";
 import { newRunId, prepareRun, resolvePiCommand, startRunner } from "./launch.ts";
 import { defaultStoreDir, storePaths, type StorePaths } from "./paths.ts";
@@ -42,6 +42,10 @@ export interface BoardEngine extends BoardService {
 
 const THINKING: ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 const WORKTREE_MODES: WorktreeMode[] = ["none", "auto", "worktree"];
+/** Linux MAX_ARG_STRLEN (32 pages) minus the terminating NUL: the prompt travels as one argv word. */
+const MAX_PROMPT_BYTES = 131_071;
+/** Diff stats run git; pollers list often, so reuse a recent result. */
+const DIFF_TTL_MS = 3000;
 /** A runner gets this long to record its pid before a missing runner.json counts as dead. */
 const RUNNER_START_GRACE_MS = 15_000;
 
@@ -52,6 +56,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	const maxConcurrent = options.maxConcurrent ?? (Number(env.AGENT_BOARD_MAX_RUNNING) > 0 ? Number(env.AGENT_BOARD_MAX_RUNNING) : 4);
 	const summaryModel = env.AGENT_BOARD_SUMMARY_MODEL && env.AGENT_BOARD_SUMMARY_MODEL !== "off" ? env.AGENT_BOARD_SUMMARY_MODEL : undefined;
 	const cache = new FileCache();
+	const diffs = new Map<string, { at: number; key: string; value: ReturnType<typeof diffStats> }>();
 	let piCommand: string[] | undefined = options.piCommand;
 
 	function init(): void {
@@ -64,7 +69,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	}
 
 	/** Runner gone while the status says it is still going: the run failed, and its worker must go too. */
-	function reconcile(meta: RowMeta, runDir: string, status: RunStatus): { status: RunStatus; alive: boolean } {
+	function reconcile(runDir: string, status: RunStatus): { status: RunStatus; alive: boolean } {
 		if (isTerminal(status.state)) return { status, alive: false };
 		const runner = readProcess(`${runDir}/runner.json`);
 		if (runner ? processAlive(runner) : Date.now() - status.createdAt < RUNNER_START_GRACE_MS) return { status, alive: true };
@@ -72,9 +77,9 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		if (isTerminal(fresh.state)) return { status: fresh, alive: false };
 		const worker = readProcess(`${runDir}/worker.json`);
 		if (worker && processAlive(worker)) killGroup(worker.pid, "SIGKILL");
-		markRunnerDied(fresh, Date.now());
+		if (existsSync(`${runDir}/stop-requested`)) markStopped(fresh, Date.now());
+		else markRunnerDied(fresh, Date.now());
 		writeJsonAtomic(`${runDir}/status.json`, fresh);
-		void meta;
 		return { status: fresh, alive: false };
 	}
 
@@ -92,11 +97,19 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		} catch (error) {
 			return { ...errorRow(paths, id, errorReason(error, "status.json"), meta), runDir };
 		}
-		const reconciled = reconcile(meta, runDir, status);
+		const reconciled = reconcile(runDir, status);
 		const row = rowFrom(meta, reconciled.status, reconciled.alive);
 		row.runDir = runDir;
-		if (withDiff && meta.worktreePath) row.diff = diffStats(meta.worktreePath, meta.baseCommit);
+		if (withDiff && meta.worktreePath) row.diff = cachedDiff(id, meta.worktreePath, meta.baseCommit, `${reconciled.status.updatedAt}`);
 		return row;
+	}
+
+	function cachedDiff(id: string, path: string, base: string | undefined, key: string): ReturnType<typeof diffStats> {
+		const hit = diffs.get(id);
+		if (hit && hit.key === key && Date.now() - hit.at < DIFF_TTL_MS) return hit.value;
+		const value = diffStats(path, base);
+		diffs.set(id, { at: Date.now(), key, value });
+		return value;
 	}
 
 	function requireMeta(id: string): RowMeta {
@@ -127,6 +140,9 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 
 	function checkPrompt(prompt: unknown): string {
 		if (typeof prompt !== "string" || prompt.trim() === "") throw new Error("prompt must be a non-empty string");
+		if (prompt.includes("\0")) throw new Error("prompt contains a NUL byte, which cannot be passed to pi");
+		const bytes = Buffer.byteLength(prompt);
+		if (bytes > MAX_PROMPT_BYTES) throw new Error(`prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} (one command-line argument on Linux)`);
 		return prompt;
 	}
 
@@ -204,6 +220,8 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		while (Date.now() < deadline) {
 			const status = readStatus(runDir, new FileCache());
 			if (isTerminal(status.state)) return readRow(id, true);
+			// A runner signalled before it installed its handlers dies without writing; finish here.
+			if (!runner || !processAlive(runner)) break;
 			await new Promise((r) => setTimeout(r, 50));
 		}
 		// The runner did not finish the stop: do it here so the row never stays working.
@@ -211,14 +229,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		if (worker && processAlive(worker)) killGroup(worker.pid, "SIGKILL");
 		if (runner && processAlive(runner)) process.kill(runner.pid, "SIGKILL");
 		const status = readStatus(runDir, new FileCache());
-		if (!isTerminal(status.state)) {
-			status.state = "stopped";
-			status.endedAt = Date.now();
-			status.updatedAt = status.endedAt;
-			status.lastActivityAt = status.endedAt;
-			status.summary = "Stopped";
-			writeJsonAtomic(`${runDir}/status.json`, status);
-		}
+		if (!isTerminal(status.state)) writeJsonAtomic(`${runDir}/status.json`, markStopped(status, Date.now()));
 		return readRow(id, true);
 	}
 

@@ -1,0 +1,62 @@
+/** Pure state rules shared by the runner and the extension. */
+import { describe, expect, it } from "vitest";
+import { applyEvent, finalize, firstSentence, initialStatus, isTerminal, looksLikeQuestion, markRunnerDied, summarize } from "../runner/state-rules.mjs";
+
+const assistant = (text: string, extra: Record<string, unknown> = {}) => ({ type: "message_end", message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop", ...extra } });
+
+describe("state rules", () => {
+	it("moves queued -> working on the first worker event and prioritises the summary", () => {
+		const status = initialStatus("run-1", "row-1", 1);
+		expect(status.state).toBe("queued");
+		expect(summarize(status)).toBe("Waiting for a free slot");
+		applyEvent(status, { type: "session" }, 2);
+		expect(status.state).toBe("queued");
+		applyEvent(status, { type: "agent_start" }, 3);
+		expect(status.state).toBe("working");
+		applyEvent(status, assistant("Looking at the parser. Next the tests."), 4);
+		expect(status.summary).toBe("Looking at the parser.");
+		applyEvent(status, { type: "tool_execution_start", toolName: "bash", args: { command: "npm test\nmore" } }, 5);
+		expect(status.summary).toBe("Running bash: npm test");
+		applyEvent(status, { type: "tool_execution_end", toolName: "bash", isError: false }, 6);
+		expect(status.summary).toBe("Looking at the parser.");
+		status.modelSummary = "Model view";
+		expect(summarize(status)).toBe("Model view");
+	});
+
+	it("derives terminal states from the way the run ended", () => {
+		const settled = (events: Array<Record<string, unknown>>, exit: { code: number | null; signal: string | null; spawnError?: string; stopped?: boolean } = { code: 0, signal: null }) => {
+			const status = initialStatus("r", "w", 0);
+			for (const event of [{ type: "agent_start" }, ...events]) applyEvent(status, event, 1);
+			return finalize(status, { ...exit, now: 2 });
+		};
+		expect(settled([assistant("Done."), { type: "agent_settled" }]).state).toBe("completed");
+		expect(settled([{ type: "agent_settled" }]).state).toBe("idle");
+		expect(settled([assistant("Ok. Which option do you prefer"), { type: "agent_settled" }])).toMatchObject({ state: "needs_input", questionSource: "heuristic" });
+		expect(settled([{ type: "tool_execution_start", toolName: "ask_user", args: { question: "A or B?", options: ["A", "B"] } }, { type: "agent_settled" }])).toMatchObject({
+			state: "needs_input",
+			question: "A or B?",
+			questionOptions: ["A", "B"],
+			questionSource: "tool",
+		});
+		expect(settled([assistant("", { stopReason: "error", errorMessage: "429" }), { type: "agent_settled" }])).toMatchObject({ state: "failed", error: "429" });
+		expect(settled([assistant("Done."), { type: "auto_retry_end", success: false, finalError: "gave up" }, { type: "agent_settled" }])).toMatchObject({ state: "failed", error: "gave up" });
+		expect(settled([assistant("Done.")])).toMatchObject({ state: "failed", error: "worker exited before the run settled" });
+		expect(settled([], { code: 1, signal: null })).toMatchObject({ state: "failed", error: "worker exited with code 1" });
+		expect(settled([], { code: null, signal: "SIGKILL" })).toMatchObject({ state: "failed", error: "worker killed by SIGKILL" });
+		expect(settled([], { code: null, signal: null, spawnError: "pi not found: /x" })).toMatchObject({ state: "failed", error: "pi not found: /x" });
+		expect(settled([], { code: null, signal: "SIGTERM", stopped: true }).state).toBe("stopped");
+		expect(markRunnerDied(initialStatus("r", "w", 0), 5)).toMatchObject({ state: "failed", error: "runner died", summary: "Failed: runner died" });
+	});
+
+	it("detects questions and terminal states", () => {
+		expect(looksLikeQuestion("Shall we?")).toBe(true);
+		expect(looksLikeQuestion("I need your input on the schema.")).toBe(true);
+		expect(looksLikeQuestion("Please confirm the port.")).toBe(true);
+		expect(looksLikeQuestion("Done. Tests pass.")).toBe(false);
+		expect(looksLikeQuestion("   ")).toBe(false);
+		expect(firstSentence("One. Two.")).toBe("One.");
+		expect(firstSentence("x".repeat(300))).toHaveLength(160);
+		expect(["queued", "working"].map(isTerminal)).toEqual([false, false]);
+		expect(["needs_input", "completed", "idle", "failed", "stopped", "error"].every(isTerminal)).toBe(true);
+	});
+});
