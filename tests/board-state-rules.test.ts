@@ -60,3 +60,38 @@ describe("state rules", () => {
 		expect(["needs_input", "completed", "idle", "failed", "stopped", "error"].every(isTerminal)).toBe(true);
 	});
 });
+
+describe("liveness and slots", () => {
+	it("treats a pid with a different start time as dead (PID reuse) and reclaims slots of dead owners", async () => {
+		const { isAlive, processStartTime } = await import("../runner/proc.mjs");
+		const { tryClaimSlot, releaseSlot, liveSlots } = await import("../runner/slots.mjs");
+		const { mkdtempSync, writeFileSync, rmSync, readdirSync } = await import("node:fs");
+		const { tmpdir } = await import("node:os");
+		const { join } = await import("node:path");
+		const start = processStartTime(process.pid);
+		expect(start).toMatch(/^\d+$/);
+		expect(isAlive(process.pid, start)).toBe(true);
+		expect(isAlive(process.pid, `${start}1`)).toBe(false);
+		expect(isAlive(2 ** 22 + 7, undefined)).toBe(false);
+
+		const dir = mkdtempSync(join(tmpdir(), "pab-slots-"));
+		try {
+			const me = { pid: process.pid, start, runId: "a" };
+			const first = tryClaimSlot(dir, 2, me);
+			const second = tryClaimSlot(dir, 2, { ...me, runId: "b" });
+			expect([first, second].map((p) => p?.split("/").pop())).toEqual(["slot-0.json", "slot-1.json"]);
+			expect(tryClaimSlot(dir, 2, { ...me, runId: "c" })).toBeUndefined();
+			// A slot whose owner's start time no longer matches is stale and can be taken over.
+			writeFileSync(join(dir, "slot-1.json"), JSON.stringify({ pid: process.pid, start: "1", runId: "b" }));
+			expect(liveSlots(dir, 2)).toBe(1);
+			expect(tryClaimSlot(dir, 2, { ...me, runId: "c" })).toBe(join(dir, "slot-1.json"));
+			// Releasing is owner-checked: "b" no longer owns slot-1.
+			releaseSlot(join(dir, "slot-1.json"), "b");
+			expect(liveSlots(dir, 2)).toBe(2);
+			releaseSlot(first, "a");
+			expect(readdirSync(dir).sort()).toEqual(["slot-1.json"]);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+});
