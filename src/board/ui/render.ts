@@ -27,9 +27,12 @@ export function renderDashboard(d: Dashboard, width: number): string[] {
 	const height = Math.max(8, d.deps.height() - 4);
 	const body = Math.max(3, height - 3);
 	const lines: string[] = [header(d, width, theme)];
-	switch (d.mode) {
+	const dialog = d.mode === "filter" || d.mode === "reply" || d.mode === "rename" || d.mode === "confirm";
+	// Dialogs draw over the view they were opened from (list or peek).
+	const base = dialog ? d.back : d.mode;
+	switch (base) {
 		case "peek":
-			lines.push(...window(peekLines(d, width, theme), body, 0));
+			lines.push(...window(peekLines(d, width, theme), body - 1, 0));
 			break;
 		case "transcript":
 		case "diff":
@@ -42,10 +45,10 @@ export function renderDashboard(d: Dashboard, width: number): string[] {
 			lines.push(...window(helpLines(width, theme), body, 0));
 			break;
 		default:
-			lines.push(...listLines(d, width, theme, body));
-			if (d.mode === "filter" || d.mode === "reply" || d.mode === "rename") lines.push(dialogLine(d, width, theme));
-			if (d.mode === "confirm" && d.confirm) lines.push(fit(theme.fg("warning", `${d.confirm.message} (y/n)`), width));
+			lines.push(...listLines(d, width, theme, dialog ? body - 1 : body));
 	}
+	if (d.mode === "filter" || d.mode === "reply" || d.mode === "rename") lines.push(dialogLine(d, width, theme));
+	if (d.mode === "confirm" && d.confirm) lines.push(fit(theme.fg("warning", `${d.confirm.message} (y/n)`), width));
 	lines.push(fit(d.status ? theme.fg("muted", d.status) : "", width));
 	lines.push(fit(theme.fg("dim", hints(d)), width));
 	// Safety net: only lines that are too wide pay for a styled truncation.

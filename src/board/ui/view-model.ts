@@ -2,6 +2,7 @@
  * Pure view-model of the dashboard list: grouping, ordering, filtering and one-line row text.
  * No I/O and no theme here, so it is cheap to test and to run on every keypress.
  */
+import { basename } from "node:path";
 import { visibleWidth } from "@earendil-works/pi-tui";
 import type { BoardRow, RowState } from "../types.ts";
 import { fit } from "./ui-types.ts";
@@ -120,7 +121,7 @@ export function formatCost(cost: number): string {
 }
 
 export function formatUsage(row: BoardRow): string {
-	if (!row.usage) return "";
+	if (!row.usage || row.usage.totalTokens <= 0) return "";
 	const cost = formatCost(row.usage.cost);
 	return `${formatTokens(row.usage.totalTokens)} tok${cost ? ` ${cost}` : ""}`;
 }
@@ -146,7 +147,8 @@ export interface RowLineParts {
 }
 
 export function rowLineParts(row: BoardRow, now: number, home?: string): RowLineParts {
-	const location = row.worktreePath ? `wt:${row.branch ?? shortPath(row.worktreePath, home)}` : shortPath(row.repo ?? row.cwd, home);
+	// The last path segment is what tells rows apart; the full path is in peek.
+	const location = row.worktreePath ? `wt:${row.branch ?? basename(row.worktreePath)}` : basename(shortPath(row.repo ?? row.cwd, home)) || "/";
 	const summary = row.state === "needs_input" && row.question ? row.question : row.summary;
 	return {
 		marker: isUnread(row) ? "*" : " ",
@@ -171,7 +173,8 @@ export function formatRowLine(parts: RowLineParts, width: number): { head: strin
 	let rightWidth = 0;
 	for (const column of parts.right) {
 		const w = visibleWidth(column) + 2;
-		if (rest - rightWidth - w < 13) break;
+		// The summary keeps at least 40% of the line (and 12 columns) before optional columns get space.
+		if (rest - rightWidth - w < Math.max(13, Math.floor(width * 0.4))) break;
 		right.push(column);
 		rightWidth += w;
 	}

@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+// `npm run demo`: try the agent board with no API key. Creates a throwaway agent dir with a
+// built-in scripted demo model, seeds three board rows (one finished, one asking a question, one
+// still working), and starts interactive pi with this package. Everything is removed on exit
+// unless --keep is given.
+import { spawn, spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const piCli = join(repo, "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js");
+const keep = process.argv.includes("--keep");
+
+const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+if (major < 22 || (major === 22 && minor < 19)) {
+	console.error(`npm run demo needs Node >= 22.19 (this is ${process.versions.node}).`);
+	process.exit(1);
+}
+
+const root = mkdtempSync(join(tmpdir(), "agent-board-demo-"));
+const agentDir = join(root, "agent");
+const work = join(root, "demo-project");
+mkdirSync(join(agentDir, "extensions"), { recursive: true });
+mkdirSync(work, { recursive: true });
+
+// The scripted model: the same provider the tests use, with demo answers keyed on words in the prompt.
+copyFileSync(join(repo, "test-support/faux-model-extension.ts"), join(agentDir, "extensions", "demo-model.ts"));
+const script = {
+	rules: [
+		{
+			match: "database",
+			steps: [
+				{ delayMs: 1500, then: { toolCall: { name: "ask_user", args: { question: "Which database should the cache use: Postgres or SQLite?" } } } },
+				{ text: "Noted. I will wire the cache to the database you picked." },
+			],
+		},
+		{ match: "slow", steps: [{ delayMs: 45_000, then: { text: "Finished the slow refactor: 12 files touched, tests green." } }] },
+		{ match: "fail", steps: [{ delayMs: 1500, then: { error: "demo model: simulated provider outage" } }] },
+	],
+	fallback: [
+		{ delayMs: 3000, then: { text: "Done. I read the project, made the change and ran the tests: all 42 pass.\n\nSummary: the change is small and self-contained." } },
+	],
+};
+writeFileSync(join(agentDir, "faux-script.json"), `${JSON.stringify(script, null, 2)}\n`);
+writeFileSync(join(agentDir, "settings.json"), `${JSON.stringify({ defaultProvider: "faux", defaultModel: "faux-1", retry: { enabled: false }, quietStartup: true }, null, 2)}\n`);
+writeFileSync(join(agentDir, "auth.json"), `${JSON.stringify({ faux: { type: "api_key", key: "demo" } })}\n`, { mode: 0o600 });
+writeFileSync(join(work, "README.md"), "# demo project\n\nA throwaway project for the agent board demo.\n");
+// A git repo lets the demo try worktree mode (`d` shows the diff of a worktree row).
+const git = (args) => spawnSync("git", args, { cwd: work, stdio: "ignore" });
+if (git(["init", "-q"]).status === 0) {
+	git(["add", "."]);
+	git(["-c", "user.name=demo", "-c", "user.email=demo@example.com", "commit", "-q", "-m", "demo project"]);
+}
+
+const env = {
+	...process.env,
+	PI_CODING_AGENT_DIR: agentDir,
+	PI_OFFLINE: "1",
+	PI_SKIP_VERSION_CHECK: "1",
+	PI_TELEMETRY: "0",
+	PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}`,
+};
+for (const key of Object.keys(env)) if (key.startsWith("AGENT_BOARD_")) delete env[key];
+const piArgs = [piCli, "-e", join(repo, "src/index.ts")];
+
+console.log("Seeding the demo board...");
+const seeds = ["Summarise the README for a new contributor", "Add a cache layer; ask me which database to use", "A slow refactor of the parser"];
+await Promise.all(
+	seeds.map(
+		(prompt) =>
+			new Promise((done) => {
+				const child = spawn(process.execPath, [...piArgs, "-p", `/agent-board dispatch ${prompt}`], { cwd: work, env, stdio: "ignore" });
+				child.on("exit", done);
+				child.on("error", done);
+			}),
+	),
+);
+
+console.log(`
+Agent board demo (scripted model, no API key; throwaway dir ${root})
+  /agent-board     open the board        n   dispatch a new agent
+  enter            peek a row            r   reply to a row that needs input
+  t                transcript            o   attach (switch this session to the row)
+  ?                every key             q   close the board
+Prompts with "database" ask a question, "slow" take 45 s, "fail" fail; anything else finishes in 3 s.
+`);
+
+const child = spawn(process.execPath, piArgs, { cwd: work, env, stdio: "inherit" });
+const forward = (signal) => child.kill(signal);
+process.on("SIGTERM", forward);
+child.on("exit", (code) => {
+	if (!keep) rmSync(root, { recursive: true, force: true });
+	else console.log(`Demo files kept in ${root}`);
+	process.exit(code ?? 0);
+});
