@@ -82,7 +82,7 @@ describe("board concurrency", () => {
 		const overlapAt = (t: number) => [...spans.values()].filter((span) => span.start <= t && t < span.end).length;
 		expect(Math.max(...[...spans.values()].map((span) => overlapAt(span.start)))).toBeLessThanOrEqual(4);
 		for (const done of rows) expectAllEventsRecorded((await board.get(done.id))!);
-	});
+	}, 180_000);
 
 	it("two processes dispatching 20 each at once keep all 40 rows; 16 run at once and record every event", async () => {
 		const agent = createTestAgent({ script: { rules: [], fallback: [{ toolCall: { name: "ls", args: {} } }, { text: "Listed and done." }] } });
@@ -97,5 +97,5 @@ describe("board concurrency", () => {
 		for (const id of [...a, ...b]) done.push(await waitDone(board, id, 120_000));
 		expect(done.filter((row) => row.state !== "completed").map((row) => `${row.id}: ${row.state} ${row.error ?? ""}`)).toEqual([]);
 		for (const row of done) expectAllEventsRecorded(row);
-	});
+	}, 180_000);
 });

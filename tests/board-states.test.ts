@@ -81,7 +81,7 @@ describe("board run states", () => {
 		expect(entries.filter((e) => e.dir && e.mode !== 0o700)).toEqual([]);
 		expect(entries.filter((e) => !e.dir && e.mode !== 0o600)).toEqual([]);
 		expect(entries.some((e) => e.path.endsWith(".jsonl") && e.path.includes("sessions"))).toBe(true);
-	});
+	}, 120_000);
 
 	it("stops a stalled run, fails on worker SIGKILL, fails on runner SIGKILL and reaps its worker", async () => {
 		const agent = agentWith({ script: { rules: [], fallback: [{ stall: true }] } });
@@ -112,7 +112,9 @@ describe("board run states", () => {
 		expect(killedWorker.error).toContain("SIGKILL");
 
 		const orphan = worker(toKillRunner!.runDir!).pid;
+		const versionBefore = await board.version();
 		process.kill(runner(toKillRunner!.runDir!).pid, "SIGKILL");
+		await waitFor(async () => (await board.version()) !== versionBefore, "version to notice the dead runner", 10_000);
 		const died = await waitDone(board, toKillRunner!.id, 10_000);
 		expect(died).toMatchObject({ state: "failed", error: "runner died", alive: false });
 		await waitFor(() => {
@@ -123,7 +125,7 @@ describe("board run states", () => {
 				return true;
 			}
 		}, "orphaned worker to be gone", 10_000);
-	});
+	}, 120_000);
 
 	it("resumes a row on the same session so the model sees the earlier conversation", async () => {
 		const agent = agentWith({
@@ -141,7 +143,7 @@ describe("board run states", () => {
 		const assistantTexts = last.messages.filter((m) => m.role === "assistant").map((m) => JSON.stringify(m.content));
 		expect(assistantTexts.join("")).toContain("Which colour should I use?");
 		await expect(board.reply(row.id, "   ")).rejects.toThrow(/prompt/);
-	});
+	}, 120_000);
 
 	it("adds an optional model summary after the terminal state is already written", async () => {
 		const agent = agentWith({
@@ -159,5 +161,5 @@ describe("board run states", () => {
 		}, "model summary", 30_000);
 		expect(summarized.state).toBe("completed");
 		expect(agent.calls().some((call) => call.model.includes("faux-2"))).toBe(true);
-	});
+	}, 120_000);
 });

@@ -80,7 +80,7 @@ describe("board store", () => {
 		expect((await board.list({ includeArchived: true })).find((row) => row.id === good.id)).toMatchObject({ name: "renamed", pinned: true, archived: true });
 		await board.unarchive(good.id);
 		expect((await board.get(good.id))?.archived).toBe(false);
-	});
+	}, 120_000);
 
 	it("dispatches through board_dispatch from a real pi that exits mid-run; the run completes; board_status reports it", async () => {
 		const agent = createTestAgent();
@@ -111,7 +111,7 @@ describe("board store", () => {
 		const text = JSON.stringify(toolEnd?.result);
 		expect(text).toContain(row!.id);
 		expect(text).toContain("[completed] gated");
-	});
+	}, 120_000);
 
 	it("isolates worktree rows on agent-board/<id>, reports diff stats, guards removal; auto isolates a second writer", async () => {
 		const agent = createTestAgent();
@@ -152,5 +152,5 @@ describe("board store", () => {
 		expect(second.worktreePath).toBe(join(board.storeDir, "worktrees", second.id));
 		await expect(board.dispatch({ prompt: "x", cwd: agent.cwd, worktreeMode: "worktree" })).rejects.toThrow(/needs a git repository/);
 		await Promise.all([board.stop(first.id), board.stop(second.id)]);
-	});
+	}, 120_000);
 });

@@ -299,8 +299,11 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 					const meta = statSync(paths.meta(id));
 					hash.update(`${meta.mtimeMs}:${meta.size}`);
 					const current = readMeta(paths, id, cache);
-					const status = statSync(`${paths.run(id, current.currentRunId)}/status.json`);
+					const runDir = paths.run(id, current.currentRunId);
+					const status = statSync(`${runDir}/status.json`);
 					hash.update(`${status.mtimeMs}:${status.size}`);
+					// A SIGKILLed runner changes no file; its liveness must still change the version.
+					if (!isTerminal(readStatus(runDir, cache).state)) hash.update(processAlive(readProcess(`${runDir}/runner.json`)) ? "alive" : "gone");
 				} catch (error) {
 					hash.update(errorReason(error, id));
 				}
