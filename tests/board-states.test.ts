@@ -37,7 +37,7 @@ describe("board run states", () => {
 		const [done, askTool, askText, modelError, ...verbatim] = await Promise.all(
 			["plain task", "ASK-TOOL now", "ASK-TEXT now", "MODEL-ERROR now", ...tricky].map((prompt) => board.dispatch({ prompt, cwd: agent.cwd })),
 		);
-		const envRow = await board.dispatch({ prompt: "ENV-CHECK", cwd: agent.cwd, ponytailMode: "terse" });
+		const envRow = await board.dispatch({ prompt: "ENV-CHECK", cwd: agent.cwd, ponytailMode: "terse", model: "faux/faux-2", thinking: "low" });
 		const bad = boardFor(agent, { piCommand: [join(agent.root, "no-such-pi")] });
 		const badPi = await bad.dispatch({ prompt: "never runs", cwd: agent.cwd });
 		await expect(board.dispatch({ prompt: "x", cwd: join(agent.root, "missing-dir") })).rejects.toThrow(/working directory does not exist/);
@@ -61,6 +61,10 @@ describe("board run states", () => {
 		// Workers run in the worker role with the row's ponytail mode, condensed.
 		const envResult = readEvents(final(envRow.id).runDir!).find((e) => e.type === "tool_execution_end" && e.toolName === "bash");
 		expect(envResult?.result).toContain(`env:1:${envRow.id}:terse:1`);
+		const envCalls = agent.calls().filter((call) => userTexts(call).includes("ENV-CHECK"));
+		expect(envCalls.map((call) => call.model)).toEqual(envCalls.map(() => expect.stringContaining("faux-2")));
+		expect(envCalls.length).toBeGreaterThan(0);
+		expect(final(envRow.id)).toMatchObject({ model: "faux/faux-2", thinking: "low", ponytailMode: "terse" });
 
 		// ask_user ends the run: the model is never asked again after the tool call.
 		const askCalls = agent.calls().filter((call) => userTexts(call).some((t) => t.includes("ASK-TOOL")));
