@@ -90,8 +90,23 @@ Prompts with "database" ask a question, "slow" take 45 s, "fail" fail; anything 
 const child = spawn(process.execPath, piArgs, { cwd: work, env, stdio: "inherit" });
 const forward = (signal) => child.kill(signal);
 process.on("SIGTERM", forward);
-child.on("exit", (code) => {
-	if (!keep) rmSync(root, { recursive: true, force: true });
-	else console.log(`Demo files kept in ${root}`);
+process.on("SIGHUP", forward);
+child.on("exit", async (code) => {
+	if (!keep) {
+		// Background agents outlive pi by design; the demo's must not outlive their deleted dir.
+		await stopLiveRows();
+		rmSync(root, { recursive: true, force: true });
+	} else console.log(`Demo files kept in ${root}`);
 	process.exit(code ?? 0);
 });
+
+async function stopLiveRows() {
+	try {
+		// Node >= 22.18 strips types by default, so the engine's TypeScript loads as is.
+		const { createBoardService } = await import("../src/board/service.ts");
+		const service = createBoardService({ storeDir: join(agentDir, "agent-board"), env });
+		for (const row of await service.list({ includeArchived: true })) if (row.alive) await service.stop(row.id).catch(() => undefined);
+	} catch (error) {
+		console.error(`demo: could not stop background agents: ${error instanceof Error ? error.message : String(error)}`);
+	}
+}

@@ -133,7 +133,7 @@ export class DispatchForm {
 				worktree: `< ${o.worktreeMode ?? "none"} >`,
 			};
 			FIELDS.forEach((field, i) => {
-				const label = `${i === this.field ? ">" : " "} ${field.padEnd(8)}`;
+				const label = `${i === this.field ? ">" : " "} ${field.padEnd(10)}`;
 				lines.push(fit(`${i === this.field ? theme.fg("accent", label) : theme.fg("muted", label)}${values[field]}`, width));
 			});
 			lines.push(fit(theme.fg("dim", "up/down: field  left/right: choose  enter: start  esc: cancel"), width));
