@@ -93,8 +93,19 @@ describe("board concurrency", () => {
 		expect(new Set([...a, ...b]).size).toBe(40);
 		const listed = await board.list();
 		expect(listed.map((row) => row.id).sort()).toEqual([...a, ...b].sort());
+		let maxLive = 0;
+		let finished = false;
+		const sampler = (async () => {
+			while (!finished) {
+				maxLive = Math.max(maxLive, listed.filter((row) => processAlive(readProcess(join(row.runDir!, "worker.json")))).length);
+				await new Promise((r) => setTimeout(r, 25));
+			}
+		})();
 		const done: BoardRow[] = [];
 		for (const id of [...a, ...b]) done.push(await waitDone(board, id, 120_000));
+		finished = true;
+		await sampler;
+		expect(maxLive).toBeLessThanOrEqual(16);
 		expect(done.filter((row) => row.state !== "completed").map((row) => `${row.id}: ${row.state} ${row.error ?? ""}`)).toEqual([]);
 		for (const row of done) expectAllEventsRecorded(row);
 	}, 180_000);
