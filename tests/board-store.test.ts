@@ -70,6 +70,14 @@ describe("board store", () => {
 		await expect(board.dispatch({ prompt: "a\0b", cwd: agent.cwd })).rejects.toThrow(/NUL byte/);
 		await expect(board.dispatch({ prompt: "y".repeat(140 * 1024), cwd: agent.cwd })).rejects.toThrow(/limit is 131071/);
 		await expect(board.dispatch({ prompt: "ok", cwd: join(rows, good.id, "meta.json") })).rejects.toThrow(/not a directory/);
+		// No node for the runner: the row fails at once with the reason instead of hanging queued.
+		const { createBoardService } = await import("../src/board/service.ts");
+		const noNode = createBoardService({ storeDir: board.storeDir, piCommand: ["pi"], env: { ...agent.env, AGENT_BOARD_NODE: join(agent.root, "no-node") } });
+		const orphan = await noNode.dispatch({ prompt: "never starts", cwd: agent.cwd });
+		const failed = await waitDone(noNode, orphan.id, 10_000);
+		expect(failed.state).toBe("failed");
+		expect(failed.error).toMatch(/could not start the runner .*no-node/);
+		await board.archive(orphan.id);
 		const v1 = await board.version();
 		expect(await board.version()).toBe(v1);
 		await board.rename(good.id, "renamed");

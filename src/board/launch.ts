@@ -1,11 +1,11 @@
 /** Starts one run: writes its config and queued status, then spawns the detached runner. */
 import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, openSync, readFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureDir, FILE_MODE, writeJsonAtomic } from "../../runner/fs-util.mjs";
 import { processStartTime } from "../../runner/proc.mjs";
-import { initialStatus } from "../../runner/state-rules.mjs";
+import { finalize, initialStatus, type RunStatus } from "../../runner/state-rules.mjs";
 import { newId } from "./ids.ts";
 import type { StorePaths } from "./paths.ts";
 import type { RowMeta } from "./store.ts";
@@ -28,9 +28,21 @@ export function resolvePiCommand(env: NodeJS.ProcessEnv = process.env): string[]
 		}
 		return [override];
 	}
+	// A compiled pi binary is its own executable; under node, pi is the script node runs.
+	if (!isNode(process.execPath)) return [process.execPath];
 	const script = process.argv[1];
 	if (script && (/pi-coding-agent/.test(script) || ["pi", "cli.js", "cli.mjs"].includes(basename(script)))) return [process.execPath, script];
 	return ["pi"];
+}
+
+function isNode(path: string): boolean {
+	return /^node(\d+)?(\.exe)?$/.test(basename(path));
+}
+
+/** The runner is plain node; inside a compiled pi binary use node from PATH (or AGENT_BOARD_NODE). */
+export function nodeCommand(env: NodeJS.ProcessEnv = process.env): string {
+	if (env.AGENT_BOARD_NODE) return env.AGENT_BOARD_NODE;
+	return isNode(process.execPath) ? process.execPath : "node";
 }
 
 export interface LaunchOptions {
@@ -93,7 +105,14 @@ export function prepareRun(options: LaunchOptions): { runId: string; runDir: str
 export function startRunner(runDir: string, configPath: string, cwd: string, env: NodeJS.ProcessEnv = process.env): void {
 	const logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE);
 	try {
-		const child = spawn(process.execPath, [RUNNER_PATH, configPath], { detached: true, stdio: ["ignore", logFd, logFd], cwd, env });
+		const node = nodeCommand(env);
+		const child = spawn(node, [RUNNER_PATH, configPath], { detached: true, stdio: ["ignore", logFd, logFd], cwd, env });
+		// Without a runner nobody else will ever finish this run: record the failure on the spot.
+		child.on("error", (error) => {
+			const status = JSON.parse(readFileSync(join(runDir, "status.json"), "utf8")) as RunStatus;
+			finalize(status, { code: null, signal: null, spawnError: `could not start the runner with ${node}: ${error.message}`, now: Date.now() });
+			writeJsonAtomic(join(runDir, "status.json"), status);
+		});
 		if (child.pid) writeJsonAtomic(join(runDir, "runner.json"), { pid: child.pid, start: processStartTime(child.pid) });
 		child.unref();
 	} finally {
