@@ -106,6 +106,9 @@ async function stopLiveRows() {
 		const { createBoardService } = await import("../src/board/service.ts");
 		const service = createBoardService({ storeDir: join(agentDir, "agent-board"), env });
 		for (const row of await service.list({ includeArchived: true })) if (row.alive) await service.stop(row.id).catch(() => undefined);
+		// Let the runners finish writing their final status before the directory goes away.
+		const deadline = Date.now() + 8000;
+		while (Date.now() < deadline && (await service.list({ includeArchived: true })).some((row) => row.alive)) await new Promise((r) => setTimeout(r, 200));
 	} catch (error) {
 		console.error(`demo: could not stop background agents: ${error instanceof Error ? error.message : String(error)}`);
 	}

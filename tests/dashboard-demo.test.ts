@@ -1,0 +1,52 @@
+/** `npm run demo` end to end in tmux: seeded board, scripted model, clean exit. */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { REPO_ROOT, waitFor } from "../test-support/pi-harness.ts";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+	for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+describe("npm run demo", { timeout: 120_000 }, () => {
+	it("starts pi with a seeded board and the demo model, and removes its dir on exit", async () => {
+		const scratch = mkdtempSync(join(tmpdir(), "pab-demo-test-"));
+		const socket = `pab-demo-${process.pid}`;
+		const tmux = (args: string[]) => execFileSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
+		cleanups.push(() => {
+			try {
+				tmux(["kill-server"]);
+			} catch {
+				// Already gone.
+			}
+			rmSync(scratch, { recursive: true, force: true });
+		});
+		const env = [`PATH=${process.env.PATH ?? ""}`, `HOME=${scratch}`, `TMPDIR=${scratch}`, "TERM=xterm-256color"];
+		tmux(["new-session", "-d", "-s", "main", "-x", "120", "-y", "32", "-c", REPO_ROOT, "env", "-i", ...env, process.execPath, "scripts/demo.mjs"]);
+		tmux(["set-option", "-t", "main", "remain-on-exit", "on"]);
+		const screen = () => tmux(["capture-pane", "-p", "-t", "main"]);
+		const waitText = (re: RegExp, ms = 30_000) => waitFor(() => (re.test(screen()) ? screen() : ""), `screen to show ${re}`, ms);
+
+		await waitText(/Agent board demo/);
+		await waitText(/ponytail|faux-1/);
+		const demoDirs = () => readdirSync(scratch).filter((name) => name.startsWith("agent-board-demo-"));
+		expect(demoDirs()).toHaveLength(1);
+		tmux(["send-keys", "-t", "main", "-l", "/agent-board"]);
+		await waitText(/\/agent-board/);
+		tmux(["send-keys", "-t", "main", "Enter"]);
+		await waitText(/Agent board \d+ rows/);
+		const board = await waitText(/Needs input \(1\)[\s\S]*Add a cache layer.*Which database should the cache use/);
+		expect(board).toMatch(/A slow refactor of the parser/);
+		await waitText(/Completed \(1\)[\s\S]*Summarise the README/);
+
+		tmux(["send-keys", "-t", "main", "q"]);
+		await waitFor(() => (!/Agent board \d+ rows/.test(screen()) ? "gone" : ""), "board to close", 10_000);
+		tmux(["send-keys", "-t", "main", "-l", "/quit"]);
+		tmux(["send-keys", "-t", "main", "Enter"]);
+		await waitFor(() => (tmux(["display-message", "-p", "-t", "main", "#{pane_dead}"]).trim() === "1" ? "dead" : ""), "demo to exit", 30_000);
+		expect(demoDirs()).toEqual([]);
+	});
+});
