@@ -214,7 +214,7 @@ async function modelSummary() {
 	const text = await new Promise((resolve) => {
 		let out = "";
 		const child = spawn(command, args, { cwd: config.cwd, env: { ...process.env, ...config.env }, stdio: ["ignore", "pipe", "ignore"] });
-		const timer = setTimeout(() => child.kill("SIGKILL"), config.summaryTimeoutMs ?? 20_000);
+		const timer = setTimeout(() => child.kill("SIGKILL"), config.summaryTimeoutMs ?? 30_000);
 		child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ c) => (out += c));
 		child.on("error", () => resolve(""));
 		child.on("close", (code) => {

@@ -162,7 +162,7 @@ describe("board run states", () => {
 		const summarized = await waitFor(async () => {
 			const current = await board.get(row.id);
 			return current?.summary === "Model says: refactor landed." ? current : undefined;
-		}, "model summary", 30_000);
+		}, "model summary", 60_000);
 		expect(summarized.state).toBe("completed");
 		expect(agent.calls().some((call) => call.model.includes("faux-2"))).toBe(true);
 	}, 120_000);
