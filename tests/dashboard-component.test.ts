@@ -197,3 +197,47 @@ describe("dashboard component", () => {
 		expect(h.results).toEqual([{ kind: "close" }]);
 	});
 });
+
+describe("dashboard viewers", () => {
+	it("transcript follows the end, scrolls back, and help inside it returns to it and then to peek", async () => {
+		const long = Array.from({ length: 80 }, (_, i) => ({ role: "assistant" as const, text: `line ${i}` }));
+		const board = createFakeBoard([makeRow({ id: "c1", name: "long one" })]);
+		const dash = new Dashboard({
+			service: board,
+			theme: plainTheme,
+			keys: new KeybindingsManager(TUI_KEYBINDINGS),
+			requestRender: () => undefined,
+			done: () => undefined,
+			height: () => 20,
+			cwd: "/",
+			models: [],
+			prefs: {},
+			savePrefs: async () => undefined,
+			readTranscript: async () => long,
+			readDiff: async () => [],
+		});
+		await dash.poll();
+		const press = async (...keys: string[]) => {
+			for (const key of keys) {
+				dash.handleInput(key);
+				await settle();
+			}
+		};
+		await press(KEY.enter, "t");
+		let screen = dash.render(80).join("\n");
+		expect(screen).toContain("line 79");
+		expect(screen).not.toContain("line 0\n");
+		await press("g");
+		screen = dash.render(80).join("\n");
+		expect(screen).toMatch(/agent\s+line 0\s*$/m);
+		expect(screen).not.toContain("line 79");
+		await press("?");
+		expect(dash.mode).toBe("help");
+		await press("x");
+		expect(dash.mode).toBe("transcript");
+		await press(KEY.esc);
+		expect(dash.mode).toBe("peek");
+		await press(KEY.esc);
+		expect(dash.mode).toBe("list");
+	});
+});

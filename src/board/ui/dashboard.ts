@@ -43,6 +43,8 @@ export class Dashboard {
 	mode: Mode = "list";
 	/** Mode to return to when a dialog or overlay closes. */
 	back: Mode = "list";
+	/** Help has its own return mode so it never overwrites a viewer's way back. */
+	helpBack: Mode = "list";
 	rows: BoardRow[] = [];
 	items: ListItem[] = [];
 	visibleRows: BoardRow[] = [];
@@ -57,6 +59,8 @@ export class Dashboard {
 	transcript: TranscriptEntry[] = [];
 	diffLines: string[] = [];
 	viewerScroll = 0;
+	/** Transcript/diff stick to the end while the user has not scrolled up, so a live run stays in view. */
+	viewerFollow = true;
 	/** Row shown in peek/transcript/diff, kept by id so a refresh keeps the view on it. */
 	focusId: string | undefined;
 	private lastVersion = "";
@@ -167,7 +171,7 @@ export class Dashboard {
 		const keys = this.deps.keys;
 		switch (this.mode) {
 			case "help":
-				this.mode = this.back;
+				this.mode = this.helpBack;
 				break;
 			case "dispatch":
 				this.handleDispatch(data);
@@ -223,7 +227,7 @@ export class Dashboard {
 	private handleRowAction(data: string): void {
 		const row = this.focusRow();
 		if (data === "?") {
-			this.back = this.mode;
+			this.helpBack = this.mode;
 			this.mode = "help";
 			return;
 		}
@@ -343,10 +347,17 @@ export class Dashboard {
 		}
 	}
 
+	/** Render clamps the offset and re-enables follow when the end is reached. */
+	private scrollViewer(delta: number): void {
+		this.viewerScroll = Math.max(0, this.viewerScroll + delta);
+		if (delta < 0) this.viewerFollow = false;
+	}
+
 	private async openViewer(row: BoardRow, mode: "transcript" | "diff"): Promise<void> {
 		this.back = this.mode === "peek" ? "peek" : "list";
 		this.focusId = row.id;
-		this.viewerScroll = Number.MAX_SAFE_INTEGER;
+		this.viewerScroll = 0;
+		this.viewerFollow = true;
 		this.mode = mode;
 		if (mode === "transcript") this.transcript = await this.deps.readTranscript(row);
 		else this.diffLines = await this.deps.readDiff(row);
@@ -357,14 +368,16 @@ export class Dashboard {
 		const keys = this.deps.keys;
 		const page = Math.max(1, this.deps.height() - 6);
 		if (keys.matches(data, "tui.select.cancel") || data === "q") this.mode = this.back;
-		else if (keys.matches(data, "tui.select.up")) this.viewerScroll = Math.max(0, Math.min(this.viewerScroll, 1e9) - 1);
-		else if (keys.matches(data, "tui.select.down")) this.viewerScroll += 1;
-		else if (keys.matches(data, "tui.select.pageUp")) this.viewerScroll = Math.max(0, Math.min(this.viewerScroll, 1e9) - page);
-		else if (keys.matches(data, "tui.select.pageDown")) this.viewerScroll += page;
-		else if (data === "g") this.viewerScroll = 0;
-		else if (data === "G") this.viewerScroll = Number.MAX_SAFE_INTEGER;
+		else if (keys.matches(data, "tui.select.up")) this.scrollViewer(-1);
+		else if (keys.matches(data, "tui.select.down")) this.scrollViewer(1);
+		else if (keys.matches(data, "tui.select.pageUp")) this.scrollViewer(-page);
+		else if (keys.matches(data, "tui.select.pageDown")) this.scrollViewer(page);
+		else if (data === "g") {
+			this.viewerScroll = 0;
+			this.viewerFollow = false;
+		} else if (data === "G") this.viewerFollow = true;
 		else if (data === "?") {
-			this.back = this.mode;
+			this.helpBack = this.mode;
 			this.mode = "help";
 		}
 	}

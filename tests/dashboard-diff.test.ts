@@ -1,0 +1,48 @@
+/** The diff viewer's source: a real git worktree against its branch point, untracked files included. */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { readRowDiff } from "../src/board/ui/diff.ts";
+import { makeRow } from "../test-support/fake-board-service.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+	for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function git(cwd: string, ...args: string[]): string {
+	return execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd, encoding: "utf8" });
+}
+
+describe("worktree diff", () => {
+	it("shows committed and uncommitted changes since the branch point, not the main checkout's later commits", async () => {
+		const root = mkdtempSync(join(tmpdir(), "pab-diff-"));
+		dirs.push(root);
+		const repo = join(root, "repo");
+		execFileSync("mkdir", ["-p", repo]);
+		git(repo, "init", "-q");
+		writeFileSync(join(repo, "a.txt"), "one\ntwo\n");
+		git(repo, "add", ".");
+		git(repo, "commit", "-q", "-m", "base");
+		const wt = join(root, "wt");
+		git(repo, "worktree", "add", "-q", "-b", "board/x", wt);
+		writeFileSync(join(wt, "a.txt"), "one\ntwo changed\n");
+		git(wt, "commit", "-q", "-am", "worker change");
+		writeFileSync(join(wt, "a.txt"), "one\ntwo changed\nthree\n");
+		writeFileSync(join(wt, "new.txt"), "fresh\n");
+		// The main checkout moves on; that must not show up in the row's diff.
+		writeFileSync(join(repo, "main-only.txt"), "main\n");
+		git(repo, "add", ".");
+		git(repo, "commit", "-q", "-m", "main moves");
+
+		const lines = await readRowDiff(makeRow({ repo, cwd: repo, worktreePath: wt, branch: "board/x", worktreeMode: "worktree" }));
+		expect(lines).toContain("-two");
+		expect(lines).toContain("+two changed");
+		expect(lines).toContain("+three");
+		expect(lines).toContain("new untracked file: new.txt");
+		expect(lines.join("\n")).not.toContain("main-only.txt");
+		expect(await readRowDiff(makeRow({}))).toEqual(["(not a worktree row: no diff)"]);
+	});
+});
