@@ -108,7 +108,7 @@ describe("dashboard component", () => {
 		await h.press(KEY.down);
 		expect(h.dash.selectedRow()?.id).toBe("w1");
 		await h.press("s");
-		expect(h.screen()).toContain("Stop busy worker? (y/n)");
+		expect(h.screen()).toContain("(y/n) Stop busy worker?");
 		await h.press("n");
 		expect(h.board.calls.some((c) => c.method === "stop")).toBe(false);
 		await h.press("s", "y");

@@ -2,7 +2,8 @@
  * The dashboard end to end: real interactive pi in tmux, real board engine and workers, the
  * scripted faux model. Each test drives keys as a user would and reads the screen.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestAgent, type TestAgent, waitFor } from "../test-support/pi-harness.ts";
@@ -99,7 +100,7 @@ describe("dashboard in real pi", { timeout: 120_000 }, () => {
 		await only(tmux, "hang forever");
 		await tmux.waitForText(/Working \(1\)[\s\S]*hang forever/, 30_000);
 		tmux.keys("s");
-		await tmux.waitForText("Stop hang forever please? (y/n)");
+		await tmux.waitForText("(y/n) Stop hang forever please?");
 		tmux.keys("y");
 		await tmux.waitForText(/Stopped \(1\)[\s\S]*hang forever please/, 30_000);
 		await clearFilter(tmux);
@@ -151,5 +152,49 @@ describe("dashboard in real pi", { timeout: 120_000 }, () => {
 		const screen = await tmux.waitForText(/gated background work\s[\s\S]*Gate passed, all done\.[\s\S]*Resumed session/, 20_000);
 		expect(screen).not.toContain("Agent board");
 		expect(screen).not.toContain("agent-board: gated background work completed");
+	});
+
+	it("worktree row: dispatch in worktree mode, diff shows the worker's change, remove the worktree", async () => {
+		const { agent } = setup();
+		agent.writeScript({
+			rules: [{ match: "make notes", steps: [{ toolCall: { name: "write", args: { path: "notes.txt", content: "worker notes\n" } } }, { text: "Wrote notes.txt." }] }],
+			fallback: [{ text: "ok" }],
+		});
+		const repo = join(agent.root, "repo");
+		mkdirSync(repo);
+		const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd: repo, encoding: "utf8" });
+		git("init", "-q");
+		writeFileSync(join(repo, "README.md"), "repo\n");
+		git("add", ".");
+		git("commit", "-q", "-m", "base");
+		const tmux = startPiInTmux(agent, { width: 110, height: 34, cwd: repo });
+		sessions.push(tmux);
+		await tmux.waitForText(/faux-1/, 20_000);
+		await openBoard(tmux);
+		tmux.keys("n");
+		await tmux.waitForText("New agent");
+		tmux.type("make notes please");
+		tmux.keys("Enter");
+		await tmux.waitForText("enter: start");
+		tmux.keys("Up", "Right", "Right");
+		await tmux.waitForText("< worktree >");
+		tmux.keys("Enter");
+		await tmux.waitForText(/Completed \(1\)[\s\S]*make notes please.*Wrote notes\.txt\./, 30_000);
+		await tmux.waitForText(/\+1 -0 1f/, 15_000);
+		tmux.keys("Enter");
+		await tmux.waitForText(/^worktree\s+\+1 -0 1f\s/m);
+		tmux.keys("d");
+		await tmux.waitForText(/Diff: make notes please[\s\S]*new untracked file: notes\.txt/);
+		tmux.keys("Escape");
+		await tmux.waitForText(/^worktree\s/m);
+		tmux.keys("w");
+		await tmux.waitForText("Remove worktree");
+		tmux.keys("y");
+		// If git refuses a plain removal (untracked worker files), the board asks again before forcing.
+		const outcome = await tmux.waitForText(/Force-remove the worktree|removed worktree of make notes please/, 15_000);
+		if (/Force-remove the worktree/.test(outcome)) tmux.keys("y");
+		await tmux.waitForText("removed worktree of make notes please", 15_000);
+		await tmux.waitForGone(/^worktree\s/m);
+		expect(git("worktree", "list")).not.toMatch(/worktrees/);
 	});
 });

@@ -256,7 +256,7 @@ export class Dashboard {
 				break;
 			case "w":
 				if (!row.worktreePath) this.setStatus(`${row.name} has no worktree`);
-				else this.ask(`Remove worktree ${row.worktreePath}?`, () => this.run(`removed worktree of ${row.name}`, () => service.removeWorktree(row.id)));
+				else this.ask(`Remove worktree ${row.worktreePath}?`, () => this.removeWorktree(row));
 				break;
 			case "t":
 			case "d":
@@ -266,6 +266,20 @@ export class Dashboard {
 				if (row.alive) this.ask(`${row.name} is running. Stop it and attach?`, () => service.stop(row.id).then((stopped) => this.deps.done({ kind: "attach", row: stopped })));
 				else this.deps.done({ kind: "attach", row });
 				break;
+		}
+	}
+
+	/** git refuses to drop a worktree with changes; offer the forced removal as a second, explicit step. */
+	private async removeWorktree(row: BoardRow): Promise<void> {
+		try {
+			await this.deps.service.removeWorktree(row.id);
+			await this.run(`removed worktree of ${row.name}`, async () => undefined);
+		} catch (error) {
+			// Question first: git's message is long and the line is cut at the terminal width.
+			this.ask(`Force-remove the worktree, losing its changes? git: ${message(error).replace(/\s+/g, " ")}`, () =>
+				this.run(`force-removed worktree of ${row.name}`, () => this.deps.service.removeWorktree(row.id, { force: true })),
+			);
+			this.changed();
 		}
 	}
 

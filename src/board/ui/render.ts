@@ -48,7 +48,7 @@ export function renderDashboard(d: Dashboard, width: number): string[] {
 			lines.push(...listLines(d, width, theme, dialog ? body - 1 : body));
 	}
 	if (d.mode === "filter" || d.mode === "reply" || d.mode === "rename") lines.push(dialogLine(d, width, theme));
-	if (d.mode === "confirm" && d.confirm) lines.push(fit(theme.fg("warning", `${d.confirm.message} (y/n)`), width));
+	if (d.mode === "confirm" && d.confirm) lines.push(fit(theme.fg("warning", `(y/n) ${d.confirm.message}`), width));
 	lines.push(fit(d.status ? theme.fg("muted", d.status) : "", width));
 	lines.push(fit(theme.fg("dim", hints(d)), width));
 	// Safety net: only lines that are too wide pay for a styled truncation.
@@ -117,7 +117,8 @@ function peekLines(d: Dashboard, width: number, theme: UiTheme): string[] {
 		fit(`${theme.fg(STATE_COLOR[row.state], `${STATE_GLYPH[row.state]} ${STATE_LABEL[row.state]}`)}  ${theme.bold(row.name)}  ${theme.fg("dim", row.id)}`, width),
 		label("cwd", shortPath(row.cwd, home)),
 	];
-	if (row.worktreePath) out.push(label("worktree", `${shortPath(row.worktreePath, home)}${row.branch ? ` (${row.branch})` : ""} ${formatDiff(row)}`));
+	// Stats first: a long worktree path must not push them off a narrow line.
+	if (row.worktreePath) out.push(label("worktree", `${formatDiff(row) || "no changes"}  ${row.branch ? `${row.branch} ` : ""}${shortPath(row.worktreePath, home)}`));
 	out.push(label("model", `${row.model ?? "default"}${row.thinking ? ` thinking ${row.thinking}` : ""}`));
 	out.push(label("activity", `${formatAge(d.now() - row.lastActivityAt)} ago${row.alive ? " · running" : ""}${row.usage ? ` · ${formatUsage(row)}` : ""}`));
 	if (row.summary) out.push(label("summary", row.summary.replace(/\s+/g, " ")));
