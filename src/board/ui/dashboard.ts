@@ -9,7 +9,7 @@ import type { DispatchPrefs } from "./prefs.ts";
 import { renderDashboard } from "./render.ts";
 import type { TranscriptEntry } from "./transcript.ts";
 import type { KeyMatcher, UiTheme } from "./ui-types.ts";
-import { buildListItems, type ListItem, rowItems } from "./view-model.ts";
+import { buildListItems, type ListItem, type RowLayout, rowItems, rowLayout, rowLineParts } from "./view-model.ts";
 
 export type DashboardResult = { kind: "close" } | { kind: "attach"; row: BoardRow };
 
@@ -48,6 +48,8 @@ export class Dashboard {
 	rows: BoardRow[] = [];
 	items: ListItem[] = [];
 	visibleRows: BoardRow[] = [];
+	/** Column widths over the visible rows; recomputed only when the rows or the filter change. */
+	layout: RowLayout = rowLayout([]);
 	selected = 0;
 	scroll = 0;
 	filter = "";
@@ -119,6 +121,8 @@ export class Dashboard {
 		const current = this.visibleRows[this.selected]?.id;
 		this.items = buildListItems(this.rows, { filter: this.filter, showArchived: this.showArchived });
 		this.visibleRows = rowItems(this.items);
+		const now = this.now();
+		this.layout = rowLayout(this.visibleRows.map((row) => rowLineParts(row, now, this.deps.home)));
 		const index = current ? this.visibleRows.findIndex((row) => row.id === current) : -1;
 		this.selected = index >= 0 ? index : Math.min(this.selected, Math.max(0, this.visibleRows.length - 1));
 	}

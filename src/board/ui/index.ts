@@ -73,7 +73,11 @@ async function openDashboard(ctx: ExtensionCommandContext, service: BoardService
 				theme,
 				keys: keybindings,
 				requestRender: () => tui.requestRender(),
-				done,
+				// Stop polling the moment the board closes, whatever pi does with the component after.
+				done: (value) => {
+					dashboard.dispose();
+					done(value);
+				},
 				height: () => tui.terminal.rows,
 				cwd: ctx.cwd,
 				home: homedir(),

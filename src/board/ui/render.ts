@@ -86,7 +86,7 @@ function listLines(d: Dashboard, width: number, theme: UiTheme, body: number): s
 		}
 		const row = item.row;
 		const selected = row.id === selectedId;
-		const parts = formatRowLine(rowLineParts(row, now, d.deps.home), width - 1);
+		const parts = formatRowLine(rowLineParts(row, now, d.deps.home), width - 1, d.layout);
 		const pointer = selected ? theme.fg("accent", ">") : " ";
 		const head = theme.fg(STATE_COLOR[row.state], parts.head);
 		const name = selected ? theme.bold(parts.name) : parts.name;

@@ -142,7 +142,7 @@ export interface RowLineParts {
 	glyph: string;
 	name: string;
 	summary: string;
-	/** Right-hand columns, most important first; dropped from the end when space runs out. */
+	/** Fixed right-hand slots (archived, age, usage, diff, model, location), "" when empty; dropped from the end when space runs out. */
 	right: string[];
 }
 
@@ -155,27 +155,60 @@ export function rowLineParts(row: BoardRow, now: number, home?: string): RowLine
 		glyph: STATE_GLYPH[row.state],
 		name: row.name,
 		summary: summary.replace(/\s+/g, " ").trim(),
-		right: [row.archived ? "[archived]" : "", formatAge(now - row.lastActivityAt), formatUsage(row), formatDiff(row), row.model ?? "", location].filter((part) => part !== ""),
+		right: [row.archived ? "[archived]" : "", formatAge(now - row.lastActivityAt), formatUsage(row), formatDiff(row), row.model ?? "", location],
 	};
+}
+
+/** Column widths shared by all visible rows, so names, summaries and right slots line up. */
+export interface RowLayout {
+	name: number;
+	right: number[];
+}
+
+/** Slots that right-align (numbers); the others left-align. */
+const RIGHT_ALIGNED = [false, true, true, true, false, false];
+const MAX_NAME = 40;
+const MAX_SLOT = 24;
+
+export function rowLayout(parts: readonly RowLineParts[]): RowLayout {
+	const layout: RowLayout = { name: 0, right: [0, 0, 0, 0, 0, 0] };
+	for (const p of parts) {
+		layout.name = Math.max(layout.name, Math.min(MAX_NAME, visibleWidth(p.name)));
+		p.right.forEach((slot, i) => {
+			layout.right[i] = Math.max(layout.right[i] ?? 0, Math.min(MAX_SLOT, visibleWidth(slot)));
+		});
+	}
+	// Age changes while the board is open; reserve its widest short form.
+	layout.right[1] = Math.max(layout.right[1] ?? 0, 3);
+	return layout;
+}
+
+function pad(text: string, width: number, right: boolean): string {
+	const cut = fit(text, width);
+	if (!right) return cut;
+	const trimmed = cut.trimEnd();
+	return " ".repeat(Math.max(0, width - visibleWidth(trimmed))) + trimmed;
 }
 
 /**
  * One list line within `width` columns. Layout: `<marker><glyph> <name> <summary> <right...>`; the
- * name gets up to a third of the line, right columns are dropped before the summary shrinks below 12.
+ * name gets up to a third of the line, right slots are dropped before the summary shrinks below
+ * 40% of the line. With a layout, columns line up across rows.
  */
-export function formatRowLine(parts: RowLineParts, width: number): { head: string; name: string; summary: string; right: string } {
+export function formatRowLine(parts: RowLineParts, width: number, layout: RowLayout = rowLayout([parts])): { head: string; name: string; summary: string; right: string } {
 	const head = `${parts.marker}${parts.glyph} `;
 	let rest = Math.max(0, width - visibleWidth(head));
-	const nameWidth = Math.min(visibleWidth(parts.name), Math.max(8, Math.floor(rest / 3)), rest);
+	const nameWidth = Math.min(Math.max(1, layout.name), Math.max(8, Math.floor(rest / 3)), rest);
 	const name = fit(parts.name, nameWidth);
 	rest -= nameWidth;
 	const right: string[] = [];
 	let rightWidth = 0;
-	for (const column of parts.right) {
-		const w = visibleWidth(column) + 2;
-		// The summary keeps at least 40% of the line (and 12 columns) before optional columns get space.
+	for (let i = 0; i < parts.right.length; i++) {
+		const slotWidth = layout.right[i] ?? 0;
+		if (slotWidth === 0) continue;
+		const w = slotWidth + 2;
 		if (rest - rightWidth - w < Math.max(13, Math.floor(width * 0.4))) break;
-		right.push(column);
+		right.push(pad(parts.right[i] ?? "", slotWidth, RIGHT_ALIGNED[i] ?? false));
 		rightWidth += w;
 	}
 	const summaryWidth = Math.max(0, rest - rightWidth - (rest > 0 ? 1 : 0));
