@@ -6,15 +6,21 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { createBoardService } from "../src/board/service.ts";
 import { createTestAgent, type TestAgent, waitFor } from "../test-support/pi-harness.ts";
 import { startPiInTmux, type TmuxSession } from "../test-support/tmux.ts";
 
 const agents: TestAgent[] = [];
 const sessions: TmuxSession[] = [];
 
-afterEach(() => {
+afterEach(async () => {
 	for (const session of sessions.splice(0)) session.kill();
-	for (const agent of agents.splice(0)) agent.cleanup();
+	for (const agent of agents.splice(0)) {
+		// A failed test can leave a stalled worker behind; stop it before its directory goes away.
+		const service = createBoardService({ storeDir: join(agent.agentDir, "agent-board"), env: agent.env });
+		for (const row of await service.list({ includeArchived: true }).catch(() => [])) if (row.alive) await service.stop(row.id).catch(() => undefined);
+		agent.cleanup();
+	}
 });
 
 function setup(): { agent: TestAgent; gate: string } {
