@@ -8,7 +8,7 @@ import { DispatchForm } from "./dispatch-form.ts";
 import type { DispatchPrefs } from "./prefs.ts";
 import { renderDashboard } from "./render.ts";
 import type { TranscriptEntry } from "./transcript.ts";
-import type { KeyMatcher, UiTheme } from "./ui-types.ts";
+import { inputWith, type KeyMatcher, message, type UiTheme } from "./ui-types.ts";
 import { buildListItems, type ListItem, type RowLayout, rowItems, rowLayout, rowLineParts } from "./view-model.ts";
 
 export type DashboardResult = { kind: "close" } | { kind: "attach"; row: BoardRow };
@@ -399,15 +399,4 @@ export class Dashboard {
 			this.mode = "help";
 		}
 	}
-}
-
-/** An Input holding `value` with the cursor at its end (setValue keeps the cursor at 0). */
-export function inputWith(value: string): Input {
-	const input = new Input({ prompt: "" });
-	if (value) input.handleInput(`\x1b[200~${value}\x1b[201~`);
-	return input;
-}
-
-function message(error: unknown): string {
-	return error instanceof Error ? error.message : String(error);
 }
