@@ -160,6 +160,21 @@ describe("dashboard in real pi", { timeout: 120_000 }, () => {
 		expect(screen).not.toContain("agent-board: gated background work completed");
 	});
 
+	it("attaching to a running row asks, stops the run, then switches to its session", async () => {
+		const { agent } = setup();
+		const tmux = await start(agent);
+		await openBoard(tmux);
+		await dispatch(tmux, "hang forever on this");
+		await tmux.waitForText(/Working \(1\)[\s\S]*hang forever on this/, 30_000);
+		tmux.keys("o");
+		await tmux.waitForText("(y/n) hang forever on this is running. Stop it and attach?");
+		tmux.keys("y");
+		const screen = await tmux.waitForText(/hang forever on this[\s\S]*Resumed session/, 30_000);
+		expect(screen).not.toContain("Agent board");
+		await openBoard(tmux);
+		await tmux.waitForText(/Stopped \(1\)[\s\S]*hang forever on this/);
+	});
+
 	it("worktree row: dispatch in worktree mode, diff shows the worker's change, remove the worktree", async () => {
 		const { agent } = setup();
 		agent.writeScript({

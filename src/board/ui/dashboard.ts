@@ -173,6 +173,8 @@ export class Dashboard {
 
 	handleInput(data: string): void {
 		const keys = this.deps.keys;
+		// A status line answers the last action; the next key in the list or peek retires it.
+		if (this.mode === "list" || this.mode === "peek") this.status = "";
 		switch (this.mode) {
 			case "help":
 				this.mode = this.helpBack;
