@@ -271,30 +271,31 @@ export function finalize(status, exit) {
 	return status;
 }
 
-/** The extension's verdict when the runner is gone but the status is not terminal. @param {RunStatus} status @param {number} now */
-export function markRunnerDied(status, now) {
-	status.state = "failed";
-	status.error = "runner died";
+/**
+ * Ends a run on the extension's side, when the runner cannot record the end itself.
+ * @param {RunStatus} status @param {number} now @param {"failed" | "stopped"} state @param {string} eventText
+ */
+function endFromOutside(status, now, state, eventText) {
+	status.state = state;
 	status.endedAt = now;
 	status.updatedAt = now;
 	status.lastActivityAt = now;
 	status.currentTool = undefined;
-	pushEvent(status, now, "failed: runner died");
+	pushEvent(status, now, eventText);
 	status.summary = summarize(status);
 	return status;
 }
 
+/** The extension's verdict when the runner is gone but the status is not terminal. @param {RunStatus} status @param {number} now */
+export function markRunnerDied(status, now) {
+	status.error = "runner died";
+	return endFromOutside(status, now, "failed", "failed: runner died");
+}
+
 /** The extension's verdict when a stop was requested but the runner could not record it. @param {RunStatus} status @param {number} now */
 export function markStopped(status, now) {
-	status.state = "stopped";
 	status.stopRequested = true;
-	status.endedAt = now;
-	status.updatedAt = now;
-	status.lastActivityAt = now;
-	status.currentTool = undefined;
-	pushEvent(status, now, "stopped");
-	status.summary = summarize(status);
-	return status;
+	return endFromOutside(status, now, "stopped", "stopped");
 }
 
 /** @param {string} text */

@@ -11,28 +11,32 @@ import type { BoardRow, ThinkingLevel, WorktreeMode } from "./types.ts";
 import { isValidId } from "./ids.ts";
 import type { StorePaths } from "./paths.ts";
 
-export interface RowMeta {
+/** The stable part of a row, as stored in rows/<id>/meta.json. */
+export interface RowMeta
+	extends Pick<
+		BoardRow,
+		| "id"
+		| "name"
+		| "cwd"
+		| "repo"
+		| "sessionFile"
+		| "createdAt"
+		| "updatedAt"
+		| "pinned"
+		| "archived"
+		| "model"
+		| "thinking"
+		| "worktreeMode"
+		| "worktreePath"
+		| "branch"
+		| "ponytailMode"
+		| "lastViewedAt"
+	> {
 	version: 1;
-	id: string;
-	name: string;
-	cwd: string;
 	/** Where the worker runs: cwd, or the matching directory inside the worktree. */
 	runCwd: string;
-	repo?: string;
-	sessionFile: string;
-	createdAt: number;
-	updatedAt: number;
-	pinned: boolean;
-	archived: boolean;
-	model?: string;
-	thinking?: ThinkingLevel;
-	worktreeMode: WorktreeMode;
-	worktreePath?: string;
-	branch?: string;
 	baseCommit?: string;
-	ponytailMode?: string;
 	currentRunId: string;
-	lastViewedAt?: number;
 }
 
 export interface ProcessRecord {
