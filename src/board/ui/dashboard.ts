@@ -7,6 +7,7 @@ import type { BoardRow, BoardService } from "../types.ts";
 import { DispatchForm } from "./dispatch-form.ts";
 import type { DispatchPrefs } from "./prefs.ts";
 import { renderDashboard } from "./render.ts";
+import { ScrollWindow } from "./scroll-window.ts";
 import type { TranscriptEntry } from "./transcript.ts";
 import { inputWith, type KeyMatcher, message, type UiTheme } from "./ui-types.ts";
 import { buildListItems, type ListItem, type RowLayout, rowItems, rowLayout, rowLineParts } from "./view-model.ts";
@@ -60,9 +61,8 @@ export class Dashboard {
 	confirm: Confirm | undefined;
 	transcript: TranscriptEntry[] = [];
 	diffLines: string[] = [];
-	viewerScroll = 0;
 	/** Transcript/diff stick to the end while the user has not scrolled up, so a live run stays in view. */
-	viewerFollow = true;
+	viewer = new ScrollWindow();
 	/** Row shown in peek/transcript/diff, kept by id so a refresh keeps the view on it. */
 	focusId: string | undefined;
 	private lastVersion = "";
@@ -367,17 +367,10 @@ export class Dashboard {
 		}
 	}
 
-	/** Render clamps the offset and re-enables follow when the end is reached. */
-	private scrollViewer(delta: number): void {
-		this.viewerScroll = Math.max(0, this.viewerScroll + delta);
-		if (delta < 0) this.viewerFollow = false;
-	}
-
 	private async openViewer(row: BoardRow, mode: "transcript" | "diff"): Promise<void> {
 		this.back = this.mode === "peek" ? "peek" : "list";
 		this.focusId = row.id;
-		this.viewerScroll = 0;
-		this.viewerFollow = true;
+		this.viewer.reset();
 		this.mode = mode;
 		if (mode === "transcript") this.transcript = await this.deps.readTranscript(row);
 		else this.diffLines = await this.deps.readDiff(row);
@@ -388,14 +381,12 @@ export class Dashboard {
 		const keys = this.deps.keys;
 		const page = Math.max(1, this.deps.height() - 6);
 		if (keys.matches(data, "tui.select.cancel") || data === "q") this.mode = this.back;
-		else if (keys.matches(data, "tui.select.up")) this.scrollViewer(-1);
-		else if (keys.matches(data, "tui.select.down")) this.scrollViewer(1);
-		else if (keys.matches(data, "tui.select.pageUp")) this.scrollViewer(-page);
-		else if (keys.matches(data, "tui.select.pageDown")) this.scrollViewer(page);
-		else if (data === "g") {
-			this.viewerScroll = 0;
-			this.viewerFollow = false;
-		} else if (data === "G") this.viewerFollow = true;
+		else if (keys.matches(data, "tui.select.up")) this.viewer.scroll(-1);
+		else if (keys.matches(data, "tui.select.down")) this.viewer.scroll(1);
+		else if (keys.matches(data, "tui.select.pageUp")) this.viewer.scroll(-page);
+		else if (keys.matches(data, "tui.select.pageDown")) this.viewer.scroll(page);
+		else if (data === "g") this.viewer.top();
+		else if (data === "G") this.viewer.end();
 		else if (data === "?") {
 			this.helpBack = this.mode;
 			this.mode = "help";

@@ -168,14 +168,9 @@ function viewer(d: Dashboard, width: number, theme: UiTheme, body: number): stri
 		});
 	}
 	const room = body - 1;
-	const max = Math.max(0, content.length - room);
-	if (d.viewerFollow || d.viewerScroll >= max) {
-		d.viewerScroll = max;
-		d.viewerFollow = true;
-	}
-	d.viewerScroll = Math.max(0, Math.min(d.viewerScroll, max));
-	const position = content.length > room ? ` ${d.viewerScroll + 1}-${Math.min(content.length, d.viewerScroll + room)}/${content.length}` : "";
-	return [fit(`${theme.bold(title)}${theme.fg("dim", position)}`, width), ...content.slice(d.viewerScroll, d.viewerScroll + room)];
+	const start = d.viewer.clamp(content.length, room);
+	const position = content.length > room ? ` ${start + 1}-${Math.min(content.length, start + room)}/${content.length}` : "";
+	return [fit(`${theme.bold(title)}${theme.fg("dim", position)}`, width), ...content.slice(start, start + room)];
 }
 
 function helpLines(width: number, theme: UiTheme): string[] {
