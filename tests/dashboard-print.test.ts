@@ -36,9 +36,12 @@ describe("/agent-board in print mode", { timeout: 90_000 }, () => {
 
 		const bad = await runPi(agent, { args: ["-p", "/agent-board stop"] });
 		expect(bad.stdout).toBe("");
+		expect(bad.code).toBe(1);
 		expect(bad.stderr).toContain("stop needs a row id");
 		expect(bad.stderr).toContain("usage: /agent-board");
 		const unknown = await runPi(agent, { args: ["-p", "/agent-board show nosuchrow"] });
 		expect(unknown.stderr).toContain('no row "nosuchrow"');
+		expect(unknown.code).toBe(1);
+		expect(archived.code).toBe(0);
 	});
 });

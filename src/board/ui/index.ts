@@ -47,10 +47,16 @@ export function registerDashboard(pi: ExtensionAPI, getService: () => BoardServi
 	});
 }
 
-/** TUI and RPC show text as a notification; print mode writes stdout (errors to stderr); json keeps stdout for events. */
+/**
+ * TUI and RPC show text as a notification; print mode writes stdout (errors to stderr); json keeps
+ * stdout for events. A headless error also sets the exit code, so scripts can tell it failed.
+ */
 function output(ctx: ExtensionCommandContext, text: string, type: "info" | "error"): void {
 	if (ctx.hasUI) ctx.ui.notify(text, type);
-	else if (ctx.mode === "json" || type === "error") process.stderr.write(`${text}\n`);
+	else if (ctx.mode === "json" || type === "error") {
+		process.stderr.write(`${text}\n`);
+		if (type === "error") process.exitCode = 1;
+	}
 	// pi redirects process.stdout to stderr in print mode to guard its output; the table is the output.
 	else writeSync(1, `${text}\n`);
 }
