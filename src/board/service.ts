@@ -1,7 +1,7 @@
 /** The board engine's API: every consumer (dashboard, commands, LLM tools) goes through here. */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { DIR_MODE, ensureDir, writeJsonAtomic } from "../../runner/fs-util.mjs";
 import { killGroup } from "../../runner/proc.mjs";
 import { isTerminal, markRunnerDied, markStopped, type RunStatus } from "../../runner/state-rules.mjs";
@@ -295,18 +295,20 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			const hash = createHash("sha1");
 			for (const id of listRowIds(paths)) {
 				hash.update(id);
+				// The cached reads stat each file once; their stat keys are what changes the version.
+				let statusPath = "";
 				try {
-					const meta = statSync(paths.meta(id));
-					hash.update(`${meta.mtimeMs}:${meta.size}`);
 					const current = readMeta(paths, id, cache);
 					const runDir = paths.run(id, current.currentRunId);
-					const status = statSync(`${runDir}/status.json`);
-					hash.update(`${status.mtimeMs}:${status.size}`);
+					statusPath = join(runDir, "status.json");
+					const status = readStatus(runDir, cache);
 					// A SIGKILLed runner changes no file; its liveness must still change the version.
-					if (!isTerminal(readStatus(runDir, cache).state)) hash.update(processAlive(readProcess(`${runDir}/runner.json`)) ? "alive" : "gone");
+					if (!isTerminal(status.state)) hash.update(processAlive(readProcess(`${runDir}/runner.json`)) ? "alive" : "gone");
 				} catch (error) {
 					hash.update(errorReason(error, id));
 				}
+				hash.update(cache.keyOf(paths.meta(id)));
+				if (statusPath) hash.update(cache.keyOf(statusPath));
 			}
 			return hash.digest("hex").slice(0, 16);
 		},

@@ -52,15 +52,28 @@ interface CacheEntry {
 /** Parsed-file cache keyed by mtime and size: an unchanged store is re-read with stats only. */
 export class FileCache {
 	private entries = new Map<string, CacheEntry>();
+	/** Stat key of the latest read attempt per path, parsed or not: pollers hash it instead of stat-ing again. */
+	private statKeys = new Map<string, string>();
 
 	read(path: string, name: string): unknown {
-		const stat = statSync(path);
+		let stat;
+		try {
+			stat = statSync(path);
+		} catch (error) {
+			this.statKeys.delete(path);
+			throw error;
+		}
 		const key = `${stat.mtimeMs}:${stat.size}:${stat.ino}`;
+		this.statKeys.set(path, key);
 		const hit = this.entries.get(path);
 		if (hit && hit.key === key) return hit.value;
 		const value = parseJsonStrict(readFileSync(path, "utf8"), name);
 		this.entries.set(path, { key, value });
 		return value;
+	}
+
+	keyOf(path: string): string {
+		return this.statKeys.get(path) ?? "absent";
 	}
 
 	forget(path: string): void {
