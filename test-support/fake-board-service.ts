@@ -66,10 +66,11 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 		async get(id) {
 			return board.rows.find((row) => row.id === id);
 		},
-		async reply(id, prompt) {
-			board.calls.push({ method: "reply", args: [id, prompt] });
+		async reply(id, prompt, options) {
+			board.calls.push({ method: "reply", args: options ? [id, prompt, options] : [id, prompt] });
+			const wasAlive = must(board, id).alive;
 			board.setState(id, "working", { alive: true, question: undefined });
-			return { ...must(board, id) };
+			return { row: { ...must(board, id) }, delivery: wasAlive ? (options?.followUp ? "followUp" : "steer") : "new-run" };
 		},
 		async stop(id) {
 			board.calls.push({ method: "stop", args: [id] });
@@ -108,6 +109,15 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 		},
 		async version() {
 			return String(version);
+		},
+		watch(onChange) {
+			let seen = version;
+			const timer = setInterval(() => {
+				if (seen === version) return;
+				seen = version;
+				onChange(board.rows.map((row) => row.id));
+			}, 20);
+			return () => clearInterval(timer);
 		},
 	};
 	return board;

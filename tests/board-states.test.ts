@@ -138,7 +138,7 @@ describe("board run states", () => {
 		const board = boardFor(agent);
 		const row = await board.dispatch({ prompt: "first: paint the shed", cwd: agent.cwd });
 		expect((await waitDone(board, row.id)).state).toBe("needs_input");
-		const replied = await board.reply(row.id, "blue please");
+		const replied = (await board.reply(row.id, "blue please")).row;
 		expect(replied.currentRunId).not.toBe(row.currentRunId);
 		const after = await waitDone(board, row.id);
 		expect(after.state).toBe("completed");

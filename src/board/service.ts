@@ -21,7 +21,7 @@ import {
 	writeMeta,
 	type RowMeta,
 } from "./store.ts";
-import type { BoardRow, BoardService, DispatchOptions, ThinkingLevel, WorktreeMode } from "./types.ts";
+import type { BoardRow, BoardService, DispatchOptions, ReplyResult, ThinkingLevel, WorktreeMode } from "./types.ts";
 import { createWorktree, diffStats, removeWorktreeDir, repoRoot } from "./worktree.ts";
 
 export interface BoardServiceOptions {
@@ -196,7 +196,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		return readRow(id, true);
 	}
 
-	async function reply(id: string, prompt: string): Promise<BoardRow> {
+	async function reply(id: string, prompt: string): Promise<ReplyResult> {
 		checkPrompt(prompt);
 		const meta = { ...requireMeta(id) };
 		const current = readRow(id, false);
@@ -205,7 +205,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		meta.currentRunId = newRunId();
 		meta.updatedAt = Date.now();
 		launch(meta, prompt, () => writeMeta(paths, meta));
-		return readRow(id, true);
+		return { row: readRow(id, true), delivery: "new-run" };
 	}
 
 	async function stop(id: string): Promise<BoardRow> {
@@ -290,6 +290,18 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 				}
 			}
 			return eventOptions?.limit ? events.slice(-eventOptions.limit) : events;
+		},
+		watch(onChange) {
+			// Placeholder until the notify/ feed lands: a version poll that reports every row.
+			let last = "";
+			const timer = setInterval(() => {
+				void this.version().then((v) => {
+					if (v === last) return;
+					last = v;
+					onChange(listRowIds(paths));
+				});
+			}, 1000);
+			return () => clearInterval(timer);
 		},
 		async version() {
 			const hash = createHash("sha1");

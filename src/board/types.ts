@@ -23,6 +23,51 @@ export interface DiffStats {
 	files: number;
 }
 
+/** What the agent is doing right now (from the runner's status; absent when the run ended). */
+export interface LiveView {
+	/** Tail of the assistant text being streamed (bounded). */
+	text?: string;
+	/** Tool running now. */
+	tool?: { name: string; detail: string; startedAt: number };
+	/** A model request is out and no token has arrived since this time. */
+	waitingSince?: number;
+	/** pi's auto-retry in progress. */
+	retry?: { attempt: number; max: number; reason: string; at: number };
+	/** Context compaction in progress since this time. */
+	compactingSince?: number;
+}
+
+export type DeliveryKind = "steer" | "followUp" | "answer";
+
+/** The runner's answer to one message dropped in a run's inbox. */
+export interface Receipt {
+	id: string;
+	status: "pending" | "delivered" | "rejected";
+	as?: DeliveryKind;
+	at: number;
+	reason?: string;
+	/** First characters of the message, for display. */
+	preview: string;
+}
+
+export interface ReplyOptions {
+	/** Working row: queue the text after the current turn instead of steering it in. */
+	followUp?: boolean;
+	/** How long to wait for the runner's receipt before returning "pending" (ms). */
+	receiptTimeoutMs?: number;
+}
+
+export interface ReplyResult {
+	row: BoardRow;
+	/**
+	 * steer / followUp / answer: delivered into the running worker; new-run: a new run on the same
+	 * session (the row was finished or parked); queued: waits in the inbox of a run that has not started;
+	 * pending: dropped in the inbox, no receipt yet.
+	 */
+	delivery: DeliveryKind | "new-run" | "queued" | "pending";
+	receipt?: Receipt;
+}
+
 export interface BoardEvent {
 	at: number;
 	/** Short human line: "tool bash: npm test", "assistant: Done.", "error: ..." */
@@ -73,6 +118,14 @@ export interface BoardRow {
 	stderrTail?: string;
 	/** Directory of the current run: status.json, events.jsonl, stderr.log, runner.json, worker.json. */
 	runDir?: string;
+	/** What the agent is doing now (working or waiting for an answer in place). */
+	live?: LiveView;
+	/** The model that actually answered (provider/id), from the worker's messages. */
+	modelUsed?: string;
+	/** Latest receipts of messages sent to the current run, oldest first. */
+	receipts?: Receipt[];
+	/** Why a queued run cannot start yet (e.g. the slots directory is unreadable). */
+	blockedReason?: string;
 }
 
 export interface DispatchOptions {
@@ -92,7 +145,8 @@ export interface BoardService {
 	/** All rows (archived included only when asked), reconciled: dead runners become failed. */
 	list(options?: { includeArchived?: boolean }): Promise<BoardRow[]>;
 	get(id: string): Promise<BoardRow | undefined>;
-	reply(id: string, prompt: string): Promise<BoardRow>;
+	/** One reply for every state: steer/follow-up a working row, answer a question, or resume a finished row. */
+	reply(id: string, text: string, options?: ReplyOptions): Promise<ReplyResult>;
 	stop(id: string): Promise<BoardRow>;
 	archive(id: string): Promise<void>;
 	unarchive(id: string): Promise<void>;
@@ -102,4 +156,10 @@ export interface BoardService {
 	removeWorktree(id: string, options?: { force?: boolean }): Promise<void>;
 	/** Cheap change detector for pollers: changes whenever any row's files change (stat based). */
 	version(): Promise<string>;
+	/**
+	 * One shared change feed for the dashboard, footer and strip: calls back with the ids of rows whose
+	 * files changed (fs.watch on the store's notify/ directory, plus a slow safety poll that reports
+	 * every row). Returns the unsubscribe function.
+	 */
+	watch(onChange: (ids: readonly string[]) => void): () => void;
 }

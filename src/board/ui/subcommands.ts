@@ -70,7 +70,7 @@ export async function runSubcommand(service: BoardService, parsed: Extract<Parse
 			await service.unarchive(row.id);
 			return `unarchived ${row.id}`;
 		default:
-			return `replied to ${(await service.reply(row.id, parsed.text ?? "")).id}`;
+			return `replied to ${(await service.reply(row.id, parsed.text ?? "")).row.id}`;
 	}
 }
 
