@@ -54,3 +54,18 @@ export function parseJsonStrict(text, name) {
 		throw new Error(`${name}: invalid JSON (${error instanceof Error ? error.message : String(error)})`);
 	}
 }
+
+/**
+ * Tells watchers that a row changed: notify/<rowId> is replaced atomically, so one inotify watch on
+ * notify/ names exactly the rows that changed. Content is irrelevant; failures only delay a repaint.
+ * @param {string} storeRoot @param {string} rowId
+ */
+export function touchNotify(storeRoot, rowId) {
+	try {
+		const dir = join(storeRoot, "notify");
+		ensureDir(dir);
+		writeFileAtomic(join(dir, rowId), `${Date.now()}\n`);
+	} catch {
+		// A full or read-only disk: the safety poll still notices.
+	}
+}

@@ -1,21 +1,26 @@
-// Detached monitor for one run: waits for a concurrency slot, spawns the pi worker, folds its JSON
-// events into status.json and events.jsonl, and leaves a terminal state behind whatever happens.
-// Usage: node job-runner.mjs <run-config.json>
+// Detached owner of one run: spawned by pumpQueue() once the run holds a slot. It spawns the pi worker,
+// is the only writer of the run's files (status.json, events.jsonl, receipts/, logs), serves the run's
+// control channel (inbox/ on disk, fd 3 to the worker), and leaves a terminal state, a free slot and no
+// process of the run behind, whatever happens. Usage: node job-runner.mjs <run.json> <slot-file>
 import { spawn } from "node:child_process";
-import { appendFileSync, chmodSync, existsSync, readFileSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, readFileSync, watch } from "node:fs";
 import { join } from "node:path";
-import { applyEvent, finalize, initialStatus, summarize } from "./state-rules.mjs";
+import { addReceipt, applyEvent, finalize, initialStatus, summarize, visibleKey } from "./state-rules.mjs";
 import { compactEvent } from "./compact-event.mjs";
-import { writeJsonAtomic, ensureDir, FILE_MODE } from "./fs-util.mjs";
-import { killGroup, processStartTime } from "./proc.mjs";
-import { releaseSlot, tryClaimSlot } from "./slots.mjs";
+import { ensureDir, FILE_MODE, touchNotify, writeJsonAtomic } from "./fs-util.mjs";
+import { claimMessages, inboxDir, preview, writeReceipt } from "./inbox.mjs";
+import { endRunProcesses, processStartTime, RUN_TAG, runProcesses, signalVerified } from "./proc.mjs";
+import { PROMPT_PLACEHOLDER } from "./protocol.mjs";
+import { pumpQueue } from "./queue.mjs";
+import { adoptSlot, releaseSlot } from "./slots.mjs";
+import { openWorkerLink } from "./worker-link.mjs";
 
 /**
  * @typedef {object} RunConfig
  * @property {string} rowId
  * @property {string} runId
  * @property {string} runDir
- * @property {string} slotsDir
+ * @property {string} storeDir
  * @property {number} maxConcurrent
  * @property {string} sessionFile
  * @property {string} cwd
@@ -32,83 +37,142 @@ import { releaseSlot, tryClaimSlot } from "./slots.mjs";
  */
 
 const STATUS_INTERVAL_MS = 250;
-const SLOT_POLL_MS = 200;
+const INBOX_POLL_MS = 1000;
 const STDERR_TAIL = 4000;
 const STDERR_LOG_CAP = 256 * 1024;
 
-const configPath = process.argv[2];
-if (!configPath) {
-	process.stderr.write("usage: job-runner.mjs <run-config.json>\n");
+const [configPath, slotPath] = process.argv.slice(2);
+if (!configPath || !slotPath) {
+	process.stderr.write("usage: job-runner.mjs <run.json> <slot-file>\n");
 	process.exit(2);
 }
 /** @type {RunConfig} */
 const config = JSON.parse(readFileSync(configPath, "utf8"));
+const runDir = config.runDir;
 const paths = {
-	status: join(config.runDir, "status.json"),
-	events: join(config.runDir, "events.jsonl"),
-	stderr: join(config.runDir, "stderr.log"),
-	runner: join(config.runDir, "runner.json"),
-	worker: join(config.runDir, "worker.json"),
-	stop: join(config.runDir, "stop-requested"),
+	status: join(runDir, "status.json"),
+	events: join(runDir, "events.jsonl"),
+	stderr: join(runDir, "stderr.log"),
+	runner: join(runDir, "runner.json"),
+	worker: join(runDir, "worker.json"),
 };
-ensureDir(config.slotsDir);
-
-const status = initialStatus(config.runId, config.rowId, config.createdAt);
 const selfStart = processStartTime(process.pid);
 writeJsonAtomic(paths.runner, { pid: process.pid, start: selfStart });
+adoptSlot(slotPath, { pid: process.pid, start: selfStart, runId: config.runId });
+
+const status = initialStatus(config.runId, config.rowId, config.createdAt);
+status.state = "working";
+status.startedAt = Date.now();
+status.summary = "Starting pi";
 
 let lastWrite = 0;
+let lastKey = "";
+let lastState = "";
 /** @type {NodeJS.Timeout | undefined} */
 let pendingWrite;
-let lastWrittenState = status.state;
 let stderrLogged = 0;
-/** @type {string | undefined} */
-let slot;
 /** @type {import("node:child_process").ChildProcess | undefined} */
 let worker;
+/** @type {string | undefined} */
+let workerStart;
+/** @type {ReturnType<typeof openWorkerLink> | undefined} */
+let link;
 let stopping = false;
 let finished = false;
+let agentStarted = false;
+let workerClosed = false;
+/** Messages claimed before the worker's agent started: forwarded at agent_start. @type {import("./inbox.mjs").InboxMessage[]} */
+const held = [];
+/** Forwarded, waiting for the worker's receipt. @type {Map<string, import("./inbox.mjs").InboxMessage>} */
+const forwarded = new Map();
 
 function writeStatus() {
 	if (pendingWrite) clearTimeout(pendingWrite);
 	pendingWrite = undefined;
 	lastWrite = Date.now();
-	lastWrittenState = status.state;
+	lastKey = visibleKey(status);
+	lastState = status.state;
 	writeJsonAtomic(paths.status, status);
+	touchNotify(config.storeDir, config.rowId);
 }
 
-/** State changes are written at once; everything else at most every STATUS_INTERVAL_MS. */
+/** Writes only what a reader could see, state changes at once, the rest at most every STATUS_INTERVAL_MS. */
 function scheduleStatus() {
-	if (status.state !== lastWrittenState) return writeStatus();
+	if (status.state !== lastState) return writeStatus();
 	if (pendingWrite) return;
+	if (visibleKey(status) === lastKey) return;
 	const wait = Math.max(0, lastWrite + STATUS_INTERVAL_MS - Date.now());
-	pendingWrite = setTimeout(writeStatus, wait);
+	pendingWrite = setTimeout(() => (visibleKey(status) === lastKey ? (pendingWrite = undefined) : writeStatus()), wait);
 }
 
 writeStatus();
 
-/** @param {number} ms */
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitForSlot() {
-	const owner = { pid: process.pid, start: selfStart, runId: config.runId };
-	for (;;) {
-		if (stopping || existsSync(paths.stop)) return false;
-		slot = tryClaimSlot(config.slotsDir, Math.max(1, config.maxConcurrent), owner);
-		if (slot) return true;
-		await sleep(SLOT_POLL_MS + Math.floor(Math.random() * 50));
-	}
+/** @param {import("./inbox.mjs").InboxMessage} message @param {"delivered" | "rejected"} outcome @param {{ as?: "steer" | "followUp" | "answer", reason?: string }} [extra] */
+function answer(message, outcome, extra = {}) {
+	const receipt = { id: message.id, status: outcome, as: extra.as, reason: extra.reason, at: Date.now(), preview: preview(message.text ?? message.kind) };
+	writeReceipt(runDir, receipt);
+	addReceipt(status, receipt);
+	scheduleStatus();
 }
+
+/** @param {import("./inbox.mjs").InboxMessage} message */
+function forward(message) {
+	if (workerClosed || finished || !link?.send({ type: "message", id: message.id, text: message.text, deliverAs: message.deliverAs ?? "steer" })) {
+		answer(message, "rejected", { reason: "run ended" });
+		return;
+	}
+	forwarded.set(message.id, message);
+}
+
+function serveInbox() {
+	for (const message of claimMessages(runDir)) {
+		if ("invalid" in message) {
+			const receipt = { id: message.id, status: /** @type {const} */ ("rejected"), reason: message.invalid, at: Date.now(), preview: "" };
+			writeReceipt(runDir, receipt);
+			addReceipt(status, receipt);
+		} else if (finished) {
+			answer(message, "rejected", { reason: "run ended" });
+		} else if (message.kind === "stop") {
+			answer(message, "delivered");
+			stop();
+		} else if (finished || workerClosed || stopping) {
+			answer(message, "rejected", { reason: "run ended" });
+		} else if (!agentStarted) {
+			held.push(message);
+		} else {
+			forward(message);
+		}
+	}
+	scheduleStatus();
+}
+
+ensureDir(inboxDir(runDir));
+const inboxWatcher = watch(inboxDir(runDir), () => serveInbox());
+inboxWatcher.on("error", () => undefined);
+const inboxPoll = setInterval(serveInbox, INBOX_POLL_MS);
 
 /** @param {{ code: number | null, signal: string | null, spawnError?: string }} exit */
 async function finish(exit) {
 	if (finished) return;
 	finished = true;
+	inboxWatcher.close();
+	clearInterval(inboxPoll);
+	link?.close();
 	finalize(status, { ...exit, stopped: stopping, now: Date.now() });
 	protectSession();
 	writeStatus();
-	releaseSlot(slot, config.runId);
-	if (config.summaryModel && !stopping && exit.spawnError === undefined) await modelSummary();
+	// pi starts tools in their own process groups: end whatever of this run is still running.
+	await endRunProcesses(config.runId, { exclude: process.pid, graceMs: 500 });
+	for (const message of held.splice(0)) answer(message, "rejected", { reason: "run ended" });
+	for (const message of forwarded.values()) answer(message, "rejected", { reason: "the worker exited before confirming delivery" });
+	forwarded.clear();
+	serveInbox();
+	writeStatus();
+	releaseSlot(slotPath, config.runId);
+	const env = { ...process.env };
+	delete env[RUN_TAG];
+	pumpQueue(config.storeDir, { maxConcurrent: config.maxConcurrent, node: process.execPath, env });
+	if (config.summaryModel && !stopping && exit.spawnError === undefined) await modelSummary(env);
 	process.exit(0);
 }
 
@@ -121,17 +185,21 @@ function protectSession() {
 	}
 }
 
+/** Stop: ask the worker to abort, then TERM it, then KILL everything of the run. */
 function stop() {
 	if (stopping) return;
 	stopping = true;
 	status.stopRequested = true;
+	scheduleStatus();
 	if (!worker?.pid) {
 		void finish({ code: null, signal: null });
 		return;
 	}
+	link?.send({ type: "abort" });
 	const pid = worker.pid;
-	killGroup(pid, "SIGTERM");
-	setTimeout(() => killGroup(pid, "SIGKILL"), config.stopGraceMs ?? 3000).unref();
+	const grace = config.stopGraceMs ?? 3000;
+	setTimeout(() => signalVerified(pid, workerStart, "SIGTERM"), grace).unref();
+	setTimeout(() => void endRunProcesses(config.runId, { exclude: process.pid }), grace * 2).unref();
 }
 
 for (const signal of /** @type {const} */ (["SIGTERM", "SIGINT", "SIGHUP"])) process.on(signal, stop);
@@ -141,7 +209,8 @@ function workerArgs() {
 	if (config.model) args.push("--model", config.model);
 	if (config.thinking) args.push("--thinking", config.thinking);
 	if (config.extensionPath) args.push("-e", config.extensionPath);
-	args.push("--", config.prompt);
+	// The prompt itself travels over fd 3: argv is readable by every local user, and pi reads "@" as a file.
+	args.push("--", PROMPT_PLACEHOLDER);
 	return args;
 }
 
@@ -156,16 +225,49 @@ function onStderr(chunk) {
 	scheduleStatus();
 }
 
+/** @param {Record<string, unknown>} event */
+function onWorkerEvent(event) {
+	if (event.type === "agent_start" && !agentStarted) {
+		agentStarted = true;
+		for (const message of held.splice(0)) forward(message);
+	}
+	if (event.type === "message_end") {
+		protectSession();
+		const message = /** @type {{ role?: string, content?: unknown }} */ (event.message ?? {});
+		// Without the worker role nobody replaced the placeholder: fail loudly rather than let the model guess.
+		if (message.role === "user" && JSON.stringify(message.content ?? "").includes(PROMPT_PLACEHOLDER)) {
+			status.error = "the worker did not load the agent-board extension, so the prompt could not be delivered";
+			if (worker?.pid) signalVerified(worker.pid, workerStart, "SIGKILL");
+		}
+	}
+}
+
 function startWorker() {
 	const command = config.piCommand[0] ?? "pi";
 	const child = spawn(command, workerArgs(), {
 		cwd: config.cwd,
-		env: { ...process.env, ...config.env },
-		detached: true,
-		stdio: ["ignore", "pipe", "pipe"],
+		env: { ...process.env, ...config.env, AGENT_BOARD_CONTROL_FD: "3", [RUN_TAG]: config.runId },
+		stdio: ["ignore", "pipe", "pipe", "pipe"],
 	});
 	worker = child;
-	if (child.pid) writeJsonAtomic(paths.worker, { pid: child.pid, start: processStartTime(child.pid) });
+	const stdout = /** @type {import("node:stream").Readable} */ (child.stdout);
+	const stderr = /** @type {import("node:stream").Readable} */ (child.stderr);
+	if (child.pid) {
+		workerStart = processStartTime(child.pid);
+		writeJsonAtomic(paths.worker, { pid: child.pid, start: workerStart });
+	}
+	link = openWorkerLink(/** @type {import("node:stream").Duplex | null} */ (child.stdio[3]), (report) => {
+		if (report.type === "closed") {
+			workerClosed = true;
+			for (const message of held.splice(0)) answer(message, "rejected", { reason: "run ended" });
+			return;
+		}
+		const message = forwarded.get(report.id);
+		if (!message) return;
+		forwarded.delete(report.id);
+		answer(message, report.status, { as: report.as, reason: report.reason });
+	});
+	link.send({ type: "prompt", text: config.prompt });
 	let buffer = "";
 	let seq = 0;
 	/** @param {string} line */
@@ -183,38 +285,50 @@ function startWorker() {
 		seq += 1;
 		appendFileSync(paths.events, `${JSON.stringify(compactEvent(event, seq, now))}\n`, { mode: FILE_MODE });
 		applyEvent(status, event, now);
-		if (event.type === "message_end") protectSession();
+		onWorkerEvent(event);
 	};
-	child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => {
-		buffer += chunk;
-		let index;
-		while ((index = buffer.indexOf("\n")) >= 0) {
-			onLine(buffer.slice(0, index));
-			buffer = buffer.slice(index + 1);
-		}
-		scheduleStatus();
+	const stdoutDone = new Promise((resolve) => {
+		stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => {
+			buffer += chunk;
+			let index;
+			while ((index = buffer.indexOf("\n")) >= 0) {
+				onLine(buffer.slice(0, index));
+				buffer = buffer.slice(index + 1);
+			}
+			scheduleStatus();
+		});
+		stdout.on("end", resolve);
+		stdout.on("error", resolve);
 	});
-	child.stderr.setEncoding("utf8").on("data", onStderr);
+	stderr.setEncoding("utf8").on("data", onStderr);
 	child.on("error", (error) => {
 		const code = /** @type {NodeJS.ErrnoException} */ (error).code;
 		const reason = code === "ENOENT" ? `pi not found: ${command}` : `could not start pi (${command}): ${error.message}`;
 		void finish({ code: null, signal: null, spawnError: reason });
 	});
-	child.on("close", (code, signal) => {
-		if (buffer) onLine(buffer);
-		buffer = "";
-		void finish({ code, signal });
+	// "exit", not "close": pi's tools may inherit fd 3 and keep it open after pi is gone.
+	child.on("exit", (code, signal) => {
+		const flushed = Promise.race([stdoutDone, new Promise((r) => setTimeout(r, 2000))]);
+		void flushed.then(() => {
+			if (buffer) onLine(buffer);
+			buffer = "";
+			void finish({ code, signal });
+		});
 	});
 }
 
-async function modelSummary() {
+/** @param {NodeJS.ProcessEnv} env the runner's environment without the run's tag */
+async function modelSummary(env) {
 	const command = config.piCommand[0] ?? "pi";
 	const prompt = `Summarize in one short sentence (max 15 words) what this agent run achieved or is blocked on:\n\n${status.latestAssistant ?? status.error ?? status.state}`;
-	const args = [...config.piCommand.slice(1), "-p", "--no-session", "--model", String(config.summaryModel), "--", prompt];
+	// The prompt goes through stdin (pi -p reads piped stdin), never argv.
+	const args = [...config.piCommand.slice(1), "-p", "--no-session", "--model", String(config.summaryModel)];
 	const text = await new Promise((resolve) => {
 		let out = "";
-		const child = spawn(command, args, { cwd: config.cwd, env: { ...process.env, ...config.env }, stdio: ["ignore", "pipe", "ignore"] });
+		const child = spawn(command, args, { cwd: config.cwd, env: { ...env, ...config.env, AGENT_BOARD_WORKER: "" }, stdio: ["pipe", "pipe", "ignore"] });
 		const timer = setTimeout(() => child.kill("SIGKILL"), config.summaryTimeoutMs ?? 30_000);
+		child.stdin.on("error", () => undefined);
+		child.stdin.end(prompt);
 		child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ c) => (out += c));
 		child.on("error", () => resolve(""));
 		child.on("close", (code) => {
@@ -229,33 +343,24 @@ async function modelSummary() {
 	}
 }
 
-async function main() {
-	if (existsSync(paths.stop)) stopping = true;
-	const claimed = await waitForSlot();
-	if (!claimed || stopping || existsSync(paths.stop)) {
-		stopping = true;
-		return finish({ code: null, signal: null });
-	}
-	if (!existsSync(config.cwd)) return finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });
-	startWorker();
-}
-
-// The runner must never outlive a worker it cannot see; keep the worker's liveness honest.
-process.on("exit", () => {
-	if (worker?.pid && worker.exitCode === null && worker.signalCode === null) killGroup(worker.pid, "SIGKILL");
-});
-// A bug in the runner must still leave a terminal state and no orphaned worker.
+// A bug in the runner must still leave a terminal state, a free slot and no process of the run.
 process.on("uncaughtException", (error) => {
 	try {
-		if (worker?.pid) killGroup(worker.pid, "SIGKILL");
+		for (const p of runProcesses(config.runId, { exclude: process.pid })) signalVerified(p.pid, p.start, "SIGKILL");
 		if (!finished) {
 			finished = true;
 			finalize(status, { code: null, signal: null, spawnError: `runner error: ${error.message}`, now: Date.now() });
 			writeStatus();
-			releaseSlot(slot, config.runId);
+			releaseSlot(slotPath, config.runId);
 		}
 	} finally {
 		process.exit(1);
 	}
 });
-void main();
+
+// A stop (or messages) may have arrived while the run was queued.
+serveInbox();
+if (stopping) {
+	// stop() already finished the run.
+} else if (!existsSync(config.cwd)) void finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });
+else startWorker();

@@ -1,54 +1,127 @@
-// Process liveness that survives PID reuse: a pid is only "ours" while its start time matches.
-import { readFileSync } from "node:fs";
+// Process liveness you can bet a kill on. A pid is "ours" only while its start time (field 22 of
+// /proc/<pid>/stat) matches the one recorded; a record without a start time is never trusted; zombies
+// are dead; process groups are never signalled. Every process of a run carries RUN_TAG=<runId> in its
+// environment, so a run's processes (pi tools in their own process groups included) can be found and
+// ended even when the runner that started them is gone.
+import { readdirSync, readFileSync } from "node:fs";
+
+export const RUN_TAG = "AGENT_BOARD_RUN_ID";
 
 /**
- * Start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat), or undefined.
  * @param {number} pid
- * @returns {string | undefined}
+ * @returns {{ state: string, start: string } | undefined}
  */
-export function processStartTime(pid) {
+function readStat(pid) {
 	try {
 		const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
 		// The command name (field 2) may contain spaces and parentheses; fields resume after the last ")".
 		const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-		return rest[19];
+		const state = rest[0];
+		const start = rest[19];
+		return state && start ? { state, start } : undefined;
 	} catch {
 		return undefined;
 	}
 }
 
+/** Start time of a live (non-zombie) process, or undefined. @param {number} pid */
+export function processStartTime(pid) {
+	const stat = readStat(pid);
+	return stat && stat.state !== "Z" && stat.state !== "X" ? stat.start : undefined;
+}
+
+/** @param {unknown} pid @returns {pid is number} */
+function validPid(pid) {
+	return typeof pid === "number" && Number.isInteger(pid) && pid > 1;
+}
+
 /**
+ * True only when `pid` runs and started at `startTime`. Without a start time nothing is provably ours.
  * @param {number | undefined} pid
  * @param {string | undefined} startTime
  */
 export function isAlive(pid, startTime) {
-	if (!pid || pid <= 0) return false;
-	try {
-		process.kill(pid, 0);
-	} catch (error) {
-		if (/** @type {NodeJS.ErrnoException} */ (error).code !== "EPERM") return false;
-	}
-	if (!startTime) return true;
-	const now = processStartTime(pid);
-	// Without /proc we cannot compare; a positive kill(0) is the best evidence available.
-	return now === undefined || now === startTime;
+	if (!validPid(pid) || typeof startTime !== "string" || !startTime) return false;
+	return processStartTime(pid) === startTime;
 }
 
 /**
- * Signals a whole process group; ignores groups that are already gone.
- * @param {number} pid
- * @param {NodeJS.Signals} signal
+ * Signals one process, only after re-checking that it is still the one recorded.
+ * @param {number} pid @param {string | undefined} startTime @param {NodeJS.Signals} signal
  */
-export function killGroup(pid, signal) {
+export function signalVerified(pid, startTime, signal) {
+	if (!isAlive(pid, startTime)) return false;
 	try {
-		process.kill(-pid, signal);
+		process.kill(pid, signal);
 		return true;
 	} catch {
+		return false;
+	}
+}
+
+/**
+ * Live processes whose environment carries RUN_TAG=<runId> (our own uid's only: others are unreadable).
+ * @param {string} runId
+ * @param {{ exclude?: number }} [options]
+ * @returns {{ pid: number, start: string }[]}
+ */
+export function runProcesses(runId, options = {}) {
+	const needle = Buffer.from(`\0${RUN_TAG}=${runId}\0`);
+	const head = Buffer.from(`${RUN_TAG}=${runId}\0`);
+	/** @type {{ pid: number, start: string }[]} */
+	const found = [];
+	let names;
+	try {
+		names = readdirSync("/proc");
+	} catch {
+		return found;
+	}
+	for (const name of names) {
+		const pid = Number(name);
+		if (!validPid(pid) || pid === options.exclude) continue;
+		let environ;
 		try {
-			process.kill(pid, signal);
-			return true;
+			environ = readFileSync(`/proc/${pid}/environ`);
 		} catch {
-			return false;
+			continue;
+		}
+		if (environ.indexOf(needle) < 0 && !environ.subarray(0, head.length).equals(head)) continue;
+		const start = processStartTime(pid);
+		if (start) found.push({ pid, start });
+	}
+	return found;
+}
+
+/**
+ * Ends every process of a run (except `exclude`): SIGTERM, then SIGKILL after `graceMs`. Resolves
+ * when none is left or after the kill wait; returns how many were still alive at the end.
+ * @param {string} runId
+ * @param {{ exclude?: number, graceMs?: number, signalFirst?: NodeJS.Signals }} [options]
+ */
+export async function endRunProcesses(runId, options = {}) {
+	const graceMs = options.graceMs ?? 0;
+	let procs = runProcesses(runId, { exclude: options.exclude });
+	if (procs.length === 0) return 0;
+	if (graceMs > 0) {
+		for (const p of procs) signalVerified(p.pid, p.start, options.signalFirst ?? "SIGTERM");
+		const deadline = Date.now() + graceMs;
+		while (Date.now() < deadline) {
+			await sleep(50);
+			procs = procs.filter((p) => isAlive(p.pid, p.start));
+			if (procs.length === 0) return 0;
 		}
 	}
+	for (let round = 0; round < 40; round++) {
+		// New children may appear while we kill their parents: rescan each round.
+		procs = runProcesses(runId, { exclude: options.exclude });
+		if (procs.length === 0) return 0;
+		for (const p of procs) signalVerified(p.pid, p.start, "SIGKILL");
+		await sleep(25);
+	}
+	return runProcesses(runId, { exclude: options.exclude }).length;
+}
+
+/** @param {number} ms */
+function sleep(ms) {
+	return new Promise((resolve) => setTimeout(resolve, ms));
 }

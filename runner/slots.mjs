@@ -1,9 +1,14 @@
-// Concurrency slots without a daemon: slot-<n>.json files created with O_EXCL by runners; a slot
-// whose owner is dead (pid + start time) is reclaimed.
-import { closeSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+// Concurrency slots without a daemon: slots/slot-<n>.json, created with O_EXCL, naming the run that
+// holds it and the process that claimed it. A slot is free only when its claimer is gone AND no
+// process of its run is left (see RUN_TAG in proc.mjs): a killed runner whose worker or tools still
+// run keeps its slot, so the limit holds whatever gets killed.
+import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, constants } from "node:fs";
 import { join } from "node:path";
-import { isAlive } from "./proc.mjs";
-import { FILE_MODE } from "./fs-util.mjs";
+import { isAlive, runProcesses } from "./proc.mjs";
+import { FILE_MODE, writeJsonAtomic } from "./fs-util.mjs";
+
+/** A slot file still empty or unparsable after this long was left by a claimer killed mid-write. */
+const GARBAGE_GRACE_MS = 2000;
 
 /**
  * @typedef {object} SlotOwner
@@ -12,29 +17,59 @@ import { FILE_MODE } from "./fs-util.mjs";
  * @property {string} runId
  */
 
-/** @param {string} path @returns {SlotOwner | undefined} */
+/** @param {string} path @returns {SlotOwner | "garbage" | undefined} */
 function readOwner(path) {
+	let text;
 	try {
-		return /** @type {SlotOwner} */ (JSON.parse(readFileSync(path, "utf8")));
-	} catch {
-		return undefined;
+		text = readFileSync(path, "utf8");
+	} catch (error) {
+		return /** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT" ? undefined : "garbage";
 	}
+	try {
+		const value = JSON.parse(text);
+		if (value && typeof value === "object" && typeof value.runId === "string" && typeof value.pid === "number") return value;
+	} catch {
+		// Fall through: not an owner record.
+	}
+	return "garbage";
+}
+
+/** @param {string} path @param {number} ms */
+function olderThan(path, ms) {
+	try {
+		return Date.now() - statSync(path).mtimeMs > ms;
+	} catch {
+		return false;
+	}
+}
+
+/** True when nothing can still be using the slot at `path`. @param {string} path */
+function isStale(path) {
+	const owner = readOwner(path);
+	if (owner === undefined) return false;
+	if (owner === "garbage") return olderThan(path, GARBAGE_GRACE_MS);
+	if (isAlive(owner.pid, owner.start)) return false;
+	return runProcesses(owner.runId).length === 0;
 }
 
 /**
  * Tries to claim one of `max` slots; returns the claimed path or undefined when all are taken.
+ * Errors other than "taken" (EACCES, ENOSPC...) are thrown with the path, so a stuck queue says why.
  * @param {string} dir @param {number} max @param {SlotOwner} owner
  */
 export function tryClaimSlot(dir, max, owner) {
+	/** @type {string[]} */
+	const taken = [];
 	for (let n = 0; n < max; n++) {
 		const path = join(dir, `slot-${n}.json`);
 		if (create(path, owner)) return path;
-		const current = readOwner(path);
-		// A half-written slot file (owner still writing) reads as undefined; leave it alone.
-		if (current && !isAlive(current.pid, current.start)) {
-			reclaim(path, current, owner.runId);
-			if (create(path, owner)) return path;
-		}
+		taken.push(path);
+	}
+	// All taken: look for one whose run is over (a /proc scan, so only when we actually need a slot).
+	for (const path of taken) {
+		if (!isStale(path)) continue;
+		reclaim(path);
+		if (create(path, owner)) return path;
 	}
 	return undefined;
 }
@@ -43,32 +78,44 @@ export function tryClaimSlot(dir, max, owner) {
 function create(path, owner) {
 	let fd;
 	try {
-		fd = openSync(path, "wx", FILE_MODE);
-	} catch {
-		return false;
+		fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, FILE_MODE);
+	} catch (error) {
+		if (/** @type {NodeJS.ErrnoException} */ (error).code === "EEXIST") return false;
+		throw new Error(`cannot claim a concurrency slot: ${path}: ${describeError(error)}`);
 	}
-	writeSync(fd, JSON.stringify(owner));
+	try {
+		writeSync(fd, JSON.stringify(owner));
+	} catch (error) {
+		closeSync(fd);
+		unlinkSync(path);
+		throw new Error(`cannot claim a concurrency slot: ${path}: ${describeError(error)}`);
+	}
 	closeSync(fd);
 	return true;
 }
 
+/** @param {unknown} error */
+function describeError(error) {
+	const e = /** @type {NodeJS.ErrnoException} */ (error);
+	return e.code ? `${e.code} (${e.message})` : String(error);
+}
+
 /**
- * Moves a stale slot aside; if another runner replaced it in between, puts the live one back.
- * @param {string} path @param {SlotOwner} stale @param {string} runId
+ * Moves a stale slot aside; if a live claimer replaced it in between, puts that one back.
+ * @param {string} path
  */
-function reclaim(path, stale, runId) {
-	const aside = `${path}.reclaim-${runId}`;
+function reclaim(path) {
+	const aside = `${path}.reclaim-${process.pid}-${Date.now()}`;
 	try {
 		renameSync(path, aside);
 	} catch {
 		return;
 	}
-	const moved = readOwner(aside);
-	if (moved && (moved.runId !== stale.runId || moved.pid !== stale.pid)) {
+	if (!isStale(aside)) {
 		try {
 			linkSync(aside, path);
 		} catch {
-			// Someone claimed the path again meanwhile; the moved owner keeps running regardless.
+			// The path was claimed again meanwhile; the moved holder keeps running and its release is a no-op.
 		}
 	}
 	try {
@@ -78,11 +125,24 @@ function reclaim(path, stale, runId) {
 	}
 }
 
+/**
+ * The runner takes over the slot its pumper claimed, so the slot's liveness follows the runner and not
+ * a long-lived pi that happened to pump. Safe without a lock: nobody reclaims a slot whose run has a
+ * live process, and the runner is one.
+ * @param {string} path @param {SlotOwner} owner
+ */
+export function adoptSlot(path, owner) {
+	const current = readOwner(path);
+	if (!current || current === "garbage" || current.runId !== owner.runId) return false;
+	writeJsonAtomic(path, owner);
+	return true;
+}
+
 /** @param {string | undefined} path @param {string} runId */
 export function releaseSlot(path, runId) {
 	if (!path) return;
 	const owner = readOwner(path);
-	if (owner && owner.runId !== runId) return;
+	if (!owner || owner === "garbage" || owner.runId !== runId) return;
 	try {
 		unlinkSync(path);
 	} catch {
@@ -90,12 +150,12 @@ export function releaseSlot(path, runId) {
 	}
 }
 
-/** Number of slot files held by live owners (for observation in tests and benches). @param {string} dir @param {number} max */
+/** Slot files whose run may still be using them (for observation in tests and benches). @param {string} dir @param {number} max */
 export function liveSlots(dir, max) {
 	let live = 0;
 	for (let n = 0; n < max; n++) {
-		const owner = readOwner(join(dir, `slot-${n}.json`));
-		if (owner && isAlive(owner.pid, owner.start)) live += 1;
+		const path = join(dir, `slot-${n}.json`);
+		if (readOwner(path) !== undefined && !isStale(path)) live += 1;
 	}
 	return live;
 }

@@ -1,5 +1,8 @@
 // Pure state rules for one run, shared by the runner (writes status) and the extension (reads and
 // reconciles). No I/O here so both sides derive states the same way.
+import { clip, describeTool, firstSentence, lastLine, lastSentence, looksLikeQuestion, messageText, obj, tail } from "./text-rules.mjs";
+
+export { describeTool, firstSentence, looksLikeQuestion };
 
 /** @typedef {"queued"|"working"|"needs_input"|"completed"|"idle"|"failed"|"stopped"|"error"} RunState */
 
@@ -48,15 +51,43 @@
  * @property {RunEvent[]} recentEvents
  * @property {string} [modelSummary]
  * @property {string} summary
+ * @property {LiveView} [live]
+ * @property {string} [model]
+ * @property {import("./inbox.mjs").Receipt[]} [receipts]
+ * @property {boolean} [parked]
+ */
+
+/**
+ * What the agent is doing right now; cleared when the run ends.
+ * @typedef {object} LiveView
+ * @property {string} [text]
+ * @property {{ name: string, detail: string, startedAt: number }} [tool]
+ * @property {number} [waitingSince]
+ * @property {{ attempt: number, max: number, reason: string, at: number }} [retry]
+ * @property {number} [compactingSince]
  */
 
 export const TERMINAL_STATES = ["needs_input", "completed", "idle", "failed", "stopped", "error"];
 export const RECENT_EVENTS = 12;
 const PREVIEW_CHARS = 400;
+/** Bounded tail of the assistant text being streamed, kept in the status for live views. */
+export const LIVE_TEXT_CHARS = 600;
+export const RECEIPTS_KEPT = 5;
 
 /** @param {string} state */
 export function isTerminal(state) {
 	return TERMINAL_STATES.includes(state);
+}
+
+/** The run is over (a needs_input run may still be live, waiting in place for its answer). @param {RunStatus} status */
+export function runEnded(status) {
+	return typeof status.endedAt === "number";
+}
+
+/** Everything a reader can see, without the counters that change on every event. @param {RunStatus} status */
+export function visibleKey(status) {
+	const { updatedAt: _u, eventCount: _e, ...visible } = status;
+	return JSON.stringify(visible);
 }
 
 /** @param {string} runId @param {string} rowId @param {number} now @returns {RunStatus} */
@@ -80,51 +111,6 @@ export function initialStatus(runId, rowId, now) {
 	return status;
 }
 
-const QUESTION_PATTERNS = [/should i\b/i, /which option/i, /please confirm/i, /need your input/i];
-
-/** Fallback needs-input detection on the final assistant text. @param {string} text */
-export function looksLikeQuestion(text) {
-	const trimmed = text.trim();
-	if (!trimmed) return false;
-	if (trimmed.endsWith("?")) return true;
-	return QUESTION_PATTERNS.some((pattern) => pattern.test(trimmed));
-}
-
-/** @param {string} text */
-export function firstSentence(text) {
-	const flat = text.replace(/\s+/g, " ").trim();
-	const match = /^(.+?[.!?])(\s|$)/.exec(flat);
-	const sentence = match?.[1] ?? flat;
-	return sentence.length > 160 ? `${sentence.slice(0, 157)}...` : sentence;
-}
-
-/** @param {string} text @param {number} max */
-function clip(text, max) {
-	return text.length > max ? `${text.slice(0, max - 3)}...` : text;
-}
-
-/** @param {unknown} value @returns {Record<string, unknown>} */
-function obj(value) {
-	return value !== null && typeof value === "object" ? /** @type {Record<string, unknown>} */ (value) : {};
-}
-
-/** @param {unknown} message */
-function messageText(message) {
-	const content = obj(message).content;
-	if (typeof content === "string") return content;
-	if (!Array.isArray(content)) return "";
-	return content
-		.map((block) => (obj(block).type === "text" && typeof obj(block).text === "string" ? String(obj(block).text) : ""))
-		.join("");
-}
-
-/** Short description of a tool call for the summary line. @param {string} name @param {unknown} args */
-export function describeTool(name, args) {
-	const a = obj(args);
-	const detail = [a.command, a.path, a.file_path, a.pattern, a.question].find((v) => typeof v === "string");
-	return clip(detail ? `${name}: ${String(detail).split("\n")[0]}` : name, 120);
-}
-
 /**
  * Summary priority (seed 003 section 6): model summary, active tool, question, first sentence of
  * the latest assistant text, error, then a plain status line.
@@ -132,7 +118,16 @@ export function describeTool(name, args) {
  */
 export function summarize(status) {
 	if (status.modelSummary) return status.modelSummary;
-	if (status.currentTool && !isTerminal(status.state)) return `Running ${status.currentTool}`;
+	const live = status.live;
+	if (live && !runEnded(status)) {
+		if (status.question && status.state === "needs_input") return firstSentence(status.question);
+		if (live.retry) return clip(`Retrying ${live.retry.attempt}/${live.retry.max}: ${live.retry.reason}`, 160);
+		if (live.compactingSince) return "Compacting context";
+		if (live.tool) return `Running ${live.tool.detail}`;
+		if (live.text) return lastSentence(live.text);
+		if (live.waitingSince) return "Waiting for the model";
+	}
+	if (status.currentTool && !runEnded(status)) return `Running ${status.currentTool}`;
 	if (status.question && status.state === "needs_input") return firstSentence(status.question);
 	if (status.state === "failed" && status.error) return `Failed: ${firstSentence(status.error)}`;
 	if (status.latestAssistant) return firstSentence(status.latestAssistant);
@@ -157,6 +152,78 @@ function pushEvent(status, at, text) {
 	if (status.recentEvents.length > RECENT_EVENTS) status.recentEvents.splice(0, status.recentEvents.length - RECENT_EVENTS);
 }
 
+/** @param {RunStatus} status @returns {LiveView} */
+function live(status) {
+	status.live ??= {};
+	return status.live;
+}
+
+/** @param {RunStatus} status @param {Record<string, unknown>} message @param {number} now */
+function applyAssistantEnd(status, message, now) {
+	const text = messageText(message).trim();
+	if (text) {
+		status.latestAssistant = clip(text, PREVIEW_CHARS);
+		pushEvent(status, now, `assistant: ${text}`);
+	}
+	if (typeof message.provider === "string" && typeof message.model === "string") status.model = `${message.provider}/${message.model}`;
+	status.lastStopReason = typeof message.stopReason === "string" ? message.stopReason : undefined;
+	if (message.stopReason === "error" || typeof message.errorMessage === "string") {
+		const error = typeof message.errorMessage === "string" ? message.errorMessage : "model error";
+		status.error = error;
+		pushEvent(status, now, `error: ${error}`);
+	} else if (message.stopReason === "stop" || message.stopReason === "toolUse") {
+		status.error = undefined;
+	}
+	const usage = obj(message.usage);
+	for (const key of /** @type {const} */ (["input", "output", "cacheRead", "cacheWrite", "totalTokens"])) {
+		if (typeof usage[key] === "number") status.usage[key] += /** @type {number} */ (usage[key]);
+	}
+	const cost = obj(usage.cost).total;
+	if (typeof cost === "number") status.usage.cost += cost;
+	if (status.live) status.live.text = undefined;
+	status.lastActivityAt = now;
+}
+
+/** @param {RunStatus} status @param {Record<string, unknown>} event @param {number} now */
+function applyToolStart(status, event, now) {
+	const name = typeof event.toolName === "string" ? event.toolName : "tool";
+	status.currentTool = describeTool(name, event.args);
+	live(status).tool = { name, detail: status.currentTool, startedAt: now };
+	pushEvent(status, now, `tool ${status.currentTool}`);
+	if (name === "ask_user") {
+		const args = obj(event.args);
+		if (typeof args.question === "string") {
+			// The worker waits in place for the answer: needs_input while the run is still live.
+			status.state = "needs_input";
+			status.question = args.question;
+			status.questionSource = "tool";
+			status.questionOptions = Array.isArray(args.options) ? args.options.filter((o) => typeof o === "string") : undefined;
+			pushEvent(status, now, "needs_input");
+		}
+	}
+	status.lastActivityAt = now;
+}
+
+/** @param {RunStatus} status @param {Record<string, unknown>} event @param {number} now */
+function applyToolEnd(status, event, now) {
+	status.currentTool = undefined;
+	if (status.live) status.live.tool = undefined;
+	if (event.isError === true) pushEvent(status, now, `tool ${String(event.toolName)} failed`);
+	if (event.toolName !== "ask_user") return;
+	const details = obj(obj(event.result).details);
+	if (details.parked === true) {
+		status.parked = true;
+		return;
+	}
+	// Answered (or aborted) in place: the agent carries on.
+	if (status.state === "needs_input") status.state = "working";
+	if (details.answered === true && typeof details.answer === "string") pushEvent(status, now, `answered: ${details.answer}`);
+	status.question = undefined;
+	status.questionOptions = undefined;
+	status.questionSource = undefined;
+	status.lastActivityAt = now;
+}
+
 /**
  * Folds one worker JSON event into the status (mutates and returns it).
  * @param {RunStatus} status @param {Record<string, unknown>} event @param {number} now
@@ -170,57 +237,74 @@ export function applyEvent(status, event, now) {
 		status.startedAt ??= now;
 		status.lastActivityAt = now;
 	}
-	if (type === "message_end") {
-		const message = obj(event.message);
-		if (message.role === "assistant") {
-			const text = messageText(message).trim();
-			if (text) {
-				status.latestAssistant = clip(text, PREVIEW_CHARS);
-				pushEvent(status, now, `assistant: ${text}`);
-			}
-			status.lastStopReason = typeof message.stopReason === "string" ? message.stopReason : undefined;
-			if (message.stopReason === "error" || typeof message.errorMessage === "string") {
-				const error = typeof message.errorMessage === "string" ? message.errorMessage : "model error";
-				status.error = error;
-				pushEvent(status, now, `error: ${error}`);
-			} else if (message.stopReason === "stop" || message.stopReason === "toolUse") {
-				status.error = undefined;
-			}
-			const usage = obj(message.usage);
-			for (const key of /** @type {const} */ (["input", "output", "cacheRead", "cacheWrite", "totalTokens"])) {
-				if (typeof usage[key] === "number") status.usage[key] += /** @type {number} */ (usage[key]);
-			}
-			const cost = obj(usage.cost).total;
-			if (typeof cost === "number") status.usage.cost += cost;
-			status.lastActivityAt = now;
+	switch (type) {
+		case "turn_start":
+			live(status).waitingSince = now;
+			break;
+		case "message_start":
+			if (obj(event.message).role === "assistant") live(status).text = undefined;
+			break;
+		case "message_update": {
+			const view = live(status);
+			view.waitingSince = undefined;
+			view.retry = undefined;
+			const update = obj(event.assistantMessageEvent);
+			if (update.type === "text_delta" && typeof update.delta === "string") view.text = tail(`${view.text ?? ""}${update.delta}`, LIVE_TEXT_CHARS);
+			break;
 		}
-	} else if (type === "tool_execution_start") {
-		const name = typeof event.toolName === "string" ? event.toolName : "tool";
-		status.currentTool = describeTool(name, event.args);
-		pushEvent(status, now, `tool ${status.currentTool}`);
-		if (name === "ask_user") {
-			const args = obj(event.args);
-			if (typeof args.question === "string") {
-				status.question = args.question;
-				status.questionSource = "tool";
-				status.questionOptions = Array.isArray(args.options) ? args.options.filter((o) => typeof o === "string") : undefined;
+		case "message_end": {
+			const message = obj(event.message);
+			if (message.role === "assistant") {
+				if (status.live) status.live.waitingSince = undefined;
+				applyAssistantEnd(status, message, now);
+			} else if (message.role === "user") {
+				const text = messageText(message).trim();
+				if (text) pushEvent(status, now, `user: ${text}`);
 			}
+			break;
 		}
-		status.lastActivityAt = now;
-	} else if (type === "tool_execution_end") {
-		status.currentTool = undefined;
-		if (event.isError === true) pushEvent(status, now, `tool ${String(event.toolName)} failed`);
-	} else if (type === "auto_retry_end") {
-		if (event.success === false) {
-			const finalError = typeof event.finalError === "string" ? event.finalError : "automatic retries failed";
-			status.error = finalError;
-			status.retryFailed = true;
+		case "tool_execution_start":
+			applyToolStart(status, event, now);
+			break;
+		case "tool_execution_end":
+			applyToolEnd(status, event, now);
+			break;
+		case "auto_retry_start": {
+			const reason = typeof event.errorMessage === "string" ? event.errorMessage : "error";
+			const attempt = typeof event.attempt === "number" ? event.attempt : 1;
+			const max = typeof event.maxAttempts === "number" ? event.maxAttempts : attempt;
+			live(status).retry = { attempt, max, reason: clip(reason, 200), at: now };
+			pushEvent(status, now, `retrying ${attempt}/${max}: ${reason}`);
+			break;
 		}
-	} else if (type === "agent_settled") {
-		status.settled = true;
+		case "auto_retry_end":
+			if (status.live) status.live.retry = undefined;
+			if (event.success === false) {
+				status.error = typeof event.finalError === "string" ? event.finalError : "automatic retries failed";
+				status.retryFailed = true;
+			}
+			break;
+		case "compaction_start":
+			live(status).compactingSince = now;
+			pushEvent(status, now, "compacting");
+			break;
+		case "compaction_end":
+			if (status.live) status.live.compactingSince = undefined;
+			break;
+		case "agent_settled":
+			status.settled = true;
+			break;
 	}
 	status.summary = summarize(status);
 	return status;
+}
+
+/** Records the runner's answer to one inbox message (bounded list for the board). @param {RunStatus} status @param {import("./inbox.mjs").Receipt} receipt */
+export function addReceipt(status, receipt) {
+	status.receipts = [...(status.receipts ?? []), receipt].slice(-RECEIPTS_KEPT);
+	const what = receipt.status === "delivered" ? `${receipt.as ?? "message"} delivered` : `message rejected (${receipt.reason ?? "no reason"})`;
+	pushEvent(status, receipt.at, `${what}: ${receipt.preview}`);
+	status.summary = summarize(status);
 }
 
 /**
@@ -235,6 +319,7 @@ export function finalize(status, exit) {
 	status.updatedAt = exit.now;
 	status.lastActivityAt = exit.now;
 	status.currentTool = undefined;
+	status.live = undefined;
 	if (exit.stopped) {
 		status.state = "stopped";
 	} else if (exit.spawnError) {
@@ -254,6 +339,7 @@ export function finalize(status, exit) {
 		status.state = "failed";
 		status.error = status.error ?? "model error";
 	} else if (status.question && status.questionSource === "tool") {
+		// ask_user parked (or its run ended while waiting): the answer resumes the session.
 		status.state = "needs_input";
 	} else if (status.lastStopReason === "aborted") {
 		status.state = "stopped";
@@ -281,6 +367,7 @@ function endFromOutside(status, now, state, eventText) {
 	status.updatedAt = now;
 	status.lastActivityAt = now;
 	status.currentTool = undefined;
+	status.live = undefined;
 	pushEvent(status, now, eventText);
 	status.summary = summarize(status);
 	return status;
@@ -298,8 +385,3 @@ export function markStopped(status, now) {
 	return endFromOutside(status, now, "stopped", "stopped");
 }
 
-/** @param {string} text */
-function lastLine(text) {
-	const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);
-	return clip(lines[lines.length - 1] ?? "", 200);
-}

@@ -1,17 +1,14 @@
-/** Starts one run: writes its config and queued status, then spawns the detached runner. */
-import { spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+/** Prepares one run: its config and queued status, then its place in the queue. */
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureDir, FILE_MODE, writeJsonAtomic } from "../../runner/fs-util.mjs";
-import { processStartTime } from "../../runner/proc.mjs";
-import { finalize, initialStatus, type RunStatus } from "../../runner/state-rules.mjs";
+import { ensureDir, writeJsonAtomic } from "../../runner/fs-util.mjs";
+import { enqueue } from "../../runner/queue.mjs";
+import { initialStatus } from "../../runner/state-rules.mjs";
 import { newId } from "./ids.ts";
 import type { StorePaths } from "./paths.ts";
 import type { RowMeta } from "./store.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-export const RUNNER_PATH = resolve(HERE, "../../runner/job-runner.mjs");
 export const EXTENSION_PATH = resolve(HERE, "../index.ts");
 
 /**
@@ -61,11 +58,11 @@ export function newRunId(): string {
 }
 
 /**
- * Writes the run's config and queued status under rows/<id>/runs/<runId>/ (meta.currentRunId must
- * already name it), then spawns the runner. Callers write meta between prepare and start so a reader
- * never sees meta pointing at a run without a status.
+ * Writes the run's config (0600: it holds the prompt) and its queued status under
+ * rows/<id>/runs/<runId>/ (meta.currentRunId must already name it). Callers write meta, then
+ * enqueue, so a reader never sees meta pointing at a run without a status.
  */
-export function prepareRun(options: LaunchOptions): { runId: string; runDir: string; configPath: string } {
+export function prepareRun(options: LaunchOptions): { runId: string; runDir: string; configPath: string; createdAt: number } {
 	const { paths, meta } = options;
 	const runId = meta.currentRunId;
 	const runDir = paths.run(meta.id, runId);
@@ -82,7 +79,7 @@ export function prepareRun(options: LaunchOptions): { runId: string; runDir: str
 		rowId: meta.id,
 		runId,
 		runDir,
-		slotsDir: paths.slots,
+		storeDir: paths.root,
 		maxConcurrent: options.maxConcurrent,
 		sessionFile: meta.sessionFile,
 		cwd: meta.runCwd,
@@ -99,23 +96,10 @@ export function prepareRun(options: LaunchOptions): { runId: string; runDir: str
 	const configPath = join(runDir, "run.json");
 	writeJsonAtomic(configPath, config);
 	writeJsonAtomic(join(runDir, "status.json"), initialStatus(runId, meta.id, now));
-	return { runId, runDir, configPath };
+	return { runId, runDir, configPath, createdAt: now };
 }
 
-export function startRunner(runDir: string, configPath: string, cwd: string, env: NodeJS.ProcessEnv = process.env): void {
-	const logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE);
-	try {
-		const node = nodeCommand(env);
-		const child = spawn(node, [RUNNER_PATH, configPath], { detached: true, stdio: ["ignore", logFd, logFd], cwd, env });
-		// Without a runner nobody else will ever finish this run: record the failure on the spot.
-		child.on("error", (error) => {
-			const status = JSON.parse(readFileSync(join(runDir, "status.json"), "utf8")) as RunStatus;
-			finalize(status, { code: null, signal: null, spawnError: `could not start the runner with ${node}: ${error.message}`, now: Date.now() });
-			writeJsonAtomic(join(runDir, "status.json"), status);
-		});
-		if (child.pid) writeJsonAtomic(join(runDir, "runner.json"), { pid: child.pid, start: processStartTime(child.pid) });
-		child.unref();
-	} finally {
-		closeSync(logFd);
-	}
+/** Puts a prepared run in the FIFO queue; pumpQueue() starts it when a slot is free. */
+export function queueRun(paths: StorePaths, meta: RowMeta, runDir: string): void {
+	enqueue(paths.root, { rowId: meta.id, runId: meta.currentRunId, runDir });
 }

@@ -1,34 +1,26 @@
 /** The board engine's API: every consumer (dashboard, commands, LLM tools) goes through here. */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { DIR_MODE, ensureDir, writeJsonAtomic } from "../../runner/fs-util.mjs";
-import { killGroup } from "../../runner/proc.mjs";
-import { isTerminal, markRunnerDied, markStopped, type RunStatus } from "../../runner/state-rules.mjs";
+import { DIR_MODE, ensureDir, touchNotify } from "../../runner/fs-util.mjs";
+import { pumpQueue, queueDir } from "../../runner/queue.mjs";
+import { withRowLock } from "../../runner/row-lock.mjs";
+import { runEnded, type RunStatus } from "../../runner/state-rules.mjs";
 import { newId, validateId } from "./ids.ts";
-import { newRunId, prepareRun, resolvePiCommand, startRunner } from "./launch.ts";
+import { newRunId, nodeCommand, prepareRun, queueRun, resolvePiCommand } from "./launch.ts";
 import { defaultStoreDir, storePaths, type StorePaths } from "./paths.ts";
-import {
-	errorReason,
-	errorRow,
-	FileCache,
-	listRowIds,
-	processAlive,
-	readMeta,
-	readProcess,
-	readStatus,
-	rowFrom,
-	writeMeta,
-	type RowMeta,
-} from "./store.ts";
-import type { BoardRow, BoardService, DispatchOptions, ReplyResult, ThinkingLevel, WorktreeMode } from "./types.ts";
+import { controlRun } from "./run-control.ts";
+import { recordOrphanEnd, runOwner } from "./run-liveness.ts";
+import { StoreWatch } from "./store-watch.ts";
+import { errorReason, errorRow, FileCache, listRowIds, readMeta, readStatus, rowFrom, writeMeta, type RowMeta } from "./store.ts";
+import type { BoardRow, BoardService, DiffStats, DispatchOptions, ThinkingLevel, WorktreeMode } from "./types.ts";
 import { createWorktree, diffStats, removeWorktreeDir, repoRoot } from "./worktree.ts";
 
 export interface BoardServiceOptions {
 	storeDir?: string;
 	piCommand?: string[];
 	maxConcurrent?: number;
-	/** Grace before a stop escalates to SIGKILL (ms). */
+	/** Grace before a stop escalates from abort to signals (ms). */
 	stopGraceMs?: number;
 	/** Environment for the store defaults, runners and workers (default process.env). */
 	env?: NodeJS.ProcessEnv;
@@ -38,16 +30,17 @@ export interface BoardServiceOptions {
 export interface BoardEngine extends BoardService {
 	/** Compact worker events of the current run (events.jsonl), oldest first; `limit` keeps the last N. */
 	events(id: string, options?: { limit?: number }): Promise<Record<string, unknown>[]>;
+	/** Diff stats of a worktree row against its branch point (runs git). */
+	diff(id: string): Promise<DiffStats | undefined>;
+	/** Starts queued runs while slots are free (every read does this too). */
+	pump(): void;
 }
 
 const THINKING: ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 const WORKTREE_MODES: WorktreeMode[] = ["none", "auto", "worktree"];
-/** Linux MAX_ARG_STRLEN (32 pages) minus the terminating NUL: the prompt travels as one argv word. */
-const MAX_PROMPT_BYTES = 131_071;
-/** Diff stats run git; pollers list often, so reuse a recent result. */
-const DIFF_TTL_MS = 3000;
-/** A runner gets this long to record its pid before a missing runner.json counts as dead. */
-const RUNNER_START_GRACE_MS = 15_000;
+/** The prompt travels over the control channel, not argv; the bound keeps one run.json sane. */
+const MAX_PROMPT_BYTES = 1024 * 1024;
+const PUMP_MIN_INTERVAL_MS = 200;
 
 export function createBoardService(options: BoardServiceOptions = {}): BoardEngine {
 	const env = options.env ?? process.env;
@@ -56,11 +49,22 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	const maxConcurrent = options.maxConcurrent ?? (Number(env.AGENT_BOARD_MAX_RUNNING) > 0 ? Number(env.AGENT_BOARD_MAX_RUNNING) : 4);
 	const summaryModel = env.AGENT_BOARD_SUMMARY_MODEL && env.AGENT_BOARD_SUMMARY_MODEL !== "off" ? env.AGENT_BOARD_SUMMARY_MODEL : undefined;
 	const cache = new FileCache();
-	const diffs = new Map<string, { at: number; key: string; value: ReturnType<typeof diffStats> }>();
 	let piCommand: string[] | undefined = options.piCommand;
+	let lastPump = 0;
+	let queueBlocked: string | undefined;
+	let lastVersion = "";
 
+	/** Creates the store's directories; a read-only store is still readable, so failures wait for a write. */
 	function init(): void {
-		for (const dir of [paths.root, paths.rows, paths.sessions, paths.slots, paths.worktrees]) ensureDir(dir);
+		for (const dir of [paths.root, paths.rows, paths.sessions, paths.slots, paths.worktrees, queueDir(storeDir)]) ensureDir(dir);
+	}
+
+	function tryInit(): void {
+		try {
+			init();
+		} catch {
+			// Listing must keep working on a read-only or full store.
+		}
 	}
 
 	function command(): string[] {
@@ -68,22 +72,14 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		return piCommand;
 	}
 
-	/** Runner gone while the status says it is still going: the run failed, and its worker must go too. */
-	function reconcile(runDir: string, status: RunStatus): { status: RunStatus; alive: boolean } {
-		if (isTerminal(status.state)) return { status, alive: false };
-		const runner = readProcess(`${runDir}/runner.json`);
-		if (runner ? processAlive(runner) : Date.now() - status.createdAt < RUNNER_START_GRACE_MS) return { status, alive: true };
-		const fresh = readStatus(runDir, new FileCache());
-		if (isTerminal(fresh.state)) return { status: fresh, alive: false };
-		const worker = readProcess(`${runDir}/worker.json`);
-		if (worker && processAlive(worker)) killGroup(worker.pid, "SIGKILL");
-		if (existsSync(`${runDir}/stop-requested`)) markStopped(fresh, Date.now());
-		else markRunnerDied(fresh, Date.now());
-		writeJsonAtomic(`${runDir}/status.json`, fresh);
-		return { status: fresh, alive: false };
+	function pump(force = false): void {
+		if (!force && Date.now() - lastPump < PUMP_MIN_INTERVAL_MS) return;
+		lastPump = Date.now();
+		const result = pumpQueue(storeDir, { maxConcurrent, node: nodeCommand(env), env });
+		queueBlocked = result.error;
 	}
 
-	function readRow(id: string, withDiff: boolean): BoardRow {
+	function readRow(id: string): BoardRow {
 		let meta: RowMeta;
 		try {
 			meta = readMeta(paths, id, cache);
@@ -97,19 +93,18 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		} catch (error) {
 			return { ...errorRow(paths, id, errorReason(error, "status.json"), meta), runDir };
 		}
-		const reconciled = reconcile(runDir, status);
-		const row = rowFrom(meta, reconciled.status, reconciled.alive);
+		let owner = runOwner(storeDir, runDir, status);
+		if (owner === "none" && !runEnded(status)) {
+			status = recordOrphanEnd(paths.row(id), runDir, storeDir, id, "died");
+			owner = runOwner(storeDir, runDir, status);
+		}
+		const row = rowFrom(meta, status, owner === "runner" || owner === "starting");
 		row.runDir = runDir;
-		if (withDiff && meta.worktreePath) row.diff = cachedDiff(id, meta.worktreePath, meta.baseCommit, `${reconciled.status.updatedAt}`);
+		row.live = runEnded(status) ? undefined : status.live;
+		row.modelUsed = status.model;
+		row.receipts = status.receipts;
+		if (owner === "queue" && queueBlocked) row.blockedReason = queueBlocked;
 		return row;
-	}
-
-	function cachedDiff(id: string, path: string, base: string | undefined, key: string): ReturnType<typeof diffStats> {
-		const hit = diffs.get(id);
-		if (hit && hit.key === key && Date.now() - hit.at < DIFF_TTL_MS) return hit.value;
-		const value = diffStats(path, base);
-		diffs.set(id, { at: Date.now(), key, value });
-		return value;
 	}
 
 	function requireMeta(id: string): RowMeta {
@@ -118,37 +113,46 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		return readMeta(paths, id, cache);
 	}
 
-	function updateMeta(id: string, change: (meta: RowMeta) => void): void {
-		const meta = { ...requireMeta(id) };
-		change(meta);
-		meta.updatedAt = Date.now();
-		writeMeta(paths, meta);
+	/** meta.json changes only under the row lock: no read-modify-write race across pi processes. */
+	async function updateMeta(id: string, change: (meta: RowMeta) => void): Promise<void> {
+		validateId(id);
+		await withRowLock(paths.row(id), () => {
+			const meta = { ...requireMeta(id) };
+			change(meta);
+			meta.updatedAt = Date.now();
+			writeMeta(paths, meta);
+			touchNotify(storeDir, id);
+		});
 	}
 
 	function activeWriterInRepo(repo: string): boolean {
 		return listRowIds(paths).some((id) => {
-			const row = readRow(id, false);
-			return row.repo === repo && !row.worktreePath && !isTerminal(row.state) && row.state !== "error";
+			const row = readRow(id);
+			return row.repo === repo && !row.worktreePath && (row.alive || row.state === "queued");
 		});
 	}
 
-	function launch(meta: RowMeta, prompt: string, writeMetaFirst: () => void): void {
+	/** Prepares a run for `meta` (whose currentRunId names it), writes meta, queues the run and pumps. */
+	function launch(meta: RowMeta, prompt: string): void {
 		const prepared = prepareRun({ paths, meta, prompt, piCommand: command(), maxConcurrent, summaryModel, stopGraceMs: options.stopGraceMs });
-		writeMetaFirst();
-		startRunner(prepared.runDir, prepared.configPath, storeDir, env);
+		writeMeta(paths, meta);
+		queueRun(paths, meta, prepared.runDir);
+		touchNotify(storeDir, meta.id);
+		try {
+			pump(true);
+		} catch {
+			// The run is queued; a later read starts it or says why it cannot start.
+		}
 	}
 
 	function checkPrompt(prompt: unknown): string {
 		if (typeof prompt !== "string" || prompt.trim() === "") throw new Error("prompt must be a non-empty string");
-		if (prompt.includes("\0")) throw new Error("prompt contains a NUL byte, which cannot be passed to pi");
 		const bytes = Buffer.byteLength(prompt);
-		if (bytes > MAX_PROMPT_BYTES) throw new Error(`prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} (one command-line argument on Linux)`);
+		if (bytes > MAX_PROMPT_BYTES) throw new Error(`prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES}`);
 		return prompt;
 	}
 
-	async function dispatch(options: DispatchOptions): Promise<BoardRow> {
-		init();
-		const prompt = checkPrompt(options.prompt);
+	function checkDispatch(options: DispatchOptions): { cwd: string; worktreeMode: WorktreeMode; repo: string | undefined } {
 		if (typeof options.cwd !== "string" || !options.cwd) throw new Error("cwd is required");
 		const cwd = resolve(options.cwd);
 		let isDir = false;
@@ -163,8 +167,15 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		if (!WORKTREE_MODES.includes(worktreeMode)) throw new Error(`invalid worktree mode: ${String(worktreeMode)}`);
 		const repo = repoRoot(cwd);
 		if (worktreeMode === "worktree" && !repo) throw new Error(`worktree mode needs a git repository: ${cwd} is not inside one`);
+		return { cwd, worktreeMode, repo };
+	}
+
+	async function dispatch(options: DispatchOptions): Promise<BoardRow> {
+		init();
+		const prompt = checkPrompt(options.prompt);
+		const { cwd, worktreeMode, repo } = checkDispatch(options);
 		const id = newId("");
-		mkdirSync(paths.row(id), { mode: DIR_MODE });
+		const rowDir = paths.row(id);
 		const now = Date.now();
 		const meta: RowMeta = {
 			version: 1,
@@ -184,93 +195,135 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			ponytailMode: options.ponytailMode,
 			currentRunId: newRunId(),
 		};
-		const isolate = repo && (worktreeMode === "worktree" || (worktreeMode === "auto" && activeWriterInRepo(repo)));
-		if (repo && isolate) {
-			const created = createWorktree(repo, cwd, id, paths.worktree(id));
-			meta.worktreePath = created.path;
-			meta.branch = created.branch;
-			meta.baseCommit = created.baseCommit;
-			meta.runCwd = created.runCwd;
+		try {
+			mkdirSync(rowDir, { mode: DIR_MODE });
+			const isolate = repo && (worktreeMode === "worktree" || (worktreeMode === "auto" && activeWriterInRepo(repo)));
+			if (repo && isolate) {
+				const created = createWorktree(repo, cwd, id, paths.worktree(id));
+				meta.worktreePath = created.path;
+				meta.branch = created.branch;
+				meta.baseCommit = created.baseCommit;
+				meta.runCwd = created.runCwd;
+			}
+			launch(meta, prompt);
+		} catch (error) {
+			// A failed dispatch leaves nothing behind: the row directory is ours, created just now.
+			rmSync(rowDir, { recursive: true, force: true });
+			if (meta.worktreePath && repo) {
+				try {
+					removeWorktreeDir(repo, meta.worktreePath, true);
+				} catch {
+					// Best effort: the error below names the cause.
+				}
+			}
+			throw new Error(`dispatch failed: ${error instanceof Error ? error.message : String(error)}`);
 		}
-		launch(meta, prompt, () => writeMeta(paths, meta));
-		return readRow(id, true);
+		return readRow(id);
 	}
 
-	async function reply(id: string, prompt: string): Promise<ReplyResult> {
-		checkPrompt(prompt);
-		const meta = { ...requireMeta(id) };
-		const current = readRow(id, false);
-		if (current.state === "queued" || current.state === "working") throw new Error(`row ${id} is still ${current.state}; stop it before replying`);
-		if (!existsSync(meta.runCwd)) throw new Error(`working directory does not exist: ${meta.runCwd}`);
-		meta.currentRunId = newRunId();
-		meta.updatedAt = Date.now();
-		launch(meta, prompt, () => writeMeta(paths, meta));
-		return { row: readRow(id, true), delivery: "new-run" };
+	const control = controlRun({
+		paths,
+		readRow,
+		requireMeta,
+		checkPrompt,
+		stopGraceMs: options.stopGraceMs ?? 3000,
+		resume(meta, prompt) {
+			if (!existsSync(meta.runCwd)) throw new Error(`working directory does not exist: ${meta.runCwd}`);
+			const next = { ...meta, currentRunId: newRunId(), updatedAt: Date.now() };
+			launch(next, prompt);
+		},
+	});
+
+	function version(): string {
+		const hash = createHash("sha1");
+		for (const id of listRowIds(paths)) {
+			hash.update(id);
+			let statusPath = "";
+			try {
+				const current = readMeta(paths, id, cache);
+				const runDir = paths.run(id, current.currentRunId);
+				statusPath = join(runDir, "status.json");
+				const status = readStatus(runDir, cache);
+				// A SIGKILLed runner changes no file; its liveness must still change the version.
+				if (!runEnded(status)) hash.update(runOwner(storeDir, runDir, status));
+			} catch (error) {
+				hash.update(errorReason(error, id));
+			}
+			hash.update(cache.keyOf(paths.meta(id)));
+			if (statusPath) hash.update(cache.keyOf(statusPath));
+		}
+		return hash.digest("hex").slice(0, 16);
 	}
 
-	async function stop(id: string): Promise<BoardRow> {
-		const meta = requireMeta(id);
-		const runDir = paths.run(id, meta.currentRunId);
-		const row = readRow(id, false);
-		if (isTerminal(row.state)) return row;
-		writeFileSync(`${runDir}/stop-requested`, `${Date.now()}\n`, { mode: 0o600 });
-		const runner = readProcess(`${runDir}/runner.json`);
-		if (runner && processAlive(runner)) process.kill(runner.pid, "SIGTERM");
-		const deadline = Date.now() + (options.stopGraceMs ?? 3000) + 3000;
-		while (Date.now() < deadline) {
-			const status = readStatus(runDir, new FileCache());
-			if (isTerminal(status.state)) return readRow(id, true);
-			// A runner signalled before it installed its handlers dies without writing; finish here.
-			if (!runner || !processAlive(runner)) break;
-			await new Promise((r) => setTimeout(r, 50));
-		}
-		// The runner did not finish the stop: do it here so the row never stays working.
-		const worker = readProcess(`${runDir}/worker.json`);
-		if (worker && processAlive(worker)) killGroup(worker.pid, "SIGKILL");
-		if (runner && processAlive(runner)) process.kill(runner.pid, "SIGKILL");
-		const status = readStatus(runDir, new FileCache());
-		if (!isTerminal(status.state)) writeJsonAtomic(`${runDir}/status.json`, markStopped(status, Date.now()));
-		return readRow(id, true);
-	}
+	const storeWatch = new StoreWatch({
+		storeRoot: storeDir,
+		allIds: () => listRowIds(paths),
+		safetyCheck: async () => {
+			tryInit();
+			try {
+				pump();
+			} catch {
+				// Reported on the rows by the next read.
+			}
+			const next = version();
+			const changed = next !== lastVersion;
+			lastVersion = next;
+			return changed;
+		},
+	});
 
 	return {
 		storeDir,
 		dispatch,
-		reply,
-		stop,
+		reply: control.reply,
+		stop: control.stop,
+		pump: () => pump(true),
 		async list(listOptions) {
-			init();
-			const rows = listRowIds(paths).map((id) => readRow(id, true));
+			tryInit();
+			try {
+				pump();
+			} catch {
+				// A queue that cannot start says why on its rows.
+			}
+			const rows = listRowIds(paths).map((id) => readRow(id));
 			return listOptions?.includeArchived ? rows : rows.filter((row) => !row.archived);
 		},
 		async get(id) {
 			validateId(id);
 			if (!existsSync(paths.row(id))) return undefined;
-			return readRow(id, true);
+			try {
+				pump();
+			} catch {
+				// Reported on the rows.
+			}
+			return readRow(id);
 		},
 		async archive(id) {
-			updateMeta(id, (meta) => (meta.archived = true));
+			await updateMeta(id, (meta) => (meta.archived = true));
 		},
 		async unarchive(id) {
-			updateMeta(id, (meta) => (meta.archived = false));
+			await updateMeta(id, (meta) => (meta.archived = false));
 		},
 		async rename(id, name) {
 			if (typeof name !== "string" || !name.trim()) throw new Error("name must be a non-empty string");
-			updateMeta(id, (meta) => (meta.name = name.trim()));
+			await updateMeta(id, (meta) => (meta.name = name.trim()));
 		},
 		async pin(id, pinned) {
-			updateMeta(id, (meta) => (meta.pinned = pinned));
+			await updateMeta(id, (meta) => (meta.pinned = pinned));
 		},
 		async markViewed(id) {
-			updateMeta(id, (meta) => (meta.lastViewedAt = Date.now()));
+			await updateMeta(id, (meta) => (meta.lastViewedAt = Date.now()));
 		},
 		async removeWorktree(id, removeOptions) {
-			const meta = requireMeta(id);
-			if (!meta.worktreePath || !meta.repo) throw new Error(`row ${id} has no worktree`);
-			const row = readRow(id, false);
-			if (row.state === "queued" || row.state === "working") throw new Error(`row ${id} is still ${row.state}; stop it first`);
-			removeWorktreeDir(meta.repo, meta.worktreePath, removeOptions?.force === true);
-			updateMeta(id, (next) => (next.worktreePath = undefined));
+			await withRowLock(paths.row(id), () => {
+				const meta = requireMeta(id);
+				if (!meta.worktreePath || !meta.repo) throw new Error(`row ${id} has no worktree`);
+				const row = readRow(id);
+				if (row.alive || row.state === "queued") throw new Error(`row ${id} is still ${row.state}; stop it first`);
+				removeWorktreeDir(meta.repo, meta.worktreePath, removeOptions?.force === true);
+				writeMeta(paths, { ...meta, worktreePath: undefined, updatedAt: Date.now() });
+				touchNotify(storeDir, id);
+			});
 		},
 		async events(id, eventOptions) {
 			const meta = requireMeta(id);
@@ -291,38 +344,15 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			}
 			return eventOptions?.limit ? events.slice(-eventOptions.limit) : events;
 		},
-		watch(onChange) {
-			// Placeholder until the notify/ feed lands: a version poll that reports every row.
-			let last = "";
-			const timer = setInterval(() => {
-				void this.version().then((v) => {
-					if (v === last) return;
-					last = v;
-					onChange(listRowIds(paths));
-				});
-			}, 1000);
-			return () => clearInterval(timer);
+		async diff(id) {
+			const meta = requireMeta(id);
+			return meta.worktreePath ? diffStats(meta.worktreePath, meta.baseCommit) : undefined;
 		},
 		async version() {
-			const hash = createHash("sha1");
-			for (const id of listRowIds(paths)) {
-				hash.update(id);
-				// The cached reads stat each file once; their stat keys are what changes the version.
-				let statusPath = "";
-				try {
-					const current = readMeta(paths, id, cache);
-					const runDir = paths.run(id, current.currentRunId);
-					statusPath = join(runDir, "status.json");
-					const status = readStatus(runDir, cache);
-					// A SIGKILLed runner changes no file; its liveness must still change the version.
-					if (!isTerminal(status.state)) hash.update(processAlive(readProcess(`${runDir}/runner.json`)) ? "alive" : "gone");
-				} catch (error) {
-					hash.update(errorReason(error, id));
-				}
-				hash.update(cache.keyOf(paths.meta(id)));
-				if (statusPath) hash.update(cache.keyOf(statusPath));
-			}
-			return hash.digest("hex").slice(0, 16);
+			return version();
+		},
+		watch(onChange) {
+			return storeWatch.subscribe(onChange);
 		},
 	};
 }

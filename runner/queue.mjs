@@ -1,0 +1,161 @@
+// The run queue: queued runs are files, not processes. queue/<dispatchedAt>-<runId>.json entries start
+// FIFO across every pi process: pumpQueue() claims a slot for the oldest entry, then the entry itself
+// (one atomic rename into the run's directory, so exactly one pumper or stopper wins it), then spawns
+// that run's runner. Finishing runners and board reads both pump, so a killed runner never strands it.
+import { spawn } from "node:child_process";
+import { closeSync, openSync, readdirSync, readFileSync, renameSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ensureDir, FILE_MODE, writeJsonAtomic } from "./fs-util.mjs";
+import { processStartTime, RUN_TAG } from "./proc.mjs";
+import { releaseSlot, tryClaimSlot } from "./slots.mjs";
+
+export const RUNNER_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "job-runner.mjs");
+
+/**
+ * @typedef {object} QueueEntry
+ * @property {string} rowId
+ * @property {string} runId
+ * @property {string} runDir
+ * @property {number} at
+ */
+
+/** @param {string} storeRoot */
+export function queueDir(storeRoot) {
+	return join(storeRoot, "queue");
+}
+
+/** @param {QueueEntry} entry */
+function entryName(entry) {
+	return `${String(entry.at).padStart(15, "0")}-${entry.runId}.json`;
+}
+
+/**
+ * Adds a prepared run (run.json and a queued status.json already in runDir) to the queue. Its place is
+ * the moment it enters the queue, so no entry can appear behind a younger one that already started.
+ * @param {string} storeRoot @param {Omit<QueueEntry, "at">} entry
+ */
+export function enqueue(storeRoot, entry) {
+	ensureDir(queueDir(storeRoot));
+	const queued = { ...entry, at: Date.now() };
+	writeJsonAtomic(join(queueDir(storeRoot), entryName(queued)), queued);
+}
+
+/** Entry file names, oldest first. @param {string} storeRoot */
+export function queuedNames(storeRoot) {
+	try {
+		return readdirSync(queueDir(storeRoot))
+			.filter((name) => name.endsWith(".json") && !name.startsWith("."))
+			.sort();
+	} catch (error) {
+		if (/** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT") return [];
+		throw error;
+	}
+}
+
+/** @param {string} storeRoot @param {string} runId */
+export function queuedEntryName(storeRoot, runId) {
+	return queuedNames(storeRoot).find((name) => name.endsWith(`-${runId}.json`));
+}
+
+/** @param {string} path @returns {QueueEntry | undefined} */
+function readEntry(path) {
+	try {
+		const value = JSON.parse(readFileSync(path, "utf8"));
+		if (value && typeof value.runId === "string" && typeof value.runDir === "string" && typeof value.rowId === "string") return value;
+	} catch {
+		// Unreadable or torn: not startable; left in place for the user to see.
+	}
+	return undefined;
+}
+
+/**
+ * Takes a queued run out of the queue: whoever's rename succeeds owns the run (to start or to stop).
+ * @param {string} storeRoot @param {string} name @param {string} runDir @param {string} purpose
+ */
+export function claimEntry(storeRoot, name, runDir, purpose) {
+	const claim = join(runDir, "claim.json");
+	try {
+		renameSync(join(queueDir(storeRoot), name), claim);
+	} catch {
+		return false;
+	}
+	// FIFO evidence for whoever audits the queue: entries older than this one still waiting (0 in FIFO).
+	let olderWaiting = -1;
+	try {
+		olderWaiting = queuedNames(storeRoot).filter((other) => other < name).length;
+	} catch {
+		// Unknown.
+	}
+	writeJsonAtomic(claim, { by: process.pid, start: processStartTime(process.pid), purpose, at: Date.now(), olderWaiting });
+	return true;
+}
+
+/**
+ * @typedef {object} PumpOptions
+ * @property {number} maxConcurrent
+ * @property {string} node         node binary for the runner
+ * @property {NodeJS.ProcessEnv} env  base environment of the runner (the run's tag is added)
+ */
+
+/**
+ * Starts queued runs while slots are free. Returns the started run ids, and the reason the queue is
+ * stuck when claiming a slot failed for a reason other than "all taken".
+ * @param {string} storeRoot @param {PumpOptions} options
+ * @returns {{ started: string[], error?: string }}
+ */
+export function pumpQueue(storeRoot, options) {
+	/** @type {string[]} */
+	const started = [];
+	const slotsDir = join(storeRoot, "slots");
+	let names;
+	try {
+		names = queuedNames(storeRoot);
+	} catch (error) {
+		return { started, error: `cannot read the queue ${queueDir(storeRoot)}: ${String(error)}` };
+	}
+	for (const name of names) {
+		const entry = readEntry(join(queueDir(storeRoot), name));
+		if (!entry) continue;
+		let slot;
+		try {
+			ensureDir(slotsDir);
+			slot = tryClaimSlot(slotsDir, Math.max(1, options.maxConcurrent), { pid: process.pid, start: processStartTime(process.pid), runId: entry.runId });
+		} catch (error) {
+			return { started, error: error instanceof Error ? error.message : String(error) };
+		}
+		if (!slot) break;
+		if (!claimEntry(storeRoot, name, entry.runDir, "start")) {
+			releaseSlot(slot, entry.runId);
+			continue;
+		}
+		try {
+			spawnRunner(entry.runDir, slot, options.node, { ...options.env, [RUN_TAG]: entry.runId });
+		} catch (error) {
+			// The claimed run is recorded as "runner never started" by its next reader.
+			releaseSlot(slot, entry.runId);
+			return { started, error: `cannot start a runner in ${entry.runDir}: ${error instanceof Error ? error.message : String(error)}` };
+		}
+		started.push(entry.runId);
+	}
+	return { started };
+}
+
+/**
+ * Spawns the detached runner of a claimed run. Its failure to start is recorded by the runner's
+ * absence: readers turn a claimed run with no runner into "failed: runner never started".
+ * @param {string} runDir @param {string} slot @param {string} node @param {NodeJS.ProcessEnv} env
+ */
+export function spawnRunner(runDir, slot, node, env) {
+	const logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE);
+	try {
+		const child = spawn(node, [RUNNER_PATH, join(runDir, "run.json"), slot], { detached: true, stdio: ["ignore", logFd, logFd], cwd: runDir, env });
+		child.on("error", () => {
+			// Readers record "runner never started" once the start grace has passed; the slot goes now.
+			releaseSlot(slot, String(env[RUN_TAG]));
+		});
+		child.unref();
+	} finally {
+		closeSync(logFd);
+	}
+}

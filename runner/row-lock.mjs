@@ -1,0 +1,128 @@
+// Per-row lock: rows/<id>/lock, created with O_EXCL and holding its owner's pid and start time. It
+// guards meta changes, resume, attach, merge and recording a dead runner's end. A lock is broken only
+// when its owner is provably gone (or the file never got its content), by moving it aside with one
+// rename, so two breakers cannot both win.
+import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, constants } from "node:fs";
+import { join } from "node:path";
+import { FILE_MODE } from "./fs-util.mjs";
+import { isAlive, processStartTime } from "./proc.mjs";
+
+/** A lock file still empty after this long belongs to a holder that died between create and write. */
+const EMPTY_LOCK_GRACE_MS = 2000;
+
+let counter = 0;
+
+/** @param {string} rowDir */
+export function lockPath(rowDir) {
+	return join(rowDir, "lock");
+}
+
+/**
+ * @param {string} path
+ * @returns {{ pid?: number, start?: string, token?: string } | undefined}
+ */
+function readLock(path) {
+	try {
+		const value = JSON.parse(readFileSync(path, "utf8"));
+		return value && typeof value === "object" ? value : {};
+	} catch (error) {
+		return /** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT" ? undefined : {};
+	}
+}
+
+/** @param {string} path */
+function stale(path) {
+	const owner = readLock(path);
+	if (!owner) return false;
+	if (typeof owner.pid === "number" && typeof owner.start === "string") return !isAlive(owner.pid, owner.start);
+	try {
+		return Date.now() - statSync(path).mtimeMs > EMPTY_LOCK_GRACE_MS;
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * Tries once. Returns a release function, or undefined when another live holder has it.
+ * @param {string} rowDir
+ */
+export function tryLockRow(rowDir) {
+	const path = lockPath(rowDir);
+	const token = `${process.pid}-${Date.now()}-${++counter}`;
+	for (let attempt = 0; attempt < 2; attempt++) {
+		let fd;
+		try {
+			fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, FILE_MODE);
+		} catch (error) {
+			if (/** @type {NodeJS.ErrnoException} */ (error).code !== "EEXIST") throw error;
+			if (!stale(path)) return undefined;
+			breakLock(path);
+			continue;
+		}
+		try {
+			writeSync(fd, JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), token, at: Date.now() }));
+		} finally {
+			closeSync(fd);
+		}
+		return () => {
+			// Release only our own lock: a breaker may have taken it over if we looked dead.
+			if (readLock(path)?.token !== token) return;
+			try {
+				unlinkSync(path);
+			} catch {
+				// Already gone.
+			}
+		};
+	}
+	return undefined;
+}
+
+/** @param {string} path */
+function breakLock(path) {
+	const aside = `${path}.stale-${process.pid}-${++counter}`;
+	try {
+		renameSync(path, aside);
+	} catch {
+		return;
+	}
+	// If a live holder re-created the lock between our check and the rename, we moved a live lock:
+	// put it back rather than let two holders run.
+	const moved = readLock(aside);
+	if (moved && typeof moved.pid === "number" && isAlive(moved.pid, moved.start)) {
+		try {
+			// link, not rename: never replace a lock someone else created meanwhile.
+			linkSync(aside, path);
+		} catch {
+			// Someone holds the path again; the moved holder's release will find a foreign token.
+		}
+	}
+	try {
+		unlinkSync(aside);
+	} catch {
+		// Already gone.
+	}
+}
+
+/**
+ * Waits for the row lock (polling), runs `fn`, releases. Throws after `timeoutMs`.
+ * @template T
+ * @param {string} rowDir
+ * @param {() => T | Promise<T>} fn
+ * @param {{ timeoutMs?: number }} [options]
+ * @returns {Promise<T>}
+ */
+export async function withRowLock(rowDir, fn, options = {}) {
+	const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+	for (;;) {
+		const release = tryLockRow(rowDir);
+		if (release) {
+			try {
+				return await fn();
+			} finally {
+				release();
+			}
+		}
+		if (Date.now() > deadline) throw new Error(`row is busy: ${lockPath(rowDir)} is held by another process`);
+		await new Promise((resolve) => setTimeout(resolve, 20 + Math.floor(Math.random() * 30)));
+	}
+}

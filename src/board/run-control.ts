@@ -1,0 +1,131 @@
+/**
+ * Talking to a run: one reply for every state and a stop that asks before it kills. Decisions are
+ * taken under the row lock, so two replies never start two workers on one session file; delivery
+ * itself goes through the run's inbox, answered by its runner (runner/inbox.mjs).
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { touchNotify, writeJsonAtomic } from "../../runner/fs-util.mjs";
+import { dropMessage, inboxNames, readReceipt } from "../../runner/inbox.mjs";
+import { claimEntry, queuedEntryName } from "../../runner/queue.mjs";
+import { withRowLock } from "../../runner/row-lock.mjs";
+import { markStopped, runEnded } from "../../runner/state-rules.mjs";
+import type { StorePaths } from "./paths.ts";
+import { endOrphanLocked, killRunProcesses, recordOrphanEnd, runOwner } from "./run-liveness.ts";
+import { FileCache, readStatus, type RowMeta } from "./store.ts";
+import type { BoardRow, Receipt, ReplyOptions, ReplyResult } from "./types.ts";
+
+export interface RunControlDeps {
+	paths: StorePaths;
+	readRow(id: string): BoardRow;
+	requireMeta(id: string): RowMeta;
+	checkPrompt(prompt: unknown): string;
+	/** Starts a new run of the row on its session (caller holds the row lock). */
+	resume(meta: RowMeta, prompt: string): void;
+	stopGraceMs: number;
+}
+
+const DEFAULT_RECEIPT_WAIT_MS = 15_000;
+
+type Decision = { kind: "new-run" } | { kind: "inbox"; runDir: string; messageId: string; queued: boolean };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function controlRun(deps: RunControlDeps) {
+	const { paths } = deps;
+
+	function decide(id: string, text: string, options: ReplyOptions): Decision {
+		const meta = deps.requireMeta(id);
+		if (meta.archived) throw new Error(`row ${id} is archived; unarchive it before replying`);
+		const row = deps.readRow(id);
+		if (row.state === "error") throw new Error(`row ${id} cannot be read: ${row.error ?? "error"}`);
+		const runDir = paths.run(id, meta.currentRunId);
+		const status = readStatus(runDir, new FileCache());
+		const owner = runOwner(paths.root, runDir, status);
+		if (runEnded(status) || owner === "none") {
+			if (!runEnded(status)) endOrphanLocked(runDir, paths.root, id, "died");
+			deps.resume(meta, text);
+			return { kind: "new-run" };
+		}
+		const deliverAs = options.followUp ? "followUp" : "steer";
+		const messageId = dropMessage(runDir, { kind: "message", text, deliverAs });
+		touchNotify(paths.root, id);
+		return { kind: "inbox", runDir, messageId, queued: owner === "queue" };
+	}
+
+	async function waitReceipt(runDir: string, messageId: string, timeoutMs: number): Promise<Receipt | undefined> {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const receipt = readReceipt(runDir, messageId);
+			if (receipt) return { ...receipt };
+			if (Date.now() > deadline) return undefined;
+			await sleep(25);
+		}
+	}
+
+	async function reply(id: string, text: string, options: ReplyOptions = {}): Promise<ReplyResult> {
+		deps.checkPrompt(text);
+		// A message that reaches a run as it ends comes back "run ended": then the row is finished and
+		// the same text starts a new run. Twice at most: the second decision sees the ended run.
+		for (let attempt = 0; attempt < 3; attempt++) {
+			const decision = await withRowLock(paths.row(id), () => decide(id, text, options));
+			if (decision.kind === "new-run") return { row: deps.readRow(id), delivery: "new-run" };
+			if (decision.queued) return { row: deps.readRow(id), delivery: "queued" };
+			const receipt = await waitReceipt(decision.runDir, decision.messageId, options.receiptTimeoutMs ?? DEFAULT_RECEIPT_WAIT_MS);
+			if (!receipt) return { row: deps.readRow(id), delivery: "pending" };
+			if (receipt.status === "delivered") return { row: deps.readRow(id), delivery: receipt.as ?? "steer", receipt };
+			if (receipt.reason !== "run ended") throw new Error(`message not delivered: ${receipt.reason ?? "rejected"}`);
+			// Wait for the runner to record the end before deciding again.
+			await waitEnded(id, 10_000);
+		}
+		throw new Error(`row ${id} kept ending before the message could be delivered; try again`);
+	}
+
+	async function waitEnded(id: string, timeoutMs: number): Promise<BoardRow> {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const row = deps.readRow(id);
+			const status = row.runDir ? readStatus(row.runDir, new FileCache()) : undefined;
+			if (!status || runEnded(status) || row.state === "error") return row;
+			if (Date.now() > deadline) return row;
+			await sleep(50);
+		}
+	}
+
+	/** Queued: take the run out of the queue (its owner now) and record the stop. */
+	function stopQueued(id: string, runDir: string, runId: string): boolean {
+		const name = queuedEntryName(paths.root, runId);
+		if (!name || !claimEntry(paths.root, name, runDir, "stop")) return false;
+		const status = readStatus(runDir, new FileCache());
+		writeJsonAtomic(join(runDir, "status.json"), markStopped(status, Date.now()));
+		touchNotify(paths.root, id);
+		return true;
+	}
+
+	async function stop(id: string): Promise<BoardRow> {
+		const target = await withRowLock(paths.row(id), () => {
+			const meta = deps.requireMeta(id);
+			const runDir = paths.run(id, meta.currentRunId);
+			const status = readStatus(runDir, new FileCache());
+			if (runEnded(status)) return undefined;
+			if (stopQueued(id, runDir, status.runId)) return undefined;
+			const owner = runOwner(paths.root, runDir, status);
+			if (owner === "none") {
+				endOrphanLocked(runDir, paths.root, id, "stopped");
+				return undefined;
+			}
+			dropMessage(runDir, { kind: "stop" });
+			return { runDir };
+		});
+		if (!target) return deps.readRow(id);
+		const row = await waitEnded(id, deps.stopGraceMs * 2 + 8000);
+		const status = readStatus(target.runDir, new FileCache());
+		if (runEnded(status)) return row;
+		// The runner did not answer (hung or starting): end every process of the run, then record it.
+		killRunProcesses(status.runId);
+		recordOrphanEnd(paths.row(id), target.runDir, paths.root, id, "stopped");
+		return deps.readRow(id);
+	}
+
+	return { reply, stop, pendingMessages: (runDir: string) => (existsSync(runDir) ? inboxNames(runDir).length : 0) };
+}

@@ -1,0 +1,95 @@
+/**
+ * One change feed for everything that watches the board (dashboard, footer, strip). Writers replace
+ * notify/<rowId> on every change (runner/fs-util.mjs touchNotify), so a single fs.watch on notify/
+ * names exactly the rows that changed and an idle board costs nothing per row. A slow safety poll
+ * covers what inotify cannot see (a runner killed with SIGKILL changes no file; other filesystems).
+ */
+import { watch, type FSWatcher } from "node:fs";
+import { join } from "node:path";
+import { ensureDir } from "../../runner/fs-util.mjs";
+
+export interface StoreWatchOptions {
+	storeRoot: string;
+	/** Cheap store-wide check used by the safety poll; returns true when anything changed. */
+	safetyCheck: () => Promise<boolean>;
+	/** All row ids, reported after a safety check found a change. */
+	allIds: () => readonly string[];
+	safetyPollMs?: number;
+	debounceMs?: number;
+}
+
+type Listener = (ids: readonly string[]) => void;
+
+export class StoreWatch {
+	private readonly listeners = new Set<Listener>();
+	private watcher: FSWatcher | undefined;
+	private poll: ReturnType<typeof setInterval> | undefined;
+	private flushTimer: ReturnType<typeof setTimeout> | undefined;
+	private pending = new Set<string>();
+	private checking = false;
+
+	constructor(private readonly options: StoreWatchOptions) {}
+
+	subscribe(listener: Listener): () => void {
+		this.listeners.add(listener);
+		if (this.listeners.size === 1) this.start();
+		return () => {
+			this.listeners.delete(listener);
+			if (this.listeners.size === 0) this.stop();
+		};
+	}
+
+	private start(): void {
+		const dir = join(this.options.storeRoot, "notify");
+		try {
+			ensureDir(dir);
+			this.watcher = watch(dir, (_event, name) => {
+				if (typeof name === "string" && name && !name.startsWith(".")) this.queue([name]);
+			});
+			this.watcher.on("error", () => this.closeWatcher());
+		} catch {
+			// No inotify (or a read-only store without notify/): the safety poll carries the feed alone.
+			this.watcher = undefined;
+		}
+		const every = this.options.safetyPollMs ?? (this.watcher ? 10_000 : 2_000);
+		this.poll = setInterval(() => void this.safety(), every);
+		this.poll.unref?.();
+	}
+
+	private async safety(): Promise<void> {
+		if (this.checking) return;
+		this.checking = true;
+		try {
+			if (await this.options.safetyCheck()) this.queue(this.options.allIds());
+		} catch {
+			// A store mid-write is checked again next time.
+		} finally {
+			this.checking = false;
+		}
+	}
+
+	private queue(ids: readonly string[]): void {
+		for (const id of ids) this.pending.add(id);
+		if (this.flushTimer) return;
+		this.flushTimer = setTimeout(() => {
+			this.flushTimer = undefined;
+			const batch = [...this.pending];
+			this.pending.clear();
+			for (const listener of this.listeners) listener(batch);
+		}, this.options.debounceMs ?? 30);
+	}
+
+	private closeWatcher(): void {
+		this.watcher?.close();
+		this.watcher = undefined;
+	}
+
+	private stop(): void {
+		this.closeWatcher();
+		if (this.poll) clearInterval(this.poll);
+		this.poll = undefined;
+		if (this.flushTimer) clearTimeout(this.flushTimer);
+		this.flushTimer = undefined;
+		this.pending.clear();
+	}
+}

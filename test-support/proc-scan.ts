@@ -1,0 +1,69 @@
+/** Reads /proc the way an outside observer would: which pi workers and runners of a store are alive. */
+import { readdirSync, readFileSync } from "node:fs";
+
+export interface ProcInfo {
+	pid: number;
+	argv: string[];
+}
+
+function zombie(pid: number): boolean {
+	try {
+		const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+		const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+		return state === "Z" || state === "X";
+	} catch {
+		return true;
+	}
+}
+
+/** Live (non-zombie) processes whose argv matches `predicate`. */
+export function scanProcs(predicate: (argv: string[]) => boolean): ProcInfo[] {
+	const out: ProcInfo[] = [];
+	for (const name of readdirSync("/proc")) {
+		const pid = Number(name);
+		if (!Number.isInteger(pid) || pid <= 0) continue;
+		let argv: string[];
+		try {
+			argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+		} catch {
+			continue;
+		}
+		if (argv.length && predicate(argv) && !zombie(pid)) out.push({ pid, argv });
+	}
+	return out;
+}
+
+/** pi workers of a store: `--session <store>/sessions/<id>.jsonl` in json mode. */
+export function storeWorkers(storeDir: string): ProcInfo[] {
+	return scanProcs((argv) => argv.includes("json") && argv.some((a) => a.startsWith(`${storeDir}/sessions/`)));
+}
+
+/** Runners of a store: job-runner.mjs with a run.json under the store. */
+export function storeRunners(storeDir: string): ProcInfo[] {
+	return scanProcs((argv) => argv.some((a) => a.endsWith("job-runner.mjs")) && argv.some((a) => a.startsWith(`${storeDir}/`)));
+}
+
+/** Every process whose environment carries one of these run ids (what the engine itself looks for). */
+export function runTaggedProcs(runIds: readonly string[]): number[] {
+	const wanted = new Set(runIds.map((id) => `AGENT_BOARD_RUN_ID=${id}`));
+	const out: number[] = [];
+	for (const name of readdirSync("/proc")) {
+		const pid = Number(name);
+		if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
+		let env: string[];
+		try {
+			env = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+		} catch {
+			continue;
+		}
+		if (env.some((entry) => wanted.has(entry)) && !zombie(pid)) out.push(pid);
+	}
+	return out;
+}
+
+/** Every argv word of every process (to prove a prompt never travels through argv). */
+export function allArgv(): string {
+	return scanProcs(() => true)
+		.map((p) => p.argv.join(" "))
+		.join("\n");
+}
