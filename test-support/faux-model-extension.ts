@@ -5,7 +5,7 @@
  * shares the agent dir (including board workers) talks to the same scripted model.
  */
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
-import type { AssistantMessage, FauxContentBlock, FauxResponseFactory, JsonObject, Message } from "@earendil-works/pi-ai";
+import type { AssistantMessage, FauxContentBlock, FauxModelDefinition, FauxResponseFactory, JsonObject, Message } from "@earendil-works/pi-ai";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -105,15 +105,9 @@ async function play(step: Step, signal: AbortSignal | undefined): Promise<Assist
 	return message;
 }
 
-export default function fauxModelExtension(pi: ExtensionAPI): void {
-	const faux = fauxProvider({
-		provider: "faux",
-		models: [
-			{ id: "faux-1", name: "Faux One", contextWindow: 200000, maxTokens: 8192 },
-			{ id: "faux-2", name: "Faux Two", reasoning: true, contextWindow: 200000, maxTokens: 8192 },
-		],
-		tokensPerSecond: 100000,
-	});
+/** One scripted provider; "faux-slow" streams at a human pace so live views can be observed mid-message. */
+function registerFaux(pi: ExtensionAPI, provider: string, models: FauxModelDefinition[], tokensPerSecond: number): void {
+	const faux = fauxProvider({ provider, models, tokensPerSecond });
 	const respond: FauxResponseFactory = async (context, options, _state, model) => {
 		// The faux core consumes one queued response per request; keep exactly one queued.
 		faux.appendResponses([respond]);
@@ -137,4 +131,17 @@ export default function fauxModelExtension(pi: ExtensionAPI): void {
 	};
 	faux.setResponses([respond]);
 	pi.registerProvider(faux.provider);
+}
+
+export default function fauxModelExtension(pi: ExtensionAPI): void {
+	registerFaux(
+		pi,
+		"faux",
+		[
+			{ id: "faux-1", name: "Faux One", contextWindow: 200000, maxTokens: 8192 },
+			{ id: "faux-2", name: "Faux Two", reasoning: true, contextWindow: 200000, maxTokens: 8192 },
+		],
+		100000,
+	);
+	registerFaux(pi, "faux-slow", [{ id: "slow-1", name: "Faux Slow", contextWindow: 200000, maxTokens: 8192 }], 12);
 }

@@ -2,11 +2,12 @@
  * Board engine end to end: the real runner and the real pi binary with the scripted faux model.
  * Runs are dispatched in parallel inside each test to keep the suite short on two cores.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { boardFor, modes, readEvents, waitDone } from "../test-support/board-helpers.ts";
-import { createTestAgent, userTexts, type TestAgent } from "../test-support/pi-harness.ts";
+import { createTestAgent, userTexts, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
+import { allArgv, runTaggedProcs, storeRunners } from "../test-support/proc-scan.ts";
 
 const agents: TestAgent[] = [];
 afterAll(() => {
@@ -32,8 +33,31 @@ describe("board run states", () => {
 				fallback: [{ text: "All tests pass. Nothing else to do." }],
 			},
 		});
+		// The question parks after a second, so the run ends as needs_input (the in-place wait is board-talk's).
+		agent.env.AGENT_BOARD_ASK_WAIT = "1";
+		writeFileSync(join(agent.cwd, "README.md"), "FILE CONTENT MUST NOT BE SENT\n");
 		const board = boardFor(agent);
-		const tricky = ["-rf --help", "$(touch pwned) `id` ; echo 'single' \"double\"", "unicode: \u00e9\u00e8 \u4e2d\u6587 \u2028 line-sep", `big ${"x".repeat(100 * 1024)}`];
+		const tricky = [
+			"-rf --help",
+			"$(touch pwned) `id` ; echo 'single' \"double\"",
+			"unicode: \u00e9\u00e8 \u4e2d\u6587 \u2028 line-sep",
+			"@README.md",
+			"@README.md summarize this file",
+			"line one\nline two\n\n  indented line three  \n",
+			"\u2028leading and trailing separators\u2029",
+			`big ${"x".repeat(100 * 1024)}`,
+		];
+		// No prompt may ever appear in any process's argv (readable by every local user).
+		let argvLeak = "";
+		let scanning = true;
+		const scanner = (async () => {
+			while (scanning) {
+				const argv = allArgv();
+				const leaked = tricky.find((prompt) => argv.includes(prompt.slice(0, 24)) && prompt.length > 12);
+				if (leaked) argvLeak = leaked;
+				await new Promise((r) => setTimeout(r, 20));
+			}
+		})();
 		const [done, askTool, askText, modelError, ...verbatim] = await Promise.all(
 			["plain task", "ASK-TOOL now", "ASK-TEXT now", "MODEL-ERROR now", ...tricky].map((prompt) => board.dispatch({ prompt, cwd: agent.cwd })),
 		);
@@ -48,6 +72,9 @@ describe("board run states", () => {
 			finished.set(row.id, await waitDone(board, row.id));
 		}
 		const final = (id: string | undefined) => finished.get(id ?? "")!;
+		scanning = false;
+		await scanner;
+		expect(argvLeak).toBe("");
 
 		expect(final(done?.id).state).toBe("completed");
 		expect(final(done?.id).summary).toBe("All tests pass.");
@@ -66,12 +93,14 @@ describe("board run states", () => {
 		expect(envCalls.length).toBeGreaterThan(0);
 		expect(final(envRow.id)).toMatchObject({ model: "faux/faux-2", thinking: "low", ponytailMode: "terse" });
 
-		// ask_user ends the run: the model is never asked again after the tool call.
+		// A parked ask_user ends the run: the model is never asked again after the tool call.
 		const askCalls = agent.calls().filter((call) => userTexts(call).some((t) => t.includes("ASK-TOOL")));
 		expect(askCalls).toHaveLength(1);
 
+		// Byte for byte: a leading "@" is text, not a file; whitespace and separators survive.
 		const seenPrompts = agent.calls().flatMap((call) => userTexts(call));
 		for (const prompt of tricky) expect(seenPrompts).toContain(prompt);
+		expect(seenPrompts.join("\n")).not.toContain("FILE CONTENT MUST NOT BE SENT");
 		expect(existsSync(join(agent.cwd, "pwned"))).toBe(false);
 		for (const row of verbatim) expect(final(row?.id).state).toBe("completed");
 
@@ -87,19 +116,19 @@ describe("board run states", () => {
 		expect(entries.some((e) => e.path.endsWith(".jsonl") && e.path.includes("sessions"))).toBe(true);
 	}, 120_000);
 
-	it("stops a stalled run, fails on worker SIGKILL, fails on runner SIGKILL and reaps its worker", async () => {
-		const agent = agentWith({ script: { rules: [], fallback: [{ stall: true }] } });
+	it("stops a stalled run, keeps a queued run processless, fails on worker SIGKILL, and a runner SIGKILL mid-bash leaves nothing behind", async () => {
+		const agent = agentWith({ script: { rules: [{ match: "BASH-HANG", steps: [{ toolCall: { name: "bash", args: { command: "sleep 120" } } }, { text: "unreachable" }] }], fallback: [{ stall: true }] } });
 		const board = boardFor(agent, { stopGraceMs: 1500, maxConcurrent: 3 });
-		const rows = await Promise.all([1, 2, 3].map((n) => board.dispatch({ prompt: `stall ${n}`, cwd: agent.cwd })));
+		const rows = await Promise.all(["stall 1", "stall 2", "BASH-HANG now"].map((prompt) => board.dispatch({ prompt, cwd: agent.cwd })));
 		const worker = (runDir: string) => JSON.parse(readFileSync(join(runDir, "worker.json"), "utf8")) as { pid: number };
 		const runner = (runDir: string) => JSON.parse(readFileSync(join(runDir, "runner.json"), "utf8")) as { pid: number };
-		const { waitFor } = await import("../test-support/pi-harness.ts");
-		// All three workers have reached the model (the faux model records each request).
-		await waitFor(() => agent.calls().length >= 3, "three stalled model calls", 30_000);
-		// Over the limit: waits as queued, and a stop while queued never starts a worker.
+		await waitFor(async () => (await board.get(rows[2]!.id))?.live?.tool?.name === "bash", "the bash tool to run", 30_000);
+		await waitFor(() => agent.calls().length >= 3, "three model calls", 30_000);
+		// Over the limit: a queued run is a file, not a process; a stop while queued never starts it.
 		const queued = await board.dispatch({ prompt: "stall queued", cwd: agent.cwd });
-		await waitFor(() => existsSync(join(queued.runDir!, "runner.json")), "queued runner to start", 10_000);
 		expect((await board.get(queued.id))?.state).toBe("queued");
+		expect(existsSync(join(queued.runDir!, "runner.json"))).toBe(false);
+		expect(storeRunners(board.storeDir)).toHaveLength(3);
 		const stoppedQueued = await board.stop(queued.id);
 		expect(stoppedQueued.state).toBe("stopped");
 		expect(existsSync(join(queued.runDir!, "worker.json"))).toBe(false);
@@ -115,20 +144,15 @@ describe("board run states", () => {
 		expect(killedWorker.state).toBe("failed");
 		expect(killedWorker.error).toContain("SIGKILL");
 
-		const orphan = worker(toKillRunner!.runDir!).pid;
+		// pi starts bash in its own process group: killing the runner must still leave nothing of the run.
+		const runId = toKillRunner!.currentRunId!;
+		expect(runTaggedProcs([runId]).length).toBeGreaterThanOrEqual(3);
 		const versionBefore = await board.version();
 		process.kill(runner(toKillRunner!.runDir!).pid, "SIGKILL");
 		await waitFor(async () => (await board.version()) !== versionBefore, "version to notice the dead runner", 10_000);
 		const died = await waitDone(board, toKillRunner!.id, 10_000);
 		expect(died).toMatchObject({ state: "failed", error: "runner died", alive: false });
-		await waitFor(() => {
-			try {
-				process.kill(orphan, 0);
-				return false;
-			} catch {
-				return true;
-			}
-		}, "orphaned worker to be gone", 10_000);
+		await waitFor(() => runTaggedProcs([runId]).length === 0, "every process of the killed run to be gone", 10_000);
 	}, 120_000);
 
 	it("resumes a row on the same session so the model sees the earlier conversation", async () => {
