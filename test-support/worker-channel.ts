@@ -39,10 +39,12 @@ export interface SpawnWorkerOptions {
 	noChannel?: boolean;
 	/** The message argument instead of the placeholder (workers without a channel). */
 	promptArg?: string;
+	/** Resume this session file instead of a new one. */
+	sessionFile?: string;
 }
 
 export function spawnWorker(agent: TestAgent, options: SpawnWorkerOptions = {}): WorkerProcess {
-	const sessionFile = join(agent.root, `s-${Date.now()}-${Math.random().toString(36).slice(2)}.jsonl`);
+	const sessionFile = options.sessionFile ?? join(agent.root, `s-${Date.now()}-${Math.random().toString(36).slice(2)}.jsonl`);
 	const extensionArgs = [EXTENSION_ENTRY, ...(options.extensions ?? [])].flatMap((path) => ["-e", path]);
 	const argv = [PI_CLI, ...extensionArgs, "--mode", "json", "-p", "--session", sessionFile, options.promptArg ?? PROMPT_PLACEHOLDER];
 	const env: NodeJS.ProcessEnv = { ...agent.env, AGENT_BOARD_WORKER: "1", ...options.env };

@@ -3,7 +3,7 @@
  * faux model, started the way the runner starts a worker (fd 3 a socketpair, the prompt placeholder as
  * the only argument), with this test playing the runner.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Message, ToolResultMessage } from "@earendil-works/pi-ai";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -105,8 +105,8 @@ describe("prompt over the control channel", () => {
 	it("a runner that dies before sending the prompt leaves no worker behind", async () => {
 		const agent = newAgent();
 		const worker = start(agent);
-		// Wait until pi has loaded and is waiting for the prompt (its session file header is written).
-		await waitFor(() => existsSync(worker.sessionFile) || worker.events().length > 0, "pi to start");
+		// pi prints the session header once extensions (and so the channel) are loaded.
+		await worker.waitForEvent((event) => event.type === "session", "the session header");
 		worker.closeChannel();
 		await worker.exited();
 		expect(agent.calls()).toEqual([]);
@@ -122,6 +122,8 @@ describe("messages into a running worker", () => {
 			fallback: [{ text: "acting on the steer" }],
 		});
 		const worker = start(agent);
+		// Sent late (pi is already up) so the input handler usually has to wait for it.
+		await worker.waitForEvent((event) => event.type === "session", "the session header");
 		worker.send({ type: "prompt", text: "STEER-TASK go" });
 		await worker.waitForEvent(toolStarted("bash"), "the bash tool to start");
 		worker.send({ type: "message", id: "m1", text: "STEER: use the other branch", deliverAs: "steer" });
