@@ -117,7 +117,7 @@ function answer(message, outcome, extra = {}) {
 
 /** @param {import("./inbox.mjs").InboxMessage} message */
 function forward(message) {
-	if (workerClosed || finished || !link?.send({ type: "message", id: message.id, text: message.text, deliverAs: message.deliverAs ?? "steer" })) {
+	if (workerClosed || finished || !link?.send({ type: "message", id: message.id, text: message.text ?? "", deliverAs: message.deliverAs ?? "steer" })) {
 		answer(message, "rejected", { reason: "run ended" });
 		return;
 	}

@@ -1,24 +1,10 @@
 // The runner's end of the worker's fd 3 socketpair: JSON lines both ways, split on "\n" only.
 // Worker output is untrusted: anything that is not a well-formed protocol object is ignored.
-
-/**
- * @typedef {{ type: "receipt", id: string, status: "delivered" | "rejected", as?: "steer" | "followUp" | "answer", reason?: string } | { type: "closed" }} WorkerReport
- */
-
-/** @param {unknown} value @returns {WorkerReport | undefined} */
-export function parseReport(value) {
-	const v = /** @type {Record<string, unknown>} */ (value);
-	if (!v || typeof v !== "object") return undefined;
-	if (v.type === "closed") return { type: "closed" };
-	if (v.type !== "receipt" || typeof v.id !== "string") return undefined;
-	if (v.status !== "delivered" && v.status !== "rejected") return undefined;
-	const as = v.as === "steer" || v.as === "followUp" || v.as === "answer" ? v.as : undefined;
-	return { type: "receipt", id: v.id, status: v.status, as, reason: typeof v.reason === "string" ? v.reason.slice(0, 500) : undefined };
-}
+import { encodeLine, parseWorkerLine } from "./protocol.mjs";
 
 /**
  * @param {import("node:stream").Duplex | null | undefined} socket
- * @param {(report: WorkerReport) => void} onReport
+ * @param {(report: import("./protocol.mjs").WorkerToRunner) => void} onReport
  */
 export function openWorkerLink(socket, onReport) {
 	let buffer = "";
@@ -33,13 +19,7 @@ export function openWorkerLink(socket, onReport) {
 			while ((index = buffer.indexOf("\n")) >= 0) {
 				const line = buffer.slice(0, index);
 				buffer = buffer.slice(index + 1);
-				let parsed;
-				try {
-					parsed = JSON.parse(line);
-				} catch {
-					continue;
-				}
-				const report = parseReport(parsed);
+				const report = parseWorkerLine(line);
 				if (report) onReport(report);
 			}
 		});
@@ -51,11 +31,11 @@ export function openWorkerLink(socket, onReport) {
 		});
 	}
 	return {
-		/** @param {Record<string, unknown>} message */
+		/** @param {import("./protocol.mjs").RunnerToWorker} message */
 		send(message) {
 			if (!socket || !open) return false;
 			try {
-				socket.write(`${JSON.stringify(message)}\n`);
+				socket.write(encodeLine(message));
 				return true;
 			} catch {
 				return false;

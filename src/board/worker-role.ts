@@ -1,34 +1,99 @@
 /**
- * Worker role (AGENT_BOARD_WORKER=1): an ask_user tool that records a structured question and ends
- * the run, so the runner marks the row needs_input with that exact question instead of guessing.
+ * Worker role (AGENT_BOARD_WORKER=1): every board worker is `pi --mode json -p` under a runner. With
+ * AGENT_BOARD_CONTROL_FD it talks to that runner over a socketpair (runner/protocol.mjs): the prompt
+ * arrives there instead of argv, user messages are steered in or queued as follow-ups, ask_user waits
+ * in place for its answer, and a stop or a vanished runner aborts the run.
  */
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { Type } from "typebox";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { CONTROL_FD_ENV, PROMPT_PLACEHOLDER } from "../../runner/protocol.mjs";
+import { askWaitMs, registerAskUser } from "./worker/ask-user.ts";
+import { controlFd, openControlChannel, type ControlChannel } from "./worker/channel.ts";
+import { WorkerControl } from "./worker/control-state.ts";
+
+/** After the runner vanished: how long an aborting run may take before the process exits anyway. */
+const EXIT_GRACE_MS = 2000;
 
 export function isWorker(env: NodeJS.ProcessEnv = process.env): boolean {
 	return env.AGENT_BOARD_WORKER === "1";
 }
 
-export function registerWorkerRole(pi: ExtensionAPI): void {
-	pi.registerTool({
-		name: "ask_user",
-		label: "Ask user",
-		description:
-			"Ask the user a question and stop until they reply. Use when you need a decision, a missing fact or a confirmation you cannot safely assume. The run ends after this call; the user's answer arrives as the next message.",
-		promptSnippet: "Ask the user a blocking question (ends the run until they reply)",
-		promptGuidelines: [
-			"You run unattended on an agent board: when you need the user's decision, call ask_user with one clear question instead of ending with a question in text.",
-		],
-		parameters: Type.Object({
-			question: Type.String({ description: "The exact question for the user" }),
-			options: Type.Optional(Type.Array(Type.String(), { description: "Choices the user can pick from, if any" })),
-		}),
-		async execute(_toolCallId, params) {
-			return {
-				content: [{ type: "text", text: "Question recorded; the user will answer in the next message." }],
-				details: { question: params.question, options: params.options ?? [] },
-				terminate: true,
-			};
+export function registerWorkerRole(pi: ExtensionAPI, env: NodeJS.ProcessEnv = process.env): void {
+	const fd = controlFd(env);
+	// Tools (bash) must not inherit the variable: a pi started by the agent would read our runner's fd.
+	delete env[CONTROL_FD_ENV];
+	const control = fd === undefined ? undefined : connect(pi, fd);
+	registerAskUser(pi, control, askWaitMs(env));
+}
+
+function connect(pi: ExtensionAPI, fd: number): WorkerControl | undefined {
+	let ctx: ExtensionContext | undefined;
+	let channel: ControlChannel | undefined;
+	let exiting = false;
+	const exitNow = (): void => process.exit(1);
+
+	const control = new WorkerControl({
+		send: (message) => channel?.send(message),
+		deliver: (text, deliverAs) => pi.sendUserMessage(text, { deliverAs }),
+		abort: () => {
+			if (!ctx) return false;
+			ctx.abort();
+			return true;
+		},
+		isIdle: () => ctx?.isIdle(),
+		hold: () => channel?.hold() ?? (() => {}),
+	});
+
+	channel = openControlChannel(fd, {
+		onLine: (message) => control.onLine(message),
+		onEnd: () => {
+			// The runner is gone (killed or crashed): nobody supervises this worker any more.
+			control.onRunnerGone();
+			exiting = true;
+			const idle = ctx === undefined || ctx.isIdle();
+			if (idle && !control.asking) setImmediate(exitNow);
+			else setTimeout(exitNow, EXIT_GRACE_MS).unref();
 		},
 	});
+	if (!channel) return undefined;
+
+	const track = (_event: unknown, eventCtx: ExtensionContext): void => {
+		ctx = eventCtx;
+	};
+	pi.on("session_start", track);
+	pi.on("turn_start", track);
+	pi.on("tool_execution_start", track);
+
+	pi.on("input", async (event, eventCtx) => {
+		ctx = eventCtx;
+		if (event.source === "extension" || event.text !== PROMPT_PLACEHOLDER) return { action: "continue" };
+		const prompt = await control.awaitPrompt();
+		if (prompt === undefined) {
+			// Stopped or orphaned before the prompt came: run nothing.
+			control.onSettled();
+			return { action: "handled" };
+		}
+		return { action: "transform", text: prompt };
+	});
+
+	pi.on("agent_start", (_event, eventCtx) => {
+		ctx = eventCtx;
+		control.onAgentStart();
+	});
+
+	pi.on("agent_before_settle", async (_event, eventCtx) => {
+		ctx = eventCtx;
+		await control.beforeSettle(
+			() => eventCtx.hasPendingMessages(),
+			() => new Promise((resolve) => setImmediate(resolve)),
+		);
+		return undefined;
+	});
+
+	pi.on("agent_settled", (_event, eventCtx) => {
+		ctx = eventCtx;
+		control.onSettled();
+		if (exiting) setImmediate(exitNow);
+	});
+
+	return control;
 }

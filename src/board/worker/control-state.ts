@@ -1,0 +1,214 @@
+/**
+ * The worker's side of the control channel as a state machine, free of I/O so it can be tested alone:
+ * which runner message goes where (prompt wait, ask_user answer, steer/follow-up, rejection) and when
+ * the worker stops accepting messages. worker-role.ts feeds it pi's events and the channel's lines.
+ */
+import { REASON_MALFORMED, REASON_RUN_ENDED, type InvalidLine, type RunnerToWorker, type WorkerToRunner } from "../../../runner/protocol.mjs";
+
+export type DeliverAs = "steer" | "followUp";
+
+export type AskOutcome = { kind: "answer"; text: string } | { kind: "aborted" } | { kind: "parked" };
+
+export interface ControlDeps {
+	send(message: WorkerToRunner): void;
+	/** pi.sendUserMessage(text, { deliverAs }) */
+	deliver(text: string, deliverAs: DeliverAs): void;
+	/** Abort the agent through the latest ctx; false when no ctx is known yet. */
+	abort(): boolean;
+	/** Whether pi is between runs (ctx.isIdle()); undefined when no ctx is known yet. */
+	isIdle(): boolean | undefined;
+	/** Keep the process alive while the input handler waits for the prompt (the channel is unref'd). */
+	hold(): () => void;
+}
+
+/**
+ * starting: before the first agent_start (messages are held, not lost); running: messages go into the
+ * run; closed: `closed` was sent (or the runner is gone) and every later message is rejected.
+ */
+export type Phase = "starting" | "running" | "closed";
+
+interface AskWaiter {
+	settle(outcome: AskOutcome): void;
+}
+
+interface HeldMessage {
+	id: string;
+	text: string;
+	deliverAs: DeliverAs;
+}
+
+export class WorkerControl {
+	private phaseValue: Phase = "starting";
+	private closedSent = false;
+	private runnerGone = false;
+	private abortRequested = false;
+	private held: HeldMessage[] = [];
+	private asks: AskWaiter[] = [];
+	private prompt: string | undefined;
+	private promptWaiters: Array<(text: string | undefined) => void> = [];
+
+	constructor(private readonly deps: ControlDeps) {}
+
+	get phase(): Phase {
+		return this.phaseValue;
+	}
+
+	get gone(): boolean {
+		return this.runnerGone;
+	}
+
+	get asking(): boolean {
+		return this.asks.length > 0;
+	}
+
+	onLine(message: RunnerToWorker | InvalidLine): void {
+		switch (message.type) {
+			case "prompt":
+				this.onPrompt(message.text);
+				return;
+			case "message":
+				this.onMessage(message.id, message.text, message.deliverAs);
+				return;
+			case "abort":
+				this.requestAbort();
+				return;
+			case "invalid":
+				if (message.id !== undefined) this.reject(message.id, REASON_MALFORMED);
+				return;
+		}
+	}
+
+	/** The prompt text, waiting for it if it has not arrived; undefined when it never will (runner gone, stopped). */
+	awaitPrompt(): Promise<string | undefined> {
+		if (this.prompt !== undefined) return Promise.resolve(this.prompt);
+		if (this.runnerGone || this.abortRequested) return Promise.resolve(undefined);
+		const release = this.deps.hold();
+		return new Promise((resolve) => {
+			this.promptWaiters.push((text) => {
+				release();
+				resolve(text);
+			});
+		});
+	}
+
+	/** An ask_user call starts waiting; settle() is called exactly once, by the first of answer, abort, park. */
+	waitForAnswer(): { outcome: Promise<AskOutcome>; cancel(outcome: AskOutcome): void } {
+		let settled = false;
+		let resolveOutcome: (outcome: AskOutcome) => void = () => {};
+		const outcome = new Promise<AskOutcome>((resolve) => (resolveOutcome = resolve));
+		const waiter: AskWaiter = {
+			settle: (value) => {
+				if (settled) return;
+				settled = true;
+				this.asks = this.asks.filter((candidate) => candidate !== waiter);
+				resolveOutcome(value);
+			},
+		};
+		if (this.runnerGone || this.abortRequested) waiter.settle({ kind: "aborted" });
+		else this.asks.push(waiter);
+		return { outcome, cancel: (value) => waiter.settle(value) };
+	}
+
+	/** agent_start: the run exists, so held messages can go into it. */
+	onAgentStart(): void {
+		if (this.abortRequested) {
+			this.deps.abort();
+			return;
+		}
+		if (this.phaseValue !== "starting") return;
+		this.phaseValue = "running";
+		const held = this.held;
+		this.held = [];
+		for (const message of held) this.onMessage(message.id, message.text, message.deliverAs);
+	}
+
+	/**
+	 * agent_before_settle: pi continues only if messages are queued once every handler has returned.
+	 * A delivery that started before this point reaches pi's queue within the microtasks of its
+	 * sendUserMessage call (input handlers are synchronous here), so one macrotask later the queue is
+	 * final; a line that arrives meanwhile is still delivered and makes pi continue.
+	 */
+	async beforeSettle(hasPendingMessages: () => boolean, nextTick: () => Promise<void>): Promise<void> {
+		if (this.phaseValue !== "running") return;
+		await nextTick();
+		if (this.phaseValue !== "running" || hasPendingMessages()) return;
+		this.close();
+	}
+
+	/** agent_settled: nothing more runs (an aborted run skips agent_before_settle, so this closes it). */
+	onSettled(): void {
+		this.close();
+	}
+
+	/** EOF on the channel: nobody is left to answer or read receipts. */
+	onRunnerGone(): void {
+		this.runnerGone = true;
+		this.closedSent = true;
+		this.requestAbort();
+		this.phaseValue = "closed";
+	}
+
+	private onPrompt(text: string): void {
+		if (this.prompt !== undefined) return;
+		this.prompt = text;
+		this.flushPrompt(text);
+	}
+
+	private flushPrompt(text: string | undefined): void {
+		const waiters = this.promptWaiters;
+		this.promptWaiters = [];
+		for (const waiter of waiters) waiter(text);
+	}
+
+	private onMessage(id: string, text: string, deliverAs: DeliverAs): void {
+		if (this.phaseValue === "closed" || this.abortRequested) {
+			this.reject(id, REASON_RUN_ENDED);
+			return;
+		}
+		const ask = this.asks[0];
+		if (ask) {
+			// Receipt first: the runner records the answer before the model's next request can use it.
+			this.deps.send({ type: "receipt", id, status: "delivered", as: "answer" });
+			ask.settle({ kind: "answer", text });
+			return;
+		}
+		if (this.phaseValue === "starting") {
+			this.held.push({ id, text, deliverAs });
+			return;
+		}
+		// An idle pi would start a second run from this message while print mode is finishing.
+		if (this.deps.isIdle() !== false) {
+			this.reject(id, REASON_RUN_ENDED);
+			return;
+		}
+		this.deps.deliver(text, deliverAs);
+		this.deps.send({ type: "receipt", id, status: "delivered", as: deliverAs });
+	}
+
+	private requestAbort(): void {
+		this.abortRequested = true;
+		for (const ask of [...this.asks]) ask.settle({ kind: "aborted" });
+		this.flushPrompt(undefined);
+		// Messages queued in pi after an abort would never run: refuse them from now on.
+		for (const message of this.held) this.reject(message.id, REASON_RUN_ENDED);
+		this.held = [];
+		if (this.phaseValue === "running") this.deps.abort();
+	}
+
+	private close(): void {
+		if (this.phaseValue === "closed" && this.closedSent) return;
+		this.phaseValue = "closed";
+		for (const message of this.held) this.reject(message.id, REASON_RUN_ENDED);
+		this.held = [];
+		for (const ask of [...this.asks]) ask.settle({ kind: "aborted" });
+		if (!this.closedSent) {
+			this.closedSent = true;
+			this.deps.send({ type: "closed" });
+		}
+	}
+
+	private reject(id: string, reason: string): void {
+		if (this.runnerGone) return;
+		this.deps.send({ type: "receipt", id, status: "rejected", reason });
+	}
+}
