@@ -21,7 +21,8 @@ export async function waitDone(board: BoardEngine, id: string, timeoutMs = 40_00
 	return waitFor(
 		async () => {
 			const row = await board.get(id);
-			return row && !ACTIVE.includes(row.state) ? row : undefined;
+			// needs_input may still be live (a question waiting in place): done means no process owns the run.
+			return row && !row.alive && !ACTIVE.includes(row.state) ? row : undefined;
 		},
 		`row ${id} to finish`,
 		timeoutMs,

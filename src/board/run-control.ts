@@ -64,6 +64,7 @@ export function controlRun(deps: RunControlDeps) {
 	}
 
 	async function reply(id: string, text: string, options: ReplyOptions = {}): Promise<ReplyResult> {
+		deps.requireMeta(id);
 		deps.checkPrompt(text);
 		// A message that reaches a run as it ends comes back "run ended": then the row is finished and
 		// the same text starts a new run. Twice at most: the second decision sees the ended run.
@@ -103,6 +104,7 @@ export function controlRun(deps: RunControlDeps) {
 	}
 
 	async function stop(id: string): Promise<BoardRow> {
+		deps.requireMeta(id);
 		const target = await withRowLock(paths.row(id), () => {
 			const meta = deps.requireMeta(id);
 			const runDir = paths.run(id, meta.currentRunId);
