@@ -5,9 +5,9 @@
  * How pi 1.6's print mode picks what it prints (dist/modes/print-mode.js): after the last prompt
  * it takes the last message of the session's context (session.state.messages, the projection pi
  * rebuilds after every boundary commit) and, if it is an assistant message, writes each text
- * block plus "\n" to stdout (exit 1 if it was cut off at the token limit); an error or abort goes to
- * stderr with exit 1. Then it disposes the runtime,
- * which emits `session_shutdown` and awaits its handlers, and only then returns.
+ * block plus "\n" to stdout (exit 1 if it was cut off at the token limit); an error or abort goes
+ * to stderr with exit 1. Then it disposes the runtime, which emits `session_shutdown` and awaits
+ * its handlers, and only then returns.
  *
  * Measured with real pi 1.6 and the faux model (the kept cases are in tests/ritual-e2e.test.ts; the
  * rejected variants were throwaway extensions run the same way):
