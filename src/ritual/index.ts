@@ -1,55 +1,77 @@
 /**
- * Headless close ritual: when a `pi -p` run in an opted-in project finishes its task, pi runs
- * one more turn in which the model writes the session-handoff note.
+ * Headless close ritual: when an opted-in `pi -p` run has printed the task's answer, pi runs one
+ * more turn in which the model writes the session-handoff note, before the process exits.
  *
- * Why agent_before_settle with a custom_message continuation (measured on pi 1.6 with the faux
- * model, see tests/ritual-e2e.test.ts): agent_end + sendUserMessage(followUp) and even
- * agent_settled also deliver a turn on 1.6, but agent_end fires once per low-level run, so it
- * also fires for an attempt that auto-retry is about to repeat, and it cannot tell that attempt
- * from a final failure. agent_before_settle is the last actionable boundary, after retries,
- * compaction and queued follow-ups, and it carries pi's own final `outcome`. We skip unless the
- * task completed: a ritual after a failed task would replace the failure that `pi -p` reports
- * (exit 1) with the ritual's success (exit 0). The custom_message reaches the model as a
- * user-role message but bypasses input hooks, so other extensions cannot swallow or rewrite it.
+ * How pi 1.6's print mode picks what it prints (dist/modes/print-mode.js): after the last prompt
+ * it takes the last message of the session's context (session.state.messages, the projection pi
+ * rebuilds after every boundary commit) and, if it is an assistant message, writes each text
+ * block plus "\n" to stdout (exit 1 if it was cut off at the token limit); an error or abort goes
+ * to stderr with exit 1. Then it disposes the runtime, which emits `session_shutdown` and awaits
+ * its handlers, and only then returns.
+ *
+ * Measured with real pi 1.6 and the faux model (the kept cases are in tests/ritual-e2e.test.ts; the
+ * rejected variants were throwaway extensions run the same way):
+ * - A ritual continued from `agent_before_settle` (this module's first version) is the context's
+ *   last message, so print mode printed the ritual's reply instead of the answer (issue 12).
+ * - Continuing from `agent_before_settle` and hiding the ritual's messages with `context_edit`
+ *   entries at the ritual's own settle does restore the answer byte for byte, but with two
+ *   prompts (`pi -p "a" "b"`) the ritual runs after "a": the extension cannot tell which settle is
+ *   the last, so the note misses "b"'s work, and the session keeps the ritual hidden from later
+ *   context. Rewriting the ritual's reply in `message_end` would print the answer by falsifying the
+ *   transcript.
+ * - `session_shutdown` with reason "quit" fires once, after print mode has written stdout and
+ *   fixed its exit code, and pi awaits it before returning. A turn started there with
+ *   `sendMessage(..., { triggerTurn: true })` runs normally (tools, retries, `agent_settled`), so
+ *   the note exists when `pi -p` returns, stdout is untouched whatever the ritual does, and with
+ *   several prompts the ritual follows the last one. That is the mechanism used here.
+ *
+ * The ritual runs only when the context's last message is an answer print mode exits 0 with
+ * (see outcome.ts), so a failed, cut-off or signalled task keeps its exit 1 and gets no ritual.
+ * Its one-line reply goes nowhere: on success stdout and stderr are exactly what they would be
+ * without the ritual. A failed ritual cannot change the exit code (already fixed) and leaves one
+ * line on stderr saying why. Print mode only: json and rpc consumers would get an unrequested
+ * turn in their event stream, and the TUI user closes sessions themselves.
  */
-import type { AgentBeforeSettleEvent, AgentBeforeSettleEventResult, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { RitualGuard } from "./guard.ts";
+import { listNotes, newNotes } from "./notes.ts";
 import { isOptedIn } from "./opt-in.ts";
+import { judgeRitual, messagesFrom, taskCompleted } from "./outcome.ts";
 import { probeProject } from "./probe.ts";
 import { RITUAL_CUSTOM_TYPE, ritualPrompt } from "./prompt.ts";
+import { failureLine } from "./report.ts";
+import { runTurn, SettleSignal } from "./turn.ts";
 
 export function registerCloseRitual(pi: ExtensionAPI): void {
 	const guard = new RitualGuard();
-	// Opt-in is read once per cwd; a project that opts in mid-session is picked up next process.
-	const optInByCwd = new Map<string, boolean>();
-
-	const optedIn = (cwd: string): boolean => {
-		let known = optInByCwd.get(cwd);
-		if (known === undefined) {
-			known = isOptedIn(probeProject(cwd));
-			optInByCwd.set(cwd, known);
-		}
-		return known;
-	};
+	const settle = new SettleSignal();
 
 	pi.on("session_start", () => {
 		guard.reset();
 	});
 
-	pi.on("agent_before_settle", (event: AgentBeforeSettleEvent, ctx: ExtensionContext): AgentBeforeSettleEventResult | undefined => {
-		// print only: json and rpc consumers would get an unrequested turn in their event stream.
-		if (ctx.mode !== "print") return undefined;
-		if (event.outcome !== "completed") return undefined;
-		if (!optedIn(ctx.cwd)) return undefined;
-		// Claimed before the proposal leaves this handler; the ritual turn's own settle finds the
-		// claim and ends the run. If pi rejects the proposal, the claim stays: no retry.
-		if (!guard.claim(ctx.cwd)) return undefined;
-		return {
-			entries: [
-				...event.entries,
-				{ type: "custom_message", customType: RITUAL_CUSTOM_TYPE, content: ritualPrompt(), display: true },
-			],
-			continue: true,
-		};
+	pi.on("agent_settled", () => {
+		settle.settled();
+	});
+
+	pi.on("session_shutdown", async (event, ctx) => {
+		// "quit" is process exit; new/resume/fork/reload replace the session and are not an end.
+		if (event.reason !== "quit" || ctx.mode !== "print") return;
+		// pi aborts any run before shutdown; a session still busy here is not ours to drive.
+		if (!ctx.isIdle()) return;
+		if (!taskCompleted(ctx.sessionManager.buildSessionProjection().messages)) return;
+		if (!isOptedIn(probeProject(ctx.cwd))) return;
+		// A claim is never released: a missed ritual is cheaper than a doubled one.
+		if (!guard.claim(ctx.cwd)) return;
+
+		const notesBefore = listNotes(ctx.cwd);
+		const started = await runTurn(pi, ctx, settle, RITUAL_CUSTOM_TYPE, ritualPrompt());
+		const result = started
+			? judgeRitual(
+					messagesFrom(ctx.sessionManager.buildSessionProjection().messages, RITUAL_CUSTOM_TYPE),
+					newNotes(notesBefore, listNotes(ctx.cwd)),
+				)
+			: { ok: false as const, reason: "pi did not start the ritual turn" };
+		if (!result.ok) console.error(failureLine(result.reason));
 	});
 }
