@@ -27,8 +27,11 @@ export class StoreWatch {
 	private flushTimer: ReturnType<typeof setTimeout> | undefined;
 	private pending = new Set<string>();
 	private checking = false;
+	private readonly options: StoreWatchOptions;
 
-	constructor(private readonly options: StoreWatchOptions) {}
+	constructor(options: StoreWatchOptions) {
+		this.options = options;
+	}
 
 	subscribe(listener: Listener): () => void {
 		this.listeners.add(listener);

@@ -47,7 +47,11 @@ export class WorkerControl {
 	private prompt: string | undefined;
 	private promptWaiters: Array<(text: string | undefined) => void> = [];
 
-	constructor(private readonly deps: ControlDeps) {}
+	private readonly deps: ControlDeps;
+
+	constructor(deps: ControlDeps) {
+		this.deps = deps;
+	}
 
 	get phase(): Phase {
 		return this.phaseValue;
