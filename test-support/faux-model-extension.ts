@@ -144,4 +144,6 @@ export default function fauxModelExtension(pi: ExtensionAPI): void {
 		100000,
 	);
 	registerFaux(pi, "faux-slow", [{ id: "slow-1", name: "Faux Slow", contextWindow: 200000, maxTokens: 8192 }], 12);
+	// Faster than the status write cap: many deltas per second, so the cap is what limits writes.
+	registerFaux(pi, "faux-stream", [{ id: "stream-1", name: "Faux Stream", contextWindow: 200000, maxTokens: 8192 }], 80);
 }
