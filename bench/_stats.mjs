@@ -10,7 +10,7 @@ export function pct(values, p) {
 /** "median X ms (p5-p95 A-B, n=N)" @param {number[]} values @param {string} [unit] */
 export function spread(values, unit = "ms") {
 	if (values.length === 0) return "no samples";
-	const f = (n) => `${n.toFixed(unit === "ms" && n < 10 ? 2 : 1)}`;
+	const f = (/** @type {number} */ n) => `${n.toFixed(unit === "ms" && n < 10 ? 2 : 1)}`;
 	return `median ${f(pct(values, 50))} ${unit} (p5 ${f(pct(values, 5))}, p95 ${f(pct(values, 95))}, n=${values.length})`;
 }
 

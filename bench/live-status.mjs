@@ -73,7 +73,9 @@ try {
 			const hit = seen.find((s) => s.length >= length);
 			if (hit) latencies.push(hit.at - event.at);
 		}
-		if (streamingWrites.length > 1) rates.push((streamingWrites.length - 1) / ((streamingWrites.at(-1) - streamingWrites[0]) / 1000));
+		const first = streamingWrites[0] ?? 0;
+		const last = streamingWrites.at(-1) ?? 0;
+		if (streamingWrites.length > 1) rates.push((streamingWrites.length - 1) / ((last - first) / 1000));
 	}
 	console.log(`streamed chunk -> its text in status.json: ${spread(latencies)} (${load()})`);
 	console.log(`status writes per second while streaming: ${spread(rates, "/s")}; ${writes} writes, ${invisible} without a visible change`);
