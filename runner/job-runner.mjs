@@ -86,14 +86,33 @@ const held = [];
 /** Forwarded, waiting for the worker's receipt. @type {Map<string, import("./inbox.mjs").InboxMessage>} */
 const forwarded = new Map();
 
+/** A full or failing disk must not kill the run: the write is retried with the next change. */
+let writeFailure = "";
 function writeStatus() {
 	if (pendingWrite) clearTimeout(pendingWrite);
 	pendingWrite = undefined;
 	lastWrite = Date.now();
-	lastKey = visibleKey(status);
-	lastState = status.state;
-	writeJsonAtomic(paths.status, status);
+	try {
+		writeJsonAtomic(paths.status, status);
+		lastKey = visibleKey(status);
+		lastState = status.state;
+		writeFailure = "";
+	} catch (error) {
+		writeFailure = `${paths.status}: ${error instanceof Error ? error.message : String(error)}`;
+		process.stderr.write(`agent-board runner: cannot write ${writeFailure}\n`);
+		return false;
+	}
 	touchNotify(config.storeDir, config.rowId);
+	return true;
+}
+
+/** Appends to a run log; a full disk loses log lines, never the run. @param {string} path @param {string} text */
+function appendLog(path, text) {
+	try {
+		appendFileSync(path, text, { mode: FILE_MODE });
+	} catch {
+		// Reported through the status write that fails next, or lost with the disk.
+	}
 }
 
 /** Writes only what a reader could see, state changes at once, the rest at most every STATUS_INTERVAL_MS. */
@@ -167,7 +186,8 @@ async function finish(exit) {
 	for (const message of forwarded.values()) answer(message, "rejected", { reason: "the worker exited before confirming delivery" });
 	forwarded.clear();
 	serveInbox();
-	writeStatus();
+	// The end of a run must be recorded: on a full disk keep trying for a while before giving up.
+	for (let attempt = 0; !writeStatus() && attempt < 60; attempt++) await new Promise((r) => setTimeout(r, 500));
 	releaseSlot(slotPath, config.runId);
 	const env = { ...process.env };
 	delete env[RUN_TAG];
@@ -220,7 +240,7 @@ function onStderr(chunk) {
 	if (stderrLogged < STDERR_LOG_CAP) {
 		const part = chunk.slice(0, STDERR_LOG_CAP - stderrLogged);
 		stderrLogged += part.length;
-		appendFileSync(paths.stderr, part, { mode: FILE_MODE });
+		appendLog(paths.stderr, part);
 	}
 	scheduleStatus();
 }
@@ -283,7 +303,7 @@ function startWorker() {
 		}
 		const now = Date.now();
 		seq += 1;
-		appendFileSync(paths.events, `${JSON.stringify(compactEvent(event, seq, now))}\n`, { mode: FILE_MODE });
+		appendLog(paths.events, `${JSON.stringify(compactEvent(event, seq, now))}\n`);
 		applyEvent(status, event, now);
 		onWorkerEvent(event);
 	};

@@ -3,7 +3,7 @@
  * live run's files: only a run with no owner left (no queue entry, no live runner, past the start
  * grace) is ended here, once, under the row lock, after every process of the run is gone.
  */
-import { existsSync, statSync } from "node:fs";
+import { existsSync, statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { touchNotify, writeJsonAtomic } from "../../runner/fs-util.mjs";
 import { claimMessages, writeReceipt } from "../../runner/inbox.mjs";
@@ -34,6 +34,17 @@ function mtime(path: string): number {
 		return statSync(path).mtimeMs;
 	} catch {
 		return 0;
+	}
+}
+
+/** A runner that died on a full disk leaves no words behind; the disk itself still tells why. */
+function diskFull(path: string): string | undefined {
+	try {
+		const fs = statfsSync(path);
+		const free = fs.bavail * fs.bsize;
+		return free < 256 * 1024 ? `no space left on the store's disk (${free} bytes free at ${path})` : undefined;
+	} catch {
+		return undefined;
 	}
 }
 
@@ -71,6 +82,8 @@ export function endOrphanLocked(runDir: string, storeRoot: string, rowId: string
 		else {
 			markRunnerDied(fresh, now);
 			if (!existsSync(join(runDir, "runner.json"))) fresh.error = "runner never started";
+			const disk = diskFull(runDir);
+			if (disk) fresh.error = `${fresh.error}: ${disk}`;
 		}
 		for (const message of claimMessages(runDir)) {
 			writeReceipt(runDir, { id: message.id, status: "rejected", reason: "run ended", at: now, preview: "" });
