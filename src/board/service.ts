@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { DIR_MODE, ensureDir, writeJsonAtomic } from "../../runner/fs-util.mjs";
 import { killGroup } from "../../runner/proc.mjs";
 import { isTerminal, markRunnerDied, markStopped, type RunStatus } from "../../runner/state-rules.mjs";
+import { seedFork, withAttempts } from "./attempts.ts";
 import { newId, validateId } from "./ids.ts";
 import { newRunId, prepareRun, resolvePiCommand, startRunner } from "./launch.ts";
 import { defaultStoreDir, storePaths, type StorePaths } from "./paths.ts";
@@ -192,6 +193,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			meta.baseCommit = created.baseCommit;
 			meta.runCwd = created.runCwd;
 		}
+		if (options.forkFrom) seedFork(requireMeta(options.forkFrom).sessionFile, meta.sessionFile, meta.runCwd);
 		launch(meta, prompt, () => writeMeta(paths, meta));
 		return readRow(id, true);
 	}
@@ -233,7 +235,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		return readRow(id, true);
 	}
 
-	return {
+	return withAttempts({
 		storeDir,
 		dispatch,
 		reply,
@@ -324,7 +326,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			}
 			return hash.digest("hex").slice(0, 16);
 		},
-	};
+	}, { updateMeta });
 }
 
 export type { StorePaths };
