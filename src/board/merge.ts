@@ -50,7 +50,7 @@ function oneLine(text: string): string {
 /** The main checkout must be on a branch with commits and no uncommitted changes to tracked files. */
 function checkMain(repo: string): { head: string; into: string } {
 	const head = run(repo, ["rev-parse", "--verify", "-q", "HEAD"]);
-	if (head.code !== 0) throw new Error(`repository ${repo} has no commits; nothing can be merged into it`);
+	if (head.code !== 0) throw new Error(`the main checkout ${repo} has no commits on its current branch; nothing can be merged into it`);
 	const branch = run(repo, ["symbolic-ref", "-q", "--short", "HEAD"]);
 	if (branch.code !== 0) throw new Error(`the main checkout ${repo} is on a detached HEAD; check out the branch to merge into first`);
 	const dirty = lines(must(repo, ["status", "--porcelain", "--untracked-files=no"]));
@@ -63,7 +63,7 @@ function checkMain(repo: string): { head: string; into: string } {
 
 /** Everything a merge will do, or the reason it cannot run. Reads only. */
 export function planMerge(row: BoardRow): MergePlan {
-	if (!row.worktreePath || !row.branch || !row.repo) throw new Error(`row ${row.id} has no worktree; only rows dispatched into a worktree can be merged`);
+	if (!row.branch || !row.repo) throw new Error(`row ${row.id} has no worktree; only rows dispatched into a worktree can be merged`);
 	if (row.state === "queued" || row.state === "working" || row.alive) throw new Error(`row ${row.id} is still ${row.state}; wait for it to finish or stop it before merging`);
 	const { repo, branch, worktreePath } = row;
 	if (!existsSync(repo)) throw new Error(`repository ${repo} of row ${row.id} no longer exists`);
@@ -71,9 +71,9 @@ export function planMerge(row: BoardRow): MergePlan {
 	if (run(repo, ["rev-parse", "--verify", "-q", `refs/heads/${branch}`]).code !== 0) {
 		throw new Error(`branch ${branch} of row ${row.id} was removed; there is nothing to merge`);
 	}
-	if (!existsSync(worktreePath)) {
+	if (!worktreePath || !existsSync(worktreePath)) {
 		const already = row.merged ? ` (it was merged into ${row.merged.into} as ${row.merged.commit.slice(0, 12)})` : "";
-		throw new Error(`the worktree of row ${row.id} (${worktreePath}) was removed${already}; nothing to merge`);
+		throw new Error(`the worktree of row ${row.id}${worktreePath ? ` (${worktreePath})` : ""} was removed${already}; nothing to merge`);
 	}
 	const checkedOut = run(worktreePath, ["symbolic-ref", "-q", "HEAD"]).stdout;
 	if (checkedOut !== `refs/heads/${branch}`) {

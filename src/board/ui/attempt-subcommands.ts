@@ -39,7 +39,7 @@ export function parseAttemptSubcommand(name: string, rest: string): ParseResult 
 			let n: number | undefined;
 			let worktree = false;
 			for (;;) {
-				const match = /^(--count(?:=|\s+)(\S*)|--worktree|--)(?:\s+|$)/.exec(text);
+				const match = /^(--count(?:(?:=|\s+)(\S*))?|--worktree|--)(?:\s+|$)/.exec(text);
 				if (!match) break;
 				text = text.slice(match[0].length);
 				if (match[1] === "--") break;
