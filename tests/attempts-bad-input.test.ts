@@ -53,8 +53,8 @@ describe("attempt and merge bad input", () => {
 			board.dispatch({ prompt: "ATTEMPT c", cwd: repo, worktreeMode: "worktree" }),
 			board.dispatch({ prompt: "SLOW one", cwd: repo, worktreeMode: "worktree" }),
 		]);
-		for (const row of [plain, a, b, c]) expect((await waitDone(board, row.id, 90_000)).state).toBe("completed");
-		await waitFor(async () => (await board.get(slow.id))?.state === "working", "slow row to work", 60_000);
+		for (const row of [plain, a, b, c]) expect((await waitDone(board, row.id, 180_000)).state).toBe("completed");
+		await waitFor(async () => (await board.get(slow.id))?.state === "working", "slow row to work", 180_000);
 
 		// Counts: zero, negative, fractional, absurd.
 		for (const count of [0, -1, 2.5, 9, 1000]) {
@@ -73,7 +73,7 @@ describe("attempt and merge bad input", () => {
 		await refuses(board, repo, () => board.fork(a.id, { count: 0 }), /count must be/);
 		await refuses(board, repo, () => board.compareDiff(plain.id, a.id), /has no worktree to compare/);
 		writeFileSync(release, "go");
-		await waitDone(board, slow.id, 60_000);
+		await waitDone(board, slow.id, 180_000);
 
 		// Detached HEAD in the main checkout.
 		git(repo, "checkout", "-q", "--detach");
@@ -98,12 +98,12 @@ describe("attempt and merge bad input", () => {
 		const before = (await board.list({ includeArchived: true })).length;
 		// (Parse-level cases are in attempts-unit.test.ts; these two cover both error paths end to end.)
 		for (const command of ["dispatch --count 0 hi", `merge ${plain.id}`]) {
-			const result = await runPi(agent, { args: ["-p", `/agent-board ${command}`], cwd: repo, env: { AGENT_BOARD_DIR: store } });
+			const result = await runPi(agent, { args: ["-p", `/agent-board ${command}`], cwd: repo, env: { AGENT_BOARD_DIR: store }, timeoutMs: 180_000 });
 			expect(result.code, command).toBe(1);
 			expect(result.stderr.trim(), command).not.toBe("");
 			expect(result.stdout, command).toBe("");
 		}
 		expect((await board.list({ includeArchived: true })).length).toBe(before);
 		expect(snapshot(repo).files["shared.txt"]).toBe(Buffer.from("base\n").toString("base64"));
-	}, 300_000);
+	}, 600_000);
 });

@@ -40,7 +40,7 @@ describe("attempt sets", () => {
 	it("runs three attempts in three worktrees, flags the overlap, merges one, refuses a conflict and a dirty checkout, and keeps merged state across a restart", async () => {
 		const { agent, repo, store } = setup();
 		const board = boardFor(agent);
-		const headless = (command: string) => runPi(agent, { args: ["-p", `/agent-board ${command}`], cwd: repo, env: { AGENT_BOARD_DIR: store } });
+		const headless = (command: string) => runPi(agent, { args: ["-p", `/agent-board ${command}`], cwd: repo, env: { AGENT_BOARD_DIR: store }, timeoutMs: 180_000 });
 
 		const started = await board.dispatchAttempts({ prompt: "ATTEMPT: rewrite shared.txt", cwd: repo, count: 3 });
 		expect(started).toHaveLength(3);
@@ -49,7 +49,7 @@ describe("attempt sets", () => {
 		expect(new Set(started.map((row) => row.worktreePath)).size).toBe(3);
 		expect(new Set(started.map((row) => row.attempt?.setId)).size).toBe(1);
 		expect(started.map((row) => row.attempt?.index)).toEqual([1, 2, 3]);
-		for (const id of ids) expect((await waitDone(board, id, 90_000)).state).toBe("completed");
+		for (const id of ids) expect((await waitDone(board, id, 180_000)).state).toBe("completed");
 
 		// Three worktrees, each holding its own attempt; the main checkout is untouched.
 		for (const row of started) {
@@ -133,7 +133,7 @@ describe("attempt sets", () => {
 		const conflictAgain = await restarted.merge(r2, { commit: true });
 		if (conflictAgain.status !== "conflict") throw new Error(`expected a conflict, got ${conflictAgain.status}`);
 		await restarted.reply(r2, conflictAgain.followUp);
-		expect((await waitDone(restarted, r2, 90_000)).state).toBe("completed");
+		expect((await waitDone(restarted, r2, 180_000)).state).toBe("completed");
 		const second = await restarted.merge(r2, {});
 		expect(second.status).toBe("merged");
 		expect(readFileSync(join(repo, "shared.txt"), "utf8")).toBe("resolved\n");
@@ -145,13 +145,13 @@ describe("attempt sets", () => {
 		const gone = await restarted.get(r1);
 		expect(gone?.worktreePath).toBeUndefined();
 		expect(gone?.merged?.commit).toBe(mergedHead);
-	}, 300_000);
+	}, 600_000);
 
 	it("forks a row into fresh worktrees that continue its conversation", async () => {
 		const { agent, repo } = setup();
 		const board = boardFor(agent);
 		const source = await board.dispatch({ prompt: "FORK-SOURCE: remember the secret word", cwd: repo });
-		expect((await waitDone(board, source.id, 90_000)).state).toBe("completed");
+		expect((await waitDone(board, source.id, 180_000)).state).toBe("completed");
 		const sourceBytes = readFileSync(source.sessionFile);
 
 		const forks = await board.fork(source.id, { count: 2 });
@@ -160,7 +160,7 @@ describe("attempt sets", () => {
 			expect(row.attempt).toMatchObject({ forkOf: source.id, count: 2 });
 			expect(row.worktreePath && existsSync(row.worktreePath)).toBe(true);
 			expect(row.sessionFile).not.toBe(source.sessionFile);
-			expect((await waitDone(board, row.id, 90_000)).state).toBe("completed");
+			expect((await waitDone(board, row.id, 180_000)).state).toBe("completed");
 			const header = JSON.parse(readFileSync(row.sessionFile, "utf8").split("\n")[0] ?? "{}") as { parentSession?: string; cwd?: string };
 			expect(header.parentSession).toBe(source.sessionFile);
 		}
@@ -176,5 +176,36 @@ describe("attempt sets", () => {
 			const earlier = call.messages.filter((m) => m.role === "assistant").map((m) => JSON.stringify(m.content));
 			expect(earlier.join("\n")).toContain("the secret word is pineapple");
 		}
-	}, 240_000);
+	}, 600_000);
+
+	it("lets the main agent run best-of-N with its tools and compare the attempts", async () => {
+		const { agent, repo, store } = setup();
+		const script = (compareId: string) => ({
+			rules: [
+				{ match: "ATTEMPT", steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }] },
+				{ match: "BEST-OF", steps: [{ toolCall: { name: "board_dispatch", args: { prompt: "ATTEMPT: rewrite shared.txt", count: 2, cwd: repo } } }, { text: "Started two attempts." }] },
+				{ match: "COMPARE", steps: [{ toolCall: { name: "board_compare", args: { id: compareId } } }, { text: "I recommend attempt 1." }] },
+			],
+			fallback: [{ text: "ok" }],
+		});
+		agent.writeScript(script("none"));
+		const env = { AGENT_BOARD_DIR: store };
+		const dispatched = await runPi(agent, { args: ["--mode", "json", "-p", "BEST-OF: try it two ways"], cwd: repo, env, timeoutMs: 180_000 });
+		expect(dispatched.code, dispatched.stderr).toBe(0);
+		const board = boardFor(agent);
+		const rows = await board.list();
+		expect(rows).toHaveLength(2);
+		for (const row of rows) expect((await waitDone(board, row.id, 180_000)).state).toBe("completed");
+
+		agent.writeScript(script(rows[0]?.id ?? ""));
+		const compared = await runPi(agent, { args: ["--mode", "json", "-p", "COMPARE the attempts"], cwd: repo, env, timeoutMs: 180_000 });
+		expect(compared.code, compared.stderr).toBe(0);
+		const result = compared.events.find((event) => event.type === "tool_execution_end" && event.toolName === "board_compare");
+		const text = JSON.stringify(result?.result);
+		expect(text).toContain(`attempt set ${rows[0]?.attempt?.setId}`);
+		for (const row of rows) expect(text).toContain(`own-${row.id}.txt`);
+		expect(text).toContain("!overlap");
+		// The agent recommends; nothing was merged.
+		expect(readFileSync(join(repo, "shared.txt"), "utf8")).toBe("base\n");
+	}, 600_000);
 });
