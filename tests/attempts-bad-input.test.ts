@@ -61,9 +61,9 @@ describe("attempt and merge bad input", () => {
 			await refuses(board, repo, () => board.dispatchAttempts({ prompt: "ATTEMPT x", cwd: repo, count }), /count must be a whole number from 1 to 8/);
 		}
 		// A repository with no commits cannot hold worktrees.
-		await refuses(board, repo, () => board.dispatchAttempts({ prompt: "ATTEMPT x", cwd: empty, count: 2 }), /repository .*empty has no commits yet/);
+		await refuses(board, repo, () => board.dispatchAttempts({ prompt: "ATTEMPT x", cwd: empty, count: 2 }), /needs a commit to branch from: repository .*empty has no commits yet/);
 		await refuses(board, repo, () => board.dispatchAttempts({ prompt: "ATTEMPT x", cwd: empty, worktreeMode: "worktree" }), /has no commits yet/);
-		await refuses(board, repo, () => board.dispatchAttempts({ prompt: "ATTEMPT x", cwd: agent.cwd, count: 2 }), /not inside a git repository/);
+		await refuses(board, repo, () => board.dispatchAttempts({ prompt: "ATTEMPT x", cwd: agent.cwd, count: 2 }), /an attempt set .* needs a git repository: .* is not inside one/);
 
 		// Merge: no worktree, still working, unknown row.
 		await refuses(board, repo, () => board.merge(plain.id, { commit: true }), new RegExp(`row ${plain.id} has no worktree`));

@@ -99,9 +99,9 @@ export function withAttempts(base: CoreEngine, hooks: AttemptHooks): BoardEngine
 		if (isolate) {
 			if (typeof options.cwd !== "string" || !options.cwd || !existsSync(options.cwd)) throw new Error(`working directory does not exist: ${String(options.cwd)}`);
 			const repo = repoRoot(resolve(options.cwd));
-			const why = count > 1 ? "attempts run in worktrees" : source ? "forks run in fresh worktrees" : "worktree mode";
-			if (!repo) throw new Error(`${why}: ${options.cwd} is not inside a git repository`);
-			if (!hasCommits(repo)) throw new Error(`${why}: repository ${repo} has no commits yet; commit something first`);
+			const why = count > 1 ? "an attempt set (each attempt runs in its own worktree)" : source ? "a fork (it runs in a fresh worktree)" : "worktree mode";
+			if (!repo) throw new Error(`${why} needs a git repository: ${options.cwd} is not inside one`);
+			if (!hasCommits(repo)) throw new Error(`${why} needs a commit to branch from: repository ${repo} has no commits yet`);
 		}
 		if (count === 1 && !source) return [await base.dispatch({ ...options, count: undefined })];
 		const setId = newId("set-");
