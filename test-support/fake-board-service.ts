@@ -107,6 +107,40 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 			must(board, id).worktreePath = undefined;
 			version += 1;
 		},
+		async dispatchAttempts(options: DispatchOptions) {
+			const count = options.count ?? 1;
+			const setId = `set-${++seq}`;
+			const rows: BoardRow[] = [];
+			for (let index = 1; index <= count; index++) {
+				const row = await board.dispatch({ ...options, count: undefined });
+				if (count > 1) row.attempt = { setId, index, count };
+				rows.push(row);
+			}
+			return rows;
+		},
+		async fork(id, options) {
+			board.calls.push({ method: "fork", args: [id, options] });
+			const source = must(board, id);
+			return board.dispatchAttempts({ prompt: options?.prompt ?? "Continue.", cwd: source.cwd, count: options?.count });
+		},
+		async compare(id) {
+			const row = must(board, id);
+			const members = row.attempt ? board.rows.filter((r) => r.attempt?.setId === row.attempt?.setId) : [row];
+			return { setId: row.attempt?.setId, repo: row.repo, rows: members.map((r) => ({ row: r, files: (r.overlaps ?? []).map((o) => o.file), overlaps: r.overlaps ?? [] })) };
+		},
+		async compareDiff(a, b) {
+			board.calls.push({ method: "compareDiff", args: [a, b] });
+			return [`diff --git a/${a} b/${b}`];
+		},
+		async merge(id, options) {
+			board.calls.push({ method: "merge", args: [id, options] });
+			const row = must(board, id);
+			const plan = { rowId: id, branch: row.branch ?? `agent-board/${id}`, worktreePath: row.worktreePath ?? "", repo: row.repo ?? "", into: "main", head: "0".repeat(40), uncommitted: [], commits: 1, files: [] };
+			if (options?.dryRun) return { status: "planned", plan };
+			row.merged = { at: Date.now(), commit: "1".repeat(40), into: "main" };
+			version += 1;
+			return { status: "merged", plan, commit: row.merged.commit, fastForward: true };
+		},
 		async version() {
 			return String(version);
 		},

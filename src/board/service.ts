@@ -11,6 +11,7 @@ import { newRunId, nodeCommand, prepareRun, queueRun, resolvePiCommand } from ".
 import { defaultStoreDir, storePaths, type StorePaths } from "./paths.ts";
 import { controlRun } from "./run-control.ts";
 import { recordOrphanEnd, runOwner } from "./run-liveness.ts";
+import { seedFork, withAttempts } from "./attempts.ts";
 import { StoreWatch } from "./store-watch.ts";
 import { errorReason, errorRow, FileCache, listRowIds, readMeta, readStatus, rowFrom, writeMeta, type RowMeta } from "./store.ts";
 import type { BoardRow, BoardService, DiffStats, DispatchOptions, ThinkingLevel, WorktreeMode } from "./types.ts";
@@ -116,13 +117,15 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	/** meta.json changes only under the row lock: no read-modify-write race across pi processes. */
 	async function updateMeta(id: string, change: (meta: RowMeta) => void): Promise<void> {
 		validateId(id);
-		await withRowLock(paths.row(id), () => {
-			const meta = { ...requireMeta(id) };
-			change(meta);
-			meta.updatedAt = Date.now();
-			writeMeta(paths, meta);
-			touchNotify(storeDir, id);
-		});
+		await withRowLock(paths.row(id), () => changeMetaLocked(id, change));
+	}
+
+	function changeMetaLocked(id: string, change: (meta: RowMeta) => void): void {
+		const meta = { ...requireMeta(id) };
+		change(meta);
+		meta.updatedAt = Date.now();
+		writeMeta(paths, meta);
+		touchNotify(storeDir, id);
 	}
 
 	function activeWriterInRepo(repo: string): boolean {
@@ -205,6 +208,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 				meta.baseCommit = created.baseCommit;
 				meta.runCwd = created.runCwd;
 			}
+			if (options.forkFrom) seedFork(requireMeta(options.forkFrom).sessionFile, meta.sessionFile, meta.runCwd);
 			launch(meta, prompt);
 		} catch (error) {
 			// A failed dispatch leaves nothing behind: the row directory is ours, created just now.
@@ -272,7 +276,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		},
 	});
 
-	return {
+	return withAttempts({
 		storeDir,
 		dispatch,
 		reply: control.reply,
@@ -354,7 +358,15 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		watch(onChange) {
 			return storeWatch.subscribe(onChange);
 		},
-	};
+	}, {
+		updateMeta,
+		changeMetaLocked,
+		withRowLock: (id, fn) => {
+			validateId(id);
+			if (!existsSync(paths.row(id))) throw new Error(`no such row: ${id}`);
+			return withRowLock(paths.row(id), fn, { timeoutMs: 120_000 });
+		},
+	});
 }
 
 export type { StorePaths };

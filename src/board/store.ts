@@ -31,6 +31,8 @@ export interface RowMeta
 		| "branch"
 		| "ponytailMode"
 		| "lastViewedAt"
+		| "attempt"
+		| "merged"
 	> {
 	version: 1;
 	/** Where the worker runs: cwd, or the matching directory inside the worktree. */
@@ -192,6 +194,8 @@ export function rowFrom(meta: RowMeta, status: RunStatus, alive: boolean): Board
 		exitCode: status.exitCode ?? undefined,
 		stderrTail: status.stderrTail,
 		runDir: undefined,
+		attempt: meta.attempt,
+		merged: meta.merged,
 	};
 }
 

@@ -1,13 +1,22 @@
 /** LLM tools so the main agent can fan work out to the board and check on it. */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
+import { MAX_ATTEMPTS } from "./attempts.ts";
+import { describeOverlaps } from "./overlap.ts";
 import type { BoardRow, BoardService } from "./types.ts";
+import { formatAttemptSet } from "./ui/attempt-text.ts";
+
+/** Diff lines returned to the model at most (the full diff is in the dashboard). */
+const MAX_DIFF_LINES = 400;
 
 function describe(row: BoardRow): string {
 	const parts = [`${row.id} [${row.state}] ${row.name}`, `  summary: ${row.summary}`];
 	if (row.question) parts.push(`  question: ${row.question}`);
 	if (row.error && row.state !== "needs_input") parts.push(`  error: ${row.error}`);
 	if (row.worktreePath) parts.push(`  worktree: ${row.worktreePath} (${row.branch ?? ""})`);
+	if (row.attempt) parts.push(`  attempt: ${row.attempt.index}/${row.attempt.count} of ${row.attempt.setId}`);
+	if (row.merged) parts.push(`  merged: into ${row.merged.into} as ${row.merged.commit.slice(0, 12)}`);
+	if (row.overlaps?.length) parts.push(`  overlaps: ${describeOverlaps(row.overlaps)}`);
 	return parts.join("\n");
 }
 
@@ -16,7 +25,8 @@ export function registerBoardTools(pi: ExtensionAPI, getService: () => BoardServ
 		name: "board_dispatch",
 		label: "Board dispatch",
 		description:
-			"Start a background pi agent on the agent board with a self-contained prompt. It runs detached in its own session; check it later with board_status.",
+			"Start a background pi agent on the agent board with a self-contained prompt. It runs detached in its own session; check it later with board_status. " +
+			`With count N (2-${MAX_ATTEMPTS}) it starts N attempts of the same prompt, each in its own git worktree, as one attempt set: use board_compare when they finish and recommend one to the user.`,
 		promptSnippet: "Start a background agent on the agent board",
 		parameters: Type.Object({
 			prompt: Type.String({ description: "Complete, self-contained task for the background agent" }),
@@ -24,16 +34,42 @@ export function registerBoardTools(pi: ExtensionAPI, getService: () => BoardServ
 			cwd: Type.Optional(Type.String({ description: "Working directory (default: the current one)" })),
 			model: Type.Optional(Type.String({ description: "Model, e.g. provider/id" })),
 			worktreeMode: Type.Optional(Type.Union([Type.Literal("none"), Type.Literal("auto"), Type.Literal("worktree")])),
+			count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ATTEMPTS, description: "Parallel attempts of the prompt, each in its own worktree (needs a git repository)" })),
 		}),
 		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-			const row = await getService().dispatch({
+			const rows = await getService().dispatchAttempts({
 				prompt: params.prompt,
 				name: params.name,
 				cwd: params.cwd ?? ctx.cwd,
 				model: params.model,
 				worktreeMode: params.worktreeMode,
+				count: params.count,
 			});
-			return { content: [{ type: "text", text: `Dispatched ${row.id} (${row.state}).\n${describe(row)}` }], details: { id: row.id } };
+			const text = rows.map((row) => `Dispatched ${row.id} (${row.state}).\n${describe(row)}`).join("\n");
+			return { content: [{ type: "text", text }], details: { id: rows[0]?.id, ids: rows.map((row) => row.id) } };
+		},
+	});
+
+	pi.registerTool({
+		name: "board_compare",
+		label: "Board compare",
+		description:
+			"Compare the attempts of an attempt set: each row's state, diff stats, changed files and files that other unmerged rows also changed; with `other`, the diff between two attempts. " +
+			"Use it to recommend the best attempt to the user. Never merge yourself: the user merges with /agent-board merge <id>.",
+		promptSnippet: "Compare parallel attempts on the agent board",
+		parameters: Type.Object({
+			id: Type.String({ description: "Any row of the attempt set" }),
+			other: Type.Optional(Type.String({ description: "A second row: return the diff between the two attempts" })),
+		}),
+		async execute(_toolCallId, params) {
+			const service = getService();
+			if (params.other) {
+				const lines = await service.compareDiff(params.id, params.other);
+				const cut = lines.length > MAX_DIFF_LINES ? [...lines.slice(0, MAX_DIFF_LINES), `… ${lines.length - MAX_DIFF_LINES} more lines`] : lines;
+				return { content: [{ type: "text", text: cut.join("\n") }], details: { ids: [params.id, params.other] } };
+			}
+			const set = await service.compare(params.id);
+			return { content: [{ type: "text", text: formatAttemptSet(set) }], details: { ids: set.rows.map((entry) => entry.row.id) } };
 		},
 	});
 

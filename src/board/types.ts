@@ -126,6 +126,36 @@ export interface BoardRow {
 	receipts?: Receipt[];
 	/** Why a queued run cannot start yet (e.g. the slots directory is unreadable). */
 	blockedReason?: string;
+	/** Member of an attempt set (dispatch --count N, or fork N). */
+	attempt?: AttemptInfo;
+	/** Set once the row's branch was merged into the main checkout (persists in meta.json). */
+	merged?: MergedInfo;
+	/** Files this row changed that other unmerged worktree rows of the same repo changed too. */
+	overlaps?: FileOverlap[];
+}
+
+export interface AttemptInfo {
+	/** Shared by every row of the set. */
+	setId: string;
+	/** 1-based position in the set. */
+	index: number;
+	count: number;
+	/** Row whose conversation the set was forked from. */
+	forkOf?: string;
+}
+
+export interface MergedInfo {
+	at: number;
+	/** The main checkout's HEAD after the merge. */
+	commit: string;
+	/** Branch merged into. */
+	into: string;
+}
+
+export interface FileOverlap {
+	file: string;
+	/** Other rows that changed the file. */
+	rows: string[];
 }
 
 export interface DispatchOptions {
@@ -136,12 +166,62 @@ export interface DispatchOptions {
 	thinking?: ThinkingLevel;
 	worktreeMode?: WorktreeMode;
 	ponytailMode?: string;
+	/** Start this many rows of the prompt as one attempt set, each in its own worktree (1-8). */
+	count?: number;
+	/** Row id whose conversation the new row(s) continue (a fork of its session file). */
+	forkFrom?: string;
 }
+
+/** One attempt set (or a single worktree row) as compare shows it. */
+export interface AttemptSetView {
+	setId?: string;
+	repo?: string;
+	rows: AttemptRowView[];
+}
+
+export interface AttemptRowView {
+	row: BoardRow;
+	/** Files changed against the branch point, committed or not (worktree rows). */
+	files: string[];
+	overlaps: FileOverlap[];
+}
+
+export interface MergeOptions {
+	/** Commit uncommitted worktree changes on the row's branch first (the user confirmed it). */
+	commit?: boolean;
+	/** Only compute the plan; change nothing. */
+	dryRun?: boolean;
+}
+
+/** What a merge will do, shown before it runs. */
+export interface MergePlan {
+	rowId: string;
+	branch: string;
+	worktreePath: string;
+	repo: string;
+	/** Branch of the main checkout that receives the merge. */
+	into: string;
+	head: string;
+	/** Uncommitted paths in the row's worktree (git status --porcelain lines). */
+	uncommitted: string[];
+	/** Commits on the row's branch that the current branch lacks. */
+	commits: number;
+	/** Files the merge changes in the main checkout (after committing the uncommitted ones). */
+	files: string[];
+}
+
+export type MergeResult =
+	| { status: "planned"; plan: MergePlan }
+	| { status: "merged"; plan: MergePlan; commit: string; fastForward: boolean; committed?: string }
+	| { status: "conflict"; plan: MergePlan; files: string[]; committed?: string; followUp: string };
 
 export interface BoardService {
 	/** Directory of the store (roster, rows, sessions). */
 	readonly storeDir: string;
+	/** One row; with `count` > 1 or `forkFrom` it starts the whole set and returns its first row. */
 	dispatch(options: DispatchOptions): Promise<BoardRow>;
+	/** Every row started for `options` (one, or an attempt set of `count`). */
+	dispatchAttempts(options: DispatchOptions): Promise<BoardRow[]>;
 	/** All rows (archived included only when asked), reconciled: dead runners become failed. */
 	list(options?: { includeArchived?: boolean }): Promise<BoardRow[]>;
 	get(id: string): Promise<BoardRow | undefined>;
@@ -162,4 +242,12 @@ export interface BoardService {
 	 * every row). Returns the unsubscribe function.
 	 */
 	watch(onChange: (ids: readonly string[]) => void): () => void;
+	/** Start N rows from a copy of a row's conversation, each in a fresh worktree. */
+	fork(id: string, options?: { count?: number; prompt?: string }): Promise<BoardRow[]>;
+	/** The attempt set of a row (or the row alone): states, touched files, overlaps. */
+	compare(id: string): Promise<AttemptSetView>;
+	/** Unified diff between two rows' current worktree trees (uncommitted changes included). */
+	compareDiff(a: string, b: string): Promise<string[]>;
+	/** Merge a finished worktree row's branch into the main checkout's current branch. */
+	merge(id: string, options?: MergeOptions): Promise<MergeResult>;
 }

@@ -1,10 +1,11 @@
 /** Git helpers for rows: repo detection, per-row worktrees on branch agent-board/<id>, diff stats. */
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { relative, join } from "node:path";
 import type { DiffStats } from "./types.ts";
 
-function git(cwd: string, args: string[]): string {
+export function git(cwd: string, args: string[]): string {
 	return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 15_000 }).trim();
 }
 
@@ -78,4 +79,44 @@ export function removeWorktreeDir(repo: string, path: string, force: boolean): v
 	const dirty = git(path, ["status", "--porcelain"]);
 	if (dirty && !force) throw new Error(`worktree ${path} has uncommitted changes; pass force to remove it anyway`);
 	git(repo, ["worktree", "remove", ...(force ? ["--force"] : []), path]);
+}
+
+/**
+ * Files a worktree changed, committed or not, untracked included, against its merge-base with the
+ * main checkout's HEAD: after the row merged the current branch in, only its own changes count.
+ */
+export function touchedFiles(path: string, repo: string | undefined): string[] | undefined {
+	if (!existsSync(path)) return undefined;
+	try {
+		let base = "HEAD";
+		try {
+			if (repo) base = git(path, ["merge-base", "HEAD", git(repo, ["rev-parse", "HEAD"])]) || "HEAD";
+		} catch {
+			// Unrelated histories or a main checkout without commits: changes since the row's HEAD.
+		}
+		const tracked = git(path, ["diff", "--name-only", "--no-renames", base]).split("\n");
+		const untracked = git(path, ["ls-files", "--others", "--exclude-standard"]).split("\n");
+		return [...new Set([...tracked, ...untracked].filter(Boolean))].sort();
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * Tree object of a worktree's current files, uncommitted and untracked ones included, built in a
+ * throwaway copy of its index so the worktree, its index and its branch stay exactly as they were.
+ */
+export function snapshotTree(path: string): string {
+	const index = git(path, ["rev-parse", "--path-format=absolute", "--git-path", "index"]);
+	const tmp = mkdtempSync(join(tmpdir(), "agent-board-index-"));
+	const tmpIndex = join(tmp, "index");
+	try {
+		if (existsSync(index)) copyFileSync(index, tmpIndex);
+		const env = { ...process.env, GIT_INDEX_FILE: tmpIndex };
+		const run = (args: string[]) => execFileSync("git", args, { cwd: path, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 }).trim();
+		run(["add", "-A", "."]);
+		return run(["write-tree"]);
+	} finally {
+		rmSync(tmp, { recursive: true, force: true });
+	}
 }

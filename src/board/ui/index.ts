@@ -36,7 +36,7 @@ export function registerDashboard(pi: ExtensionAPI, getService: () => BoardServi
 				if (args.trim()) {
 					const parsed = parseSubcommand(args);
 					if (!parsed.ok) return say(parsed.error, "error");
-					return say(await runSubcommand(getService(), parsed, ctx.cwd));
+					return say(await runSubcommand(getService(), parsed, ctx.cwd, Date.now(), { confirm: ctx.hasUI ? (title, text) => ctx.ui.confirm(title, text) : undefined }));
 				}
 				if (ctx.mode !== "tui") return say(formatTable(await getService().list(), Date.now()));
 				await openDashboard(ctx, getService(), watcher);

@@ -3,19 +3,26 @@
  * performs it against the service and returns the text to show.
  */
 import type { BoardRow, BoardService } from "../types.ts";
+import { parseAttemptSubcommand, runAttemptSubcommand, type AttemptIo, type AttemptParsed } from "./attempt-subcommands.ts";
 import { formatDetail, formatTable } from "./table.ts";
+import { attemptDetail } from "./attempt-text.ts";
 
-export const SUBCOMMANDS = ["list", "dispatch", "stop", "archive", "unarchive", "reply", "show"] as const;
+export const SUBCOMMANDS = ["list", "dispatch", "stop", "archive", "unarchive", "reply", "show", "fork", "compare", "merge", "remove-worktree"] as const;
 export type SubcommandName = (typeof SUBCOMMANDS)[number];
 
 export const USAGE = [
 	"usage: /agent-board [list [--all]]",
-	"       /agent-board dispatch <prompt>",
+	"       /agent-board dispatch [--count N] [--worktree] <prompt>",
 	"       /agent-board stop|archive|unarchive|show <id>",
 	"       /agent-board reply <id> <text>",
+	"       /agent-board fork <id> [N] [prompt]",
+	"       /agent-board compare <id> [<other id>]",
+	"       /agent-board merge <id> [--commit] [--dry-run]",
+	"       /agent-board remove-worktree <id> [--force]",
 ].join("\n");
 
-export type Parsed = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean } | { ok: false; error: string };
+type Simple = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean };
+export type Parsed = Simple | AttemptParsed | { ok: false; error: string };
 
 export function parseSubcommand(args: string): Parsed {
 	const trimmed = args.trim();
@@ -28,7 +35,11 @@ export function parseSubcommand(args: string): Parsed {
 		if (rest && rest !== "--all") return { ok: false, error: `list takes only --all\n${USAGE}` };
 		return { ok: true, name, all: rest === "--all" };
 	}
-	if (name === "dispatch") return rest ? { ok: true, name, text: rest } : { ok: false, error: `dispatch needs a prompt\n${USAGE}` };
+	const attempt = parseAttemptSubcommand(name, rest);
+	if (attempt && !attempt.ok) return { ok: false, error: `${attempt.error}\n${USAGE}` };
+	// A plain dispatch keeps its original shape; flags make it an attempt dispatch.
+	if (attempt?.name === "dispatch" && attempt.count === undefined && !attempt.worktree) return { ok: true, name, text: attempt.text };
+	if (attempt) return attempt;
 	const id = restParts[0];
 	if (!id) return { ok: false, error: `${name} needs a row id\n${USAGE}` };
 	if (name === "reply") {
@@ -49,18 +60,26 @@ export function resolveRow(rows: readonly BoardRow[], key: string): BoardRow | s
 	return `no row "${key}" (see /agent-board list --all)`;
 }
 
-export async function runSubcommand(service: BoardService, parsed: Extract<Parsed, { ok: true }>, cwd: string, now = Date.now()): Promise<string> {
-	if (parsed.name === "list") return formatTable(await service.list({ includeArchived: parsed.all }), now, parsed.all);
-	if (parsed.name === "dispatch") {
-		const row = await service.dispatch({ prompt: parsed.text ?? "", cwd });
-		return `dispatched ${row.id} (${row.name})`;
+/**
+ * `io.confirm` asks the user (TUI); without it a merge that needs a decision fails with the flag
+ * to pass instead. A conflicting merge throws, so headless runs exit 1.
+ */
+export async function runSubcommand(service: BoardService, parsed: Extract<Parsed, { ok: true }>, cwd: string, now = Date.now(), io: AttemptIo = {}): Promise<string> {
+	if (parsed.name === "list") return formatTable(await service.list({ includeArchived: "all" in parsed ? parsed.all : false }), now, "all" in parsed ? parsed.all : false);
+	if ("kind" in parsed || parsed.name === "dispatch") {
+		const attempt: AttemptParsed = "kind" in parsed ? parsed : { ok: true, kind: "attempt", name: "dispatch", text: parsed.text ?? "", worktree: false };
+		return runAttemptSubcommand(service, attempt, cwd, io, async (key) => {
+			const found = resolveRow(await service.list({ includeArchived: true }), key);
+			if (typeof found === "string") throw new Error(found);
+			return found;
+		});
 	}
 	const rows = await service.list({ includeArchived: true });
 	const row = resolveRow(rows, parsed.id ?? "");
 	if (typeof row === "string") throw new Error(row);
 	switch (parsed.name) {
 		case "show":
-			return formatDetail(row, now);
+			return [formatDetail(row, now), ...attemptDetail(row)].join("\n");
 		case "stop":
 			return `stopped ${row.id}: ${(await service.stop(row.id)).state}`;
 		case "archive":
@@ -82,7 +101,7 @@ export function completeArgs(prefix: string, rows: readonly BoardRow[]): { value
 		return items.length > 0 ? items : null;
 	}
 	const [head = "", idPrefix = ""] = parts;
-	if (parts.length !== 2 || !["stop", "archive", "unarchive", "reply", "show"].includes(head)) return null;
+	if (parts.length !== 2 || !["stop", "archive", "unarchive", "reply", "show", "fork", "compare", "merge", "remove-worktree"].includes(head)) return null;
 	const items = rows
 		.filter((row) => row.id.startsWith(idPrefix))
 		.slice(0, 30)

@@ -1,0 +1,139 @@
+/**
+ * The attempt subcommands: dispatch [--count N] [--worktree], fork, compare, merge and
+ * remove-worktree. Parsing is pure and rejects bad input before anything runs.
+ */
+import { checkCount } from "../attempts.ts";
+import type { BoardRow, BoardService } from "../types.ts";
+import { formatAttemptSet, formatMergeResult, formatPlan } from "./attempt-text.ts";
+import { plain, plainLines } from "./plain.ts";
+
+export type AttemptParsed =
+	| { ok: true; kind: "attempt"; name: "dispatch"; text: string; count?: number; worktree: boolean }
+	| { ok: true; kind: "attempt"; name: "fork"; id: string; count?: number; text?: string }
+	| { ok: true; kind: "attempt"; name: "compare"; id: string; other?: string }
+	| { ok: true; kind: "attempt"; name: "merge"; id: string; commit: boolean; dryRun: boolean }
+	| { ok: true; kind: "attempt"; name: "remove-worktree"; id: string; force: boolean };
+
+export interface AttemptIo {
+	/** Ask the user a yes/no question (interactive modes only). */
+	confirm?: (title: string, message: string) => Promise<boolean>;
+}
+
+type ParseResult = AttemptParsed | { ok: false; error: string } | undefined;
+
+function count(text: string | undefined, what: string): number | string {
+	if (text === undefined || !/^-?\d+$/.test(text)) return `${what} needs a whole number, got ${JSON.stringify(text ?? "")}`;
+	try {
+		return checkCount(Number(text));
+	} catch (error) {
+		return error instanceof Error ? error.message : String(error);
+	}
+}
+
+/** Parses the attempt subcommands; undefined for names it does not own. */
+export function parseAttemptSubcommand(name: string, rest: string): ParseResult {
+	const words = rest.split(/\s+/).filter(Boolean);
+	switch (name) {
+		case "dispatch": {
+			let text = rest;
+			let n: number | undefined;
+			let worktree = false;
+			for (;;) {
+				const match = /^(--count(?:(?:=|\s+)(\S*))?|--worktree|--)(?:\s+|$)/.exec(text);
+				if (!match) break;
+				text = text.slice(match[0].length);
+				if (match[1] === "--") break;
+				if (match[1] === "--worktree") worktree = true;
+				else {
+					const parsed = count(match[2] || undefined, "--count");
+					if (typeof parsed === "string") return { ok: false, error: parsed };
+					n = parsed;
+				}
+			}
+			text = text.trim();
+			if (!text) return { ok: false, error: "dispatch needs a prompt" };
+			return { ok: true, kind: "attempt", name, text, count: n, worktree };
+		}
+		case "fork": {
+			const [id, second] = words;
+			if (!id) return { ok: false, error: "fork needs a row id" };
+			let after = rest.slice(rest.indexOf(id) + id.length).trim();
+			let n: number | undefined;
+			if (second !== undefined && /^-?\d+$/.test(second)) {
+				const parsed = count(second, "fork");
+				if (typeof parsed === "string") return { ok: false, error: parsed };
+				n = parsed;
+				after = after.slice(second.length).trim();
+			}
+			return { ok: true, kind: "attempt", name, id, count: n, text: after || undefined };
+		}
+		case "compare":
+			if (words.length < 1 || words.length > 2) return { ok: false, error: "compare takes one row id (its attempt set) or two (their diff)" };
+			return { ok: true, kind: "attempt", name, id: words[0] ?? "", other: words[1] };
+		case "merge": {
+			const [id, ...flags] = words;
+			if (!id || id.startsWith("--")) return { ok: false, error: "merge needs a row id" };
+			const unknown = flags.filter((flag) => flag !== "--commit" && flag !== "--dry-run");
+			if (unknown.length > 0) return { ok: false, error: `merge: unknown option ${unknown[0] ?? ""} (use --commit, --dry-run)` };
+			return { ok: true, kind: "attempt", name, id, commit: flags.includes("--commit"), dryRun: flags.includes("--dry-run") };
+		}
+		case "remove-worktree": {
+			const [id, ...flags] = words;
+			if (!id || id.startsWith("--")) return { ok: false, error: "remove-worktree needs a row id" };
+			if (flags.some((flag) => flag !== "--force")) return { ok: false, error: "remove-worktree takes only --force" };
+			return { ok: true, kind: "attempt", name, id, force: flags.includes("--force") };
+		}
+		default:
+			return undefined;
+	}
+}
+
+function started(rows: readonly BoardRow[]): string {
+	const first = rows[0];
+	if (rows.length === 1 && first && !first.attempt) return `dispatched ${first.id} (${plain(first.name)})${first.worktreePath ? ` in ${plain(first.worktreePath)}` : ""}`;
+	const head = first?.attempt ? `started attempt set ${first.attempt.setId} (${rows.length} rows)` : "started";
+	return [head, ...rows.map((row) => `  ${row.id} (${plain(row.name)}) in ${plain(row.worktreePath ?? row.cwd)}`)].join("\n");
+}
+
+export async function runAttemptSubcommand(
+	service: BoardService,
+	parsed: AttemptParsed,
+	cwd: string,
+	io: AttemptIo,
+	resolve: (key: string) => Promise<BoardRow>,
+): Promise<string> {
+	if (parsed.name === "dispatch") {
+		const rows = await service.dispatchAttempts({ prompt: parsed.text, cwd, count: parsed.count, worktreeMode: parsed.worktree ? "worktree" : undefined });
+		return started(rows);
+	}
+	const row = await resolve(parsed.id);
+	switch (parsed.name) {
+		case "fork":
+			return started(await service.fork(row.id, { count: parsed.count, prompt: parsed.text }));
+		case "compare": {
+			if (!parsed.other) return formatAttemptSet(await service.compare(row.id));
+			const other = await resolve(parsed.other);
+			return plainLines((await service.compareDiff(row.id, other.id)).join("\n"));
+		}
+		case "remove-worktree":
+			await service.removeWorktree(row.id, { force: parsed.force });
+			return `removed the worktree of ${row.id}`;
+		case "merge":
+			return merge(service, row, parsed, io);
+	}
+}
+
+async function merge(service: BoardService, row: BoardRow, parsed: Extract<AttemptParsed, { name: "merge" }>, io: AttemptIo): Promise<string> {
+	const planned = await service.merge(row.id, { dryRun: true });
+	if (parsed.dryRun) return formatMergeResult(planned, row.id).text;
+	let commit = parsed.commit;
+	if (io.confirm) {
+		// Interactive: the user sees the plan and decides, including committing the worktree's changes.
+		const ok = await io.confirm(`Merge ${row.id}?`, formatPlan(planned.plan));
+		if (!ok) return `merge of ${row.id} cancelled; nothing was changed`;
+		commit = true;
+	}
+	const result = formatMergeResult(await service.merge(row.id, { commit }), row.id);
+	if (result.error) throw new Error(result.text);
+	return result.text;
+}

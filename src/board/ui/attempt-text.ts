@@ -1,0 +1,66 @@
+/** Plain-text forms of attempt sets, merge plans and merge results (subcommands, LLM tools). */
+import { describeOverlaps } from "../overlap.ts";
+import type { AttemptSetView, BoardRow, MergePlan, MergeResult } from "../types.ts";
+import { plain } from "./plain.ts";
+import { formatDiff } from "./view-model.ts";
+
+function list(items: readonly string[], max = 8): string {
+	const shown = items.slice(0, max).map(plain).join(", ");
+	return items.length > max ? `${shown}, … (${items.length} in all)` : shown;
+}
+
+/** Extra `show` lines for attempt, merge and overlap state. */
+export function attemptDetail(row: BoardRow): string[] {
+	const lines: string[] = [];
+	if (row.attempt) {
+		const fork = row.attempt.forkOf ? `, forked from ${row.attempt.forkOf}` : "";
+		lines.push(`attempt:   ${row.attempt.index}/${row.attempt.count} of ${row.attempt.setId}${fork}`);
+	}
+	if (row.merged) lines.push(`merged:    into ${plain(row.merged.into)} as ${row.merged.commit.slice(0, 12)} (${new Date(row.merged.at).toISOString()})`);
+	if (row.overlaps?.length) lines.push(`overlaps:  ${plain(describeOverlaps(row.overlaps))}`);
+	return lines;
+}
+
+export function formatAttemptSet(set: AttemptSetView): string {
+	const head = set.setId ? `attempt set ${set.setId}` : `row ${set.rows[0]?.row.id ?? ""} (not part of an attempt set)`;
+	const lines = [`${head}${set.repo ? ` · ${plain(set.repo)}` : ""}`];
+	for (const { row, files, overlaps } of set.rows) {
+		const index = row.attempt ? `#${row.attempt.index} ` : "";
+		const state = row.merged ? `merged into ${plain(row.merged.into)}` : row.state;
+		const marker = overlaps.length > 0 ? " !overlap" : "";
+		lines.push(`${index}${row.id}  ${state}  ${formatDiff(row) || "no diff"}${marker}  ${plain(row.name)}`);
+		if (files.length > 0) lines.push(`    files:    ${list(files)}`);
+		if (overlaps.length > 0) lines.push(`    overlaps: ${plain(describeOverlaps(overlaps))}`);
+		if (row.state !== "working" && row.summary) lines.push(`    summary:  ${plain(row.summary).slice(0, 160)}`);
+	}
+	return lines.join("\n");
+}
+
+export function formatPlan(plan: MergePlan): string {
+	const lines = [`merge ${plan.branch} into ${plain(plan.into)} (${plan.head.slice(0, 12)}) in ${plain(plan.repo)}`];
+	if (plan.uncommitted.length > 0) lines.push(`  first commit ${plan.uncommitted.length} uncommitted change(s) on ${plan.branch}: ${list(plan.uncommitted.map((l) => l.slice(3)))}`);
+	lines.push(`  ${plan.commits} commit(s) on the branch; files: ${list(plan.files) || "none"}`);
+	return lines.join("\n");
+}
+
+/** Result text; a conflict is an error (exit 1 headless), so it comes back as `error`. */
+export function formatMergeResult(result: MergeResult, rowId: string): { text: string; error?: boolean } {
+	const plan = formatPlan(result.plan);
+	if (result.status === "planned") return { text: `${plan}\n(dry run: nothing was changed)` };
+	const committed = result.committed ? `\ncommitted the worktree's changes on ${result.plan.branch} as ${result.committed.slice(0, 12)}` : "";
+	if (result.status === "conflict") {
+		return {
+			error: true,
+			text: [
+				`merge of row ${rowId} into ${plain(result.plan.into)} conflicts in: ${list(result.files, 20)}`,
+				`nothing in the main checkout was changed.${committed}`,
+				`ask the row to bring its branch up to date and resolve them, then merge again:`,
+				`  /agent-board reply ${rowId} ${plain(result.followUp)}`,
+			].join("\n"),
+		};
+	}
+	const how = result.fastForward ? "fast-forward" : "merge commit";
+	return {
+		text: `${plan}${committed}\nmerged row ${rowId} into ${plain(result.plan.into)}: ${result.commit.slice(0, 12)} (${how})\nits worktree ${plain(result.plan.worktreePath)} is kept; remove it with /agent-board remove-worktree ${rowId}`,
+	};
+}
