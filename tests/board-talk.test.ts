@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createBoardService } from "../src/board/service.ts";
 import type { BoardRow } from "../src/board/types.ts";
 import { boardFor, readEvents, waitDone } from "../test-support/board-helpers.ts";
-import { createTestAgent, PI_CLI, REPO_ROOT, userTexts, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
+import { createTestAgent, PI_CLI, REPO_ROOT, runPi, userTexts, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
 import { storeWorkers } from "../test-support/proc-scan.ts";
 
 const agents: TestAgent[] = [];
@@ -39,18 +39,22 @@ describe("talking to running agents", () => {
 				rules: [
 					{ match: "STEER-NOW", steps: [{ text: "Steered: switching to plan B." }] },
 					{ match: "FOLLOW-NEXT", steps: [{ text: "Follow-up answered." }] },
-					{ match: "LONG-TOOL", steps: [{ toolCall: { name: "bash", args: { command: "sleep 3" } } }, { text: "Plan A finished." }] },
+					{ match: "LONG-TOOL", steps: [{ toolCall: { name: "bash", args: { command: "while [ ! -e RELEASE ]; do sleep 0.1; done" } } }, { text: "Plan A finished." }] },
 				],
 			},
 		});
 		const board = boardFor(agent);
 		const row = await board.dispatch({ prompt: "LONG-TOOL task", cwd: agent.cwd });
 		await waitFor(async () => (await board.get(row.id))?.live?.tool?.name === "bash", "the bash tool to run", 30_000);
-		const steer = await board.reply(row.id, "STEER-NOW use plan B");
-		expect(steer.delivery).toBe("steer");
-		expect(steer.receipt).toMatchObject({ status: "delivered", as: "steer" });
-		const followUp = await board.reply(row.id, "FOLLOW-NEXT one more thing", { followUp: true });
-		expect(followUp.delivery).toBe("followUp");
+		// Through the command a user or script types, from another pi process.
+		const command = (args: string) => runPi(agent, { args: ["-p", `/agent-board reply ${args}`], env: { AGENT_BOARD_DIR: board.storeDir } });
+		const steer = await command(`${row.id} STEER-NOW use plan B`);
+		expect(steer.stdout).toContain(`${row.id}: steered into the running agent (delivered)`);
+		const followUp = await command(`${row.id} --follow-up FOLLOW-NEXT one more thing`);
+		expect(followUp.stdout).toContain(`${row.id}: queued as a follow-up after the current turn (delivered)`);
+		// Both arrived while the tool still ran; now let it finish.
+		expect((await board.get(row.id))?.live?.tool?.name).toBe("bash");
+		writeFileSync(join(agent.cwd, "RELEASE"), "");
 
 		const done = await waitDone(board, row.id);
 		expect(done.state).toBe("completed");

@@ -5,13 +5,14 @@ import { MAX_ATTEMPTS } from "./attempts.ts";
 import { describeOverlaps } from "./overlap.ts";
 import type { BoardRow, BoardService } from "./types.ts";
 import { formatAttemptSet } from "./ui/attempt-text.ts";
+import { DELIVERY_TEXT } from "./ui/subcommands.ts";
 
 /** Diff lines returned to the model at most (the full diff is in the dashboard). */
 const MAX_DIFF_LINES = 400;
 
 function describe(row: BoardRow): string {
 	const parts = [`${row.id} [${row.state}] ${row.name}`, `  summary: ${row.summary}`];
-	if (row.question) parts.push(`  question: ${row.question}`);
+	if (row.question) parts.push(`  question: ${row.question}${row.questionOptions?.length ? ` (options: ${row.questionOptions.join(" | ")})` : ""}`);
 	if (row.error && row.state !== "needs_input") parts.push(`  error: ${row.error}`);
 	if (row.worktreePath) parts.push(`  worktree: ${row.worktreePath} (${row.branch ?? ""})`);
 	if (row.attempt) parts.push(`  attempt: ${row.attempt.index}/${row.attempt.count} of ${row.attempt.setId}`);
@@ -70,6 +71,25 @@ export function registerBoardTools(pi: ExtensionAPI, getService: () => BoardServ
 			}
 			const set = await service.compare(params.id);
 			return { content: [{ type: "text", text: formatAttemptSet(set) }], details: { ids: set.rows.map((entry) => entry.row.id) } };
+		},
+	});
+
+	pi.registerTool({
+		name: "board_reply",
+		label: "Board reply",
+		description:
+			"Send a message to an agent on the board, whatever its state: a working agent gets it steered into its current run (or after its current turn with followUp), " +
+			"an agent waiting on a question gets it as the answer, a finished agent continues its session in a new run. Returns how it was delivered.",
+		promptSnippet: "Message, steer or answer an agent on the agent board",
+		parameters: Type.Object({
+			id: Type.String({ description: "Row id" }),
+			text: Type.String({ description: "The message, exactly as the agent should read it" }),
+			followUp: Type.Optional(Type.Boolean({ description: "Working agent: deliver after its current turn instead of steering now" })),
+		}),
+		async execute(_toolCallId, params) {
+			const result = await getService().reply(params.id, params.text, { followUp: params.followUp });
+			const text = `${params.id}: ${DELIVERY_TEXT[result.delivery]}\n${describe(result.row)}`;
+			return { content: [{ type: "text", text }], details: { id: params.id, delivery: result.delivery } };
 		},
 	});
 

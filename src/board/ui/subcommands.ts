@@ -2,7 +2,7 @@
  * `/agent-board <subcommand>` for scripting and non-TUI modes. Parsing is pure; `runSubcommand`
  * performs it against the service and returns the text to show.
  */
-import type { BoardRow, BoardService } from "../types.ts";
+import type { BoardRow, BoardService, ReplyResult } from "../types.ts";
 import { parseAttemptSubcommand, runAttemptSubcommand, type AttemptIo, type AttemptParsed } from "./attempt-subcommands.ts";
 import { formatDetail, formatTable } from "./table.ts";
 import { attemptDetail } from "./attempt-text.ts";
@@ -14,14 +14,14 @@ export const USAGE = [
 	"usage: /agent-board [list [--all]]",
 	"       /agent-board dispatch [--count N] [--worktree] <prompt>",
 	"       /agent-board stop|archive|unarchive|show <id>",
-	"       /agent-board reply <id> <text>",
+	"       /agent-board reply <id> [--follow-up] <text>",
 	"       /agent-board fork <id> [N] [prompt]",
 	"       /agent-board compare <id> [<other id>]",
 	"       /agent-board merge <id> [--commit] [--dry-run]",
 	"       /agent-board remove-worktree <id> [--force]",
 ].join("\n");
 
-type Simple = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean };
+type Simple = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean; followUp?: boolean };
 export type Parsed = Simple | AttemptParsed | { ok: false; error: string };
 
 export function parseSubcommand(args: string): Parsed {
@@ -43,12 +43,24 @@ export function parseSubcommand(args: string): Parsed {
 	const id = restParts[0];
 	if (!id) return { ok: false, error: `${name} needs a row id\n${USAGE}` };
 	if (name === "reply") {
-		const text = rest.slice(id.length).trim();
-		return text ? { ok: true, name, id, text } : { ok: false, error: `reply needs text after the id\n${USAGE}` };
+		let text = rest.slice(id.length).trim();
+		const followUp = /^--follow-up(\s|$)/.test(text);
+		if (followUp) text = text.slice("--follow-up".length).trim();
+		return text ? { ok: true, name, id, text, followUp } : { ok: false, error: `reply needs text after the id\n${USAGE}` };
 	}
 	if (restParts.length > 1) return { ok: false, error: `${name} takes exactly one id\n${USAGE}` };
 	return { ok: true, name, id };
 }
+
+/** What a reply did, in words a script's log can keep. */
+export const DELIVERY_TEXT: Record<ReplyResult["delivery"], string> = {
+	steer: "steered into the running agent (delivered)",
+	followUp: "queued as a follow-up after the current turn (delivered)",
+	answer: "answered the agent's question; it continues in the same process",
+	"new-run": "started a new run on the same session",
+	queued: "waits in the inbox of the queued run; delivered when it starts",
+	pending: "left in the running agent's inbox; no receipt yet",
+};
 
 /** Resolves an id or unique id prefix or exact name. */
 export function resolveRow(rows: readonly BoardRow[], key: string): BoardRow | string {
@@ -88,8 +100,10 @@ export async function runSubcommand(service: BoardService, parsed: Extract<Parse
 		case "unarchive":
 			await service.unarchive(row.id);
 			return `unarchived ${row.id}`;
-		default:
-			return `replied to ${(await service.reply(row.id, parsed.text ?? "")).row.id}`;
+		default: {
+			const result = await service.reply(row.id, parsed.text ?? "", { followUp: "followUp" in parsed ? parsed.followUp : false });
+			return `${row.id}: ${DELIVERY_TEXT[result.delivery]}`;
+		}
 	}
 }
 
