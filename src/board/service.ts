@@ -25,6 +25,8 @@ export interface BoardServiceOptions {
 	stopGraceMs?: number;
 	/** Environment for the store defaults, runners and workers (default process.env). */
 	env?: NodeJS.ProcessEnv;
+	/** watch(): interval of the safety poll behind fs.watch (default 10 s). */
+	safetyPollMs?: number;
 }
 
 /** The service plus engine extras that are not part of the dashboard contract. */
@@ -42,6 +44,8 @@ const WORKTREE_MODES: WorktreeMode[] = ["none", "auto", "worktree"];
 /** The prompt travels over the control channel, not argv; the bound keeps one run.json sane. */
 const MAX_PROMPT_BYTES = 1024 * 1024;
 const PUMP_MIN_INTERVAL_MS = 200;
+/** Safety polls between full store hashes (a missed inotify event is picked up within this many polls). */
+const FULL_CHECK_EVERY = 6;
 
 export function createBoardService(options: BoardServiceOptions = {}): BoardEngine {
 	const env = options.env ?? process.env;
@@ -53,7 +57,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	let piCommand: string[] | undefined = options.piCommand;
 	let lastPump = 0;
 	let queueBlocked: string | undefined;
-	let lastVersion = "";
+	let lastKeys = new Map<string, string>();
 
 	/** Creates the store's directories; a read-only store is still readable, so failures wait for a write. */
 	function init(): void {
@@ -100,6 +104,8 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			owner = runOwner(storeDir, runDir, status);
 		}
 		const row = rowFrom(meta, status, owner === "runner" || owner === "starting");
+		// Rows with a live or queued run are the ones the safety poll re-checks.
+		if (row.alive || owner === "queue") ownerSeen.set(id, ownerSeen.get(id) ?? `${row.state}:${row.alive}`);
 		row.runDir = runDir;
 		row.live = runEnded(status) ? undefined : status.live;
 		row.modelUsed = status.model;
@@ -238,43 +244,78 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		},
 	});
 
-	function version(): string {
-		const hash = createHash("sha1");
+	/** Per-row change key from the cached reads' stat keys (and liveness, which changes no file). */
+	function rowKeys(): Map<string, string> {
+		const keys = new Map<string, string>();
 		for (const id of listRowIds(paths)) {
-			hash.update(id);
+			let key = "";
 			let statusPath = "";
 			try {
 				const current = readMeta(paths, id, cache);
 				const runDir = paths.run(id, current.currentRunId);
 				statusPath = join(runDir, "status.json");
 				const status = readStatus(runDir, cache);
-				// A SIGKILLed runner changes no file; its liveness must still change the version.
-				if (!runEnded(status)) hash.update(runOwner(storeDir, runDir, status));
+				// A SIGKILLed runner changes no file; its liveness must still change the key.
+				if (!runEnded(status)) key += runOwner(storeDir, runDir, status);
 			} catch (error) {
-				hash.update(errorReason(error, id));
+				key += errorReason(error, id);
 			}
-			hash.update(cache.keyOf(paths.meta(id)));
-			if (statusPath) hash.update(cache.keyOf(statusPath));
+			key += `|${cache.keyOf(paths.meta(id))}`;
+			if (statusPath) key += `|${cache.keyOf(statusPath)}`;
+			keys.set(id, key);
 		}
+		return keys;
+	}
+
+	function version(): string {
+		const hash = createHash("sha1");
+		for (const [id, key] of rowKeys()) hash.update(`${id}\0${key}\0`);
 		return hash.digest("hex").slice(0, 16);
 	}
 
-	const storeWatch = new StoreWatch({
-		storeRoot: storeDir,
-		allIds: () => listRowIds(paths),
-		safetyCheck: async () => {
-			tryInit();
-			try {
-				pump();
-			} catch {
-				// Reported on the rows by the next read.
-			}
-			const next = version();
-			const changed = next !== lastVersion;
-			lastVersion = next;
-			return changed;
-		},
-	});
+	/**
+	 * What inotify cannot see: a runner killed with SIGKILL changes no file, so rows whose run was live
+	 * at the last look are re-checked; rows appearing or vanishing show in one readdir. The whole
+	 * store is hashed only every FULL_CHECK_EVERY polls, so an idle board's cost does not grow with rows.
+	 */
+	let safetyPolls = 0;
+	let knownIds = new Set<string>();
+	const ownerSeen = new Map<string, string>();
+	async function safetyCheck(): Promise<string[]> {
+		tryInit();
+		try {
+			pump();
+		} catch {
+			// Reported on the rows by the next read.
+		}
+		const ids = listRowIds(paths);
+		const changed = new Set<string>();
+		const current = new Set(ids);
+		if (safetyPolls++ === 0) {
+			// Subscribers read the whole board when they subscribe: the first poll only sets the baseline.
+			knownIds = current;
+			lastKeys = rowKeys();
+			return [];
+		}
+		for (const id of ids) if (!knownIds.has(id)) changed.add(id);
+		for (const id of knownIds) if (!current.has(id)) changed.add(id);
+		knownIds = current;
+		for (const [id, before] of ownerSeen) {
+			const row = current.has(id) ? readRow(id) : undefined;
+			const now = row ? `${row.state}:${row.alive}` : "gone";
+			if (now !== before) changed.add(id);
+			if (!row || (!row.alive && row.state !== "queued")) ownerSeen.delete(id);
+			else ownerSeen.set(id, now);
+		}
+		if (safetyPolls % FULL_CHECK_EVERY === 0) {
+			const next = rowKeys();
+			for (const [id, key] of next) if (lastKeys.get(id) !== key) changed.add(id);
+			lastKeys = next;
+		}
+		return [...changed];
+	}
+
+	const storeWatch = new StoreWatch({ storeRoot: storeDir, safetyCheck, safetyPollMs: options.safetyPollMs });
 
 	return withAttempts({
 		storeDir,

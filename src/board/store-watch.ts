@@ -10,10 +10,8 @@ import { ensureDir } from "../../runner/fs-util.mjs";
 
 export interface StoreWatchOptions {
 	storeRoot: string;
-	/** Cheap store-wide check used by the safety poll; returns true when anything changed. */
-	safetyCheck: () => Promise<boolean>;
-	/** All row ids, reported after a safety check found a change. */
-	allIds: () => readonly string[];
+	/** The safety poll: ids of rows that changed without telling notify/ (a killed runner, a new row). */
+	safetyCheck: () => Promise<readonly string[]>;
 	safetyPollMs?: number;
 	debounceMs?: number;
 }
@@ -63,7 +61,8 @@ export class StoreWatch {
 		if (this.checking) return;
 		this.checking = true;
 		try {
-			if (await this.options.safetyCheck()) this.queue(this.options.allIds());
+			const changed = await this.options.safetyCheck();
+			if (changed.length > 0) this.queue(changed);
 		} catch {
 			// A store mid-write is checked again next time.
 		} finally {
