@@ -22,6 +22,7 @@ import {
 	type RowMeta,
 } from "./store.ts";
 import type { BoardRow, BoardService, DispatchOptions, ReplyResult, ThinkingLevel, WorktreeMode } from "./types.ts";
+import { describeFsError, guardStore, removeHalfRow } from "./store-guard.ts";
 import { createWorktree, diffStats, removeWorktreeDir, repoRoot } from "./worktree.ts";
 
 export interface BoardServiceOptions {
@@ -60,6 +61,8 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	let piCommand: string[] | undefined = options.piCommand;
 
 	function init(): void {
+		// hardening: refuse a foreign or group/world-writable store before touching it.
+		guardStore(paths.root);
 		for (const dir of [paths.root, paths.rows, paths.sessions, paths.slots, paths.worktrees]) ensureDir(dir);
 	}
 
@@ -164,7 +167,21 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		const repo = repoRoot(cwd);
 		if (worktreeMode === "worktree" && !repo) throw new Error(`worktree mode needs a git repository: ${cwd} is not inside one`);
 		const id = newId("");
-		mkdirSync(paths.row(id), { mode: DIR_MODE });
+		// hardening: a dispatch that fails half way (ENOSPC, EACCES...) leaves no half row behind.
+		try {
+			mkdirSync(paths.row(id), { mode: DIR_MODE });
+		} catch (error) {
+			throw describeFsError(error, paths.row(id), "cannot create row");
+		}
+		try {
+			return await dispatchInto(id, options, prompt, cwd, worktreeMode, repo);
+		} catch (error) {
+			removeHalfRow(paths.rows, id);
+			throw describeFsError(error, (error as NodeJS.ErrnoException).path ?? paths.row(id), "dispatch failed:");
+		}
+	}
+
+	async function dispatchInto(id: string, options: DispatchOptions, prompt: string, cwd: string, worktreeMode: WorktreeMode, repo: string | undefined): Promise<BoardRow> {
 		const now = Date.now();
 		const meta: RowMeta = {
 			version: 1,

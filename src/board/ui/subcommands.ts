@@ -2,10 +2,11 @@
  * `/agent-board <subcommand>` for scripting and non-TUI modes. Parsing is pure; `runSubcommand`
  * performs it against the service and returns the text to show.
  */
+import { formatGcReport, gc } from "../gc.ts";
 import type { BoardRow, BoardService } from "../types.ts";
 import { formatDetail, formatTable } from "./table.ts";
 
-export const SUBCOMMANDS = ["list", "dispatch", "stop", "archive", "unarchive", "reply", "show"] as const;
+export const SUBCOMMANDS = ["list", "dispatch", "stop", "archive", "unarchive", "reply", "show", "gc"] as const;
 export type SubcommandName = (typeof SUBCOMMANDS)[number];
 
 export const USAGE = [
@@ -13,9 +14,10 @@ export const USAGE = [
 	"       /agent-board dispatch <prompt>",
 	"       /agent-board stop|archive|unarchive|show <id>",
 	"       /agent-board reply <id> <text>",
+	"       /agent-board gc [--dry-run]",
 ].join("\n");
 
-export type Parsed = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean } | { ok: false; error: string };
+export type Parsed = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean; dryRun?: boolean } | { ok: false; error: string };
 
 export function parseSubcommand(args: string): Parsed {
 	const trimmed = args.trim();
@@ -27,6 +29,10 @@ export function parseSubcommand(args: string): Parsed {
 	if (name === "list") {
 		if (rest && rest !== "--all") return { ok: false, error: `list takes only --all\n${USAGE}` };
 		return { ok: true, name, all: rest === "--all" };
+	}
+	if (name === "gc") {
+		if (rest && rest !== "--dry-run") return { ok: false, error: `gc takes only --dry-run\n${USAGE}` };
+		return { ok: true, name, dryRun: rest === "--dry-run" };
 	}
 	if (name === "dispatch") return rest ? { ok: true, name, text: rest } : { ok: false, error: `dispatch needs a prompt\n${USAGE}` };
 	const id = restParts[0];
@@ -51,6 +57,7 @@ export function resolveRow(rows: readonly BoardRow[], key: string): BoardRow | s
 
 export async function runSubcommand(service: BoardService, parsed: Extract<Parsed, { ok: true }>, cwd: string, now = Date.now()): Promise<string> {
 	if (parsed.name === "list") return formatTable(await service.list({ includeArchived: parsed.all }), now, parsed.all);
+	if (parsed.name === "gc") return formatGcReport(gc(service.storeDir, { dryRun: parsed.dryRun }));
 	if (parsed.name === "dispatch") {
 		const row = await service.dispatch({ prompt: parsed.text ?? "", cwd });
 		return `dispatched ${row.id} (${row.name})`;
