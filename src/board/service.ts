@@ -256,7 +256,8 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		reply,
 		stop,
 		async list(listOptions) {
-			init();
+			// hardening: list never needs a write, so it works on a read-only or full store.
+			guardStore(paths.root);
 			const rows = listRowIds(paths).map((id) => readRow(id, true));
 			return listOptions?.includeArchived ? rows : rows.filter((row) => !row.archived);
 		},
