@@ -5,7 +5,9 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { KeybindingsManager, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { Dashboard } from "../src/board/ui/dashboard.ts";
 import { createBoardService } from "../src/board/service.ts";
 import { autoGc, formatGcReport, gc } from "../src/board/gc.ts";
 import { sanitizeText } from "../src/board/sanitize.ts";
@@ -143,6 +145,63 @@ describe("store shapes", () => {
 
 	it("names the field of a meta shape error", () => {
 		expect(() => checkShape(MetaSchema, { version: 1 }, "meta.json")).toThrow(/^meta\.json: \/ must have required properties/);
+	});
+});
+
+describe("dashboard over a hostile store", () => {
+	it("renders the list and every peek with wrong-shaped and escape-laden rows: no crash, no control byte", async () => {
+		const { store: dir, paths } = store();
+		writeRow(paths, "name-42", { metaPatch: { name: 42 } });
+		writeRow(paths, "events-1", { statusPatch: { recentEvents: [1] } });
+		writeRow(paths, "question-42", { statusPatch: { state: "needs_input", question: 42 } });
+		writeRow(paths, "state-bogus", { statusPatch: { state: "bogus" } });
+		writeRow(paths, "usage-x", { statusPatch: { usage: "x" } });
+		writeRow(paths, "hostile", {
+			metaPatch: { name: `evil ${HOSTILE}` },
+			statusPatch: {
+				state: "needs_input",
+				question: `Which? ${HOSTILE}`,
+				questionOptions: [HOSTILE],
+				latestAssistant: HOSTILE,
+				summary: HOSTILE,
+				error: HOSTILE,
+				stderrTail: HOSTILE,
+				recentEvents: [{ at: 1, text: HOSTILE }],
+				live: { text: HOSTILE, tool: { name: HOSTILE, detail: HOSTILE, startedAt: 1 } },
+				receipts: [{ id: "m", status: "rejected", at: 1, reason: HOSTILE, preview: HOSTILE }],
+			},
+		});
+		const service = createBoardService({ storeDir: dir, piCommand: ["pi"] });
+		const dash = new Dashboard({
+			service,
+			theme: { fg: (_color: string, text: string) => text, bold: (text: string) => text },
+			keys: new KeybindingsManager(TUI_KEYBINDINGS),
+			requestRender: () => undefined,
+			done: () => undefined,
+			height: () => 40,
+			cwd: "/tmp",
+			models: [],
+			prefs: {},
+			savePrefs: async () => undefined,
+			readTranscript: async () => [],
+			readDiff: async () => [],
+		});
+		await dash.poll();
+		const screens = [dash.render(120).join("\n")];
+		for (let n = 0; n < 6; n++) {
+			dash.handleInput("\r");
+			await new Promise((resolve) => setImmediate(resolve));
+			screens.push(dash.render(120).join("\n"));
+			dash.handleInput("\x1b");
+			dash.handleInput("\x1b[B");
+		}
+		dash.dispose();
+		expect(screens[0]).toContain("evil");
+		expect(screens[1]).toContain("Which?"); // the peek of the hostile row really rendered its question
+		for (const id of ["name-42", "events-1", "question-42", "state-bogus", "usage-x"]) expect(screens.join("\n"), id).toContain(id);
+		expect(screens.join("\n")).toContain("status.json: /state must be equal to one of");
+		// pi-tui's truncation appends its own SGR reset (ESC[0m); no hostile input contains that one.
+		for (const screen of screens) expect(screen.replaceAll("\x1b[0m", "")).not.toMatch(TERMINAL_CONTROL);
 	});
 });
 
