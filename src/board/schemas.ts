@@ -4,6 +4,7 @@
  * Unknown extra fields are allowed so a newer runner's files stay readable by an older reader.
  */
 import { Type, type Static, type TSchema } from "typebox";
+import { Compile } from "typebox/compile";
 import { Value } from "typebox/value";
 
 const Str = Type.String();
@@ -131,9 +132,28 @@ export type ProcessRecordShape = Static<typeof ProcessRecordSchema>;
 export type SlotOwnerShape = Static<typeof SlotOwnerSchema>;
 export type PrefsShape = Static<typeof PrefsSchema>;
 
+type Validator = ReturnType<typeof Compile<TSchema>>;
+/** Compiled once per schema: Value.Check interprets the schema each call (about 1 ms per status file). */
+const compiled = new WeakMap<TSchema, Validator>();
+
+function validatorOf(schema: TSchema): Validator | undefined {
+	let validator = compiled.get(schema);
+	if (!validator) {
+		try {
+			validator = Compile(schema);
+		} catch {
+			// Code generation refused (a locked-down runtime): fall back to the interpreter.
+			return undefined;
+		}
+		compiled.set(schema, validator);
+	}
+	return validator;
+}
+
 /** First shape error of `value`, as "<instance path> <message>", or undefined when it matches. */
 export function shapeError(schema: TSchema, value: unknown): string | undefined {
-	if (Value.Check(schema, value)) return undefined;
+	const validator = validatorOf(schema);
+	if (validator ? validator.Check(value) : Value.Check(schema, value)) return undefined;
 	for (const error of Value.Errors(schema, value)) {
 		const allowed = (error.params as { allowedValues?: unknown[] } | undefined)?.allowedValues;
 		const suffix = Array.isArray(allowed) ? ` (${allowed.join(", ")})` : "";

@@ -24,12 +24,12 @@ const ERRNO_TEXT: Record<string, string> = {
 };
 
 export class StoreGuardError extends Error {
-	constructor(
-		message: string,
-		readonly path: string,
-	) {
+	readonly path: string;
+	// No parameter properties: benches and test children load this file with Node's strip-only TypeScript.
+	constructor(message: string, path: string) {
 		super(message);
 		this.name = "StoreGuardError";
+		this.path = path;
 	}
 }
 

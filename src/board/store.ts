@@ -63,7 +63,7 @@ export class FileCache {
 	 * Parsed and shape-checked content of a store file. Never follows a symlink (lstat, then
 	 * O_NOFOLLOW); `check` runs once per change of the file, so an unchanged store costs one lstat.
 	 */
-	read<T>(path: string, name: string, check: (value: unknown) => T): T {
+	read<T>(path: string, name: string, check: (value: unknown) => T, verifyDirs?: () => void): T {
 		let stat;
 		try {
 			stat = lstatStoreFile(path, name);
@@ -75,6 +75,9 @@ export class FileCache {
 		this.statKeys.set(path, key);
 		const hit = this.entries.get(path);
 		if (hit && hit.key === key) return hit.value as T;
+		// Parent directories are checked when the content is (re)read: a hit returns bytes that were
+		// read through verified directories, whatever was swapped in since.
+		verifyDirs?.();
 		const value = check(parseJsonStrict(readFileNoFollow(path, name), name));
 		this.entries.set(path, { key, value });
 		return value;
@@ -111,7 +114,10 @@ function reasonOf(error: unknown, file: string): string {
 	return error instanceof Error ? error.message : String(error);
 }
 
-/** rows/<id>/meta.json, shape-checked; the row directory itself must not be a symlink. */
+/**
+ * rows/<id>/meta.json, shape-checked. The row directory is lstat-checked on every call, cache hit or
+ * not: callers write meta.json next to what they read, and that write must not go through a symlink.
+ */
 export function readMeta(paths: StorePaths, id: string, cache: FileCache): RowMeta {
 	assertRealDir(paths.row(id), "row directory");
 	return cache.read(paths.meta(id), "meta.json", (value) => {
@@ -124,9 +130,11 @@ export function readMeta(paths: StorePaths, id: string, cache: FileCache): RowMe
 
 /** runs/<runId>/status.json, shape-checked ("status.json: /state must be equal to one of ..."). */
 export function readStatus(runDir: string, cache: FileCache): RunStatus {
-	assertRealDir(join(runDir, ".."), "runs directory");
-	assertRealDir(runDir, "run directory");
-	return cache.read(join(runDir, "status.json"), "status.json", (value) => checkShape(StatusSchema, value, "status.json") as RunStatus);
+	const verifyDirs = (): void => {
+		assertRealDir(join(runDir, ".."), "runs directory");
+		assertRealDir(runDir, "run directory");
+	};
+	return cache.read(join(runDir, "status.json"), "status.json", (value) => checkShape(StatusSchema, value, "status.json") as RunStatus, verifyDirs);
 }
 
 /** Result of reading a process record: a missing file and an invalid one are different facts. */
