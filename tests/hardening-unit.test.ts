@@ -225,7 +225,9 @@ describe("symlinks and special files in the store", () => {
 		symlinkSync(join(outside, "status.json"), join(linkedStatus.runDir, "status.json"));
 		const linkedRuns = writeRow(paths, "linked-runs");
 		rmSync(paths.runs("linked-runs"), { recursive: true });
-		symlinkSync(elsewhere.paths.runs("linked-dir"), paths.runs("linked-runs"));
+		// The runs dir points at a complete run elsewhere: status.json would be readable through it.
+		writeRow(elsewhere.paths, "linked-runs");
+		symlinkSync(elsewhere.paths.runs("linked-runs"), paths.runs("linked-runs"));
 		writeRow(paths, "fifo-meta");
 		rmSync(paths.meta("fifo-meta"));
 		execFileSync("mkfifo", [paths.meta("fifo-meta")]);
