@@ -128,6 +128,13 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 		}
 		expect(list.stdout).toMatch(new RegExp(`^${id}\\s+completed\\s.*Clipboard title clear link here done\\.`, "m"));
 		expect(shown.stdout).toContain("latest:    Clipboard  title  clear  link here done.\n           Second line \ufffdevil\ufffd bell\u2407.");
+
+		// Retention through the real command: the archived row's only run is its current one and stays.
+		expect((await board(agent)(`archive ${id}`)).code).toBe(0);
+		const gcRun = await board(agent)("gc --dry-run");
+		expect(gcRun.code, gcRun.stderr).toBe(0);
+		expect(gcRun.stdout).toMatch(/^gc: would free 0 B in 0 files from 0 runs of 1 archived row \(runs ended over 14 days ago, newest 1 kept\)$/m);
+		expect(existsSync(join(done.runDir!, "events.jsonl"))).toBe(true);
 	});
 
 	it("never signals pid 1 or its group for a planted {pid:1} runner or worker record", async () => {
@@ -210,7 +217,7 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 		expect(readOnly.stdout).toMatch(/^locked-row\s+completed\s/m);
 		const denied = await board(agent)("archive readable");
 		expect(denied.code).toBe(1);
-		expect(denied.stderr).toMatch(/EROFS/);
+		expect(denied.stderr).toContain(`cannot write ${paths.meta("readable")}: EROFS (read-only file system)`);
 		expect(denied.stderr).toContain(paths.row("readable"));
 	});
 
@@ -237,8 +244,8 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 		}
 		const dispatched = await board(agent)("dispatch this cannot fit");
 		expect(dispatched.code).toBe(1);
-		expect(dispatched.stderr).toMatch(/ENOSPC \(no space left on device\)/);
-		expect(dispatched.stderr).toContain(store);
+		// e.g. "agent-board: dispatch failed, cannot write <store>/rows/<id>/runs/<run>/run.json: ENOSPC (no space left on device)"
+		expect(dispatched.stderr).toMatch(new RegExp(`dispatch failed, cannot write ${paths.rows}/\\S+: ENOSPC \\(no space left on device\\)`));
 		expect(readdirSync(paths.rows)).toEqual(["before-full"]);
 		const list = await board(agent)("list");
 		expect(list.code, list.stderr).toBe(0);

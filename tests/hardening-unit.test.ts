@@ -13,7 +13,7 @@ import { autoGc, formatGcReport, gc } from "../src/board/gc.ts";
 import { sanitizeText } from "../src/board/sanitize.ts";
 import { checkShape, MetaSchema } from "../src/board/schemas.ts";
 import { FileCache, readProcess, readProcessRecord, readSlot, readStatus } from "../src/board/store.ts";
-import { guardStore, removeHalfRow } from "../src/board/store-guard.ts";
+import { fsErrorMessage, guardStore, removeHalfRow } from "../src/board/store-guard.ts";
 import { loadPrefs, PREFS_FILE, savePrefs } from "../src/board/ui/prefs.ts";
 import { parseSubcommand } from "../src/board/ui/subcommands.ts";
 import { formatDetail, formatTable } from "../src/board/ui/table.ts";
@@ -279,6 +279,13 @@ describe("store guard", () => {
 			chownSync(dir, 0, 0);
 		}
 		expect(() => guardStore(dir)).not.toThrow();
+	});
+
+	it("names the path (the real file, not the temp) and the errno in disk errors", () => {
+		const enospc = Object.assign(new Error("ENOSPC: no space left on device, open"), { code: "ENOSPC" });
+		expect(fsErrorMessage(enospc, "/s/rows/r1/runs/run-1/.run.json.4242.3.tmp", "cannot write")).toBe("cannot write /s/rows/r1/runs/run-1/run.json: ENOSPC (no space left on device)");
+		expect(fsErrorMessage(Object.assign(new Error("x"), { code: "EROFS" }), "/s/rows/r1/meta.json")).toBe("cannot access /s/rows/r1/meta.json: EROFS (read-only file system)");
+		expect(fsErrorMessage(Object.assign(new Error("odd"), { code: "EWHAT" }), "/p", "cannot read")).toBe("cannot read /p: EWHAT (odd)");
 	});
 
 	it("removes a half-created row dir only when it is a real directory under rows/", () => {

@@ -177,7 +177,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			return await dispatchInto(id, options, prompt, cwd, worktreeMode, repo);
 		} catch (error) {
 			removeHalfRow(paths.rows, id);
-			throw describeFsError(error, (error as NodeJS.ErrnoException).path ?? paths.row(id), "dispatch failed:");
+			throw describeFsError(error, (error as NodeJS.ErrnoException).path ?? paths.row(id), "dispatch failed, cannot write");
 		}
 	}
 

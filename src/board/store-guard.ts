@@ -42,7 +42,8 @@ function errnoOf(error: unknown): string | undefined {
  * "<action> <path>: ENOSPC (no space left on device)". Node's own messages repeat the syscall and
  * quote the path differently per call; one format makes the command line and the row agree.
  */
-export function fsErrorMessage(error: unknown, path: string, action = "cannot access"): string {
+export function fsErrorMessage(error: unknown, rawPath: string, action = "cannot access"): string {
+	const path = realName(rawPath);
 	const code = errnoOf(error);
 	if (!code) return `${action} ${path}: ${error instanceof Error ? error.message : String(error)}`;
 	return `${action} ${path}: ${code} (${ERRNO_TEXT[code] ?? (error as Error).message})`;
@@ -50,10 +51,19 @@ export function fsErrorMessage(error: unknown, path: string, action = "cannot ac
 
 /** Wraps an fs error so its message names the path and errno; other errors pass through. */
 export function describeFsError(error: unknown, path: string, action?: string): Error {
-	if (!errnoOf(error)) return error instanceof Error ? error : new Error(String(error));
+	if (!errnoOf(error) || described.has(error as Error)) return error instanceof Error ? error : new Error(String(error));
 	const wrapped = new Error(fsErrorMessage(error, path, action)) as NodeJS.ErrnoException;
 	wrapped.code = errnoOf(error);
+	described.add(wrapped);
 	return wrapped;
+}
+
+/** Errors already worded by describeFsError: an outer caller keeps the inner, more precise path. */
+const described = new WeakSet<Error>();
+
+/** The file a temp+rename write was for: ".meta.json.123.4.tmp" is reported as "meta.json". */
+function realName(path: string): string {
+	return path.replace(/\/\.([^/]+)\.\d+\.\d+\.tmp$/, "/$1");
 }
 
 function checkOwned(stat: Stats, path: string, what: string): void {

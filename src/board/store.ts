@@ -12,7 +12,7 @@ import { isValidId } from "./ids.ts";
 import type { StorePaths } from "./paths.ts";
 import { sanitizeOptional, sanitizeText } from "./sanitize.ts";
 import { checkShape, MetaSchema, ProcessRecordSchema, SlotOwnerSchema, StatusSchema } from "./schemas.ts";
-import { assertRealDir, fsErrorMessage, lstatStoreFile, readFileNoFollow } from "./store-guard.ts";
+import { assertRealDir, describeFsError, fsErrorMessage, lstatStoreFile, readFileNoFollow } from "./store-guard.ts";
 
 /** The stable part of a row, as stored in rows/<id>/meta.json. */
 export interface RowMeta
@@ -101,8 +101,13 @@ export function listRowIds(paths: StorePaths): string[] {
 	}
 }
 
+/** Errors name the file and errno ("cannot write <path>: ENOSPC (no space left on device)"). */
 export function writeMeta(paths: StorePaths, meta: RowMeta): void {
-	writeJsonAtomic(paths.meta(meta.id), meta);
+	try {
+		writeJsonAtomic(paths.meta(meta.id), meta);
+	} catch (error) {
+		throw describeFsError(error, paths.meta(meta.id), "cannot write");
+	}
 }
 
 function reasonOf(error: unknown, file: string): string {
