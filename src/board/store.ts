@@ -97,7 +97,7 @@ export function listRowIds(paths: StorePaths): string[] {
 		return readdirSync(paths.rows).filter((name) => isValidId(name)).sort();
 	} catch (error) {
 		if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-		throw error;
+		throw describeFsError(error, paths.rows, "cannot read");
 	}
 }
 
