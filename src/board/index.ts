@@ -1,4 +1,5 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { autoGc } from "./gc.ts";
 import { createBoardService } from "./service.ts";
 import { registerBoardTools } from "./tools.ts";
 import type { BoardService } from "./types.ts";
@@ -15,4 +16,8 @@ export function registerBoard(pi: ExtensionAPI): void {
 	const getService = (): BoardService => (service ??= createBoardService());
 	registerBoardTools(pi, getService);
 	registerDashboard(pi, getService);
+	// Retention runs at most once a day per store, after startup, and never in the way of the session.
+	pi.on("session_start", () => {
+		setTimeout(() => autoGc(getService().storeDir), 5000).unref();
+	});
 }

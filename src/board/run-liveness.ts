@@ -78,7 +78,7 @@ export function endOrphanLocked(runDir: string, storeRoot: string, rowId: string
 		if (runEnded(fresh) || runOwner(storeRoot, runDir, fresh) !== "none") return fresh;
 		killRunProcesses(fresh.runId);
 		const now = Date.now();
-		if (how === "stopped" || existsSync(join(runDir, "stop-requested"))) markStopped(fresh, now);
+		if (how === "stopped") markStopped(fresh, now);
 		else {
 			markRunnerDied(fresh, now);
 			if (!existsSync(join(runDir, "runner.json"))) fresh.error = "runner never started";

@@ -1,6 +1,6 @@
 /** The board engine's API: every consumer (dashboard, commands, LLM tools) goes through here. */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { DIR_MODE, ensureDir, touchNotify } from "../../runner/fs-util.mjs";
 import { pumpQueue, queueDir } from "../../runner/queue.mjs";
@@ -12,6 +12,7 @@ import { defaultStoreDir, storePaths, type StorePaths } from "./paths.ts";
 import { controlRun } from "./run-control.ts";
 import { recordOrphanEnd, runOwner } from "./run-liveness.ts";
 import { seedFork, withAttempts } from "./attempts.ts";
+import { describeFsError, guardStore, removeHalfRow } from "./store-guard.ts";
 import { StoreWatch } from "./store-watch.ts";
 import { errorReason, errorRow, FileCache, listRowIds, readMeta, readStatus, rowFrom, writeMeta, type RowMeta } from "./store.ts";
 import type { BoardRow, BoardService, DiffStats, DispatchOptions, ThinkingLevel, WorktreeMode } from "./types.ts";
@@ -61,6 +62,8 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 
 	/** Creates the store's directories; a read-only store is still readable, so failures wait for a write. */
 	function init(): void {
+		// Refuse a foreign or group/world-writable store before touching it.
+		guardStore(paths.root);
 		for (const dir of [paths.root, paths.rows, paths.sessions, paths.slots, paths.worktrees, queueDir(storeDir)]) ensureDir(dir);
 	}
 
@@ -100,7 +103,11 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		}
 		let owner = runOwner(storeDir, runDir, status);
 		if (owner === "none" && !runEnded(status)) {
-			status = recordOrphanEnd(paths.row(id), runDir, storeDir, id, "died");
+			try {
+				status = recordOrphanEnd(paths.row(id), runDir, storeDir, id, "died");
+			} catch {
+				// A read-only or full store cannot record the death now; the next read tries again.
+			}
 			owner = runOwner(storeDir, runDir, status);
 		}
 		const row = rowFrom(meta, status, owner === "runner" || owner === "starting");
@@ -206,6 +213,10 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		};
 		try {
 			mkdirSync(rowDir, { mode: DIR_MODE });
+		} catch (error) {
+			throw describeFsError(error, rowDir, "cannot create row");
+		}
+		try {
 			const isolate = repo && (worktreeMode === "worktree" || (worktreeMode === "auto" && activeWriterInRepo(repo)));
 			if (repo && isolate) {
 				const created = createWorktree(repo, cwd, id, paths.worktree(id));
@@ -218,7 +229,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			launch(meta, prompt);
 		} catch (error) {
 			// A failed dispatch leaves nothing behind: the row directory is ours, created just now.
-			rmSync(rowDir, { recursive: true, force: true });
+			removeHalfRow(paths.rows, id);
 			if (meta.worktreePath && repo) {
 				try {
 					removeWorktreeDir(repo, meta.worktreePath, true);
@@ -226,7 +237,8 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 					// Best effort: the error below names the cause.
 				}
 			}
-			throw new Error(`dispatch failed: ${error instanceof Error ? error.message : String(error)}`);
+			const described = describeFsError(error, (error as NodeJS.ErrnoException).path ?? rowDir, "dispatch failed, cannot write");
+			throw described.message.startsWith("dispatch failed") ? described : new Error(`dispatch failed: ${described.message}`);
 		}
 		return readRow(id);
 	}
@@ -324,6 +336,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		stop: control.stop,
 		pump: () => pump(true),
 		async list(listOptions) {
+			guardStore(paths.root);
 			tryInit();
 			try {
 				pump();

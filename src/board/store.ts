@@ -2,14 +2,17 @@
  * Reading and writing the durable store. One directory per row (rows/<id>/meta.json) so concurrent
  * dispatchers never share a read-modify-write file; run state lives in rows/<id>/runs/<runId>/.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseJsonStrict, writeJsonAtomic } from "../../runner/fs-util.mjs";
 import { isAlive } from "../../runner/proc.mjs";
 import type { RunStatus } from "../../runner/state-rules.mjs";
-import type { BoardRow, ThinkingLevel, WorktreeMode } from "./types.ts";
+import type { BoardEvent, BoardRow, LiveView, Receipt, ThinkingLevel, WorktreeMode } from "./types.ts";
 import { isValidId } from "./ids.ts";
 import type { StorePaths } from "./paths.ts";
+import { sanitizeOptional, sanitizeText } from "./sanitize.ts";
+import { checkShape, MetaSchema, ProcessRecordSchema, SlotOwnerSchema, StatusSchema } from "./schemas.ts";
+import { assertRealDir, describeFsError, fsErrorMessage, lstatStoreFile, readFileNoFollow } from "./store-guard.ts";
 
 /** The stable part of a row, as stored in rows/<id>/meta.json. */
 export interface RowMeta
@@ -41,9 +44,10 @@ export interface RowMeta
 	currentRunId: string;
 }
 
+/** runner.json / worker.json: a pid is only ever trusted together with its start time. */
 export interface ProcessRecord {
 	pid: number;
-	start?: string;
+	start: string;
 }
 
 interface CacheEntry {
@@ -57,10 +61,14 @@ export class FileCache {
 	/** Stat key of the latest read attempt per path, parsed or not: pollers hash it instead of stat-ing again. */
 	private statKeys = new Map<string, string>();
 
-	read(path: string, name: string): unknown {
+	/**
+	 * Parsed and shape-checked content of a store file. Never follows a symlink (lstat, then
+	 * O_NOFOLLOW); `check` runs once per change of the file, so an unchanged store costs one lstat.
+	 */
+	read<T>(path: string, name: string, check: (value: unknown) => T, verifyDirs?: () => void): T {
 		let stat;
 		try {
-			stat = statSync(path);
+			stat = lstatStoreFile(path, name);
 		} catch (error) {
 			this.statKeys.delete(path);
 			throw error;
@@ -68,8 +76,11 @@ export class FileCache {
 		const key = `${stat.mtimeMs}:${stat.size}:${stat.ino}`;
 		this.statKeys.set(path, key);
 		const hit = this.entries.get(path);
-		if (hit && hit.key === key) return hit.value;
-		const value = parseJsonStrict(readFileSync(path, "utf8"), name);
+		if (hit && hit.key === key) return hit.value as T;
+		// Parent directories are checked when the content is (re)read: a hit returns bytes that were
+		// read through verified directories, whatever was swapped in since.
+		verifyDirs?.();
+		const value = check(parseJsonStrict(readFileNoFollow(path, name), name));
 		this.entries.set(path, { key, value });
 		return value;
 	}
@@ -88,43 +99,98 @@ export function listRowIds(paths: StorePaths): string[] {
 		return readdirSync(paths.rows).filter((name) => isValidId(name)).sort();
 	} catch (error) {
 		if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-		throw error;
+		throw describeFsError(error, paths.rows, "cannot read");
 	}
 }
 
+/** Errors name the file and errno ("cannot write <path>: ENOSPC (no space left on device)"). */
 export function writeMeta(paths: StorePaths, meta: RowMeta): void {
-	writeJsonAtomic(paths.meta(meta.id), meta);
+	try {
+		writeJsonAtomic(paths.meta(meta.id), meta);
+	} catch (error) {
+		throw describeFsError(error, paths.meta(meta.id), "cannot write");
+	}
 }
 
 function reasonOf(error: unknown, file: string): string {
-	if ((error as NodeJS.ErrnoException).code === "ENOENT") return `${file}: missing`;
+	const code = (error as NodeJS.ErrnoException).code;
+	if (code === "ENOENT") return error instanceof Error && error.message.startsWith(file) ? error.message : `${file}: missing`;
+	// fs errors name the errno and the path: "meta.json: cannot read /store/rows/x/meta.json: EACCES (permission denied)".
+	const path = (error as NodeJS.ErrnoException).path;
+	if (code && path) return `${file}: ${fsErrorMessage(error, path, "cannot read")}`;
 	return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * rows/<id>/meta.json, shape-checked. The row directory is lstat-checked on every call, cache hit or
+ * not: callers write meta.json next to what they read, and that write must not go through a symlink.
+ */
 export function readMeta(paths: StorePaths, id: string, cache: FileCache): RowMeta {
-	const value = cache.read(paths.meta(id), "meta.json");
-	const meta = value as Partial<RowMeta> | null;
-	if (!meta || typeof meta !== "object" || meta.id !== id || typeof meta.cwd !== "string" || typeof meta.currentRunId !== "string" || !isValidId(meta.currentRunId)) {
-		throw new Error("meta.json: missing required fields (id, cwd, currentRunId)");
-	}
-	return meta as RowMeta;
+	assertRealDir(paths.row(id), "row directory");
+	return cache.read(paths.meta(id), "meta.json", (value) => {
+		const meta = checkShape(MetaSchema, value, "meta.json");
+		if (meta.id !== id) throw new Error(`meta.json: /id is ${JSON.stringify(meta.id)}, not its directory name`);
+		if (!isValidId(meta.currentRunId)) throw new Error("meta.json: /currentRunId is not a valid id");
+		return meta as RowMeta;
+	});
 }
 
+/** runs/<runId>/status.json, shape-checked ("status.json: /state must be equal to one of ..."). */
 export function readStatus(runDir: string, cache: FileCache): RunStatus {
-	const value = cache.read(join(runDir, "status.json"), "status.json");
-	const status = value as Partial<RunStatus> | null;
-	if (!status || typeof status !== "object" || typeof status.state !== "string" || !Array.isArray(status.recentEvents)) {
-		throw new Error("status.json: missing required fields (state, recentEvents)");
-	}
-	return status as RunStatus;
+	const verifyDirs = (): void => {
+		assertRealDir(join(runDir, ".."), "runs directory");
+		assertRealDir(runDir, "run directory");
+	};
+	return cache.read(join(runDir, "status.json"), "status.json", (value) => checkShape(StatusSchema, value, "status.json") as RunStatus, verifyDirs);
 }
 
-export function readProcess(path: string): ProcessRecord | undefined {
+/** Result of reading a process record: a missing file and an invalid one are different facts. */
+export type ProcessRecordRead = { record: ProcessRecord } | { missing: true } | { invalid: string };
+
+export function readProcessRecord(path: string): ProcessRecordRead {
+	const name = path.slice(path.lastIndexOf("/") + 1);
+	let text: string;
 	try {
-		const value = JSON.parse(readFileSync(path, "utf8")) as Partial<ProcessRecord>;
-		return typeof value.pid === "number" ? { pid: value.pid, start: value.start } : undefined;
-	} catch {
-		return undefined;
+		lstatStoreFile(path, name);
+		text = readFileNoFollow(path, name);
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === "ENOENT") return { missing: true };
+		return { invalid: reasonOf(error, name) };
+	}
+	try {
+		return { record: checkShape(ProcessRecordSchema, parseJsonStrict(text, name), name) };
+	} catch (error) {
+		return { invalid: error instanceof Error ? error.message : String(error) };
+	}
+}
+
+/**
+ * A process record that can be trusted with a signal, or undefined (missing, unreadable, no start
+ * time, pid < 2): an invalid record is never signalled.
+ */
+export function readProcess(path: string): ProcessRecord | undefined {
+	const read = readProcessRecord(path);
+	return "record" in read ? read.record : undefined;
+}
+
+export interface SlotOwner {
+	pid: number;
+	start: string;
+	runId: string;
+}
+
+/**
+ * slots/slot-<n>.json. An empty or garbage file (a runner killed between create and write) is
+ * "invalid", with the reason, never an owner: the caller decides when it is old enough to reclaim.
+ */
+export function readSlot(path: string): { owner: SlotOwner } | { missing: true } | { invalid: string } {
+	const name = path.slice(path.lastIndexOf("/") + 1);
+	try {
+		lstatStoreFile(path, name);
+		return { owner: checkShape(SlotOwnerSchema, parseJsonStrict(readFileNoFollow(path, name), name), name) };
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === "ENOENT") return { missing: true };
+		return { invalid: reasonOf(error, name) };
 	}
 }
 
@@ -132,26 +198,65 @@ export function processAlive(record: ProcessRecord | undefined): boolean {
 	return !!record && isAlive(record.pid, record.start);
 }
 
+const line = (text: string | undefined): string | undefined => sanitizeOptional(text);
+const block = (text: string | undefined): string | undefined => sanitizeOptional(text, { multiline: true });
+
+/** The row fields that come from meta.json, sanitised: a planted name or path is as untrusted as model text. */
+function metaFields(meta: RowMeta) {
+	return {
+		name: sanitizeText(meta.name),
+		cwd: sanitizeText(meta.cwd),
+		repo: line(meta.repo),
+		sessionFile: sanitizeText(meta.sessionFile),
+		model: line(meta.model),
+		worktreePath: line(meta.worktreePath),
+		branch: line(meta.branch),
+		ponytailMode: line(meta.ponytailMode),
+	};
+}
+
+function liveFrom(live: LiveView | undefined): LiveView | undefined {
+	if (!live) return undefined;
+	return {
+		text: block(live.text),
+		tool: live.tool && { name: sanitizeText(live.tool.name), detail: sanitizeText(live.tool.detail), startedAt: live.tool.startedAt },
+		waitingSince: live.waitingSince,
+		retry: live.retry && { ...live.retry, reason: sanitizeText(live.retry.reason) },
+		compactingSince: live.compactingSince,
+	};
+}
+
+function receiptsFrom(receipts: Receipt[] | undefined): Receipt[] | undefined {
+	return receipts?.map((receipt) => ({ ...receipt, reason: line(receipt.reason), preview: sanitizeText(receipt.preview) }));
+}
+
+function eventsFrom(events: BoardEvent[]): BoardEvent[] {
+	return events.map((event) => ({ at: event.at, text: sanitizeText(event.text) }));
+}
+
 /** A row whose files cannot be read: shown with state "error" and the reason; files stay put. */
 export function errorRow(paths: StorePaths, id: string, reason: string, meta?: RowMeta): BoardRow {
 	const now = Date.now();
+	// Parse errors quote the file's bytes: the reason is as untrusted as the file.
+	const safeReason = sanitizeText(reason);
+	const fields = meta ? metaFields(meta) : undefined;
 	return {
 		id,
-		name: meta?.name ?? id,
-		cwd: meta?.cwd ?? "",
-		repo: meta?.repo,
-		sessionFile: meta?.sessionFile ?? paths.session(id),
+		name: fields?.name ?? id,
+		cwd: fields?.cwd ?? "",
+		repo: fields?.repo,
+		sessionFile: fields?.sessionFile ?? paths.session(id),
 		createdAt: meta?.createdAt ?? 0,
 		updatedAt: meta?.updatedAt ?? now,
 		pinned: meta?.pinned ?? false,
 		archived: meta?.archived ?? false,
 		worktreeMode: meta?.worktreeMode ?? "none",
-		worktreePath: meta?.worktreePath,
-		branch: meta?.branch,
+		worktreePath: fields?.worktreePath,
+		branch: fields?.branch,
 		state: "error",
 		alive: false,
-		summary: `Error: ${reason}`,
-		error: reason,
+		summary: `Error: ${safeReason}`,
+		error: safeReason,
 		currentRunId: meta?.currentRunId,
 		lastActivityAt: meta?.updatedAt ?? 0,
 		lastViewedAt: meta?.lastViewedAt,
@@ -159,43 +264,50 @@ export function errorRow(paths: StorePaths, id: string, reason: string, meta?: R
 	};
 }
 
+/** Extra status fields written by the newer runner (live view, receipts, parked); all optional. */
+interface StatusExtras {
+	live?: LiveView;
+	model?: string;
+	receipts?: Receipt[];
+	parked?: boolean;
+}
+
+/** Builds a row from checked files; every worker-supplied string is sanitised here, once, for every consumer. */
 export function rowFrom(meta: RowMeta, status: RunStatus, alive: boolean): BoardRow {
+	const extras = status as RunStatus & StatusExtras;
+	const asks = status.state === "needs_input";
 	return {
 		id: meta.id,
-		name: meta.name,
-		cwd: meta.cwd,
-		repo: meta.repo,
-		sessionFile: meta.sessionFile,
+		...metaFields(meta),
 		createdAt: meta.createdAt,
 		updatedAt: Math.max(meta.updatedAt, status.updatedAt),
 		pinned: meta.pinned,
 		archived: meta.archived,
-		model: meta.model,
 		thinking: meta.thinking,
 		worktreeMode: meta.worktreeMode,
-		worktreePath: meta.worktreePath,
-		branch: meta.branch,
-		ponytailMode: meta.ponytailMode,
 		state: status.state,
 		alive,
-		summary: status.summary,
-		question: status.state === "needs_input" ? status.question : undefined,
-		questionOptions: status.state === "needs_input" ? status.questionOptions : undefined,
-		latestAssistant: status.latestAssistant,
-		currentTool: status.currentTool,
-		error: status.error,
+		summary: sanitizeText(status.summary ?? ""),
+		question: asks ? block(status.question) : undefined,
+		questionOptions: asks ? status.questionOptions?.map((option) => sanitizeText(option)) : undefined,
+		latestAssistant: block(status.latestAssistant),
+		currentTool: line(status.currentTool),
+		error: block(status.error),
 		usage: status.usage,
 		currentRunId: meta.currentRunId,
 		lastActivityAt: status.lastActivityAt,
 		lastViewedAt: meta.lastViewedAt,
-		recentEvents: status.recentEvents,
+		recentEvents: eventsFrom(status.recentEvents),
 		startedAt: status.startedAt,
 		endedAt: status.endedAt,
 		exitCode: status.exitCode ?? undefined,
-		stderrTail: status.stderrTail,
+		stderrTail: block(status.stderrTail),
 		runDir: undefined,
 		attempt: meta.attempt,
 		merged: meta.merged,
+		live: liveFrom(extras.live),
+		modelUsed: line(extras.model),
+		receipts: receiptsFrom(extras.receipts),
 	};
 }
 

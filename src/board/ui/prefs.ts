@@ -1,9 +1,12 @@
 /**
  * Last dispatch choices, remembered in a small JSON file next to the store so the next dispatch
- * form starts where the user left off. Written via temp+rename.
+ * form starts where the user left off. Written via temp+rename, 0600 (a cwd and model are private).
  */
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { mkdir, open, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { shapeError, PrefsSchema } from "../schemas.ts";
 import type { ThinkingLevel, WorktreeMode } from "../types.ts";
 
 export interface DispatchPrefs {
@@ -15,19 +18,32 @@ export interface DispatchPrefs {
 
 export const PREFS_FILE = "dashboard-prefs.json";
 
+/** Missing, unreadable, symlinked or wrongly shaped prefs are no prefs: they are only defaults for a form. */
 export async function loadPrefs(storeDir: string): Promise<DispatchPrefs> {
 	try {
-		const parsed: unknown = JSON.parse(await readFile(join(storeDir, PREFS_FILE), "utf8"));
-		return typeof parsed === "object" && parsed !== null ? (parsed as DispatchPrefs) : {};
+		const handle = await open(join(storeDir, PREFS_FILE), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+		try {
+			if (!(await handle.stat()).isFile()) return {};
+			const parsed: unknown = JSON.parse(await handle.readFile("utf8"));
+			return shapeError(PrefsSchema, parsed) ? {} : (parsed as DispatchPrefs);
+		} finally {
+			await handle.close();
+		}
 	} catch {
 		return {};
 	}
 }
 
 export async function savePrefs(storeDir: string, prefs: DispatchPrefs): Promise<void> {
-	await mkdir(storeDir, { recursive: true });
+	await mkdir(storeDir, { recursive: true, mode: 0o700 });
 	const file = join(storeDir, PREFS_FILE);
-	const tmp = `${file}.${process.pid}.tmp`;
-	await writeFile(tmp, `${JSON.stringify(prefs, null, 2)}\n`);
-	await rename(tmp, file);
+	const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+	try {
+		// "wx": never write through a file (or symlink) planted at the temp name.
+		await writeFile(tmp, `${JSON.stringify(prefs, null, 2)}\n`, { mode: 0o600, flag: "wx" });
+		await rename(tmp, file);
+	} catch (error) {
+		await unlink(tmp).catch(() => undefined);
+		throw error;
+	}
 }

@@ -2,12 +2,13 @@
  * `/agent-board <subcommand>` for scripting and non-TUI modes. Parsing is pure; `runSubcommand`
  * performs it against the service and returns the text to show.
  */
+import { formatGcReport, gc } from "../gc.ts";
 import type { BoardRow, BoardService, ReplyResult } from "../types.ts";
 import { parseAttemptSubcommand, runAttemptSubcommand, type AttemptIo, type AttemptParsed } from "./attempt-subcommands.ts";
 import { formatDetail, formatTable } from "./table.ts";
 import { attemptDetail } from "./attempt-text.ts";
 
-export const SUBCOMMANDS = ["list", "dispatch", "stop", "archive", "unarchive", "reply", "show", "fork", "compare", "merge", "remove-worktree"] as const;
+export const SUBCOMMANDS = ["list", "dispatch", "stop", "archive", "unarchive", "reply", "show", "fork", "compare", "merge", "remove-worktree", "gc"] as const;
 export type SubcommandName = (typeof SUBCOMMANDS)[number];
 
 export const USAGE = [
@@ -19,9 +20,10 @@ export const USAGE = [
 	"       /agent-board compare <id> [<other id>]",
 	"       /agent-board merge <id> [--commit] [--dry-run]",
 	"       /agent-board remove-worktree <id> [--force]",
+	"       /agent-board gc [--dry-run]",
 ].join("\n");
 
-type Simple = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean; followUp?: boolean };
+type Simple = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean; followUp?: boolean; dryRun?: boolean };
 export type Parsed = Simple | AttemptParsed | { ok: false; error: string };
 
 export function parseSubcommand(args: string): Parsed {
@@ -34,6 +36,10 @@ export function parseSubcommand(args: string): Parsed {
 	if (name === "list") {
 		if (rest && rest !== "--all") return { ok: false, error: `list takes only --all\n${USAGE}` };
 		return { ok: true, name, all: rest === "--all" };
+	}
+	if (name === "gc") {
+		if (rest && rest !== "--dry-run") return { ok: false, error: `gc takes only --dry-run\n${USAGE}` };
+		return { ok: true, name, dryRun: rest === "--dry-run" };
 	}
 	const attempt = parseAttemptSubcommand(name, rest);
 	if (attempt && !attempt.ok) return { ok: false, error: `${attempt.error}\n${USAGE}` };
@@ -78,6 +84,7 @@ export function resolveRow(rows: readonly BoardRow[], key: string): BoardRow | s
  */
 export async function runSubcommand(service: BoardService, parsed: Extract<Parsed, { ok: true }>, cwd: string, now = Date.now(), io: AttemptIo = {}): Promise<string> {
 	if (parsed.name === "list") return formatTable(await service.list({ includeArchived: "all" in parsed ? parsed.all : false }), now, "all" in parsed ? parsed.all : false);
+	if (parsed.name === "gc") return formatGcReport(gc(service.storeDir, { dryRun: "dryRun" in parsed ? parsed.dryRun : false }));
 	if ("kind" in parsed || parsed.name === "dispatch") {
 		const attempt: AttemptParsed = "kind" in parsed ? parsed : { ok: true, kind: "attempt", name: "dispatch", text: parsed.text ?? "", worktree: false };
 		return runAttemptSubcommand(service, attempt, cwd, io, async (key) => {

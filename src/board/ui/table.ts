@@ -1,4 +1,5 @@
 /** Plain-text board table and single-row detail for print/json/rpc mode and scripting subcommands. */
+import { sanitizeText } from "../sanitize.ts";
 import type { BoardRow } from "../types.ts";
 import { buildListItems, formatAge, formatDiff, formatUsage, rowItems } from "./view-model.ts";
 
@@ -6,17 +7,22 @@ function pad(text: string, width: number): string {
 	return text.length >= width ? text : text + " ".repeat(width - text.length);
 }
 
+/** One table cell or detail value: no escape sequence or control character reaches the terminal. */
+const cell = (text: string): string => sanitizeText(text).replace(/\s+/g, " ");
+/** Multi-line detail values keep their lines, indented under the label. */
+const block = (text: string): string => sanitizeText(text, { multiline: true }).replace(/\n/g, "\n           ");
+
 export function formatTable(rows: readonly BoardRow[], now: number, includeArchived = false): string {
 	const ordered = rowItems(buildListItems(rows, { showArchived: includeArchived }));
 	if (ordered.length === 0) return "No board rows.";
 	const table = ordered.map((row) => [
-		row.id,
-		row.state,
-		row.name.replace(/\s+/g, " "),
+		cell(row.id),
+		cell(row.state),
+		cell(row.name),
 		formatAge(now - row.lastActivityAt),
-		row.model ?? "",
+		cell(row.model ?? ""),
 		formatUsage(row),
-		(row.state === "needs_input" && row.question ? `asks: ${row.question}` : row.summary).replace(/\s+/g, " ").slice(0, 100),
+		cell(row.state === "needs_input" && row.question ? `asks: ${row.question}` : row.summary).slice(0, 100),
 	]);
 	const head = ["ID", "STATE", "NAME", "AGE", "MODEL", "USAGE", "SUMMARY"];
 	const widths = head.map((h, i) => Math.min(40, Math.max(h.length, ...table.map((cells) => (cells[i] ?? "").length))));
@@ -26,20 +32,20 @@ export function formatTable(rows: readonly BoardRow[], now: number, includeArchi
 
 export function formatDetail(row: BoardRow, now: number): string {
 	const lines = [
-		`id:        ${row.id}`,
-		`name:      ${row.name}`,
-		`state:     ${row.state}${row.alive ? " (running)" : ""}${row.archived ? " (archived)" : ""}`,
-		`cwd:       ${row.cwd}`,
-		`session:   ${row.sessionFile}`,
-		`model:     ${row.model ?? "default"}${row.thinking ? ` thinking ${row.thinking}` : ""}`,
+		`id:        ${cell(row.id)}`,
+		`name:      ${cell(row.name)}`,
+		`state:     ${cell(row.state)}${row.alive ? " (running)" : ""}${row.archived ? " (archived)" : ""}`,
+		`cwd:       ${cell(row.cwd)}`,
+		`session:   ${cell(row.sessionFile)}`,
+		`model:     ${cell(row.model ?? "default")}${row.thinking ? ` thinking ${cell(row.thinking)}` : ""}`,
 		`activity:  ${formatAge(now - row.lastActivityAt)} ago`,
 	];
-	if (row.worktreePath) lines.push(`worktree:  ${row.worktreePath}${row.branch ? ` (${row.branch})` : ""} ${formatDiff(row)}`);
+	if (row.worktreePath) lines.push(`worktree:  ${cell(row.worktreePath)}${row.branch ? ` (${cell(row.branch)})` : ""} ${formatDiff(row)}`);
 	if (row.usage) lines.push(`usage:     ${formatUsage(row)}`);
-	if (row.summary) lines.push(`summary:   ${row.summary}`);
-	if (row.question) lines.push(`question:  ${row.question}`);
-	if (row.currentTool) lines.push(`tool:      ${row.currentTool}`);
-	if (row.error) lines.push(`error:     ${row.error}`);
-	if (row.latestAssistant) lines.push(`latest:    ${row.latestAssistant}`);
+	if (row.summary) lines.push(`summary:   ${cell(row.summary)}`);
+	if (row.question) lines.push(`question:  ${block(row.question)}`);
+	if (row.currentTool) lines.push(`tool:      ${cell(row.currentTool)}`);
+	if (row.error) lines.push(`error:     ${block(row.error)}`);
+	if (row.latestAssistant) lines.push(`latest:    ${block(row.latestAssistant)}`);
 	return lines.join("\n");
 }

@@ -1,0 +1,60 @@
+/** Hand-built store rows for the hardening tests: real files in the real layout, no runner needed. */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { initialStatus, type RunStatus } from "../runner/state-rules.mjs";
+import { storePaths, type StorePaths } from "../src/board/paths.ts";
+import type { RowMeta } from "../src/board/store.ts";
+
+export function tempStore(prefix = "pab-hard-"): { root: string; store: string; paths: StorePaths } {
+	const root = mkdtempSync(join(tmpdir(), prefix));
+	const store = join(root, "store");
+	mkdirSync(join(store, "rows"), { recursive: true, mode: 0o700 });
+	return { root, store, paths: storePaths(store) };
+}
+
+export interface FixtureRow {
+	id: string;
+	runId: string;
+	runDir: string;
+	meta: RowMeta;
+	status: RunStatus;
+}
+
+/** Writes rows/<id>/meta.json and runs/<runId>/status.json; `metaPatch`/`statusPatch` override fields verbatim. */
+export function writeRow(
+	paths: StorePaths,
+	id: string,
+	options: { state?: RunStatus["state"]; metaPatch?: Record<string, unknown>; statusPatch?: Record<string, unknown>; runId?: string; at?: number } = {},
+): FixtureRow {
+	const at = options.at ?? Date.now();
+	const runId = options.runId ?? `run-${id}`;
+	const runDir = paths.run(id, runId);
+	mkdirSync(runDir, { recursive: true, mode: 0o700 });
+	const meta: RowMeta = {
+		version: 1,
+		id,
+		name: `row ${id}`,
+		cwd: "/tmp",
+		runCwd: "/tmp",
+		sessionFile: paths.session(id),
+		createdAt: at,
+		updatedAt: at,
+		pinned: false,
+		archived: false,
+		worktreeMode: "none",
+		currentRunId: runId,
+	};
+	const status = initialStatus(runId, id, at);
+	status.state = options.state ?? "completed";
+	status.latestAssistant = "Done.";
+	status.summary = "Done.";
+	status.endedAt = at;
+	status.recentEvents = [{ at, text: "assistant: Done." }];
+	writeFileSync(paths.meta(id), JSON.stringify({ ...meta, ...options.metaPatch }), { mode: 0o600 });
+	writeFileSync(join(runDir, "status.json"), JSON.stringify({ ...status, ...options.statusPatch }), { mode: 0o600 });
+	return { id, runId, runDir, meta, status };
+}
+
+/** Every control or escape byte a terminal would act on (C0 except \n and \t, DEL, C1). */
+export const TERMINAL_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
