@@ -49,7 +49,8 @@ export function writeRow(
 	status.state = options.state ?? "completed";
 	status.latestAssistant = "Done.";
 	status.summary = "Done.";
-	status.endedAt = at;
+	// Only a finished run has an end; a planted "working" row must look like a run whose runner vanished.
+	if (!["queued", "working"].includes(status.state)) status.endedAt = at;
 	status.recentEvents = [{ at, text: "assistant: Done." }];
 	writeFileSync(paths.meta(id), JSON.stringify({ ...meta, ...options.metaPatch }), { mode: 0o600 });
 	writeFileSync(join(runDir, "status.json"), JSON.stringify({ ...status, ...options.statusPatch }), { mode: 0o600 });

@@ -217,7 +217,8 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 		expect(readOnly.stdout).toMatch(/^locked-row\s+completed\s/m);
 		const denied = await board(agent)("archive readable");
 		expect(denied.code).toBe(1);
-		expect(denied.stderr).toContain(`cannot write ${paths.meta("readable")}: EROFS (read-only file system)`);
+		// The row lock is the first file a meta change writes.
+		expect(denied.stderr).toContain(`cannot write ${join(paths.row("readable"), "lock")}: EROFS (read-only file system)`);
 		expect(denied.stderr).toContain(paths.row("readable"));
 	});
 

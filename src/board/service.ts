@@ -130,7 +130,11 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	/** meta.json changes only under the row lock: no read-modify-write race across pi processes. */
 	async function updateMeta(id: string, change: (meta: RowMeta) => void): Promise<void> {
 		validateId(id);
-		await withRowLock(paths.row(id), () => changeMetaLocked(id, change));
+		try {
+			await withRowLock(paths.row(id), () => changeMetaLocked(id, change));
+		} catch (error) {
+			throw describeFsError(error, (error as NodeJS.ErrnoException).path ?? paths.meta(id), "cannot write");
+		}
 	}
 
 	function changeMetaLocked(id: string, change: (meta: RowMeta) => void): void {
