@@ -10,6 +10,7 @@ import type { BoardFeed } from "./board-feed.ts";
 import { type BoardSettings, osNotify } from "./notify.ts";
 import { BoardStrip } from "./strip.ts";
 import { clean, type UiTheme } from "./ui-types.ts";
+import { fullSummary } from "./view-model.ts";
 
 export const STATUS_KEY = "agent-board";
 export const STRIP_KEY = "agent-board-strip";
@@ -74,7 +75,7 @@ export function notificationText(t: Transition): { title: string; text: string; 
 	const name = clean(t.row.name);
 	if (t.row.state === "needs_input") return { title: `${name} needs input`, text: `agent-board: ${name} asks: ${clean(t.row.question ?? t.row.summary)}`, type: "info" };
 	if (t.row.state === "failed") return { title: `${name} failed`, text: `agent-board: ${name} failed: ${clean(t.row.error ?? t.row.summary)}`, type: "error" };
-	return { title: `${name} completed`, text: `agent-board: ${name} completed: ${clean(t.row.summary)}`, type: "info" };
+	return { title: `${name} completed`, text: `agent-board: ${name} completed: ${fullSummary(t.row)}`, type: "info" };
 }
 
 export class BoardPresence {
