@@ -10,6 +10,7 @@ import type { BoardRow, BoardService } from "../types.ts";
 import type { BoardFeed } from "./board-feed.ts";
 import { type Confirm, type DialogState, handleConfirm, handleSettings, handleTextDialog, openSettings, openText } from "./dashboard-dialogs.ts";
 import type { DiffCache } from "./diff-cache.ts";
+import { handleViewer } from "./dashboard-viewer.ts";
 import { DispatchForm } from "./dispatch-form.ts";
 import { keyMatches } from "./key-table.ts";
 import type { BoardSettings } from "./notify.ts";
@@ -243,7 +244,7 @@ export class Dashboard implements Focusable {
 				break;
 			case "transcript":
 			case "diff":
-				this.handleViewer(data);
+				handleViewer(this, data);
 				break;
 			default:
 				if (keyMatches(keys, data, "cancel") || keyMatches(keys, data, "quit")) {
@@ -259,7 +260,7 @@ export class Dashboard implements Focusable {
 		this.changed();
 	}
 
-	private page(): number {
+	page(): number {
 		return Math.max(1, this.deps.height() - 8);
 	}
 
@@ -380,21 +381,5 @@ export class Dashboard implements Focusable {
 		this.mode = mode;
 		await this.reloadViewer(row);
 		this.changed();
-	}
-
-	private handleViewer(data: string): void {
-		const keys = this.deps.keys;
-		const page = this.page();
-		if (keyMatches(keys, data, "cancel") || keyMatches(keys, data, "quit")) this.mode = this.back;
-		else if (keyMatches(keys, data, "up")) this.viewer.scroll(-1);
-		else if (keyMatches(keys, data, "down")) this.viewer.scroll(1);
-		else if (keyMatches(keys, data, "pageUp")) this.viewer.scroll(-page);
-		else if (keyMatches(keys, data, "pageDown")) this.viewer.scroll(page);
-		else if (keyMatches(keys, data, "top")) this.viewer.top();
-		else if (keyMatches(keys, data, "end")) this.viewer.end();
-		else if (keyMatches(keys, data, "help")) {
-			this.helpBack = this.mode;
-			this.mode = "help";
-		}
 	}
 }
