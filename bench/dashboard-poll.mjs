@@ -1,21 +1,35 @@
-// Dashboard cost with 500 rows in a real engine store: a poll with nothing changed (must stat
-// only, no row file read) and a keypress re-render. Prints numbers; asserts nothing about time.
-// Run: node --experimental-strip-types bench/dashboard-poll.mjs
-import fs, { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { syncBuiltinESMExports } from "node:module";
+// What watching the board costs, at 500 and 5,000 rows of a real engine store:
+// - an unchanged check: what the UI does when nothing changed (the 1 s tick's repaint; the feed does
+//   no store work at all), and the engine's version() that its placeholder watch() still polls;
+// - one changed row: its report re-reads that row only (service.get) and repaints;
+// - pi's CPU over 30 s with the board open and idle, and closed (real pi in tmux, /proc stat).
+// Prints medians and spread; asserts nothing about time.
+// Run: node bench/dashboard-poll.mjs [--rows 500,5000] [--cpu-seconds 30] [--no-cpu]
+import { execFileSync } from "node:child_process";
+import { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KeybindingsManager, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
 import { createBoardService } from "../src/board/service.ts";
+import { BoardFeed } from "../src/board/ui/board-feed.ts";
 import { Dashboard } from "../src/board/ui/dashboard.ts";
 import { createTestAgent, EXTENSION_ENTRY, PI_CLI } from "../test-support/pi-harness.ts";
+import { startPiInTmux } from "../test-support/tmux.ts";
 
-const ROWS = 500;
+/** @param {string} name @param {string} fallback */
+const arg = (name, fallback) => {
+	const i = process.argv.indexOf(name);
+	return i >= 0 ? process.argv[i + 1] ?? fallback : fallback;
+};
+const SIZES = arg("--rows", "500,5000").split(",").map(Number);
+const CPU_SECONDS = Number(arg("--cpu-seconds", "30"));
+const WITH_CPU = !process.argv.includes("--no-cpu");
+
 const agent = createTestAgent({ script: { rules: [], fallback: [{ text: "Bench row finished." }] } });
 const storeDir = join(agent.agentDir, "agent-board");
 const service = createBoardService({ storeDir, env: agent.env, piCommand: [process.execPath, PI_CLI, "-e", EXTENSION_ENTRY] });
 
 try {
-	// One real row from a real worker, then cloned so all 500 rows have real engine files.
+	// One real row from a real worker, then cloned so every row has real engine files.
 	const seed = await service.dispatch({ prompt: "seed row", cwd: agent.cwd });
 	const deadline = Date.now() + 60_000;
 	while ((await service.get(seed.id))?.state !== "completed") {
@@ -23,16 +37,30 @@ try {
 		await new Promise((r) => setTimeout(r, 200));
 	}
 	const rowsDir = join(storeDir, "rows");
-	for (let i = 1; i < ROWS; i++) {
-		const id = `${seed.id}-c${i}`;
-		cpSync(join(rowsDir, seed.id), join(rowsDir, id), { recursive: true });
-		cpSync(join(storeDir, "sessions", `${seed.id}.jsonl`), join(storeDir, "sessions", `${id}.jsonl`));
-		rewriteIds(join(rowsDir, id), seed.id, id, i);
+	let count = 1;
+	for (const size of SIZES) {
+		for (; count < size; count++) {
+			const id = `${seed.id}-c${count}`;
+			cpSync(join(rowsDir, seed.id), join(rowsDir, id), { recursive: true });
+			rewriteIds(join(rowsDir, id), seed.id, id, count);
+		}
+		console.log(`\n== ${size} rows ==`);
+		await measureInProcess(size, seed.id);
+		if (WITH_CPU) await measureCpu(size);
 	}
+} finally {
+	agent.cleanup();
+}
 
+/** @param {number} size @param {string} seedId */
+async function measureInProcess(size, seedId) {
+	const feed = new BoardFeed(() => service);
+	const tui = /** @type {import("@earendil-works/pi-tui").TUI} */ (/** @type {unknown} */ ({ requestRender() {}, terminal: { rows: 50 } }));
 	const theme = { fg: (/** @type {string} */ _c, /** @type {string} */ text) => `\x1b[38;5;110m${text}\x1b[39m`, bold: (/** @type {string} */ text) => `\x1b[1m${text}\x1b[22m` };
 	const dash = new Dashboard({
 		service,
+		feed,
+		tui,
 		theme,
 		keys: new KeybindingsManager(TUI_KEYBINDINGS),
 		requestRender: () => undefined,
@@ -44,59 +72,127 @@ try {
 		savePrefs: async () => undefined,
 		readTranscript: async () => [],
 		readDiff: async () => [],
+		tickMs: 3_600_000,
 	});
 	const t0 = performance.now();
-	await dash.poll();
-	const firstLoad = performance.now() - t0;
-	if (dash.rows.length !== ROWS) throw new Error(`expected ${ROWS} rows, got ${dash.rows.length}`);
-
-	// Count file reads during unchanged polls: fs is patched and re-synced into ESM named imports.
-	let reads = 0;
-	const original = fs.readFileSync;
-	fs.readFileSync = /** @type {typeof fs.readFileSync} */ (
-		/** @param {Parameters<typeof fs.readFileSync>} args */
-		(...args) => {
-			reads += 1;
-			return original(...args);
-		}
-	);
-	syncBuiltinESMExports();
-	const polls = [];
-	for (let i = 0; i < 50; i++) {
-		const start = performance.now();
-		const changed = await dash.poll();
-		polls.push(performance.now() - start);
-		if (changed) throw new Error("poll saw a change in an unchanged store");
-	}
-	fs.readFileSync = original;
-	syncBuiltinESMExports();
-
-	// Warm-up presses first, so the numbers are steady-state, not JIT compilation.
-	for (let i = 0; i < 100; i++) {
-		dash.handleInput(i % 100 < 50 ? "\x1b[B" : "\x1b[A");
-		dash.render(120);
-	}
-	const keys = [];
-	for (let i = 0; i < 500; i++) {
-		const start = performance.now();
-		dash.handleInput(i % 100 < 50 ? "\x1b[B" : "\x1b[A");
-		dash.render(120);
-		keys.push(performance.now() - start);
-	}
-	const filterStart = performance.now();
-	dash.handleInput("/");
-	dash.handleInput("c");
+	await dash.start();
 	dash.render(120);
-	const filterKey = performance.now() - filterStart;
+	const firstLoad = performance.now() - t0;
+	if (dash.rows.length !== size) throw new Error(`expected ${size} rows, got ${dash.rows.length}`);
 
-	console.log(`rows in store:                 ${ROWS}`);
-	console.log(`first load (list + render):    ${firstLoad.toFixed(1)} ms`);
-	console.log(`poll, nothing changed:         median ${median(polls).toFixed(2)} ms, p95 ${p95(polls).toFixed(2)} ms (target <= 10 ms)`);
-	console.log(`row files read by 50 polls:    ${reads} (target 0)`);
-	console.log(`keypress re-render (120 cols): median ${median(keys).toFixed(2)} ms, p95 ${p95(keys).toFixed(2)} ms (target <= 16 ms)`);
-	console.log(`filter keypress re-render:     ${filterKey.toFixed(2)} ms`);
-} finally {
-	agent.cleanup();
+	const tick = repeat(200, () => {
+		dash.invalidate();
+		dash.render(120);
+	});
+	const version = [];
+	for (let i = 0; i < 20; i++) {
+		const start = performance.now();
+		await service.version();
+		version.push(performance.now() - start);
+	}
+	// One row changes: its status file is rewritten (as its runner would), then the report arrives.
+	const changed = [];
+	const statusFile = findStatus(join(storeDir, "rows", seedId));
+	for (let i = 0; i < 30; i++) {
+		const status = JSON.parse(readFileSync(statusFile, "utf8"));
+		status.summary = `changed ${i}`;
+		status.updatedAt = Date.now();
+		writeFileSync(statusFile, JSON.stringify(status));
+		const start = performance.now();
+		await feed.refresh([seedId]);
+		dash.render(120);
+		changed.push(performance.now() - start);
+	}
+	dash.dispose();
+	feed.stop();
+	console.log(`first load (list + render):          ${firstLoad.toFixed(1)} ms`);
+	console.log(`unchanged check, UI (tick repaint):  ${stats(tick)}   (store reads: none)`);
+	console.log(`unchanged check, engine version():   ${stats(version)}   (placeholder watch polls this once a second)`);
+	console.log(`one changed row (get + repaint):     ${stats(changed)}`);
+}
+
+/** CPU of the pi process over the window, as % of one core, in 5 s slices (median and range). */
+/** @param {number} size */
+async function measureCpu(size) {
+	const tmux = startPiInTmux(agent, { width: 120, height: 40 });
+	try {
+		await tmux.waitForText(/\d+(\.\d+)?%|ponytail/, 30_000);
+		const pid = Number(execTmux(tmux.socket, ["display-message", "-p", "-t", "main", "#{pane_pid}"]).trim());
+		await sleep(3000);
+		const closed = await sample(pid);
+		tmux.type("/agent-board");
+		tmux.keys("Enter");
+		await tmux.waitForText("Agent board", 60_000);
+		await sleep(3000);
+		const open = await sample(pid);
+		console.log(`pi CPU, board closed, ${CPU_SECONDS} s:       ${cpuStats(closed)}`);
+		console.log(`pi CPU, board open and idle, ${CPU_SECONDS} s: ${cpuStats(open)}`);
+	} finally {
+		tmux.kill();
+	}
+	void size;
+}
+
+/** @param {number} pid */
+async function sample(pid) {
+	const slices = [];
+	const hz = 100;
+	const slice = 5;
+	for (let elapsed = 0; elapsed < CPU_SECONDS; elapsed += slice) {
+		const before = cpuTicks(pid);
+		await sleep(slice * 1000);
+		slices.push(((cpuTicks(pid) - before) / hz / slice) * 100);
+	}
+	return slices;
+}
+
+/** @param {number} pid */
+function cpuTicks(pid) {
+	// The tmux pane runs `env` which execs node: the pane pid is pi itself.
+	const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+	return Number(fields[11]) + Number(fields[12]);
+}
+
+/** @param {string} socket @param {string[]} args */
+function execTmux(socket, args) {
+	return execFileSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
+}
+
+/** @param {string} rowDir */
+function findStatus(rowDir) {
+	const runs = join(rowDir, "runs");
+	const run = readdirSync(runs)[0];
+	return join(runs, run ?? "", "status.json");
+}
+
+/** @param {number} n @param {() => void} fn */
+function repeat(n, fn) {
+	for (let i = 0; i < 20; i++) fn();
+	const out = [];
+	for (let i = 0; i < n; i++) {
+		const start = performance.now();
+		fn();
+		out.push(performance.now() - start);
+	}
+	return out;
+}
+
+/** @param {number[]} values */
+function stats(values) {
+	const s = [...values].sort((a, b) => a - b);
+	const q = (/** @type {number} */ p) => s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? 0;
+	return `median ${q(0.5).toFixed(3)} ms (p10 ${q(0.1).toFixed(3)}, p90 ${q(0.9).toFixed(3)}, n=${s.length})`;
+}
+
+/** @param {number[]} values */
+function cpuStats(values) {
+	const s = [...values].sort((a, b) => a - b);
+	return `median ${(s[Math.floor(s.length / 2)] ?? 0).toFixed(2)} % of a core (min ${(s[0] ?? 0).toFixed(2)}, max ${(s.at(-1) ?? 0).toFixed(2)}, ${s.length} x 5 s)`;
+}
+
+/** @param {number} ms */
+function sleep(ms) {
+	return new Promise((r) => setTimeout(r, ms));
 }
 
 /** @param {string} dir @param {string} from @param {string} to @param {number} n */
@@ -110,16 +206,4 @@ function rewriteIds(dir, from, to, n) {
 			writeFileSync(path, text);
 		}
 	}
-}
-
-/** @param {number[]} values */
-function median(values) {
-	const sorted = [...values].sort((a, b) => a - b);
-	return sorted[Math.floor(sorted.length / 2)] ?? 0;
-}
-
-/** @param {number[]} values */
-function p95(values) {
-	const sorted = [...values].sort((a, b) => a - b);
-	return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))] ?? 0;
 }

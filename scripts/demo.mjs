@@ -8,16 +8,14 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ensureNode22 } from "./node22.mjs";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const piCli = join(repo, "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js");
 const keep = process.argv.includes("--keep");
 
-const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
-if (major < 22 || (major === 22 && minor < 19)) {
-	console.error(`npm run demo needs Node >= 22.19 (this is ${process.versions.node}).`);
-	process.exit(1);
-}
+// On the machine's older Node (20), re-run under the same cached Node 22 that `npm test` uses.
+ensureNode22(fileURLToPath(import.meta.url), process.argv.slice(2));
 
 const root = mkdtempSync(join(tmpdir(), "agent-board-demo-"));
 const agentDir = join(root, "agent");

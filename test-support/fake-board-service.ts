@@ -2,13 +2,23 @@
  * In-memory BoardService for dashboard component tests and benches: same contract as the engine,
  * no processes. Records every call so tests can assert what the UI asked for.
  */
+import { KeybindingsManager, type TUI, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
 import type { BoardRow, BoardService, DispatchOptions, RowState } from "../src/board/types.ts";
+import { BoardFeed } from "../src/board/ui/board-feed.ts";
+import { Dashboard, type DashboardDeps, type DashboardResult } from "../src/board/ui/dashboard.ts";
+import type { DispatchPrefs } from "../src/board/ui/prefs.ts";
 
 export interface FakeBoard extends BoardService {
 	rows: BoardRow[];
 	calls: { method: string; args: unknown[] }[];
 	listCount: number;
+	getCount: number;
+	/** The next reply throws this (then it is cleared), as a reply to an ended run would. */
+	replyError: Error | undefined;
+	/** Reports every row to watchers (like the engine's safety poll). */
 	bump(): void;
+	/** Reports only these rows to watchers. */
+	touch(...ids: string[]): void;
 	setState(id: string, state: RowState, patch?: Partial<BoardRow>): void;
 }
 
@@ -38,36 +48,66 @@ export function makeRow(patch: Partial<BoardRow> = {}): BoardRow {
 
 export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-board"): FakeBoard {
 	let version = 0;
+	let all = false;
+	const dirty = new Set<string>();
+	const watchers = new Set<(ids: readonly string[]) => void>();
+	// Reports go out on a microtask-free timer, like fs.watch events, and name only what changed.
+	let flush: ReturnType<typeof setTimeout> | undefined;
+	const schedule = () => {
+		flush ??= setTimeout(() => {
+			flush = undefined;
+			const ids = all ? board.rows.map((row) => row.id) : [...dirty];
+			all = false;
+			dirty.clear();
+			if (ids.length > 0) for (const watcher of watchers) watcher(ids);
+		}, 5);
+	};
+	const changed = (id?: string) => {
+		version += 1;
+		if (id) dirty.add(id);
+		else all = true;
+		schedule();
+	};
 	const board: FakeBoard = {
 		storeDir,
 		rows: initial,
 		calls: [],
 		listCount: 0,
+		getCount: 0,
+		replyError: undefined,
 		bump() {
-			version += 1;
+			changed();
+		},
+		touch(...ids) {
+			for (const id of ids) changed(id);
 		},
 		setState(id, state, patch = {}) {
 			const row = board.rows.find((r) => r.id === id);
 			if (!row) throw new Error(`no row ${id}`);
 			Object.assign(row, { state, lastActivityAt: Date.now(), ...patch });
-			version += 1;
+			changed(id);
 		},
 		async dispatch(options: DispatchOptions) {
 			board.calls.push({ method: "dispatch", args: [options] });
 			const row = makeRow({ name: options.name ?? options.prompt.slice(0, 30), cwd: options.cwd, model: options.model, state: "working", alive: true, summary: options.prompt });
 			board.rows.push(row);
-			version += 1;
-			return row;
+			changed(row.id);
+			return { ...row };
 		},
 		async list(options) {
 			board.listCount += 1;
 			return board.rows.filter((row) => options?.includeArchived || !row.archived).map((row) => ({ ...row }));
 		},
 		async get(id) {
-			return board.rows.find((row) => row.id === id);
+			board.getCount += 1;
+			const row = board.rows.find((r) => r.id === id);
+			return row ? { ...row } : undefined;
 		},
 		async reply(id, prompt, options) {
 			board.calls.push({ method: "reply", args: options ? [id, prompt, options] : [id, prompt] });
+			const error = board.replyError;
+			board.replyError = undefined;
+			if (error) throw error;
 			const wasAlive = must(board, id).alive;
 			board.setState(id, "working", { alive: true, question: undefined });
 			return { row: { ...must(board, id) }, delivery: wasAlive ? (options?.followUp ? "followUp" : "steer") : "new-run" };
@@ -80,32 +120,32 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 		async archive(id) {
 			board.calls.push({ method: "archive", args: [id] });
 			must(board, id).archived = true;
-			version += 1;
+			changed(id);
 		},
 		async unarchive(id) {
 			board.calls.push({ method: "unarchive", args: [id] });
 			must(board, id).archived = false;
-			version += 1;
+			changed(id);
 		},
 		async rename(id, name) {
 			board.calls.push({ method: "rename", args: [id, name] });
 			must(board, id).name = name;
-			version += 1;
+			changed(id);
 		},
 		async pin(id, pinned) {
 			board.calls.push({ method: "pin", args: [id, pinned] });
 			must(board, id).pinned = pinned;
-			version += 1;
+			changed(id);
 		},
 		async markViewed(id) {
 			board.calls.push({ method: "markViewed", args: [id] });
 			must(board, id).lastViewedAt = Date.now();
-			version += 1;
+			changed(id);
 		},
 		async removeWorktree(id) {
 			board.calls.push({ method: "removeWorktree", args: [id] });
 			must(board, id).worktreePath = undefined;
-			version += 1;
+			changed(id);
 		},
 		async dispatchAttempts(options: DispatchOptions) {
 			const count = options.count ?? 1;
@@ -145,13 +185,8 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 			return String(version);
 		},
 		watch(onChange) {
-			let seen = version;
-			const timer = setInterval(() => {
-				if (seen === version) return;
-				seen = version;
-				onChange(board.rows.map((row) => row.id));
-			}, 20);
-			return () => clearInterval(timer);
+			watchers.add(onChange);
+			return () => watchers.delete(onChange);
 		},
 	};
 	return board;
@@ -161,4 +196,89 @@ function must(board: FakeBoard, id: string): BoardRow {
 	const row = board.rows.find((r) => r.id === id);
 	if (!row) throw new Error(`no row ${id}`);
 	return row;
+}
+
+/** A Dashboard on a fake board, with keys, screens at a width and the results it returned. */
+export interface DashboardHarness {
+	dash: Dashboard;
+	board: FakeBoard;
+	feed: BoardFeed;
+	results: DashboardResult[];
+	saved: DispatchPrefs[];
+	renders: { count: number };
+	press(...keys: string[]): Promise<void>;
+	screen(width?: number): string;
+	dispose(): void;
+}
+
+export const KEY = { up: "\x1b[A", down: "\x1b[B", left: "\x1b[D", right: "\x1b[C", enter: "\r", esc: "\x1b", tab: "\t", shiftEnter: "\x1b[13;2~" };
+export const plainTheme = { fg: (_color: string, text: string) => text, bold: (text: string) => text };
+
+export async function settle(): Promise<void> {
+	for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Waits for the fake's change reports to reach the feed (they go out on a short timer). */
+export async function flushReports(): Promise<void> {
+	await new Promise((resolve) => setTimeout(resolve, 15));
+	await settle();
+}
+
+export async function dashboardHarness(rows: BoardRow[], options: Partial<DashboardDeps> & { termRows?: number } = {}): Promise<DashboardHarness> {
+	const board = createFakeBoard(rows);
+	const feed = new BoardFeed(() => board);
+	const results: DashboardResult[] = [];
+	const saved: DispatchPrefs[] = [];
+	const renders = { count: 0 };
+	const { termRows, ...deps } = options;
+	const height = termRows ?? 30;
+	// The Editor needs only these two members of pi's TUI.
+	const tui = { requestRender: () => undefined, terminal: { rows: height } } as unknown as TUI;
+	const dash = new Dashboard({
+		service: board,
+		feed,
+		tui,
+		theme: plainTheme,
+		keys: new KeybindingsManager(TUI_KEYBINDINGS),
+		requestRender: () => {
+			renders.count += 1;
+		},
+		done: (result) => results.push(result),
+		height: () => height,
+		cwd: "/tmp/here",
+		models: ["faux/faux-1", "faux/faux-2"],
+		prefs: {},
+		savePrefs: async (prefs) => {
+			saved.push({ ...prefs });
+		},
+		readTranscript: async () => [
+			{ role: "user", text: "hello" },
+			{ role: "assistant", text: "Hi, I am the **row's** agent." },
+		],
+		readDiff: async () => ["diff --git a/x b/x", "@@ -1,2 +1,2 @@", " same", "-removed line", "+added line"],
+		tickMs: 60_000,
+		...deps,
+	});
+	await dash.start();
+	return {
+		dash,
+		board,
+		feed,
+		results,
+		saved,
+		renders,
+		async press(...keys) {
+			for (const key of keys) {
+				dash.handleInput(key);
+				await settle();
+			}
+		},
+		screen(width = 120) {
+			return dash.render(width).join("\n");
+		},
+		dispose() {
+			dash.dispose();
+			feed.stop();
+		},
+	};
 }

@@ -10,6 +10,8 @@ export interface TmuxSession {
 	/** Send tmux key names ("Enter", "Escape", "C-c", "Down") or literal text with `literal`. */
 	keys(...keys: string[]): void;
 	type(text: string): void;
+	/** Pastes text as a terminal would: bracketed (ESC[200~ ... ESC[201~) when the app asked for it. */
+	paste(text: string): void;
 	/** The visible screen, plain text (no colours). */
 	screen(): string;
 	waitForText(needle: string | RegExp, timeoutMs?: number): Promise<string>;
@@ -68,6 +70,10 @@ export function startPiInTmux(agent: TestAgent, options: StartPiOptions = {}): T
 		},
 		type(text) {
 			tmux(socket, ["send-keys", "-t", "main", "-l", text]);
+		},
+		paste(text) {
+			tmux(socket, ["set-buffer", "-b", "pab-paste", "--", text]);
+			tmux(socket, ["paste-buffer", "-p", "-d", "-b", "pab-paste", "-t", "main"]);
 		},
 		screen() {
 			return tmux(socket, ["capture-pane", "-p", "-t", "main"]);

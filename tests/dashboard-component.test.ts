@@ -1,106 +1,79 @@
-import { KeybindingsManager, TUI_KEYBINDINGS, visibleWidth } from "@earendil-works/pi-tui";
-import { describe, expect, it } from "vitest";
+import { visibleWidth } from "@earendil-works/pi-tui";
+import { afterEach, describe, expect, it } from "vitest";
 import type { BoardRow } from "../src/board/types.ts";
-import { Dashboard, type DashboardResult } from "../src/board/ui/dashboard.ts";
-import type { DispatchPrefs } from "../src/board/ui/prefs.ts";
-import { createFakeBoard, type FakeBoard, makeRow } from "../test-support/fake-board-service.ts";
+import { type DashboardHarness, dashboardHarness, flushReports, KEY, makeRow } from "../test-support/fake-board-service.ts";
 
-const KEY = { up: "\x1b[A", down: "\x1b[B", left: "\x1b[D", right: "\x1b[C", enter: "\r", esc: "\x1b" };
-const plainTheme = { fg: (_color: string, text: string) => text, bold: (text: string) => text };
-
-async function settle(): Promise<void> {
-	for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+const open: DashboardHarness[] = [];
+async function harness(rows: BoardRow[], options: Parameters<typeof dashboardHarness>[1] = {}): Promise<DashboardHarness> {
+	const h = await dashboardHarness(rows, options);
+	open.push(h);
+	return h;
 }
-
-interface Harness {
-	dash: Dashboard;
-	board: FakeBoard;
-	results: DashboardResult[];
-	saved: DispatchPrefs[];
-	press(...keys: string[]): Promise<void>;
-	screen(width?: number): string;
-}
-
-async function harness(rows: BoardRow[], height = 30): Promise<Harness> {
-	const board = createFakeBoard(rows);
-	const results: DashboardResult[] = [];
-	const saved: DispatchPrefs[] = [];
-	const dash = new Dashboard({
-		service: board,
-		theme: plainTheme,
-		keys: new KeybindingsManager(TUI_KEYBINDINGS),
-		requestRender: () => undefined,
-		done: (result) => results.push(result),
-		height: () => height,
-		cwd: "/tmp/here",
-		models: ["faux/faux-1", "faux/faux-2"],
-		prefs: {},
-		savePrefs: async (prefs) => {
-			saved.push(prefs);
-		},
-		readTranscript: async () => [
-			{ role: "user", text: "hello" },
-			{ role: "assistant", text: "Hi, I am the row's agent." },
-		],
-		readDiff: async () => ["diff --git a/x b/x", "+added line", "-removed line"],
-	});
-	await dash.poll();
-	return {
-		dash,
-		board,
-		results,
-		saved,
-		async press(...keys) {
-			for (const key of keys) {
-				dash.handleInput(key);
-				await settle();
-			}
-		},
-		screen(width = 120) {
-			return dash.render(width).join("\n");
-		},
-	};
-}
+afterEach(() => {
+	for (const h of open.splice(0)) h.dispose();
+});
 
 function type(text: string): string[] {
 	return [...text];
 }
 
 const wideRows = () => [
-	makeRow({ id: "q1", name: "\u{1F680} ask \u6F22\u5B57\u6F22\u5B57 about db", state: "needs_input", question: "Postgres or SQLite?", alive: false }),
+	makeRow({ id: "q1", name: "\u{1F680} ask \u6F22\u5B57\u6F22\u5B57 about db", state: "needs_input", question: "Postgres or SQLite?", questionOptions: ["Postgres", "SQLite"], alive: true }),
 	makeRow({ id: "w1", name: "busy worker", state: "working", alive: true, currentTool: "bash: npm test", model: "faux/faux-1" }),
 	makeRow({ id: "c1", name: "finished", state: "completed", latestAssistant: "All tests pass.", usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2048, cost: 0.5 } }),
 	makeRow({ id: "t1", name: "tree row", state: "completed", worktreePath: "/tmp/wt/t1", branch: "board/t1", diff: { added: 3, removed: 1, files: 1 } }),
 ];
 
 describe("dashboard component", () => {
-	it("keeps every line within the width in every mode at 40, 80, 120 and 300 columns", async () => {
-		const h = await harness(wideRows());
-		const modes: string[][] = [[], [KEY.enter], ["t"], ["d"], ["?"], ["n", ...type("a prompt"), KEY.enter], ["/", ...type("s:need")], ["r"], ["s"]];
+	it("keeps every line within the width in every mode at 40, 60, 80, 120, 200 and 300 columns", async () => {
+		const modes: string[][] = [[], [KEY.enter], ["t"], ["d"], ["?"], ["S"], ["n", ...type("a prompt"), KEY.enter], ["/", ...type("s:need")], ["r"], ["s"]];
 		for (const keys of modes) {
 			const fresh = await harness(wideRows());
 			await fresh.press(...keys);
-			for (const width of [40, 80, 120, 300]) {
+			for (const width of [40, 60, 80, 120, 200, 300]) {
 				const lines = fresh.dash.render(width);
 				expect(lines.length).toBeGreaterThan(2);
 				for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(width);
 			}
 		}
-		expect(h.screen()).toContain("Needs input (1)");
 	});
 
-	it("lists needs-input first, peeks the question and replies inline", async () => {
+	it("lists needs-input first, peeks the question with its choices and answers with a picked choice", async () => {
 		const h = await harness(wideRows());
 		const screen = h.screen();
 		expect(screen.indexOf("Needs input")).toBeLessThan(screen.indexOf("Working"));
-		expect(screen).toContain("Postgres or SQLite?");
+		expect(screen).toContain("Postgres or SQLite? [Postgres / SQLite]");
 		await h.press(KEY.enter);
 		expect(h.dash.mode).toBe("peek");
 		expect(h.screen()).toContain("Question:");
+		expect(h.screen()).toMatch(/2\. SQLite/);
 		expect(h.board.calls.some((c) => c.method === "markViewed" && c.args[0] === "q1")).toBe(true);
-		await h.press("r", ...type("use sqlite"), KEY.enter);
-		expect(h.board.calls.find((c) => c.method === "reply")?.args).toEqual(["q1", "use sqlite"]);
-		expect(h.screen()).toContain("replied to");
+		await h.press("r");
+		expect(h.screen()).toContain("Answer");
+		await h.press(KEY.tab, KEY.tab, KEY.enter);
+		expect(h.board.calls.find((c) => c.method === "reply")?.args).toEqual(["q1", "SQLite"]);
+		expect(h.dash.mode).toBe("peek");
+	});
+
+	it("reply is multi-line: a bracketed paste and shift+enter keep their newlines", async () => {
+		const h = await harness(wideRows());
+		await h.press(KEY.down, "r", "\x1b[200~Line one of the task\nLine two: details\x1b[201~", KEY.shiftEnter, ...type("three"), KEY.enter);
+		expect(h.board.calls.find((c) => c.method === "reply")?.args).toEqual(["w1", "Line one of the task\nLine two: details\nthree"]);
+		expect(h.dash.status).toContain("steered busy worker");
+		await h.press("f", ...type("after that, run lint"), KEY.enter);
+		expect(h.board.calls.filter((c) => c.method === "reply")[1]?.args).toEqual(["w1", "after that, run lint", { followUp: true }]);
+	});
+
+	it("a reply the service refuses stays in the editor with the reason", async () => {
+		const h = await harness(wideRows());
+		h.board.replyError = new Error("row w1 is archived");
+		await h.press(KEY.down, "r", ...type("keep me"), KEY.enter);
+		expect(h.dash.mode).toBe("reply");
+		expect(h.dash.dialog?.editor.getText()).toBe("keep me");
+		expect(h.screen()).toContain("not sent: row w1 is archived");
+		await h.press(KEY.enter);
+		expect(h.dash.mode).toBe("list");
+		expect(h.board.calls.filter((c) => c.method === "reply")).toHaveLength(2);
 	});
 
 	it("moves the selection with pi's select keys and stops a running row after confirm", async () => {
@@ -120,11 +93,9 @@ describe("dashboard component", () => {
 		const h = await harness(wideRows());
 		await h.press(KEY.down, KEY.down, "a");
 		expect(h.dash.visibleRows.map((row) => row.id)).not.toContain("c1");
-		expect(h.screen()).not.toContain("+ finished");
 		await h.press("A");
 		expect(h.screen()).toContain("[archived]");
-		const index = h.dash.visibleRows.findIndex((row) => row.id === "c1");
-		h.dash.selected = index;
+		h.dash.selected = h.dash.visibleRows.findIndex((row) => row.id === "c1");
 		await h.press("a", "A");
 		expect(h.dash.visibleRows.map((row) => row.id)).toContain("c1");
 		expect(h.screen()).not.toContain("[archived]");
@@ -142,20 +113,21 @@ describe("dashboard component", () => {
 		expect(h.dash.visibleRows.map((row) => row.id)).toEqual(["t1"]);
 	});
 
-	it("dispatches from the prompt and form, remembering the choices", async () => {
-		const h = await harness([]);
-		expect(h.screen()).toContain("Press n to dispatch");
+	it("dispatches a multi-line prompt through the settings form, remembers the choices and moves the cursor to the new row", async () => {
+		const h = await harness(wideRows());
 		await h.press("n", KEY.enter);
 		expect(h.screen()).toContain("type a prompt first");
-		await h.press(...type("fix the flaky test"), KEY.enter);
-		await h.press(...type("flaky"), KEY.down, KEY.down, KEY.right, KEY.right, KEY.down, KEY.right, KEY.down, KEY.right, KEY.enter);
+		await h.press("\x1b[200~fix the flaky test\nthen run it 10 times\x1b[201~", KEY.enter);
+		expect(h.dash.form?.stage).toBe("form");
+		// name (submenu), cwd, model x2, thinking, worktree, start
+		await h.press(KEY.enter, ...type("flaky"), KEY.enter, KEY.down, KEY.down, KEY.enter, KEY.enter, KEY.down, KEY.enter, KEY.down, KEY.enter, KEY.down, KEY.enter);
 		const call = h.board.calls.find((c) => c.method === "dispatch");
-		expect(call?.args[0]).toEqual({ prompt: "fix the flaky test", name: "flaky", cwd: "/tmp/here", model: "faux/faux-2", thinking: "off", worktreeMode: "auto" });
-		expect(h.saved[0]).toEqual({ cwd: "/tmp/here", model: "faux/faux-2", thinking: "off", worktreeMode: "auto" });
-		expect(h.screen()).toContain("flaky");
+		expect(call?.args[0]).toEqual({ prompt: "fix the flaky test\nthen run it 10 times", name: "flaky", cwd: "/tmp/here", model: "faux/faux-2", thinking: "off", worktreeMode: "auto" });
+		expect(h.saved[0]).toMatchObject({ cwd: "/tmp/here", model: "faux/faux-2", thinking: "off", worktreeMode: "auto" });
+		expect(h.dash.selectedRow()?.name).toBe("flaky");
 	});
 
-	it("renames, pins, and shows transcript, diff and help", async () => {
+	it("renames, pins, and shows transcript, diff and help with the configured keys", async () => {
 		const h = await harness(wideRows());
 		await h.press(KEY.down, KEY.down, "R", "\x15", ...type("renamed row"), KEY.enter);
 		expect(h.board.calls.find((c) => c.method === "rename")?.args).toEqual(["c1", "renamed row"]);
@@ -164,80 +136,79 @@ describe("dashboard component", () => {
 		await h.press("t");
 		expect(h.screen()).toContain("Hi, I am the row's agent.");
 		await h.press(KEY.esc, "d");
-		expect(h.screen()).toContain("+added line");
+		expect(h.screen()).toMatch(/\+2 added line/);
+		expect(h.screen()).toMatch(/-2 removed line/);
 		await h.press(KEY.esc, "?");
-		for (const key of ["n", "r", "s", "a", "A", "R", "p", "/", "t", "d", "w", "o", "?"]) expect(h.screen()).toMatch(new RegExp(`^  ${key.replace(/[?/]/, "\\$&")}\\s`, "m"));
+		for (const key of ["n", "r", "f", "s", "a", "A", "R", "p", "/", "t", "d", "w", "o", "b", "S", "?"]) expect(h.screen()).toMatch(new RegExp(`^  ${key.replace(/[?/]/, "\\$&")}\\s`, "m"));
+		expect(h.screen()).toMatch(/^ {2}escape\S*\s+back/m);
 		await h.press("x");
 		expect(h.dash.mode).toBe("list");
 	});
 
-	it("attaches: a finished row resolves at once, a live row is stopped after confirm", async () => {
+	it("attaches: a finished row resolves at once, a live row is stopped after confirm; b goes back only when attached", async () => {
 		const h = await harness(wideRows());
-		await h.press("o");
-		expect(h.results).toEqual([{ kind: "attach", row: expect.objectContaining({ id: "q1" }) }]);
-		const live = await harness(wideRows());
+		await h.press(KEY.down, KEY.down, "o");
+		expect(h.results).toEqual([{ kind: "attach", row: expect.objectContaining({ id: "c1" }) }]);
+		await h.press("b");
+		expect(h.dash.status).toContain("nothing to go back to");
+		const live = await harness(wideRows(), { attachedId: "c1", canGoBack: true });
+		expect(live.screen()).toMatch(/^ ?>?@\+ finished/m);
+		expect(live.screen()).toContain("b back to your session");
 		await live.press(KEY.down, "o");
-		expect(live.results).toEqual([]);
 		expect(live.screen()).toContain("Stop it and attach?");
 		await live.press("y");
 		expect(live.board.calls.find((c) => c.method === "stop")?.args).toEqual(["w1"]);
 		expect(live.results[0]).toEqual({ kind: "attach", row: expect.objectContaining({ id: "w1", state: "stopped" }) });
+		await live.press("b");
+		expect(live.results[1]).toEqual({ kind: "back" });
 	});
 
-	it("polls cheaply: re-lists only when the version changed, and repaints state changes", async () => {
+	it("follows the shared feed: a reported row is re-read alone, never a full list", async () => {
 		const h = await harness(wideRows());
-		const before = h.board.listCount;
-		expect(await h.dash.poll()).toBe(false);
-		expect(h.board.listCount).toBe(before);
+		const lists = h.board.listCount;
 		h.board.setState("w1", "completed", { alive: false, summary: "worker finished" });
-		expect(await h.dash.poll()).toBe(true);
+		await flushReports();
+		expect(h.board.listCount).toBe(lists);
+		expect(h.board.getCount).toBe(1);
 		expect(h.screen()).toContain("worker finished");
 		expect(h.screen()).not.toContain("Working (");
 		await h.press("q");
 		expect(h.results).toEqual([{ kind: "close" }]);
+	});
+
+	it("ticks: ages move on a repaint with no store read and no key", async () => {
+		let now = Date.now();
+		const h = await harness([makeRow({ id: "w1", name: "ticker", state: "working", alive: true, lastActivityAt: now - 2000 })], { now: () => now, tickMs: 20 });
+		expect(h.screen()).toMatch(/ticker.*\b2s\b/);
+		const reads = h.board.listCount + h.board.getCount;
+		const renders = h.renders.count;
+		now += 28_000;
+		await new Promise((resolve) => setTimeout(resolve, 60));
+		expect(h.renders.count).toBeGreaterThan(renders);
+		expect(h.screen()).toMatch(/ticker.*\b30s\b/);
+		expect(h.board.listCount + h.board.getCount).toBe(reads);
 	});
 });
 
 describe("dashboard viewers", () => {
 	it("transcript follows the end, scrolls back, and help inside it returns to it and then to peek", async () => {
 		const long = Array.from({ length: 80 }, (_, i) => ({ role: "assistant" as const, text: `line ${i}` }));
-		const board = createFakeBoard([makeRow({ id: "c1", name: "long one" })]);
-		const dash = new Dashboard({
-			service: board,
-			theme: plainTheme,
-			keys: new KeybindingsManager(TUI_KEYBINDINGS),
-			requestRender: () => undefined,
-			done: () => undefined,
-			height: () => 20,
-			cwd: "/",
-			models: [],
-			prefs: {},
-			savePrefs: async () => undefined,
-			readTranscript: async () => long,
-			readDiff: async () => [],
-		});
-		await dash.poll();
-		const press = async (...keys: string[]) => {
-			for (const key of keys) {
-				dash.handleInput(key);
-				await settle();
-			}
-		};
-		await press(KEY.enter, "t");
-		let screen = dash.render(80).join("\n");
+		const h = await harness([makeRow({ id: "c1", name: "long one" })], { termRows: 20, readTranscript: async () => long });
+		await h.press(KEY.enter, "t");
+		let screen = h.screen(80);
 		expect(screen).toContain("line 79");
 		expect(screen).not.toContain("line 0\n");
-		await press("g");
-		screen = dash.render(80).join("\n");
+		await h.press("g");
+		screen = h.screen(80);
 		expect(screen).toMatch(/agent\s+line 0\s*$/m);
 		expect(screen).not.toContain("line 79");
-		await press("?");
-		expect(dash.mode).toBe("help");
-		await press("x");
-		expect(dash.mode).toBe("transcript");
-		await press(KEY.esc);
-		expect(dash.mode).toBe("peek");
-		await press(KEY.esc);
-		expect(dash.mode).toBe("list");
+		await h.press("?");
+		expect(h.dash.mode).toBe("help");
+		await h.press("x");
+		expect(h.dash.mode).toBe("transcript");
+		await h.press(KEY.esc);
+		expect(h.dash.mode).toBe("peek");
+		await h.press(KEY.esc);
+		expect(h.dash.mode).toBe("list");
 	});
 });

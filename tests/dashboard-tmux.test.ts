@@ -57,8 +57,9 @@ async function dispatch(tmux: TmuxSession, prompt: string): Promise<void> {
 	await tmux.waitForText("New agent");
 	tmux.type(prompt);
 	tmux.keys("Enter");
-	await tmux.waitForText("enter: start");
-	tmux.keys("Enter");
+	await tmux.waitForText("press enter to start");
+	// name, cwd, model, thinking, worktree, then "start".
+	tmux.keys("Down", "Down", "Down", "Down", "Down", "Enter");
 	await tmux.waitForText(`dispatched ${prompt.slice(0, 40)}`);
 }
 
@@ -94,10 +95,10 @@ describe("dashboard in real pi", { timeout: 120_000 }, () => {
 		tmux.keys("Enter");
 		await tmux.waitForText(/Question:\s*\n\s*Postgres or SQLite\?/);
 		tmux.keys("r");
-		await tmux.waitForText("Reply:");
+		await tmux.waitForText("Answer ask me a question");
 		tmux.type("use sqlite");
 		tmux.keys("Enter");
-		await tmux.waitForText("replied to ask me a question");
+		await tmux.waitForText(/ask me a question: new run on the same session|answered ask me a question/);
 		tmux.keys("Escape");
 		await tmux.waitForText(/Completed \(1\)[\s\S]*ask me a question.*Going with SQLite\./, 30_000);
 		await clearFilter(tmux);
@@ -196,10 +197,10 @@ describe("dashboard in real pi", { timeout: 120_000 }, () => {
 		await tmux.waitForText("New agent");
 		tmux.type("make notes please");
 		tmux.keys("Enter");
-		await tmux.waitForText("enter: start");
-		tmux.keys("Up", "Right", "Right");
-		await tmux.waitForText("< worktree >");
-		tmux.keys("Enter");
+		await tmux.waitForText("press enter to start");
+		tmux.keys("Down", "Down", "Down", "Down", "Enter", "Enter");
+		await tmux.waitForText(/worktree\s+worktree/);
+		tmux.keys("Down", "Enter");
 		await tmux.waitForText(/Completed \(1\)[\s\S]*make notes please.*Wrote notes\.txt\./, 30_000);
 		await tmux.waitForText(/\+1 -0 1f/, 15_000);
 		tmux.keys("Enter");

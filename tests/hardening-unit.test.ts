@@ -5,8 +5,9 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { KeybindingsManager, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
+import { KeybindingsManager, TUI_KEYBINDINGS, type TUI } from "@earendil-works/pi-tui";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { BoardFeed } from "../src/board/ui/board-feed.ts";
 import { Dashboard } from "../src/board/ui/dashboard.ts";
 import { createBoardService } from "../src/board/service.ts";
 import { sanitizeText } from "../src/board/sanitize.ts";
@@ -170,8 +171,13 @@ describe("dashboard over a hostile store", () => {
 			},
 		});
 		const service = createBoardService({ storeDir: dir, piCommand: ["pi"] });
+		const feed = new BoardFeed(() => service);
+		const tui = { requestRender: () => undefined, terminal: { rows: 40 } } as unknown as TUI;
 		const dash = new Dashboard({
 			service,
+			feed,
+			tui,
+			tickMs: 60_000,
 			theme: { fg: (_color: string, text: string) => text, bold: (text: string) => text },
 			keys: new KeybindingsManager(TUI_KEYBINDINGS),
 			requestRender: () => undefined,
@@ -184,7 +190,7 @@ describe("dashboard over a hostile store", () => {
 			readTranscript: async () => [],
 			readDiff: async () => [],
 		});
-		await dash.poll();
+		await dash.start();
 		const screens = [dash.render(120).join("\n")];
 		for (let n = 0; n < 6; n++) {
 			dash.handleInput("\r");

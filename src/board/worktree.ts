@@ -1,6 +1,7 @@
 /** Git helpers for rows: repo detection, per-row worktrees on branch agent-board/<id>, diff stats. */
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { open, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { relative, join } from "node:path";
 import type { DiffStats } from "./types.ts";
@@ -118,5 +119,48 @@ export function snapshotTree(path: string): string {
 		return run(["write-tree"]);
 	} finally {
 		rmSync(tmp, { recursive: true, force: true });
+	}
+}
+
+function gitAsync(cwd: string, args: string[]): Promise<string> {
+	return new Promise((resolve, reject) => {
+		execFile("git", args, { cwd, encoding: "utf8", timeout: 15_000, maxBuffer: 8 * 1024 * 1024 }, (error, stdout) => (error ? reject(error) : resolve(stdout.trim())));
+	});
+}
+
+/** diffStats off the UI thread: async git, untracked files counted from their first 256 KiB only. */
+export async function diffStatsAsync(path: string, baseCommit: string | undefined): Promise<DiffStats | undefined> {
+	try {
+		await stat(path);
+		const [out, others] = await Promise.all([gitAsync(path, ["diff", "--numstat", baseCommit ?? "HEAD"]), gitAsync(path, ["ls-files", "--others", "--exclude-standard"])]);
+		const untracked = others.split("\n").filter(Boolean);
+		const stats: DiffStats = { added: 0, removed: 0, files: untracked.length };
+		for (const file of untracked.slice(0, 200)) stats.added += await countLinesAsync(join(path, file));
+		for (const line of out.split("\n").filter(Boolean)) {
+			const [added, removed] = line.split("\t");
+			stats.files += 1;
+			stats.added += Number(added) || 0;
+			stats.removed += Number(removed) || 0;
+		}
+		return stats;
+	} catch {
+		return undefined;
+	}
+}
+
+async function countLinesAsync(path: string): Promise<number> {
+	try {
+		const handle = await open(path, "r");
+		try {
+			const buffer = Buffer.alloc(256 * 1024);
+			const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+			let lines = 0;
+			for (let i = 0; i < bytesRead; i++) if (buffer[i] === 10) lines += 1;
+			return bytesRead > 0 && buffer[bytesRead - 1] !== 10 ? lines + 1 : lines;
+		} finally {
+			await handle.close();
+		}
+	} catch {
+		return 0;
 	}
 }

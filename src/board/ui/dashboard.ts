@@ -1,23 +1,35 @@
 /**
  * The /agent-board component: one focused component with internal modes (list, peek, transcript,
- * diff, dispatch, dialogs, help). State and input handling live here; drawing is in render.ts.
+ * diff, dispatch, text dialogs, confirm, settings, help). Rows come from the shared BoardFeed (no
+ * polling here); a 1 s tick only repaints ages. Drawing is in render*.ts, dialogs in
+ * dashboard-dialogs.ts. The grouped list is our own code: pi-tui's SelectList has no group headers
+ * or column layout.
  */
-import { Input } from "@earendil-works/pi-tui";
+import type { Focusable, SettingsList, TUI } from "@earendil-works/pi-tui";
 import type { BoardRow, BoardService } from "../types.ts";
+import type { BoardFeed } from "./board-feed.ts";
+import { type Confirm, type DialogState, handleConfirm, handleSettings, handleTextDialog, openSettings, openText } from "./dashboard-dialogs.ts";
+import type { DiffCache } from "./diff-cache.ts";
+import { handleViewer } from "./dashboard-viewer.ts";
 import { DispatchForm } from "./dispatch-form.ts";
+import { keyMatches } from "./key-table.ts";
+import type { BoardSettings } from "./notify.ts";
 import type { DispatchPrefs } from "./prefs.ts";
 import { renderDashboard } from "./render.ts";
 import { ScrollWindow } from "./scroll-window.ts";
 import type { TranscriptEntry } from "./transcript.ts";
-import { inputWith, type KeyMatcher, message, type UiTheme } from "./ui-types.ts";
-import { buildListItems, type ListItem, type RowLayout, rowItems, rowLayout, rowLineParts } from "./view-model.ts";
+import { type KeyMatcher, message, type UiTheme } from "./ui-types.ts";
+import { buildListItems, type LineContext, type ListItem, type RowLayout, rowItems, rowLayout, rowLineParts } from "./view-model.ts";
 
-export type DashboardResult = { kind: "close" } | { kind: "attach"; row: BoardRow };
+export type DashboardResult = { kind: "close" } | { kind: "attach"; row: BoardRow } | { kind: "back" };
 
-export type Mode = "list" | "peek" | "transcript" | "diff" | "dispatch" | "filter" | "reply" | "rename" | "confirm" | "help";
+export type Mode = "list" | "peek" | "transcript" | "diff" | "dispatch" | "filter" | "reply" | "rename" | "confirm" | "settings" | "help";
 
 export interface DashboardDeps {
 	service: BoardService;
+	feed: BoardFeed;
+	/** Host of the Editor components (pi's TUI). */
+	tui: TUI;
 	theme: UiTheme;
 	keys: KeyMatcher;
 	requestRender(): void;
@@ -29,24 +41,27 @@ export interface DashboardDeps {
 	models: readonly string[];
 	prefs: DispatchPrefs;
 	savePrefs(prefs: DispatchPrefs): Promise<void>;
+	settings?: BoardSettings;
+	saveSettings?(settings: BoardSettings): void;
 	readTranscript(row: BoardRow): Promise<TranscriptEntry[]>;
 	readDiff(row: BoardRow): Promise<string[]>;
+	/** pi's diff renderer (numbered diff text to coloured lines); plain colouring when absent. */
+	renderDiff?(text: string): string;
+	diffCache?: DiffCache;
+	/** Row this pi session is attached to, and whether `b` can go back to where we came from. */
+	attachedId?: string;
+	canGoBack?: boolean;
 	now?: () => number;
-	pollMs?: number;
+	tickMs?: number;
 }
 
-export interface Confirm {
-	message: string;
-	action: () => Promise<void>;
-}
-
-export class Dashboard {
+export class Dashboard implements Focusable {
 	mode: Mode = "list";
 	/** Mode to return to when a dialog or overlay closes. */
 	back: Mode = "list";
 	/** Help has its own return mode so it never overwrites a viewer's way back. */
 	helpBack: Mode = "list";
-	rows: BoardRow[] = [];
+	rows: readonly BoardRow[] = [];
 	items: ListItem[] = [];
 	visibleRows: BoardRow[] = [];
 	/** Column widths over the visible rows; recomputed only when the rows or the filter change. */
@@ -57,17 +72,23 @@ export class Dashboard {
 	showArchived = false;
 	status = "";
 	form: DispatchForm | undefined;
-	input = new Input({ prompt: "" });
+	dialog: DialogState | undefined;
+	settingsList: SettingsList | undefined;
 	confirm: Confirm | undefined;
 	transcript: TranscriptEntry[] = [];
+	/** Bumped whenever the transcript or diff content is re-read. */
+	viewerRevision = 0;
 	diffLines: string[] = [];
 	/** Transcript/diff stick to the end while the user has not scrolled up, so a live run stays in view. */
 	viewer = new ScrollWindow();
 	/** Row shown in peek/transcript/diff, kept by id so a refresh keeps the view on it. */
 	focusId: string | undefined;
-	private lastVersion = "";
+	/** A row just dispatched: the cursor moves to it as soon as it is in the list. */
+	pendingSelect: string | undefined;
+	private _focused = false;
 	private timer: ReturnType<typeof setInterval> | undefined;
-	private polling = false;
+	private unsubscribe: (() => void) | undefined;
+	private unsubscribeDiff: (() => void) | undefined;
 	private cache: { width: number; lines: string[] } | undefined;
 
 	readonly deps: DashboardDeps;
@@ -76,54 +97,83 @@ export class Dashboard {
 		this.deps = deps;
 	}
 
+	/** Focusable: the focused editor draws pi's cursor marker, so IME candidates appear at the caret. */
+	get focused(): boolean {
+		return this._focused;
+	}
+
+	set focused(value: boolean) {
+		this._focused = value;
+		this.syncFocus();
+	}
+
+	syncFocus(): void {
+		if (this.dialog) this.dialog.editor.focused = this._focused;
+		if (this.form) this.form.focused = this._focused && this.mode === "dispatch";
+	}
+
 	now(): number {
 		return this.deps.now ? this.deps.now() : Date.now();
 	}
 
-	/** First load and then a version poll; re-lists only when the store changed. */
+	lineContext(): LineContext {
+		const cache = this.deps.diffCache;
+		return { home: this.deps.home, attachedId: this.deps.attachedId, diff: cache ? (row) => cache.peek(row) : undefined };
+	}
+
+	/** Follows the shared feed; the tick repaints ages without reading the store. */
 	async start(): Promise<void> {
-		await this.poll();
-		this.timer = setInterval(() => void this.poll(), this.deps.pollMs ?? 500);
+		this.unsubscribe = this.deps.feed.subscribe((ids) => void this.onFeed(ids));
+		this.unsubscribeDiff = this.deps.diffCache?.subscribe(() => this.diffUpdated());
+		await this.deps.feed.start();
+		this.onRows();
+		this.timer = setInterval(() => this.changed(), this.deps.tickMs ?? 1000);
 	}
 
 	dispose(): void {
+		this.unsubscribe?.();
+		this.unsubscribe = undefined;
+		this.unsubscribeDiff?.();
+		this.unsubscribeDiff = undefined;
 		if (this.timer) clearInterval(this.timer);
 		this.timer = undefined;
 	}
 
-	async poll(): Promise<boolean> {
-		if (this.polling) return false;
-		this.polling = true;
-		try {
-			const version = await this.deps.service.version();
-			if (version === this.lastVersion) return false;
-			this.lastVersion = version;
-			await this.reload();
-			return true;
-		} catch (error) {
-			this.setStatus(`refresh failed: ${message(error)}`);
-			return false;
-		} finally {
-			this.polling = false;
-		}
-	}
-
-	async reload(): Promise<void> {
-		this.rows = await this.deps.service.list({ includeArchived: true });
-		this.rebuild();
+	private async onFeed(ids: readonly string[]): Promise<void> {
+		this.onRows();
 		const row = this.focusRow();
-		if (row && this.mode === "transcript") this.transcript = await this.deps.readTranscript(row);
-		if (row && this.mode === "diff") this.diffLines = await this.deps.readDiff(row);
+		if (row && ids.includes(row.id)) await this.reloadViewer(row);
 		this.changed();
 	}
 
+	private onRows(): void {
+		if (this.deps.feed.lastError) this.status = `refresh failed: ${this.deps.feed.lastError}`;
+		this.rows = this.deps.feed.rows();
+		this.rebuild();
+		this.changed();
+	}
+
+	/** A diff-cache result arrived for a row: its column width may change. */
+	diffUpdated(): void {
+		this.rebuild();
+		this.changed();
+	}
+
+	async reloadViewer(row: BoardRow): Promise<void> {
+		if (this.mode === "transcript") this.transcript = await this.deps.readTranscript(row);
+		else if (this.mode === "diff") this.diffLines = await this.deps.readDiff(row);
+		this.viewerRevision += 1;
+	}
+
 	rebuild(): void {
-		const current = this.visibleRows[this.selected]?.id;
+		const current = this.pendingSelect ?? this.visibleRows[this.selected]?.id;
 		this.items = buildListItems(this.rows, { filter: this.filter, showArchived: this.showArchived });
 		this.visibleRows = rowItems(this.items);
 		const now = this.now();
-		this.layout = rowLayout(this.visibleRows.map((row) => rowLineParts(row, now, this.deps.home)));
+		const context = this.lineContext();
+		this.layout = rowLayout(this.visibleRows.map((row) => rowLineParts(row, now, context)));
 		const index = current ? this.visibleRows.findIndex((row) => row.id === current) : -1;
+		if (index >= 0 && current === this.pendingSelect) this.pendingSelect = undefined;
 		this.selected = index >= 0 ? index : Math.min(this.selected, Math.max(0, this.visibleRows.length - 1));
 	}
 
@@ -143,7 +193,7 @@ export class Dashboard {
 
 	/** The row board actions apply to: the open row in peek/transcript/diff, else the selection. */
 	focusRow(): BoardRow | undefined {
-		if (this.focusId && this.mode !== "list") return this.rows.find((row) => row.id === this.focusId);
+		if (this.focusId && this.mode !== "list") return this.deps.feed.row(this.focusId);
 		return this.selectedRow();
 	}
 
@@ -158,13 +208,12 @@ export class Dashboard {
 		this.cache = undefined;
 	}
 
-	/** Runs a service action, reports failures on the status line, then refreshes. */
-	run(label: string, action: () => Promise<unknown>): Promise<void> {
+	/** Runs a service action, reports failures on the status line, then re-reads that row only. */
+	run(label: string, id: string, action: () => Promise<unknown>): Promise<void> {
 		return action().then(
 			async () => {
-				this.lastVersion = "";
 				this.status = label;
-				await this.poll();
+				await this.deps.feed.refresh([id]);
 				this.changed();
 			},
 			(error: unknown) => this.setStatus(`${label} failed: ${message(error)}`),
@@ -185,42 +234,48 @@ export class Dashboard {
 			case "filter":
 			case "reply":
 			case "rename":
-				this.handleTextDialog(data);
+				handleTextDialog(this, data);
 				break;
 			case "confirm":
-				this.handleConfirm(data);
+				handleConfirm(this, data);
+				break;
+			case "settings":
+				handleSettings(this, data);
 				break;
 			case "transcript":
 			case "diff":
-				this.handleViewer(data);
+				handleViewer(this, data);
 				break;
 			default:
-				if (keys.matches(data, "tui.select.cancel") || data === "q") {
+				if (keyMatches(keys, data, "cancel") || keyMatches(keys, data, "quit")) {
 					if (this.mode === "peek") this.mode = "list";
-					else if (this.filter && this.mode === "list" && data !== "q") {
+					else if (this.filter && !keyMatches(keys, data, "quit")) {
 						this.filter = "";
 						this.rebuild();
 					} else this.deps.done({ kind: "close" });
 				} else if (this.mode === "list") this.handleList(data);
 				else this.handleRowAction(data);
 		}
+		this.syncFocus();
 		this.changed();
+	}
+
+	page(): number {
+		return Math.max(1, this.deps.height() - 8);
 	}
 
 	private handleList(data: string): void {
 		const keys = this.deps.keys;
-		const count = this.visibleRows.length;
-		const page = Math.max(1, this.deps.height() - 6);
-		if (keys.matches(data, "tui.select.up")) this.selected = Math.max(0, this.selected - 1);
-		else if (keys.matches(data, "tui.select.down")) this.selected = Math.min(Math.max(0, count - 1), this.selected + 1);
-		else if (keys.matches(data, "tui.select.pageUp")) this.selected = Math.max(0, this.selected - page);
-		else if (keys.matches(data, "tui.select.pageDown")) this.selected = Math.min(Math.max(0, count - 1), this.selected + page);
-		else if (data === "n") this.openDispatch();
-		else if (data === "/") this.openText("filter", this.filter);
-		else if (data === "A") {
+		const last = Math.max(0, this.visibleRows.length - 1);
+		if (keyMatches(keys, data, "up")) this.selected = Math.max(0, this.selected - 1);
+		else if (keyMatches(keys, data, "down")) this.selected = Math.min(last, this.selected + 1);
+		else if (keyMatches(keys, data, "pageUp")) this.selected = Math.max(0, this.selected - this.page());
+		else if (keyMatches(keys, data, "pageDown")) this.selected = Math.min(last, this.selected + this.page());
+		else if (keyMatches(keys, data, "filter")) openText(this, "filter", this.filter);
+		else if (keyMatches(keys, data, "showArchived")) {
 			this.showArchived = !this.showArchived;
 			this.rebuild();
-		} else if (keys.matches(data, "tui.select.confirm")) {
+		} else if (keyMatches(keys, data, "confirm")) {
 			const row = this.selectedRow();
 			if (!row) return;
 			this.focusId = row.id;
@@ -231,47 +286,40 @@ export class Dashboard {
 
 	/** Single-letter board actions shared by list and peek. */
 	private handleRowAction(data: string): void {
-		const row = this.focusRow();
-		if (data === "?") {
+		const keys = this.deps.keys;
+		const is = (action: Parameters<typeof keyMatches>[2]) => keyMatches(keys, data, action);
+		if (is("help")) {
 			this.helpBack = this.mode;
 			this.mode = "help";
 			return;
 		}
-		if (data === "n") return this.openDispatch();
+		if (is("dispatch")) return this.openDispatch();
+		if (is("settings")) return openSettings(this);
+		if (is("back")) {
+			if (this.deps.canGoBack) this.deps.done({ kind: "back" });
+			else this.setStatus("not attached: nothing to go back to");
+			return;
+		}
+		const row = this.focusRow();
 		if (!row) return;
 		const service = this.deps.service;
-		switch (data) {
-			case "r":
-				this.focusId = row.id;
-				this.openText("reply", "");
-				break;
-			case "R":
-				this.focusId = row.id;
-				this.openText("rename", row.name);
-				break;
-			case "s":
-				if (!row.alive) this.setStatus(`${row.name} is not running`);
-				else this.ask(`Stop ${row.name}?`, () => this.run(`stopped ${row.name}`, () => service.stop(row.id)));
-				break;
-			case "a":
-				void this.run(row.archived ? `unarchived ${row.name}` : `archived ${row.name}`, () => (row.archived ? service.unarchive(row.id) : service.archive(row.id)));
-				if (this.mode === "peek") this.mode = "list";
-				break;
-			case "p":
-				void this.run(row.pinned ? `unpinned ${row.name}` : `pinned ${row.name}`, () => service.pin(row.id, !row.pinned));
-				break;
-			case "w":
-				if (!row.worktreePath) this.setStatus(`${row.name} has no worktree`);
-				else this.ask(`Remove worktree ${row.worktreePath}?`, () => this.removeWorktree(row));
-				break;
-			case "t":
-			case "d":
-				void this.openViewer(row, data === "t" ? "transcript" : "diff");
-				break;
-			case "o":
-				if (row.alive) this.ask(`${row.name} is running. Stop it and attach?`, () => service.stop(row.id).then((stopped) => this.deps.done({ kind: "attach", row: stopped })));
-				else this.deps.done({ kind: "attach", row });
-				break;
+		this.focusId = row.id;
+		if (is("reply") || is("followUp")) openText(this, "reply", "", { followUp: is("followUp") });
+		else if (is("rename")) openText(this, "rename", row.name);
+		else if (is("stop")) {
+			if (!row.alive) this.setStatus(`${row.name} is not running`);
+			else this.ask(`Stop ${row.name}?`, () => this.run(`stopped ${row.name}`, row.id, () => service.stop(row.id)));
+		} else if (is("archive")) {
+			void this.run(row.archived ? `unarchived ${row.name}` : `archived ${row.name}`, row.id, () => (row.archived ? service.unarchive(row.id) : service.archive(row.id)));
+			if (this.mode === "peek") this.mode = "list";
+		} else if (is("pin")) void this.run(row.pinned ? `unpinned ${row.name}` : `pinned ${row.name}`, row.id, () => service.pin(row.id, !row.pinned));
+		else if (is("removeWorktree")) {
+			if (!row.worktreePath) this.setStatus(`${row.name} has no worktree`);
+			else this.ask(`Remove worktree ${row.worktreePath}?`, () => this.removeWorktree(row));
+		} else if (is("transcript") || is("diff")) void this.openViewer(row, is("transcript") ? "transcript" : "diff");
+		else if (is("attach")) {
+			if (row.alive) this.ask(`${row.name} is running. Stop it and attach?`, () => service.stop(row.id).then((stopped) => this.deps.done({ kind: "attach", row: stopped })));
+			else this.deps.done({ kind: "attach", row });
 		}
 	}
 
@@ -279,19 +327,25 @@ export class Dashboard {
 	private async removeWorktree(row: BoardRow): Promise<void> {
 		try {
 			await this.deps.service.removeWorktree(row.id);
-			await this.run(`removed worktree of ${row.name}`, async () => undefined);
+			await this.run(`removed worktree of ${row.name}`, row.id, async () => undefined);
 		} catch (error) {
 			// Question first: git's message is long and the line is cut at the terminal width.
 			this.ask(`Force-remove the worktree, losing its changes? git: ${message(error).replace(/\s+/g, " ")}`, () =>
-				this.run(`force-removed worktree of ${row.name}`, () => this.deps.service.removeWorktree(row.id, { force: true })),
+				this.run(`force-removed worktree of ${row.name}`, row.id, () => this.deps.service.removeWorktree(row.id, { force: true })),
 			);
 			this.changed();
 		}
 	}
 
+	ask(messageText: string, action: () => Promise<void>): void {
+		this.back = this.mode === "peek" ? "peek" : "list";
+		this.confirm = { message: messageText, action };
+		this.mode = "confirm";
+	}
+
 	private openDispatch(): void {
 		this.back = this.mode;
-		this.form = new DispatchForm(this.deps.models, this.deps.prefs, this.deps.prefs.cwd ?? this.deps.cwd);
+		this.form = new DispatchForm(this.deps.tui, this.deps.theme, this.deps.keys, this.deps.models, this.deps.prefs, this.deps.prefs.cwd ?? this.deps.cwd);
 		this.mode = "dispatch";
 	}
 
@@ -305,66 +359,19 @@ export class Dashboard {
 		const prefs = form.prefs();
 		Object.assign(this.deps.prefs, prefs);
 		this.mode = "list";
-		void this.deps.savePrefs(prefs).catch(() => undefined);
-		void this.run(`dispatched ${options.name ?? options.prompt.slice(0, 40)}`, () => this.deps.service.dispatch(options));
-	}
-
-	private openText(mode: "filter" | "reply" | "rename", value: string): void {
-		this.back = this.mode === "peek" ? "peek" : "list";
-		this.input = inputWith(value);
-		this.input.focused = true;
-		this.mode = mode;
-	}
-
-	private handleTextDialog(data: string): void {
-		const keys = this.deps.keys;
-		const mode = this.mode;
-		if (keys.matches(data, "tui.select.cancel")) {
-			this.mode = this.back;
-			return;
-		}
-		if (!keys.matches(data, "tui.select.confirm")) {
-			this.input.handleInput(data);
-			if (mode === "filter") {
-				// Live filtering: the list narrows as the user types.
-				this.filter = this.input.getValue();
-				this.rebuild();
-			}
-			return;
-		}
-		const value = this.input.getValue().trim();
-		const row = this.focusRow();
-		this.mode = this.back;
-		if (mode === "filter") {
-			this.filter = value;
-			this.rebuild();
-		} else if (!row) {
-			this.setStatus("no row selected");
-		} else if (!value) {
-			this.setStatus(mode === "reply" ? "empty reply not sent" : "name unchanged");
-		} else if (mode === "reply") {
-			void this.run(`replied to ${row.name}`, () => this.deps.service.reply(row.id, value));
-		} else {
-			void this.run(`renamed to ${value}`, () => this.deps.service.rename(row.id, value));
-		}
-	}
-
-	private ask(messageText: string, action: () => Promise<void>): void {
-		this.back = this.mode === "peek" ? "peek" : "list";
-		this.confirm = { message: messageText, action };
-		this.mode = "confirm";
-	}
-
-	private handleConfirm(data: string): void {
-		const confirm = this.confirm;
-		if (data === "y" || data === "Y" || this.deps.keys.matches(data, "tui.select.confirm")) {
-			this.mode = this.back;
-			this.confirm = undefined;
-			if (confirm) void confirm.action().catch((error: unknown) => this.setStatus(`failed: ${message(error)}`));
-		} else if (data === "n" || data === "N" || this.deps.keys.matches(data, "tui.select.cancel")) {
-			this.mode = this.back;
-			this.confirm = undefined;
-		}
+		this.form = undefined;
+		void this.deps.savePrefs(this.deps.prefs).catch(() => undefined);
+		const label = `dispatched ${options.name ?? options.prompt.split("\n")[0]?.slice(0, 40) ?? ""}`;
+		this.deps.service.dispatch(options).then(
+			(row) => {
+				// The cursor follows the new row; the feed gets it now rather than on the next report.
+				this.pendingSelect = row.id;
+				this.filter = "";
+				this.status = label;
+				this.deps.feed.put(row);
+			},
+			(error: unknown) => this.setStatus(`dispatch failed: ${message(error)}`),
+		);
 	}
 
 	private async openViewer(row: BoardRow, mode: "transcript" | "diff"): Promise<void> {
@@ -372,24 +379,7 @@ export class Dashboard {
 		this.focusId = row.id;
 		this.viewer.reset();
 		this.mode = mode;
-		if (mode === "transcript") this.transcript = await this.deps.readTranscript(row);
-		else this.diffLines = await this.deps.readDiff(row);
+		await this.reloadViewer(row);
 		this.changed();
-	}
-
-	private handleViewer(data: string): void {
-		const keys = this.deps.keys;
-		const page = Math.max(1, this.deps.height() - 6);
-		if (keys.matches(data, "tui.select.cancel") || data === "q") this.mode = this.back;
-		else if (keys.matches(data, "tui.select.up")) this.viewer.scroll(-1);
-		else if (keys.matches(data, "tui.select.down")) this.viewer.scroll(1);
-		else if (keys.matches(data, "tui.select.pageUp")) this.viewer.scroll(-page);
-		else if (keys.matches(data, "tui.select.pageDown")) this.viewer.scroll(page);
-		else if (data === "g") this.viewer.top();
-		else if (data === "G") this.viewer.end();
-		else if (data === "?") {
-			this.helpBack = this.mode;
-			this.mode = "help";
-		}
 	}
 }

@@ -31,7 +31,7 @@ export async function readRowDiff(row: BoardRow): Promise<string[]> {
 	}
 }
 
-async function branchPoint(dir: string, row: BoardRow): Promise<string> {
+export async function branchPoint(dir: string, row: BoardRow): Promise<string> {
 	const candidates = row.repo ? [await git(row.repo, ["rev-parse", "HEAD"]).then((s) => s.trim(), () => "")] : [];
 	for (const other of candidates) {
 		if (!other) continue;
@@ -39,4 +39,38 @@ async function branchPoint(dir: string, row: BoardRow): Promise<string> {
 		if (base) return base;
 	}
 	return "HEAD";
+}
+
+/**
+ * git's unified diff in the numbered form pi's `renderDiff` colours ("+12 text", "-12 text",
+ * " 12 text"): hunk headers set the line numbers, file headers stay as context lines.
+ */
+export function toNumberedDiff(lines: readonly string[]): string[] {
+	const out: string[] = [];
+	let oldLine = 0;
+	let newLine = 0;
+	let inHunk = false;
+	for (const line of lines) {
+		const hunk = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line);
+		if (hunk) {
+			oldLine = Number(hunk[1]);
+			newLine = Number(hunk[2]);
+			inHunk = true;
+			out.push(line);
+			continue;
+		}
+		if (line.startsWith("diff --git")) inHunk = false;
+		if (!inHunk || line.startsWith("\\")) {
+			out.push(line);
+			continue;
+		}
+		if (line.startsWith("+")) out.push(`+${newLine++} ${line.slice(1)}`);
+		else if (line.startsWith("-")) out.push(`-${oldLine++} ${line.slice(1)}`);
+		else {
+			out.push(` ${newLine} ${line.slice(1)}`);
+			oldLine++;
+			newLine++;
+		}
+	}
+	return out;
 }

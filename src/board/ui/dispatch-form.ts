@@ -1,58 +1,117 @@
 /**
- * Dispatch mode: a prompt line, then a small form (name, cwd, model, thinking, worktree mode).
- * Text fields are pi-tui Inputs; choice fields cycle with left/right. Pure state, no service calls:
- * the dashboard turns `options()` into a dispatch.
+ * Dispatch: pi-tui's Editor for the prompt (multi-line, bracketed paste, pi's submit/newline keys,
+ * `@` file completion), then pi-tui's SettingsList for name, cwd, model, thinking and worktree mode,
+ * with "start" as its last item. Pure state: the dashboard turns `options()` into a dispatch.
  */
-import { Input } from "@earendil-works/pi-tui";
+import { CombinedAutocompleteProvider, Editor, Input, SettingsList, type Component, type SettingItem, type TUI } from "@earendil-works/pi-tui";
 import type { DispatchOptions, ThinkingLevel, WorktreeMode } from "../types.ts";
+import { keyMatches } from "./key-table.ts";
 import type { DispatchPrefs } from "./prefs.ts";
-import { fit, type KeyMatcher, type UiTheme } from "./ui-types.ts";
+import { editorTheme, fit, type KeyMatcher, settingsTheme, type UiTheme } from "./ui-types.ts";
 
 export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 export const WORKTREE_MODES: readonly WorktreeMode[] = ["none", "auto", "worktree"];
-
-type FieldId = "name" | "cwd" | "model" | "thinking" | "worktree";
-const FIELDS: readonly FieldId[] = ["name", "cwd", "model", "thinking", "worktree"];
+const DEFAULT = "default";
+const START_HINT = "press enter to start";
 
 export type FormOutcome = "none" | "submit" | "cancel";
+
+/** A one-line text submenu for SettingsList (name, cwd): enter keeps, escape drops the edit. */
+class TextSubmenu implements Component {
+	private readonly input = new Input({ prompt: "" });
+	private readonly done: (value?: string) => void;
+	private readonly keys: KeyMatcher;
+
+	constructor(value: string, keys: KeyMatcher, done: (value?: string) => void) {
+		this.keys = keys;
+		this.done = done;
+		// Paste puts the cursor at the end, ready for editing (setValue leaves it at 0).
+		if (value) this.input.handleInput(`\x1b[200~${value}\x1b[201~`);
+		this.input.focused = true;
+	}
+
+	render(width: number): string[] {
+		return this.input.render(width);
+	}
+
+	invalidate(): void {}
+
+	handleInput(data: string): void {
+		if (keyMatches(this.keys, data, "confirm")) this.done(this.input.getValue().trim());
+		else if (keyMatches(this.keys, data, "cancel")) this.done(undefined);
+		else this.input.handleInput(data);
+	}
+}
 
 export class DispatchForm {
 	stage: "prompt" | "form" = "prompt";
 	error = "";
-	private readonly prompt = new Input({ prompt: "" });
-	private readonly name = new Input({ prompt: "" });
-	private readonly cwd: Input;
-	private field = 0;
-	private modelIndex: number;
-	private thinkingIndex: number;
-	private worktreeIndex: number;
+	readonly editor: Editor;
+	readonly settings: SettingsList;
+	private prompt = "";
+	private readonly values: Record<"name" | "cwd" | "model" | "thinking" | "worktree", string>;
+	private outcome: FormOutcome = "none";
 
-	private readonly models: readonly string[];
-
-	constructor(models: readonly string[], prefs: DispatchPrefs, defaultCwd: string) {
-		this.models = models;
-		this.cwd = new Input({ prompt: "" });
+	constructor(tui: TUI, theme: UiTheme, keys: KeyMatcher, models: readonly string[], prefs: DispatchPrefs, defaultCwd: string) {
 		const cwd = prefs.cwd ?? defaultCwd;
-		// Paste puts the cursor at the end, ready for editing (setValue leaves it at 0).
-		if (cwd) this.cwd.handleInput(`\x1b[200~${cwd}\x1b[201~`);
-		// Index 0 is "default": let the worker use pi's configured default model.
-		this.modelIndex = prefs.model ? Math.max(0, models.indexOf(prefs.model) + 1) : 0;
-		this.thinkingIndex = prefs.thinking ? Math.max(0, THINKING_LEVELS.indexOf(prefs.thinking) + 1) : 0;
-		this.worktreeIndex = Math.max(0, WORKTREE_MODES.indexOf(prefs.worktreeMode ?? "none"));
-		this.prompt.focused = true;
+		this.values = {
+			name: "",
+			cwd,
+			model: prefs.model && models.includes(prefs.model) ? prefs.model : DEFAULT,
+			thinking: prefs.thinking ?? DEFAULT,
+			worktree: prefs.worktreeMode ?? "none",
+		};
+		this.editor = new Editor(tui, editorTheme(theme), { paddingX: 1 });
+		this.editor.setAutocompleteProvider(new CombinedAutocompleteProvider([], cwd));
+		this.editor.onSubmit = (text) => {
+			if (!text.trim()) {
+				this.error = "type a prompt first";
+				return;
+			}
+			this.prompt = text;
+			this.stage = "form";
+		};
+		const text = (current: string, done: (value?: string) => void) => new TextSubmenu(current === "(from prompt)" ? "" : current, keys, done);
+		const items: SettingItem[] = [
+			{ id: "name", label: "name", currentValue: "(from prompt)", submenu: text },
+			{ id: "cwd", label: "cwd", currentValue: cwd, submenu: text },
+			{ id: "model", label: "model", currentValue: this.values.model, values: [DEFAULT, ...models] },
+			{ id: "thinking", label: "thinking", currentValue: this.values.thinking, values: [DEFAULT, ...THINKING_LEVELS] },
+			{ id: "worktree", label: "worktree", currentValue: this.values.worktree, values: [...WORKTREE_MODES] },
+			{ id: "start", label: "start", currentValue: START_HINT, values: [START_HINT], description: "dispatch the agent with these choices" },
+		];
+		this.settings = new SettingsList(items, 8, settingsTheme(theme), (id, value) => this.onSetting(id, value), () => (this.outcome = "cancel"));
+		this.editor.focused = true;
+	}
+
+	private onSetting(id: string, value: string): void {
+		if (id === "start") {
+			if (!this.values.cwd.trim()) this.error = "cwd is required";
+			else this.outcome = "submit";
+			return;
+		}
+		if (id === "name") this.values.name = value;
+		else if (id === "cwd") this.values.cwd = value;
+		else if (id === "model" || id === "thinking" || id === "worktree") this.values[id] = value;
+		if (id === "name" && !value) this.settings.updateValue("name", "(from prompt)");
+	}
+
+	set focused(value: boolean) {
+		this.editor.focused = value && this.stage === "prompt";
 	}
 
 	options(): DispatchOptions {
-		const model = this.modelIndex > 0 ? this.models[this.modelIndex - 1] : undefined;
-		const thinking = this.thinkingIndex > 0 ? THINKING_LEVELS[this.thinkingIndex - 1] : undefined;
-		const name = this.name.getValue().trim();
+		const model = this.values.model !== DEFAULT ? this.values.model : undefined;
+		const thinking = THINKING_LEVELS.find((level) => level === this.values.thinking);
+		const worktreeMode = WORKTREE_MODES.find((mode) => mode === this.values.worktree) ?? "none";
+		const name = this.values.name.trim();
 		return {
-			prompt: this.prompt.getValue().trim(),
-			cwd: this.cwd.getValue().trim(),
+			prompt: this.prompt,
+			cwd: this.values.cwd.trim(),
 			...(name ? { name } : {}),
 			...(model ? { model } : {}),
 			...(thinking ? { thinking } : {}),
-			worktreeMode: WORKTREE_MODES[this.worktreeIndex] ?? "none",
+			worktreeMode,
 		};
 	}
 
@@ -61,82 +120,28 @@ export class DispatchForm {
 		return { cwd: o.cwd, model: o.model, thinking: o.thinking, worktreeMode: o.worktreeMode };
 	}
 
-	private current(): FieldId {
-		return FIELDS[this.field] ?? "name";
-	}
-
-	private focus(): void {
-		this.prompt.focused = this.stage === "prompt";
-		this.name.focused = this.stage === "form" && this.current() === "name";
-		this.cwd.focused = this.stage === "form" && this.current() === "cwd";
-	}
-
 	handleInput(data: string, keys: KeyMatcher): FormOutcome {
 		this.error = "";
-		if (keys.matches(data, "tui.select.cancel")) return "cancel";
+		this.outcome = "none";
 		if (this.stage === "prompt") {
-			if (keys.matches(data, "tui.select.confirm")) {
-				if (!this.prompt.getValue().trim()) {
-					this.error = "type a prompt first";
-					return "none";
-				}
-				this.stage = "form";
-				this.focus();
-				return "none";
-			}
-			this.prompt.handleInput(data);
+			// Escape cancels unless it is closing the editor's completion menu.
+			if (keyMatches(keys, data, "cancel") && !this.editor.capturesViewportInput) return "cancel";
+			this.editor.handleInput(data);
+			this.editor.focused = this.stage === "prompt";
 			return "none";
 		}
-		if (keys.matches(data, "tui.select.confirm")) {
-			if (!this.cwd.getValue().trim()) {
-				this.error = "cwd is required";
-				return "none";
-			}
-			return "submit";
-		}
-		if (keys.matches(data, "tui.select.up") || data === "\x1b[Z") {
-			this.field = (this.field + FIELDS.length - 1) % FIELDS.length;
-		} else if (keys.matches(data, "tui.select.down") || data === "\t") {
-			this.field = (this.field + 1) % FIELDS.length;
-		} else {
-			const field = this.current();
-			const step = keys.matches(data, "tui.editor.cursorLeft") ? -1 : keys.matches(data, "tui.editor.cursorRight") ? 1 : 0;
-			if (field === "name") this.name.handleInput(data);
-			else if (field === "cwd") this.cwd.handleInput(data);
-			else if (step !== 0) this.cycle(field, step);
-		}
-		this.focus();
-		return "none";
-	}
-
-	private cycle(field: FieldId, step: number): void {
-		const wrap = (i: number, n: number) => (i + step + n) % n;
-		if (field === "model") this.modelIndex = wrap(this.modelIndex, this.models.length + 1);
-		if (field === "thinking") this.thinkingIndex = wrap(this.thinkingIndex, THINKING_LEVELS.length + 1);
-		if (field === "worktree") this.worktreeIndex = wrap(this.worktreeIndex, WORKTREE_MODES.length);
+		this.settings.handleInput(data);
+		return this.outcome;
 	}
 
 	render(width: number, theme: UiTheme): string[] {
-		const lines: string[] = [];
-		const inner = Math.max(1, width - 10);
-		lines.push(fit(theme.fg("accent", theme.bold("New agent")), width));
-		lines.push(fit(`${theme.fg("muted", "Prompt  ")}${this.stage === "prompt" ? (this.prompt.render(inner)[0] ?? "") : this.prompt.getValue()}`, width));
+		const lines: string[] = [fit(theme.fg("accent", theme.bold("New agent")), width)];
 		if (this.stage === "prompt") {
-			lines.push(fit(theme.fg("dim", "enter: next  esc: cancel"), width));
+			lines.push(...this.editor.render(width));
 		} else {
-			const o = this.options();
-			const values: Record<FieldId, string> = {
-				name: this.current() === "name" ? (this.name.render(inner)[0] ?? "") : this.name.getValue() || theme.fg("dim", "(from prompt)"),
-				cwd: this.current() === "cwd" ? (this.cwd.render(inner)[0] ?? "") : this.cwd.getValue(),
-				model: `< ${o.model ?? "default"} >`,
-				thinking: `< ${o.thinking ?? "default"} >`,
-				worktree: `< ${o.worktreeMode ?? "none"} >`,
-			};
-			FIELDS.forEach((field, i) => {
-				const label = `${i === this.field ? ">" : " "} ${field.padEnd(10)}`;
-				lines.push(fit(`${i === this.field ? theme.fg("accent", label) : theme.fg("muted", label)}${values[field]}`, width));
-			});
-			lines.push(fit(theme.fg("dim", "up/down: field  left/right: choose  enter: start  esc: cancel"), width));
+			const first = this.prompt.split("\n");
+			lines.push(fit(`${theme.fg("muted", "prompt  ")}${first[0] ?? ""}${first.length > 1 ? theme.fg("dim", ` (+${first.length - 1} lines)`) : ""}`, width));
+			lines.push(...this.settings.render(width).map((line) => fit(line, width)));
 		}
 		if (this.error) lines.push(fit(theme.fg("error", this.error), width));
 		return lines;

@@ -8,12 +8,15 @@ import { mkdir, open, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { shapeError, PrefsSchema } from "../schemas.ts";
 import type { ThinkingLevel, WorktreeMode } from "../types.ts";
+import type { BoardSettings } from "./notify.ts";
 
 export interface DispatchPrefs {
 	cwd?: string;
 	model?: string;
 	thinking?: ThinkingLevel;
 	worktreeMode?: WorktreeMode;
+	/** Board settings saved from the settings view (strip, notices, OS notifications). */
+	board?: Partial<BoardSettings>;
 }
 
 export const PREFS_FILE = "dashboard-prefs.json";

@@ -1,8 +1,11 @@
 /**
- * Read-only transcript of a row's pi session file: one plain line per message part, ready for
- * wrapping by the viewer. Lines are split on "\n" only (session text may contain U+2028).
+ * Read-only transcript of a row's pi session: pi's own parser and session tree (SessionManager,
+ * in memory, so the live file is never rewritten), following the current branch only; abandoned
+ * branches do not show. Every text is sanitised: it comes from the worker.
  */
 import { readFile } from "node:fs/promises";
+import { parseSessionEntries, SessionManager, type FileEntry, type SessionEntry } from "@earendil-works/pi-coding-agent";
+import { cleanBlock } from "./ui-types.ts";
 
 export interface TranscriptEntry {
 	role: "user" | "assistant" | "tool" | "error" | "info";
@@ -26,37 +29,37 @@ function partsOf(content: unknown): ContentPart[] {
 	return content.filter(isRecord) as ContentPart[];
 }
 
-/** Turns session JSONL text into transcript entries; malformed lines are reported, not fatal. */
-export function parseTranscript(jsonl: string): TranscriptEntry[] {
+/** Entries of the current branch (root to leaf) as transcript lines. */
+export function transcriptFromEntries(entries: readonly SessionEntry[]): TranscriptEntry[] {
 	const out: TranscriptEntry[] = [];
-	for (const line of jsonl.split("\n")) {
-		if (!line.trim()) continue;
-		let entry: unknown;
-		try {
-			entry = JSON.parse(line);
-		} catch {
-			// A half-written last line is normal while the run is live.
-			continue;
-		}
-		if (!isRecord(entry) || entry.type !== "message" || !isRecord(entry.message)) continue;
-		const message = entry.message;
+	for (const entry of entries) {
+		if (entry.type !== "message") continue;
+		const message: unknown = entry.message;
+		if (!isRecord(message)) continue;
 		const role = message.role;
 		if (role === "user") {
 			const text = partsOf(message.content).map((p) => p.text ?? "").join("");
-			if (text) out.push({ role: "user", text });
+			if (text) out.push({ role: "user", text: cleanBlock(text) });
 		} else if (role === "assistant") {
 			for (const part of partsOf(message.content)) {
-				if (part.type === "text" && part.text) out.push({ role: "assistant", text: part.text });
-				else if (part.type === "toolCall") out.push({ role: "tool", text: `${part.name ?? "tool"} ${JSON.stringify(part.arguments ?? {})}` });
+				if (part.type === "text" && part.text) out.push({ role: "assistant", text: cleanBlock(part.text) });
+				else if (part.type === "toolCall") out.push({ role: "tool", text: cleanBlock(`${part.name ?? "tool"} ${JSON.stringify(part.arguments ?? {})}`) });
 			}
-			if (typeof message.errorMessage === "string" && message.errorMessage) out.push({ role: "error", text: message.errorMessage });
+			if (typeof message.errorMessage === "string" && message.errorMessage) out.push({ role: "error", text: cleanBlock(message.errorMessage) });
 		} else if (role === "toolResult") {
 			const text = partsOf(message.content).map((p) => p.text ?? "").join("");
 			const name = typeof message.toolName === "string" ? message.toolName : "tool";
-			out.push({ role: "tool", text: `${name} -> ${text}` });
+			out.push({ role: "tool", text: cleanBlock(`${name} -> ${text}`) });
 		}
 	}
 	return out;
+}
+
+/** Session JSONL to transcript entries along the current branch; a half-written last line is skipped. */
+export function parseTranscript(jsonl: string): TranscriptEntry[] {
+	const entries: FileEntry[] = parseSessionEntries(jsonl);
+	const session = SessionManager.inMemory(undefined, undefined, entries);
+	return transcriptFromEntries(session.getBranch());
 }
 
 export async function readTranscript(sessionFile: string): Promise<TranscriptEntry[]> {
@@ -65,6 +68,6 @@ export async function readTranscript(sessionFile: string): Promise<TranscriptEnt
 	} catch (error) {
 		const code = isRecord(error) ? error.code : undefined;
 		if (code === "ENOENT") return [{ role: "info", text: "(no session file yet)" }];
-		return [{ role: "error", text: `cannot read ${sessionFile}: ${String(error)}` }];
+		return [{ role: "error", text: `cannot read the session: ${String(error)}` }];
 	}
 }

@@ -4,8 +4,8 @@
  */
 import { basename } from "node:path";
 import { visibleWidth } from "@earendil-works/pi-tui";
-import type { BoardRow, RowState } from "../types.ts";
-import { fit } from "./ui-types.ts";
+import type { BoardRow, DiffStats, RowState } from "../types.ts";
+import { clean, fit } from "./ui-types.ts";
 
 /** Needs input first: it is the only state where the board waits on the user. */
 export const STATE_ORDER: readonly RowState[] = ["needs_input", "working", "queued", "failed", "error", "stopped", "completed", "idle"];
@@ -126,9 +126,9 @@ export function formatUsage(row: BoardRow): string {
 	return `${formatTokens(row.usage.totalTokens)} tok${cost ? ` ${cost}` : ""}`;
 }
 
-export function formatDiff(row: BoardRow): string {
-	if (!row.diff) return "";
-	return `+${row.diff.added} -${row.diff.removed} ${row.diff.files}f`;
+export function formatDiff(row: BoardRow, stats: DiffStats | undefined = row.diff): string {
+	if (!stats) return "";
+	return `+${stats.added} -${stats.removed} ${stats.files}f`;
 }
 
 export function shortPath(path: string, home?: string): string {
@@ -137,25 +137,78 @@ export function shortPath(path: string, home?: string): string {
 }
 
 
+/** What the agent is doing now, from the engine's live view; "" when nothing is live. Ages tick with `now`. */
+export function liveLine(row: BoardRow, now: number): string {
+	const live = row.live;
+	if (!live) return "";
+	if (live.retry) return `retrying ${live.retry.attempt}/${live.retry.max}: ${clean(live.retry.reason)}`;
+	if (live.compactingSince !== undefined) return `compacting ${formatAge(now - live.compactingSince)}`;
+	if (live.tool) return `${clean(live.tool.name)} ${formatAge(now - live.tool.startedAt)}${live.tool.detail ? `: ${clean(live.tool.detail)}` : ""}`;
+	if (live.waitingSince !== undefined) return `waiting for the model ${formatAge(now - live.waitingSince)}`;
+	return live.text ? clean(live.text) : "";
+}
+
+/**
+ * The engine's summary is the first sentence of the answer; the list shows as much as fits, so use
+ * the whole answer when the summary is its start.
+ */
+export function fullSummary(row: BoardRow): string {
+	const summary = clean(row.summary);
+	const answer = clean(row.latestAssistant);
+	if (answer && summary && answer.startsWith(summary.replace(/[.!?…]+$/, ""))) return answer;
+	return summary;
+}
+
+/** The summary column: the question, what the agent is doing now, why it waits, or what it did. */
+export function summaryText(row: BoardRow, now: number): string {
+	if (row.state === "needs_input" && row.question) {
+		const options = row.questionOptions?.length ? ` [${row.questionOptions.map(clean).join(" / ")}]` : "";
+		return `${clean(row.question)}${options}`;
+	}
+	if (row.state === "working" || row.state === "queued") {
+		const live = liveLine(row, now);
+		const text = row.live?.text ? clean(row.live.text) : "";
+		// Tool/wait lines are short; the streamed text tail after them says what the agent is saying.
+		if (live && text && live !== text) return `${live} · ${text.slice(-200)}`;
+		if (live) return live;
+		if (row.state === "queued" && row.blockedReason) return `blocked: ${clean(row.blockedReason)}`;
+		if (row.currentTool) return clean(row.currentTool);
+	}
+	return fullSummary(row);
+}
+
 export interface RowLineParts {
 	marker: string;
 	glyph: string;
 	name: string;
 	summary: string;
-	/** Fixed right-hand slots (archived, age, usage, diff, model, location), "" when empty; dropped from the end when space runs out. */
+	/** Right-hand slots in display order (SLOTS), "" when empty. */
 	right: string[];
 }
 
-export function rowLineParts(row: BoardRow, now: number, home?: string): RowLineParts {
+/** Right-hand slots in display order, and the order they are given room in (age first, diff last). */
+export const SLOTS = ["archived", "age", "usage", "diff", "model", "location"] as const;
+const SLOT_PRIORITY = [1, 5, 4, 0, 2, 3];
+const RIGHT_ALIGNED = [false, true, true, true, false, false];
+
+export interface LineContext {
+	home?: string;
+	/** Row whose session this pi is attached to: marked "@". */
+	attachedId?: string;
+	/** Diff stats from the UI's async cache (the engine no longer computes them in list). */
+	diff?: (row: BoardRow) => DiffStats | undefined;
+}
+
+export function rowLineParts(row: BoardRow, now: number, context: LineContext = {}): RowLineParts {
+	const { home, attachedId } = context;
 	// The last path segment is what tells rows apart; the full path is in peek.
 	const location = row.worktreePath ? `wt:${row.branch ?? basename(row.worktreePath)}` : basename(shortPath(row.repo ?? row.cwd, home)) || "/";
-	const summary = row.state === "needs_input" && row.question ? row.question : row.summary;
 	return {
-		marker: isUnread(row) ? "*" : " ",
+		marker: row.id === attachedId ? "@" : isUnread(row) ? "*" : " ",
 		glyph: STATE_GLYPH[row.state],
-		name: row.name,
-		summary: summary.replace(/\s+/g, " ").trim(),
-		right: [row.archived ? "[archived]" : "", formatAge(now - row.lastActivityAt), formatUsage(row), formatDiff(row), row.model ?? "", location],
+		name: clean(row.name),
+		summary: summaryText(row, now),
+		right: [row.archived ? "[archived]" : "", formatAge(now - row.lastActivityAt), formatUsage(row), formatDiff(row, context.diff ? context.diff(row) : row.diff), clean(row.modelUsed ?? row.model), clean(location)],
 	};
 }
 
@@ -165,17 +218,12 @@ export interface RowLayout {
 	right: number[];
 }
 
-/** Slots that right-align (numbers); the others left-align. */
-const RIGHT_ALIGNED = [false, true, true, true, false, false];
-const MAX_NAME = 40;
-const MAX_SLOT = 24;
-
 export function rowLayout(parts: readonly RowLineParts[]): RowLayout {
-	const layout: RowLayout = { name: 0, right: [0, 0, 0, 0, 0, 0] };
+	const layout: RowLayout = { name: 0, right: SLOTS.map(() => 0) };
 	for (const p of parts) {
-		layout.name = Math.max(layout.name, Math.min(MAX_NAME, visibleWidth(p.name)));
+		layout.name = Math.max(layout.name, visibleWidth(p.name));
 		p.right.forEach((slot, i) => {
-			layout.right[i] = Math.max(layout.right[i] ?? 0, Math.min(MAX_SLOT, visibleWidth(slot)));
+			layout.right[i] = Math.max(layout.right[i] ?? 0, visibleWidth(slot));
 		});
 	}
 	// Age changes while the board is open; reserve its widest short form.
@@ -191,28 +239,32 @@ function pad(text: string, width: number, right: boolean): string {
 }
 
 /**
- * One list line within `width` columns. Layout: `<marker><glyph> <name> <summary> <right...>`; the
- * name gets up to a third of the line, right slots are dropped before the summary shrinks below
- * 40% of the line. With a layout, columns line up across rows.
+ * One list line within `width` columns: `<marker><glyph> <name> <summary> <right...>`. Columns grow
+ * with the width; right slots get room in priority order (age, location, model, usage, diff) while the
+ * summary keeps at least a third of the line, so one row's optional column never pushes another's off.
  */
 export function formatRowLine(parts: RowLineParts, width: number, layout: RowLayout = rowLayout([parts])): { head: string; name: string; summary: string; right: string } {
 	const head = `${parts.marker}${parts.glyph} `;
 	let rest = Math.max(0, width - visibleWidth(head));
-	const nameWidth = Math.min(Math.max(1, layout.name), Math.max(8, Math.floor(rest / 3)), rest);
+	const nameWidth = Math.min(Math.max(1, layout.name), Math.max(8, Math.floor(rest * 0.3)), rest);
 	const name = fit(parts.name, nameWidth);
 	rest -= nameWidth;
-	const right: string[] = [];
+	const slotCap = Math.max(16, Math.floor(width * 0.15));
+	const minSummary = Math.max(12, Math.floor(width / 3));
+	const chosen = new Set<number>();
 	let rightWidth = 0;
-	for (let i = 0; i < parts.right.length; i++) {
-		const slotWidth = layout.right[i] ?? 0;
+	for (const i of SLOT_PRIORITY) {
+		const slotWidth = Math.min(layout.right[i] ?? 0, slotCap);
 		if (slotWidth === 0) continue;
-		const w = slotWidth + 2;
-		if (rest - rightWidth - w < Math.max(13, Math.floor(width * 0.4))) break;
-		right.push(pad(parts.right[i] ?? "", slotWidth, RIGHT_ALIGNED[i] ?? false));
-		rightWidth += w;
+		if (rest - rightWidth - (slotWidth + 2) < minSummary + 1) continue;
+		chosen.add(i);
+		rightWidth += slotWidth + 2;
+	}
+	let rightText = "";
+	for (let i = 0; i < SLOTS.length; i++) {
+		if (chosen.has(i)) rightText += `  ${pad(parts.right[i] ?? "", Math.min(layout.right[i] ?? 0, slotCap), RIGHT_ALIGNED[i] ?? false)}`;
 	}
 	const summaryWidth = Math.max(0, rest - rightWidth - (rest > 0 ? 1 : 0));
 	const summary = summaryWidth > 0 ? ` ${fit(parts.summary, summaryWidth)}` : "";
-	const rightText = right.map((column) => `  ${column}`).join("");
 	return { head: visibleWidth(head) <= width ? head : fit(head, width), name, summary, right: rightText };
 }

@@ -1,21 +1,52 @@
 /**
- * Background watcher outside the dashboard: keeps a footer status ("2 need input") and notifies
- * when a row turns needs_input, failed or completed. Started on session_start, stopped on
- * session_shutdown; it polls the cheap version() and re-lists only when it changed.
+ * The board's presence outside the dashboard, fed by the one shared BoardFeed: the footer status
+ * ("board: 2 need input, 1 running"), the below-editor strip and notifications (pi notices plus
+ * OS-level ones through terminal escapes). Counting lives here once so the footer, the strip and the
+ * dashboard header never disagree.
  */
-import type { BoardRow, BoardService, RowState } from "../types.ts";
+import type { TUI } from "@earendil-works/pi-tui";
+import type { BoardRow, RowState } from "../types.ts";
+import type { BoardFeed } from "./board-feed.ts";
+import { type BoardSettings, osNotify } from "./notify.ts";
+import { BoardStrip } from "./strip.ts";
+import { clean, type UiTheme } from "./ui-types.ts";
+import { fullSummary } from "./view-model.ts";
 
 export const STATUS_KEY = "agent-board";
+export const STRIP_KEY = "agent-board-strip";
 const NOTIFY_STATES: readonly RowState[] = ["needs_input", "failed", "completed"];
 
 export interface WatcherUi {
 	setStatus(key: string, text: string | undefined): void;
 	notify(message: string, type?: "info" | "warning" | "error"): void;
+	setWidget?(key: string, content: ((tui: TUI, theme: UiTheme) => BoardStrip) | undefined, options?: { placement?: "aboveEditor" | "belowEditor" }): void;
 }
 
 export interface Transition {
 	row: BoardRow;
 	from: RowState | undefined;
+}
+
+export interface RowCounts {
+	rows: number;
+	archived: number;
+	waiting: number;
+	running: number;
+}
+
+/** The one definition of the counts shown in the footer, the strip and the dashboard header. */
+export function countRows(rows: readonly BoardRow[]): RowCounts {
+	const counts: RowCounts = { rows: 0, archived: 0, waiting: 0, running: 0 };
+	for (const row of rows) {
+		if (row.archived) {
+			counts.archived += 1;
+			continue;
+		}
+		counts.rows += 1;
+		if (row.state === "needs_input") counts.waiting += 1;
+		else if (row.alive || row.state === "working") counts.running += 1;
+	}
+	return counts;
 }
 
 /** Rows that entered a notify state since `previous`; rows first seen in a notify state are not news. */
@@ -32,73 +63,87 @@ export function transitions(previous: ReadonlyMap<string, RowState>, rows: reado
 }
 
 export function statusText(rows: readonly BoardRow[]): string | undefined {
-	const waiting = rows.filter((row) => !row.archived && row.state === "needs_input").length;
-	const running = rows.filter((row) => !row.archived && row.alive && row.state !== "needs_input").length;
+	const { waiting, running } = countRows(rows);
 	const parts: string[] = [];
 	if (waiting > 0) parts.push(`${waiting} need input`);
 	if (running > 0) parts.push(`${running} running`);
 	return parts.length > 0 ? `board: ${parts.join(", ")}` : undefined;
 }
 
-export function notificationText(t: Transition): { text: string; type: "info" | "warning" | "error" } {
-	const name = t.row.name;
-	if (t.row.state === "needs_input") return { text: `agent-board: ${name} needs input: ${t.row.question ?? t.row.summary}`, type: "warning" };
-	if (t.row.state === "failed") return { text: `agent-board: ${name} failed: ${t.row.error ?? t.row.summary}`, type: "error" };
-	return { text: `agent-board: ${name} completed: ${t.row.summary}`, type: "info" };
+/** A question is not a problem: it is shown as info, not as a warning. */
+export function notificationText(t: Transition): { title: string; text: string; type: "info" | "warning" | "error" } {
+	const name = clean(t.row.name);
+	if (t.row.state === "needs_input") return { title: `${name} needs input`, text: `agent-board: ${name} asks: ${clean(t.row.question ?? t.row.summary)}`, type: "info" };
+	if (t.row.state === "failed") return { title: `${name} failed`, text: `agent-board: ${name} failed: ${clean(t.row.error ?? t.row.summary)}`, type: "error" };
+	return { title: `${name} completed`, text: `agent-board: ${name} completed: ${fullSummary(t.row)}`, type: "info" };
 }
 
-export class BoardWatcher {
-	private timer: ReturnType<typeof setInterval> | undefined;
-	private version = "";
+export class BoardPresence {
 	private states = new Map<string, RowState>();
 	private seeded = false;
-	private busy = false;
-	/** While the dashboard is open it shows changes itself; notifications would only repeat them. */
+	private unsubscribe: (() => void) | undefined;
+	private ui: WatcherUi | undefined;
+	private lastStatus: string | undefined = "";
+	/** While the dashboard is open it shows changes itself; pi notices would only repeat them. */
 	quiet = false;
 
-	private readonly getService: () => BoardService;
-	private readonly intervalMs: number;
+	readonly feed: BoardFeed;
+	settings: BoardSettings;
+	private readonly writeTerminal: (text: string) => void;
 
-	constructor(getService: () => BoardService, intervalMs = 1000) {
-		this.getService = getService;
-		this.intervalMs = intervalMs;
+	constructor(feed: BoardFeed, settings: BoardSettings, writeTerminal: (text: string) => void) {
+		this.feed = feed;
+		this.settings = settings;
+		this.writeTerminal = writeTerminal;
 	}
 
 	start(ui: WatcherUi): void {
 		this.stop();
-		this.timer = setInterval(() => void this.tick(ui), this.intervalMs);
-		void this.tick(ui);
+		this.ui = ui;
+		this.unsubscribe = this.feed.subscribe((ids) => this.onChange(ids));
+		this.applySettings(this.settings);
+		void this.feed.start();
+		if (this.feed.rows().length > 0) this.onChange([]);
 	}
 
 	stop(): void {
-		if (this.timer) clearInterval(this.timer);
-		this.timer = undefined;
+		this.unsubscribe?.();
+		this.unsubscribe = undefined;
+		this.ui?.setWidget?.(STRIP_KEY, undefined);
+		this.ui = undefined;
+		this.lastStatus = "";
 	}
 
-	async tick(ui: WatcherUi): Promise<void> {
-		if (this.busy) return;
-		this.busy = true;
-		try {
-			const service = this.getService();
-			const version = await service.version();
-			if (version === this.version) return;
-			this.version = version;
-			const rows = await service.list();
-			if (!this.timer) return;
-			if (this.seeded && !this.quiet) {
-				for (const t of transitions(this.states, rows)) {
-					const note = notificationText(t);
-					ui.notify(note.text, note.type);
-				}
-			}
-			this.states = new Map(rows.map((row) => [row.id, row.state]));
-			this.seeded = true;
-			ui.setStatus(STATUS_KEY, statusText(rows));
-		} catch {
-			// A store being written mid-poll is retried on the next tick; the footer keeps its last text.
-			this.version = "";
-		} finally {
-			this.busy = false;
+	applySettings(settings: BoardSettings): void {
+		this.settings = settings;
+		const ui = this.ui;
+		if (!ui?.setWidget) return;
+		if (settings.strip) ui.setWidget(STRIP_KEY, (tui, theme) => new BoardStrip(this.feed, theme, () => tui.requestRender()), { placement: "belowEditor" });
+		else ui.setWidget(STRIP_KEY, undefined);
+	}
+
+	private onChange(ids: readonly string[]): void {
+		const ui = this.ui;
+		if (!ui) return;
+		const rows = this.feed.rows();
+		const status = statusText(rows);
+		if (status !== this.lastStatus) ui.setStatus(STATUS_KEY, status);
+		this.lastStatus = status;
+		// Only the reported rows can have changed state; a full relist reports them all.
+		const changed: BoardRow[] = [];
+		for (const id of ids) {
+			const row = this.feed.row(id);
+			if (row) changed.push(row);
 		}
+		if (this.seeded) {
+			for (const t of transitions(this.states, changed)) {
+				const note = notificationText(t);
+				if (!this.quiet && this.settings.notices) ui.notify(note.text, note.type);
+				if (this.settings.osNotify) osNotify(this.writeTerminal, "pi agent board", note.title);
+			}
+		}
+		if (!this.seeded) this.states = new Map(rows.map((row) => [row.id, row.state]));
+		else for (const row of changed) this.states.set(row.id, row.state);
+		this.seeded = rows.length > 0 || this.feed.revision > 0;
 	}
 }

@@ -1,0 +1,76 @@
+/**
+ * The compact strip below pi's editor: live rows at a glance while the board is closed, needs-input
+ * first, at most a few lines. It reads the shared BoardFeed (no store reads of its own) and ticks once
+ * a second only while something is live, so elapsed times move.
+ */
+import type { BoardRow } from "../types.ts";
+import type { BoardFeed } from "./board-feed.ts";
+import { fit, type UiTheme } from "./ui-types.ts";
+import { formatAge, STATE_GLYPH, summaryText } from "./view-model.ts";
+
+const MAX_LINES = 3;
+
+/** Live rows for the strip: waiting on the user first, then working, then queued; newest first within. */
+export function stripRows(rows: readonly BoardRow[]): BoardRow[] {
+	const rank = (row: BoardRow) => (row.state === "needs_input" ? 0 : row.state === "working" || row.alive ? 1 : row.state === "queued" ? 2 : 3);
+	return rows.filter((row) => !row.archived && rank(row) < 3).sort((a, b) => rank(a) - rank(b) || b.lastActivityAt - a.lastActivityAt);
+}
+
+export function stripLines(rows: readonly BoardRow[], width: number, now: number, theme: UiTheme): string[] {
+	const live = stripRows(rows);
+	if (live.length === 0) return [];
+	const shown = live.slice(0, live.length > MAX_LINES ? MAX_LINES - 1 : MAX_LINES);
+	const lines = shown.map((row) => {
+		const color = row.state === "needs_input" ? "accent" : row.state === "queued" ? "muted" : "success";
+		const since = row.live?.tool?.startedAt ?? row.live?.waitingSince ?? row.lastActivityAt;
+		const head = `${theme.fg(color, `${STATE_GLYPH[row.state]} ${row.name}`)} ${theme.fg("dim", formatAge(now - since))} `;
+		return fit(`${head}${theme.fg("muted", summaryText(row, now))}`, width);
+	});
+	if (live.length > shown.length) lines.push(fit(theme.fg("dim", `+${live.length - shown.length} more live rows · /agent-board`), width));
+	return lines;
+}
+
+export class BoardStrip {
+	private timer: ReturnType<typeof setInterval> | undefined;
+	private readonly unsubscribe: () => void;
+	private readonly feed: BoardFeed;
+	private readonly theme: UiTheme;
+	private readonly requestRender: () => void;
+	private readonly now: () => number;
+
+	constructor(feed: BoardFeed, theme: UiTheme, requestRender: () => void, now: () => number = Date.now) {
+		this.feed = feed;
+		this.theme = theme;
+		this.requestRender = requestRender;
+		this.now = now;
+		this.unsubscribe = feed.subscribe(() => {
+			this.syncTimer();
+			this.requestRender();
+		});
+		this.syncTimer();
+	}
+
+	/** Tick only while a row is live: an idle strip costs nothing. */
+	private syncTimer(): void {
+		const live = stripRows(this.feed.rows()).length > 0;
+		if (live && !this.timer) {
+			this.timer = setInterval(() => this.requestRender(), 1000);
+			this.timer.unref?.();
+		} else if (!live && this.timer) {
+			clearInterval(this.timer);
+			this.timer = undefined;
+		}
+	}
+
+	render(width: number): string[] {
+		return stripLines(this.feed.rows(), width, this.now(), this.theme);
+	}
+
+	invalidate(): void {}
+
+	dispose(): void {
+		this.unsubscribe();
+		if (this.timer) clearInterval(this.timer);
+		this.timer = undefined;
+	}
+}
