@@ -73,7 +73,8 @@ const ENGINE_LIVE = /\blive\b/.test(readFileSync(join(REPO_ROOT, "src/board/stor
 describe("live dashboard in real pi", { timeout: 150_000 }, () => {
 	it("a bracketed multi-line paste reaches the worker with its newlines; the cursor follows the new row", async () => {
 		const { agent } = setup();
-		const tmux = await start(agent);
+		// Wide enough for the whole answer beside the age, usage, model and location columns.
+		const tmux = await start(agent, 160);
 		await dispatchFromCommand(tmux, "an older row");
 		await openBoard(tmux);
 		await tmux.waitForText(/all 42 p/, 30_000);
@@ -93,7 +94,7 @@ describe("live dashboard in real pi", { timeout: 150_000 }, () => {
 
 	it("ages change with no key pressed, and summaries show the whole answer", async () => {
 		const { agent } = setup();
-		const tmux = await start(agent);
+		const tmux = await start(agent, 160);
 		await dispatchFromCommand(tmux, "a finished row");
 		await openBoard(tmux);
 		const first = await tmux.waitForText(/a finished row.*all 42 p/, 30_000);
