@@ -31,7 +31,8 @@ describe("board concurrency", () => {
 		const board = boardFor(agent, { maxConcurrent: 4 });
 		const rows = await Promise.all(Array.from({ length: 20 }, (_, n) => board.dispatch({ prompt: `slice ${n}`, cwd: agent.cwd })));
 		let maxLive = 0;
-		let sawQueued = false;
+		// Over the limit, a dispatch returns a queued row.
+		let sawQueued = rows.some((row) => row.state === "queued");
 		let finished = false;
 		const sampler = (async () => {
 			while (!finished) {

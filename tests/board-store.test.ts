@@ -68,7 +68,7 @@ describe("board store", () => {
 		}
 		expect(await board.get("no-such-row")).toBeUndefined();
 		await expect(board.dispatch({ prompt: "a\0b", cwd: agent.cwd })).rejects.toThrow(/NUL byte/);
-		await expect(board.dispatch({ prompt: "y".repeat(140 * 1024), cwd: agent.cwd })).rejects.toThrow(/limit is 131071/);
+		await expect(board.dispatch({ prompt: "y".repeat(1100 * 1024), cwd: agent.cwd })).rejects.toThrow(/limit is 1048576/);
 		await expect(board.dispatch({ prompt: "ok", cwd: join(rows, good.id, "meta.json") })).rejects.toThrow(/not a directory/);
 		// No node for the runner: the row fails at once with the reason instead of hanging queued.
 		const { createBoardService } = await import("../src/board/service.ts");
@@ -145,9 +145,11 @@ describe("board store", () => {
 		expect(done.state).toBe("completed");
 		expect(existsSync(join(row.worktreePath!, "notes.txt"))).toBe(true);
 		expect(existsSync(join(repo, "notes.txt"))).toBe(false);
-		expect(done.diff).toEqual({ added: 3, removed: 0, files: 1 });
+		// Diff stats run git: on demand (board.diff), never inside list/get.
+		expect(done.diff).toBeUndefined();
+		expect(await board.diff(row.id)).toEqual({ added: 3, removed: 0, files: 1 });
 		execFileSync("git", ["add", "notes.txt"], { cwd: row.worktreePath, env: agent.env });
-		expect((await board.get(row.id))?.diff).toEqual({ added: 3, removed: 0, files: 1 });
+		expect(await board.diff(row.id)).toEqual({ added: 3, removed: 0, files: 1 });
 		await expect(board.removeWorktree(row.id)).rejects.toThrow(/uncommitted changes/);
 		expect(existsSync(row.worktreePath!)).toBe(true);
 		await board.removeWorktree(row.id, { force: true });

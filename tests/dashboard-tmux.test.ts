@@ -29,7 +29,8 @@ function setup(): { agent: TestAgent; gate: string } {
 	agent.writeScript({
 		rules: [
 			{ match: "use sqlite", steps: [{ text: "Going with SQLite." }] },
-			{ match: "ask me", steps: [{ toolCall: { name: "ask_user", args: { question: "Postgres or SQLite?" } } }, { text: "unreachable" }] },
+			// The answer arrives in place, as the tool's result: the model's next step follows it.
+			{ match: "ask me", steps: [{ toolCall: { name: "ask_user", args: { question: "Postgres or SQLite?" } } }, { text: "Going with SQLite." }] },
 			{ match: "hang forever", steps: [{ stall: true }] },
 			{ match: "gated", steps: [{ waitForFile: gate, then: { text: "Gate passed, all done." } }] },
 		],
@@ -189,7 +190,8 @@ describe("dashboard in real pi", { timeout: 120_000 }, () => {
 		writeFileSync(join(repo, "README.md"), "repo\n");
 		git("add", ".");
 		git("commit", "-q", "-m", "base");
-		const tmux = startPiInTmux(agent, { width: 110, height: 34, cwd: repo });
+		// Wide enough for the diff column beside age, usage, model and location (narrower drops it first).
+		const tmux = startPiInTmux(agent, { width: 160, height: 34, cwd: repo });
 		sessions.push(tmux);
 		await tmux.waitForText(/faux-1/, 20_000);
 		await openBoard(tmux);

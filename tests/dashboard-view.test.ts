@@ -112,7 +112,8 @@ describe("watcher logic and transcript", () => {
 			'{"type":"message","mess',
 		];
 		expect(parseTranscript(lines.join("\n"))).toEqual([
-			{ role: "user", text: "hi\u2028there" },
+			// One JSONL record despite the U+2028 inside; shown as the line break it is.
+			{ role: "user", text: "hi\nthere" },
 			{ role: "assistant", text: "Hello" },
 			{ role: "tool", text: 'bash {"command":"ls"}' },
 			{ role: "tool", text: "bash -> a.txt" },

@@ -167,6 +167,8 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 
 	function checkPrompt(prompt: unknown): string {
 		if (typeof prompt !== "string" || prompt.trim() === "") throw new Error("prompt must be a non-empty string");
+		// pi's session file and the providers treat NUL as the end of text: refuse rather than truncate.
+		if (prompt.includes("\0")) throw new Error("prompt contains a NUL byte, which pi cannot carry");
 		const bytes = Buffer.byteLength(prompt);
 		if (bytes > MAX_PROMPT_BYTES) throw new Error(`prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES}`);
 		return prompt;
@@ -311,6 +313,11 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			// Subscribers read the whole board when they subscribe: the first poll only sets the baseline.
 			knownIds = current;
 			lastKeys = rowKeys();
+			for (const id of [...ownerSeen.keys()]) {
+				const row = current.has(id) ? readRow(id) : undefined;
+				if (row && (row.alive || row.state === "queued")) ownerSeen.set(id, `${row.state}:${row.alive}`);
+				else ownerSeen.delete(id);
+			}
 			return [];
 		}
 		for (const id of ids) if (!knownIds.has(id)) changed.add(id);

@@ -52,7 +52,8 @@ export function parseSubcommand(args: string): Parsed {
 		let text = rest.slice(id.length).trim();
 		const followUp = /^--follow-up(\s|$)/.test(text);
 		if (followUp) text = text.slice("--follow-up".length).trim();
-		return text ? { ok: true, name, id, text, followUp } : { ok: false, error: `reply needs text after the id\n${USAGE}` };
+		if (!text) return { ok: false, error: `reply needs text after the id\n${USAGE}` };
+		return followUp ? { ok: true, name, id, text, followUp } : { ok: true, name, id, text };
 	}
 	if (restParts.length > 1) return { ok: false, error: `${name} takes exactly one id\n${USAGE}` };
 	return { ok: true, name, id };
