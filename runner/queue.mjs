@@ -4,9 +4,10 @@
 // that run's runner. Finishing runners and board reads both pump, so a killed runner never strands it.
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readdirSync, readFileSync, renameSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureDir, FILE_MODE, writeJsonAtomic } from "./fs-util.mjs";
+import { ensureDir, FILE_MODE, touchNotify, writeJsonAtomic } from "./fs-util.mjs";
+import { finalize } from "./state-rules.mjs";
 import { processStartTime, RUN_TAG } from "./proc.mjs";
 import { releaseSlot, tryClaimSlot } from "./slots.mjs";
 
@@ -141,6 +142,20 @@ export function pumpQueue(storeRoot, options) {
 	return { started };
 }
 
+/** @param {string} runDir @param {string} reason */
+function recordStartFailure(runDir, reason) {
+	try {
+		const statusPath = join(runDir, "status.json");
+		const status = JSON.parse(readFileSync(statusPath, "utf8"));
+		finalize(status, { code: null, signal: null, spawnError: reason, now: Date.now() });
+		writeJsonAtomic(statusPath, status);
+		const rowDir = dirname(dirname(runDir));
+		touchNotify(dirname(dirname(rowDir)), basename(rowDir));
+	} catch {
+		// Readers record "runner never started" once the start grace has passed.
+	}
+}
+
 /**
  * Spawns the detached runner of a claimed run. Its failure to start is recorded by the runner's
  * absence: readers turn a claimed run with no runner into "failed: runner never started".
@@ -150,9 +165,10 @@ export function spawnRunner(runDir, slot, node, env) {
 	const logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE);
 	try {
 		const child = spawn(node, [RUNNER_PATH, join(runDir, "run.json"), slot], { detached: true, stdio: ["ignore", logFd, logFd], cwd: runDir, env });
-		child.on("error", () => {
-			// Readers record "runner never started" once the start grace has passed; the slot goes now.
+		child.on("error", (error) => {
+			// The pumper claimed this run and still owns it: it records why the run never started.
 			releaseSlot(slot, String(env[RUN_TAG]));
+			recordStartFailure(runDir, `could not start the runner with ${node}: ${error.message}`);
 		});
 		child.unref();
 	} finally {
