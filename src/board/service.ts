@@ -1,6 +1,6 @@
 /** The board engine's API: every consumer (dashboard, commands, LLM tools) goes through here. */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { DIR_MODE, ensureDir, touchNotify } from "../../runner/fs-util.mjs";
 import { pumpQueue, queueDir } from "../../runner/queue.mjs";
@@ -9,14 +9,15 @@ import { runEnded, type RunStatus } from "../../runner/state-rules.mjs";
 import { newId, validateId } from "./ids.ts";
 import { newRunId, nodeCommand, prepareRun, queueRun, resolvePiCommand } from "./launch.ts";
 import { defaultStoreDir, storePaths, type StorePaths } from "./paths.ts";
+import { checkDispatch, checkPrompt } from "./dispatch-checks.ts";
 import { controlRun } from "./run-control.ts";
 import { recordOrphanEnd, runOwner } from "./run-liveness.ts";
 import { seedFork, withAttempts } from "./attempts.ts";
 import { describeFsError, guardStore, removeHalfRow } from "./store-guard.ts";
 import { StoreWatch } from "./store-watch.ts";
-import { errorReason, errorRow, FileCache, listRowIds, readMeta, readStatus, rowFrom, writeMeta, type RowMeta } from "./store.ts";
-import type { BoardRow, BoardService, DiffStats, DispatchOptions, ThinkingLevel, WorktreeMode } from "./types.ts";
-import { createWorktree, diffStats, removeWorktreeDir, repoRoot } from "./worktree.ts";
+import { errorReason, errorRow, FileCache, listRowIds, readEventsFile, readMeta, readStatus, rowFrom, writeMeta, type RowMeta } from "./store.ts";
+import type { BoardRow, BoardService, DiffStats, DispatchOptions } from "./types.ts";
+import { createWorktree, diffStats, removeWorktreeDir } from "./worktree.ts";
 
 export interface BoardServiceOptions {
 	storeDir?: string;
@@ -40,10 +41,6 @@ export interface BoardEngine extends BoardService {
 	pump(): void;
 }
 
-const THINKING: ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
-const WORKTREE_MODES: WorktreeMode[] = ["none", "auto", "worktree"];
-/** The prompt travels over the control channel, not argv; the bound keeps one run.json sane. */
-const MAX_PROMPT_BYTES = 1024 * 1024;
 const PUMP_MIN_INTERVAL_MS = 200;
 /** Safety polls between full store hashes (a missed inotify event is picked up within this many polls). */
 const FULL_CHECK_EVERY = 6;
@@ -163,33 +160,6 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		} catch {
 			// The run is queued; a later read starts it or says why it cannot start.
 		}
-	}
-
-	function checkPrompt(prompt: unknown): string {
-		if (typeof prompt !== "string" || prompt.trim() === "") throw new Error("prompt must be a non-empty string");
-		// pi's session file and the providers treat NUL as the end of text: refuse rather than truncate.
-		if (prompt.includes("\0")) throw new Error("prompt contains a NUL byte, which pi cannot carry");
-		const bytes = Buffer.byteLength(prompt);
-		if (bytes > MAX_PROMPT_BYTES) throw new Error(`prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES}`);
-		return prompt;
-	}
-
-	function checkDispatch(options: DispatchOptions): { cwd: string; worktreeMode: WorktreeMode; repo: string | undefined } {
-		if (typeof options.cwd !== "string" || !options.cwd) throw new Error("cwd is required");
-		const cwd = resolve(options.cwd);
-		let isDir = false;
-		try {
-			isDir = statSync(cwd).isDirectory();
-		} catch {
-			throw new Error(`working directory does not exist: ${cwd}`);
-		}
-		if (!isDir) throw new Error(`working directory is not a directory: ${cwd}`);
-		if (options.thinking !== undefined && !THINKING.includes(options.thinking)) throw new Error(`invalid thinking level: ${String(options.thinking)}`);
-		const worktreeMode = options.worktreeMode ?? "none";
-		if (!WORKTREE_MODES.includes(worktreeMode)) throw new Error(`invalid worktree mode: ${String(worktreeMode)}`);
-		const repo = repoRoot(cwd);
-		if (worktreeMode === "worktree" && !repo) throw new Error(`worktree mode needs a git repository: ${cwd} is not inside one`);
-		return { cwd, worktreeMode, repo };
 	}
 
 	async function dispatch(options: DispatchOptions): Promise<BoardRow> {
@@ -396,21 +366,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		},
 		async events(id, eventOptions) {
 			const meta = requireMeta(id);
-			let text: string;
-			try {
-				text = readFileSync(`${paths.run(id, meta.currentRunId)}/events.jsonl`, "utf8");
-			} catch {
-				return [];
-			}
-			const events: Record<string, unknown>[] = [];
-			for (const line of text.split("\n")) {
-				if (!line) continue;
-				try {
-					events.push(JSON.parse(line) as Record<string, unknown>);
-				} catch {
-					// A torn last line (runner mid-append) is not an event yet.
-				}
-			}
+			const events = readEventsFile(join(paths.run(id, meta.currentRunId), "events.jsonl"));
 			return eventOptions?.limit ? events.slice(-eventOptions.limit) : events;
 		},
 		async diff(id) {

@@ -2,7 +2,7 @@
  * Reading and writing the durable store. One directory per row (rows/<id>/meta.json) so concurrent
  * dispatchers never share a read-modify-write file; run state lives in rows/<id>/runs/<runId>/.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseJsonStrict, writeJsonAtomic } from "../../runner/fs-util.mjs";
 import { isAlive } from "../../runner/proc.mjs";
@@ -313,4 +313,24 @@ export function rowFrom(meta: RowMeta, status: RunStatus, alive: boolean): Board
 
 export function errorReason(error: unknown, file: string): string {
 	return reasonOf(error, file);
+}
+
+/** Compact worker events of a run, oldest first; a torn last line (runner mid-append) is not an event yet. */
+export function readEventsFile(path: string): Record<string, unknown>[] {
+	let text: string;
+	try {
+		text = readFileSync(path, "utf8");
+	} catch {
+		return [];
+	}
+	const events: Record<string, unknown>[] = [];
+	for (const line of text.split("\n")) {
+		if (!line) continue;
+		try {
+			events.push(JSON.parse(line) as Record<string, unknown>);
+		} catch {
+			// Torn line.
+		}
+	}
+	return events;
 }
