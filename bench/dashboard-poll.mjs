@@ -1,6 +1,6 @@
 // What watching the board costs, at 500 and 5,000 rows of a real engine store:
 // - an unchanged check: what the UI does when nothing changed (the 1 s tick's repaint; the feed does
-//   no store work at all), and the engine's version() that its placeholder watch() still polls;
+//   no store work at all), and the engine's per-row store hash that the change feed runs once a minute;
 // - one changed row: its report re-reads that row only (service.get) and repaints;
 // - pi's CPU over 30 s with the board open and idle, and closed (real pi in tmux, /proc stat).
 // Prints medians and spread; asserts nothing about time.
@@ -107,7 +107,7 @@ async function measureInProcess(size, seedId) {
 	feed.stop();
 	console.log(`first load (list + render):          ${firstLoad.toFixed(1)} ms`);
 	console.log(`unchanged check, UI (tick repaint):  ${stats(tick)}   (store reads: none)`);
-	console.log(`unchanged check, engine version():   ${stats(version)}   (placeholder watch polls this once a second)`);
+	console.log(`unchanged check, engine version():   ${stats(version)}   (the change feed hashes the store per row once a minute)`);
 	console.log(`one changed row (get + repaint):     ${stats(changed)}`);
 }
 
