@@ -99,13 +99,46 @@ export function createTestAgent(options: CreateAgentOptions = {}): TestAgent {
 			return readCalls(agentDir);
 		},
 		cleanup() {
-			// A runner finishing as the test ends may still drop a notify file: retry instead of failing.
+			// Runners and workers are detached and outlive the pi that started them: end every process
+			// that carries this agent's dir before removing it, or a late write makes rmdir fail.
+			endProcessesWithEnv(`PI_CODING_AGENT_DIR=${agentDir}`);
 			rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 		},
 	};
 	agent.writeSettings(options.settings ?? {});
 	agent.writeScript(options.script ?? { rules: [], fallback: [{ text: "ok" }] });
 	return agent;
+}
+
+function processesWithEnv(entry: string): number[] {
+	const pids: number[] = [];
+	for (const name of readdirSync("/proc")) {
+		const pid = Number(name);
+		if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
+		try {
+			if (readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(entry)) pids.push(pid);
+		} catch {
+			// Gone or not ours.
+		}
+	}
+	return pids;
+}
+
+/** SIGKILLs test-owned processes (matched by an env entry only this test's agent sets) until none is left. */
+function endProcessesWithEnv(entry: string): void {
+	const pause = new Int32Array(new SharedArrayBuffer(4));
+	for (let round = 0; round < 50; round += 1) {
+		const pids = processesWithEnv(entry);
+		if (pids.length === 0) return;
+		for (const pid of pids) {
+			try {
+				process.kill(pid, "SIGKILL");
+			} catch {
+				// Already gone.
+			}
+		}
+		Atomics.wait(pause, 0, 0, 50);
+	}
 }
 
 export function readCalls(agentDir: string): FauxCall[] {
@@ -229,7 +262,7 @@ export function assistantText(events: PiEvent[]): string {
 }
 
 /** Polls until `predicate` returns a truthy value; the timeout is a hang guard. */
-export async function waitFor<T>(predicate: () => T | Promise<T>, what: string, timeoutMs = 20_000, intervalMs = 50): Promise<NonNullable<T>> {
+export async function waitFor<T>(predicate: () => T | Promise<T>, what: string | (() => string), timeoutMs = 20_000, intervalMs = 50): Promise<NonNullable<T>> {
 	const deadline = Date.now() + timeoutMs;
 	let last: unknown;
 	for (;;) {
@@ -239,7 +272,10 @@ export async function waitFor<T>(predicate: () => T | Promise<T>, what: string, 
 		} catch (error) {
 			last = error;
 		}
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+		if (Date.now() > deadline) {
+			const described = typeof what === "function" ? what() : what;
+			throw new Error(`timed out waiting for ${described}${last ? `: ${String(last)}` : ""}`);
+		}
 		await new Promise((r) => setTimeout(r, intervalMs));
 	}
 }

@@ -82,13 +82,13 @@ export function startPiInTmux(agent: TestAgent, options: StartPiOptions = {}): T
 			return waitFor(() => {
 				const screen = session.screen();
 				return (typeof needle === "string" ? screen.includes(needle) : needle.test(screen)) ? screen : "";
-			}, `screen to show ${String(needle)}\n--- last screen ---\n${safeScreen(session)}`, timeoutMs);
+			}, () => `screen to show ${String(needle)}\n--- last screen ---\n${safeScreen(session)}`, timeoutMs);
 		},
 		async waitForGone(needle, timeoutMs = 20_000) {
 			return waitFor(() => {
 				const screen = session.screen();
 				return (typeof needle === "string" ? !screen.includes(needle) : !needle.test(screen)) ? screen : "";
-			}, `screen to stop showing ${String(needle)}`, timeoutMs);
+			}, () => `screen to stop showing ${String(needle)}\n--- last screen ---\n${safeScreen(session)}`, timeoutMs);
 		},
 		alive() {
 			try {

@@ -48,7 +48,15 @@ describe("ponytail footer badge in interactive pi", () => {
 		tmux = startPiInTmux(agent, { env: { PONYTAIL_STATUS: "0" } });
 		await tmux.waitForText("faux-1");
 		tmux.type("/ponytail stat");
-		await tmux.waitForText(/\u2192 status/);
+		await tmux.waitForText("/ponytail stat");
+		// Typed during startup, the text can land before pi wires the editor's completion provider:
+		// retyping the last letter asks again, as a user would.
+		await waitFor(() => {
+			if (/\u2192 status/.test(tmux!.screen())) return true;
+			tmux!.keys("BSpace");
+			tmux!.type("t");
+			return false;
+		}, () => `argument completion for /ponytail stat\n--- last screen ---\n${tmux!.screen()}`, 20_000, 2_000);
 		tmux.type("us ");
 		await tmux.waitForGone(/\u2192 status/);
 		tmux.keys("Enter");
