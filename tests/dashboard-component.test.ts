@@ -26,7 +26,7 @@ const wideRows = () => [
 
 describe("dashboard component", () => {
 	it("keeps every line within the width in every mode at 40, 60, 80, 120, 200 and 300 columns", async () => {
-		const modes: string[][] = [[], [KEY.enter], ["t"], ["d"], ["?"], ["S"], ["n", ...type("a prompt"), KEY.enter], ["/", ...type("s:need")], ["r"], ["s"]];
+		const modes: string[][] = [[], [KEY.enter], ["t"], ["d"], ["?"], ["S"], ["n", ...type("a prompt"), KEY.enter], ["/", ...type("s:need")], ["r"], ["s"], ["c"], [KEY.down, KEY.down, KEY.down, "m"]];
 		for (const keys of modes) {
 			const fresh = await harness(wideRows());
 			await fresh.press(...keys);
@@ -119,12 +119,39 @@ describe("dashboard component", () => {
 		expect(h.screen()).toContain("type a prompt first");
 		await h.press("\x1b[200~fix the flaky test\nthen run it 10 times\x1b[201~", KEY.enter);
 		expect(h.dash.form?.stage).toBe("form");
-		// name (submenu), cwd, model x2, thinking, worktree, start
-		await h.press(KEY.enter, ...type("flaky"), KEY.enter, KEY.down, KEY.down, KEY.enter, KEY.enter, KEY.down, KEY.enter, KEY.down, KEY.enter, KEY.down, KEY.enter);
-		const call = h.board.calls.find((c) => c.method === "dispatch");
-		expect(call?.args[0]).toEqual({ prompt: "fix the flaky test\nthen run it 10 times", name: "flaky", cwd: "/tmp/here", model: "faux/faux-2", thinking: "off", worktreeMode: "auto" });
+		// name (submenu), cwd, model x2, thinking, worktree, attempts 1 -> 2, start
+		await h.press(KEY.enter, ...type("flaky"), KEY.enter, KEY.down, KEY.down, KEY.enter, KEY.enter, KEY.down, KEY.enter, KEY.down, KEY.enter, KEY.down, KEY.enter, KEY.down, KEY.enter);
+		const calls = h.board.calls.filter((c) => c.method === "dispatch");
+		expect(calls).toHaveLength(2);
+		expect(calls[0]?.args[0]).toEqual({ prompt: "fix the flaky test\nthen run it 10 times", name: "flaky", cwd: "/tmp/here", model: "faux/faux-2", thinking: "off", worktreeMode: "auto" });
+		expect(h.screen()).toContain("dispatched 2 attempts of flaky");
 		expect(h.saved[0]).toMatchObject({ cwd: "/tmp/here", model: "faux/faux-2", thinking: "off", worktreeMode: "auto" });
 		expect(h.dash.selectedRow()?.name).toBe("flaky");
+	});
+
+	it("merges a worktree row after showing its plan, then offers to remove the worktree; compare lists the row", async () => {
+		const h = await harness(wideRows());
+		await h.press("m");
+		expect(h.screen()).toContain("has no worktree: nothing to merge");
+		await h.press(KEY.down, KEY.down, KEY.down);
+		expect(h.dash.selectedRow()?.id).toBe("t1");
+		await h.press("c");
+		expect(h.screen()).toMatch(/^Compare 1 attempt/m);
+		expect(h.screen()).toMatch(/^> +\+ completed {2}\+3 -1 1f {2}t1 {2}tree row/m);
+		await h.press("m");
+		await flushReports();
+		expect(h.screen()).toContain("(y/n) Merge tree row (board/t1) into main: 1 commit, 0 files?");
+		expect(h.board.calls.filter((c) => c.method === "merge").map((c) => c.args[1])).toEqual([{ dryRun: true }]);
+		await h.press("y");
+		await flushReports();
+		expect(h.board.calls.filter((c) => c.method === "merge").map((c) => c.args[1])).toEqual([{ dryRun: true }, { commit: false }]);
+		expect(h.screen()).toContain("(y/n) Merged. Remove its worktree /tmp/wt/t1?");
+		await h.press("n");
+		await flushReports();
+		expect(h.screen()).toMatch(/merged → main/);
+		await h.press(KEY.esc);
+		expect(h.dash.mode).toBe("list");
+		expect(h.screen()).toContain("[merged → main]");
 	});
 
 	it("renames, pins, and shows transcript, diff and help with the configured keys", async () => {
@@ -139,7 +166,7 @@ describe("dashboard component", () => {
 		expect(h.screen()).toMatch(/\+2 added line/);
 		expect(h.screen()).toMatch(/-2 removed line/);
 		await h.press(KEY.esc, "?");
-		for (const key of ["n", "r", "f", "s", "a", "A", "R", "p", "/", "t", "d", "w", "o", "b", "S", "?"]) expect(h.screen()).toMatch(new RegExp(`^  ${key.replace(/[?/]/, "\\$&")}\\s`, "m"));
+		for (const key of ["n", "r", "f", "s", "a", "A", "R", "p", "/", "t", "d", "w", "c", "m", "o", "b", "S", "?"]) expect(h.screen()).toMatch(new RegExp(`^  ${key.replace(/[?/]/, "\\$&")}\\s`, "m"));
 		expect(h.screen()).toMatch(/^ {2}escape\S*\s+back/m);
 		await h.press("x");
 		expect(h.dash.mode).toBe("list");

@@ -108,7 +108,9 @@ export class BoardFeed {
 				const fresh = await Promise.all(ids.map((id) => service.get(id).catch(() => undefined)));
 				ids.forEach((id, i) => {
 					const row = fresh[i];
-					if (row) this.rowMap.set(id, row);
+					// `get` runs no git, so it has no overlaps: keep the last full list's until the next one.
+					const previous = this.rowMap.get(id);
+					if (row) this.rowMap.set(id, !row.overlaps && previous?.overlaps && !row.merged ? { ...row, overlaps: previous.overlaps } : row);
 					else this.rowMap.delete(id);
 				});
 				this.lastError = "";

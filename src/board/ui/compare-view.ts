@@ -1,52 +1,48 @@
 /**
- * Compare view of one attempt set: each attempt's state, diff stats, touched files and overlaps,
- * plus the diff between two attempts. A self-contained pi-tui component: the host supplies the data
- * (`service.compare`, `service.compareDiff`) and acts on the callbacks (merge, diff, close).
+ * Compare view of one attempt set: each attempt's state, diff stats, touched files and overlaps. The
+ * host (the dashboard) supplies the data (`service.compare`) and acts on the callbacks: the diff of
+ * two attempts opens in the dashboard's diff viewer (pi's diff renderer), merge goes through its
+ * confirm. Keys come from the dashboard's key table, so they follow the user's keybindings.
  */
 import { visibleWidth } from "@earendil-works/pi-tui";
-import type { AttemptRowView, AttemptSetView, BoardRow } from "../types.ts";
-import { plain, plainLines } from "./plain.ts";
+import type { AttemptRowView, AttemptSetView, BoardRow, DiffStats } from "../types.ts";
+import { keyMatches } from "./key-table.ts";
+import { plain } from "./plain.ts";
 import { fit, type KeyMatcher, type UiTheme } from "./ui-types.ts";
 import { formatDiff, STATE_GLYPH } from "./view-model.ts";
 
 export interface CompareViewDeps {
 	theme: UiTheme;
 	keys: KeyMatcher;
-	/** Terminal rows available to the view. */
-	height: () => number;
-	/** Asked to load the diff between two attempts; answer with `showDiff`. */
+	/** Asked to show the diff between two attempts (marked first, selected second). */
 	onDiff(a: BoardRow, b: BoardRow): void;
-	/** The user pressed m on an attempt (the host confirms and merges). */
+	/** The user asked to merge an attempt (the host plans, confirms and merges). */
 	onMerge(row: BoardRow): void;
 	onClose(): void;
-	requestRender(): void;
+	/** One-line answers to a key ("mark one attempt first"), shown on the host's status line. */
+	setStatus(text: string): void;
+	/** Diff stats from the dashboard's async cache, when it has them. */
+	diff?(row: BoardRow): DiffStats | undefined;
 }
-
-const HINTS = "up/down select  space mark  d diff marked vs selected  m merge  esc back";
-const DIFF_HINTS = "up/down scroll  pgup/pgdn page  esc back to the set";
 
 export class CompareView {
 	private set: AttemptSetView = { rows: [] };
 	private selected = 0;
 	private marked: string | undefined;
-	private diff: { title: string; lines: string[] } | undefined;
-	private scroll = 0;
-	status = "";
+	loading = true;
 
 	constructor(private readonly deps: CompareViewDeps) {}
 
 	setData(set: AttemptSetView): void {
 		const keep = this.set.rows[this.selected]?.row.id;
 		this.set = set;
+		this.loading = false;
 		const index = set.rows.findIndex((entry) => entry.row.id === keep);
 		this.selected = index >= 0 ? index : Math.min(this.selected, Math.max(0, set.rows.length - 1));
-		this.deps.requestRender();
 	}
 
-	showDiff(title: string, lines: readonly string[]): void {
-		this.diff = { title, lines: plainLines(lines.join("\n")).split("\n") };
-		this.scroll = 0;
-		this.deps.requestRender();
+	ids(): string[] {
+		return this.set.rows.map((entry) => entry.row.id);
 	}
 
 	selectedRow(): BoardRow | undefined {
@@ -55,64 +51,34 @@ export class CompareView {
 
 	handleInput(data: string): void {
 		const keys = this.deps.keys;
-		this.status = "";
-		if (this.diff) {
-			const page = Math.max(1, this.bodyHeight() - 2);
-			if (keys.matches(data, "tui.select.cancel") || data === "q") this.diff = undefined;
-			else if (keys.matches(data, "tui.select.up")) this.scroll = Math.max(0, this.scroll - 1);
-			else if (keys.matches(data, "tui.select.down")) this.scroll += 1;
-			else if (keys.matches(data, "tui.select.pageUp")) this.scroll = Math.max(0, this.scroll - page);
-			else if (keys.matches(data, "tui.select.pageDown")) this.scroll += page;
-			this.deps.requestRender();
-			return;
-		}
-		const count = this.set.rows.length;
-		if (keys.matches(data, "tui.select.cancel") || data === "q") return this.deps.onClose();
-		if (keys.matches(data, "tui.select.up")) this.selected = Math.max(0, this.selected - 1);
-		else if (keys.matches(data, "tui.select.down")) this.selected = Math.min(Math.max(0, count - 1), this.selected + 1);
-		else if (data === " ") {
+		const is = (action: Parameters<typeof keyMatches>[2]) => keyMatches(keys, data, action);
+		const last = Math.max(0, this.set.rows.length - 1);
+		if (is("cancel") || is("quit")) this.deps.onClose();
+		else if (is("up")) this.selected = Math.max(0, this.selected - 1);
+		else if (is("down")) this.selected = Math.min(last, this.selected + 1);
+		else if (is("mark")) {
 			const id = this.selectedRow()?.id;
 			this.marked = this.marked === id ? undefined : id;
-		} else if (data === "d") this.requestDiff();
-		else if (data === "m") {
+		} else if (is("diff")) this.requestDiff();
+		else if (is("merge")) {
 			const row = this.selectedRow();
-			if (row?.merged) this.status = `${row.id} is already merged into ${plain(row.merged.into)}`;
+			if (row?.merged) this.deps.setStatus(`${row.id} is already merged into ${plain(row.merged.into)}`);
 			else if (row) this.deps.onMerge(row);
 		}
-		this.deps.requestRender();
 	}
 
 	private requestDiff(): void {
 		const selected = this.selectedRow();
 		const marked = this.set.rows.find((entry) => entry.row.id === this.marked)?.row;
 		if (!selected || !marked || marked.id === selected.id) {
-			this.status = "mark one attempt with space, select another, then press d";
+			this.deps.setStatus("mark one attempt, select another, then diff");
 			return;
 		}
-		this.status = "loading diff…";
 		this.deps.onDiff(marked, selected);
 	}
 
-	private bodyHeight(): number {
-		return Math.max(6, this.deps.height() - 4);
-	}
-
-	invalidate(): void {}
-
 	render(width: number): string[] {
-		const theme = this.deps.theme;
-		const lines = [fit(this.header(), width)];
-		const body = this.bodyHeight() - 3;
-		if (this.diff) {
-			const max = Math.max(0, this.diff.lines.length - body);
-			this.scroll = Math.min(this.scroll, max);
-			lines.push(fit(theme.fg("accent", plain(this.diff.title)), width));
-			for (const line of this.diff.lines.slice(this.scroll, this.scroll + body - 1)) lines.push(fit(colorDiff(theme, line), width));
-		} else {
-			lines.push(...this.setLines(width).slice(0, body));
-		}
-		lines.push(fit(this.status ? theme.fg("muted", this.status) : "", width));
-		lines.push(fit(theme.fg("dim", this.diff ? DIFF_HINTS : HINTS), width));
+		const lines = [fit(this.header(), width), ...this.setLines(width)];
 		return lines.map((line) => (visibleWidth(line) > width ? fit(line, width) : line));
 	}
 
@@ -130,7 +96,9 @@ export class CompareView {
 	}
 
 	private setLines(width: number): string[] {
-		if (this.set.rows.length === 0) return [fit(this.deps.theme.fg("muted", "No attempts."), width)];
+		const theme = this.deps.theme;
+		if (this.loading) return [fit(theme.fg("muted", "Loading attempts…"), width)];
+		if (this.set.rows.length === 0) return [fit(theme.fg("muted", "No attempts."), width)];
 		const lines: string[] = [];
 		this.set.rows.forEach((entry, i) => lines.push(...this.entryLines(entry, i === this.selected, width)));
 		return lines;
@@ -144,7 +112,7 @@ export class CompareView {
 		const index = row.attempt ? `#${row.attempt.index}` : "";
 		const state = row.merged ? theme.fg("success", `merged → ${plain(row.merged.into)}`) : `${STATE_GLYPH[row.state]} ${row.state}`;
 		const overlap = overlaps.length > 0 ? theme.fg("warning", "!overlap") : "";
-		const stats = formatDiff(row) || "no diff";
+		const stats = formatDiff(row, this.deps.diff?.(row) ?? row.diff) || (files.length > 0 ? `${files.length}f` : "no diff");
 		const name = plain(row.name);
 		const fixed = [`${cursor}${mark}${index}`, state, stats, overlap, row.id].filter(Boolean).join("  ");
 		const room = width - visibleWidth(fixed) - 2;
@@ -156,11 +124,4 @@ export class CompareView {
 		if (selected && row.summary) lines.push(fit(theme.fg("dim", `${indent}${plain(row.summary)}`), width));
 		return lines;
 	}
-}
-
-function colorDiff(theme: UiTheme, line: string): string {
-	if (line.startsWith("+") && !line.startsWith("+++")) return theme.fg("toolDiffAdded", line);
-	if (line.startsWith("-") && !line.startsWith("---")) return theme.fg("toolDiffRemoved", line);
-	if (line.startsWith("@@")) return theme.fg("accent", line);
-	return line;
 }

@@ -5,7 +5,10 @@ import { keyMatches } from "./key-table.ts";
 export function handleViewer(d: Dashboard, data: string): void {
 	const keys = d.deps.keys;
 	const page = d.page();
-	if (keyMatches(keys, data, "cancel") || keyMatches(keys, data, "quit")) d.mode = d.back;
+	if (keyMatches(keys, data, "cancel") || keyMatches(keys, data, "quit")) {
+		d.mode = d.back;
+		d.attemptDiff = undefined;
+	}
 	else if (keyMatches(keys, data, "up")) d.viewer.scroll(-1);
 	else if (keyMatches(keys, data, "down")) d.viewer.scroll(1);
 	else if (keyMatches(keys, data, "pageUp")) d.viewer.scroll(-page);

@@ -8,10 +8,13 @@
 import type { Focusable, SettingsList, TUI } from "@earendil-works/pi-tui";
 import type { BoardRow, BoardService } from "../types.ts";
 import type { BoardFeed } from "./board-feed.ts";
+import type { CompareView } from "./compare-view.ts";
+import { openCompare, reloadCompare, startMerge } from "./dashboard-attempts.ts";
 import { type Confirm, type DialogState, handleConfirm, handleSettings, handleTextDialog, openSettings, openText } from "./dashboard-dialogs.ts";
+import { handleDispatch, openDispatch } from "./dashboard-dispatch.ts";
 import type { DiffCache } from "./diff-cache.ts";
 import { handleViewer } from "./dashboard-viewer.ts";
-import { DispatchForm } from "./dispatch-form.ts";
+import type { DispatchForm } from "./dispatch-form.ts";
 import { keyMatches } from "./key-table.ts";
 import type { BoardSettings } from "./notify.ts";
 import type { DispatchPrefs } from "./prefs.ts";
@@ -23,7 +26,7 @@ import { buildListItems, type LineContext, type ListItem, type RowLayout, rowIte
 
 export type DashboardResult = { kind: "close" } | { kind: "attach"; row: BoardRow } | { kind: "back" };
 
-export type Mode = "list" | "peek" | "transcript" | "diff" | "dispatch" | "filter" | "reply" | "rename" | "confirm" | "settings" | "help";
+export type Mode = "list" | "peek" | "transcript" | "diff" | "compare" | "dispatch" | "filter" | "reply" | "rename" | "confirm" | "settings" | "help";
 
 export interface DashboardDeps {
 	service: BoardService;
@@ -79,6 +82,9 @@ export class Dashboard implements Focusable {
 	/** Bumped whenever the transcript or diff content is re-read. */
 	viewerRevision = 0;
 	diffLines: string[] = [];
+	/** The diff viewer shows two attempts against each other instead of one row's worktree diff. */
+	attemptDiff: { a: string; b: string; title: string } | undefined;
+	compare: CompareView | undefined;
 	/** Transcript/diff stick to the end while the user has not scrolled up, so a live run stays in view. */
 	viewer = new ScrollWindow();
 	/** Row shown in peek/transcript/diff, kept by id so a refresh keeps the view on it. */
@@ -142,7 +148,8 @@ export class Dashboard implements Focusable {
 	private async onFeed(ids: readonly string[]): Promise<void> {
 		this.onRows();
 		const row = this.focusRow();
-		if (row && ids.includes(row.id)) await this.reloadViewer(row);
+		if (this.mode === "compare" && this.compare?.ids().some((id) => ids.includes(id))) await reloadCompare(this);
+		else if (row && ids.includes(row.id)) await this.reloadViewer(row);
 		this.changed();
 	}
 
@@ -161,6 +168,7 @@ export class Dashboard implements Focusable {
 
 	async reloadViewer(row: BoardRow): Promise<void> {
 		if (this.mode === "transcript") this.transcript = await this.deps.readTranscript(row);
+		else if (this.mode === "diff" && this.attemptDiff) this.diffLines = await this.deps.service.compareDiff(this.attemptDiff.a, this.attemptDiff.b).catch(() => this.diffLines);
 		else if (this.mode === "diff") this.diffLines = await this.deps.readDiff(row);
 		this.viewerRevision += 1;
 	}
@@ -229,7 +237,13 @@ export class Dashboard implements Focusable {
 				this.mode = this.helpBack;
 				break;
 			case "dispatch":
-				this.handleDispatch(data);
+				handleDispatch(this, data);
+				break;
+			case "compare":
+				if (keyMatches(keys, data, "help")) {
+					this.helpBack = "compare";
+					this.mode = "help";
+				} else this.compare?.handleInput(data);
 				break;
 			case "filter":
 			case "reply":
@@ -293,7 +307,7 @@ export class Dashboard implements Focusable {
 			this.mode = "help";
 			return;
 		}
-		if (is("dispatch")) return this.openDispatch();
+		if (is("dispatch")) return openDispatch(this);
 		if (is("settings")) return openSettings(this);
 		if (is("back")) {
 			if (this.deps.canGoBack) this.deps.done({ kind: "back" });
@@ -317,6 +331,8 @@ export class Dashboard implements Focusable {
 			if (!row.worktreePath) this.setStatus(`${row.name} has no worktree`);
 			else this.ask(`Remove worktree ${row.worktreePath}?`, () => this.removeWorktree(row));
 		} else if (is("transcript") || is("diff")) void this.openViewer(row, is("transcript") ? "transcript" : "diff");
+		else if (is("compare")) openCompare(this, row);
+		else if (is("merge")) startMerge(this, row);
 		else if (is("attach")) {
 			if (row.alive) this.ask(`${row.name} is running. Stop it and attach?`, () => service.stop(row.id).then((stopped) => this.deps.done({ kind: "attach", row: stopped })));
 			else this.deps.done({ kind: "attach", row });
@@ -324,7 +340,7 @@ export class Dashboard implements Focusable {
 	}
 
 	/** git refuses to drop a worktree with changes; offer the forced removal as a second, explicit step. */
-	private async removeWorktree(row: BoardRow): Promise<void> {
+	async removeWorktree(row: BoardRow): Promise<void> {
 		try {
 			await this.deps.service.removeWorktree(row.id);
 			await this.run(`removed worktree of ${row.name}`, row.id, async () => undefined);
@@ -338,45 +354,15 @@ export class Dashboard implements Focusable {
 	}
 
 	ask(messageText: string, action: () => Promise<void>): void {
-		this.back = this.mode === "peek" ? "peek" : "list";
+		this.back = this.mode === "peek" || this.mode === "compare" ? this.mode : "list";
 		this.confirm = { message: messageText, action };
 		this.mode = "confirm";
-	}
-
-	private openDispatch(): void {
-		this.back = this.mode;
-		this.form = new DispatchForm(this.deps.tui, this.deps.theme, this.deps.keys, this.deps.models, this.deps.prefs, this.deps.prefs.cwd ?? this.deps.cwd);
-		this.mode = "dispatch";
-	}
-
-	private handleDispatch(data: string): void {
-		const form = this.form;
-		if (!form) return;
-		const outcome = form.handleInput(data, this.deps.keys);
-		if (outcome === "cancel") this.mode = this.back;
-		if (outcome !== "submit") return;
-		const options = form.options();
-		const prefs = form.prefs();
-		Object.assign(this.deps.prefs, prefs);
-		this.mode = "list";
-		this.form = undefined;
-		void this.deps.savePrefs(this.deps.prefs).catch(() => undefined);
-		const label = `dispatched ${options.name ?? options.prompt.split("\n")[0]?.slice(0, 40) ?? ""}`;
-		this.deps.service.dispatch(options).then(
-			(row) => {
-				// The cursor follows the new row; the feed gets it now rather than on the next report.
-				this.pendingSelect = row.id;
-				this.filter = "";
-				this.status = label;
-				this.deps.feed.put(row);
-			},
-			(error: unknown) => this.setStatus(`dispatch failed: ${message(error)}`),
-		);
 	}
 
 	private async openViewer(row: BoardRow, mode: "transcript" | "diff"): Promise<void> {
 		this.back = this.mode === "peek" ? "peek" : "list";
 		this.focusId = row.id;
+		this.attemptDiff = undefined;
 		this.viewer.reset();
 		this.mode = mode;
 		await this.reloadViewer(row);

@@ -1,7 +1,7 @@
 /**
  * Diff stats for worktree rows, off pi's UI thread: async git, cached on the worktree's own state
  * (HEAD, index mtime) plus the row's updatedAt, and recomputed at most once per `minIntervalMs` per row
- * whatever that key does. The list asks only for the rows it shows; results arrive through `subscribe`.
+ * whatever that key does, except once more right after the row's run ends, so final stats show at once. The list asks only for the rows it shows; results arrive through `subscribe`.
  */
 import { readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -16,6 +16,8 @@ interface Entry {
 	running: boolean;
 	/** Branch point, found once per row. */
 	base?: string;
+	/** The row's updatedAt when this entry was last refreshed. */
+	updatedAt?: number;
 }
 
 export type DiffReader = (path: string, base: string | undefined) => Promise<DiffStats | undefined>;
@@ -65,7 +67,8 @@ export class DiffCache {
 		const path = row.worktreePath;
 		if (!path) return undefined;
 		const entry = this.entries.get(row.id);
-		if (!entry || (!entry.running && this.now() - entry.at >= this.minIntervalMs)) void this.refresh(row, path, entry);
+		const due = entry && !entry.running && (this.now() - entry.at >= this.minIntervalMs || (!row.alive && entry.updatedAt !== row.updatedAt));
+		if (!entry || due) void this.refresh(row, path, entry);
 		return entry?.value ?? row.diff;
 	}
 
@@ -73,6 +76,7 @@ export class DiffCache {
 		const entry: Entry = previous ?? { key: "", at: 0, value: undefined, running: false };
 		entry.running = true;
 		entry.at = this.now();
+		entry.updatedAt = row.updatedAt;
 		this.entries.set(row.id, entry);
 		try {
 			const key = `${await worktreeStateKey(path)}|${row.updatedAt}`;

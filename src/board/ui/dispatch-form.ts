@@ -1,6 +1,6 @@
 /**
  * Dispatch: pi-tui's Editor for the prompt (multi-line, bracketed paste, pi's submit/newline keys,
- * `@` file completion), then pi-tui's SettingsList for name, cwd, model, thinking and worktree mode,
+ * `@` file completion), then pi-tui's SettingsList for name, cwd, model, thinking, worktree mode and attempts,
  * with "start" as its last item. Pure state: the dashboard turns `options()` into a dispatch.
  */
 import { CombinedAutocompleteProvider, Editor, Input, SettingsList, type Component, type SettingItem, type TUI } from "@earendil-works/pi-tui";
@@ -13,6 +13,8 @@ export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low
 export const WORKTREE_MODES: readonly WorktreeMode[] = ["none", "auto", "worktree"];
 const DEFAULT = "default";
 const START_HINT = "press enter to start";
+/** Attempts per dispatch; the engine accepts 1-8. */
+export const COUNTS: readonly string[] = ["1", "2", "3", "4", "5", "6", "7", "8"];
 
 export type FormOutcome = "none" | "submit" | "cancel";
 
@@ -49,7 +51,7 @@ export class DispatchForm {
 	readonly editor: Editor;
 	readonly settings: SettingsList;
 	private prompt = "";
-	private readonly values: Record<"name" | "cwd" | "model" | "thinking" | "worktree", string>;
+	private readonly values: Record<"name" | "cwd" | "model" | "thinking" | "worktree" | "count", string>;
 	private outcome: FormOutcome = "none";
 
 	constructor(tui: TUI, theme: UiTheme, keys: KeyMatcher, models: readonly string[], prefs: DispatchPrefs, defaultCwd: string) {
@@ -60,6 +62,7 @@ export class DispatchForm {
 			model: prefs.model && models.includes(prefs.model) ? prefs.model : DEFAULT,
 			thinking: prefs.thinking ?? DEFAULT,
 			worktree: prefs.worktreeMode ?? "none",
+			count: "1",
 		};
 		this.editor = new Editor(tui, editorTheme(theme), { paddingX: 1 });
 		this.editor.setAutocompleteProvider(new CombinedAutocompleteProvider([], cwd));
@@ -78,9 +81,10 @@ export class DispatchForm {
 			{ id: "model", label: "model", currentValue: this.values.model, values: [DEFAULT, ...models] },
 			{ id: "thinking", label: "thinking", currentValue: this.values.thinking, values: [DEFAULT, ...THINKING_LEVELS] },
 			{ id: "worktree", label: "worktree", currentValue: this.values.worktree, values: [...WORKTREE_MODES] },
+			{ id: "count", label: "attempts", currentValue: "1", values: [...COUNTS], description: "more than 1 starts an attempt set, each attempt in its own worktree" },
 			{ id: "start", label: "start", currentValue: START_HINT, values: [START_HINT], description: "dispatch the agent with these choices" },
 		];
-		this.settings = new SettingsList(items, 8, settingsTheme(theme), (id, value) => this.onSetting(id, value), () => (this.outcome = "cancel"));
+		this.settings = new SettingsList(items, 9, settingsTheme(theme), (id, value) => this.onSetting(id, value), () => (this.outcome = "cancel"));
 		this.editor.focused = true;
 	}
 
@@ -92,7 +96,7 @@ export class DispatchForm {
 		}
 		if (id === "name") this.values.name = value;
 		else if (id === "cwd") this.values.cwd = value;
-		else if (id === "model" || id === "thinking" || id === "worktree") this.values[id] = value;
+		else if (id === "model" || id === "thinking" || id === "worktree" || id === "count") this.values[id] = value;
 		if (id === "name" && !value) this.settings.updateValue("name", "(from prompt)");
 	}
 
@@ -105,6 +109,7 @@ export class DispatchForm {
 		const thinking = THINKING_LEVELS.find((level) => level === this.values.thinking);
 		const worktreeMode = WORKTREE_MODES.find((mode) => mode === this.values.worktree) ?? "none";
 		const name = this.values.name.trim();
+		const count = Number(this.values.count);
 		return {
 			prompt: this.prompt,
 			cwd: this.values.cwd.trim(),
@@ -112,6 +117,7 @@ export class DispatchForm {
 			...(model ? { model } : {}),
 			...(thinking ? { thinking } : {}),
 			worktreeMode,
+			...(count > 1 ? { count } : {}),
 		};
 	}
 

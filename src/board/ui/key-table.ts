@@ -30,6 +30,9 @@ export const KEYS = {
 	transcript: { literal: "t" },
 	diff: { literal: "d" },
 	removeWorktree: { literal: "w" },
+	compare: { literal: "c" },
+	merge: { literal: "m" },
+	mark: { literal: " " },
 	attach: { literal: "o" },
 	back: { literal: "b" },
 	settings: { literal: "S" },
@@ -51,14 +54,13 @@ export function keyMatches(keys: KeyMatcher, data: string, action: Action): bool
 /** What the user presses for an action, as configured ("esc", "ctrl+c/escape", "r"). */
 export function keyLabel(keys: KeyMatcher, action: Action): string {
 	const spec: KeySpec = KEYS[action];
-	if (!("binding" in spec)) return spec.literal;
+	if (!("binding" in spec)) return spec.literal === " " ? "space" : spec.literal;
 	const bound = keys.getKeys?.(spec.binding) ?? [];
 	return bound.length > 0 ? bound.join("/") : "(unbound)";
 }
 
 export const HELP: ReadonlyArray<readonly [Action | readonly Action[], string]> = [
-	[["up", "down"], "move selection / scroll"],
-	[["pageUp", "pageDown"], "page"],
+	[["up", "down", "pageUp", "pageDown"], "move selection / scroll / page"],
 	["confirm", "peek the selected row"],
 	["dispatch", "new agent: multi-line prompt, then name/cwd/model/thinking/worktree"],
 	["reply", "reply: steers a working row, answers a question, resumes a finished row"],
@@ -72,6 +74,8 @@ export const HELP: ReadonlyArray<readonly [Action | readonly Action[], string]> 
 	["transcript", "transcript of the row's session (current branch, live)"],
 	["diff", "diff of a worktree row against its branch point"],
 	["removeWorktree", "remove the row's worktree (confirm)"],
+	["compare", "compare the row's attempt set: states, files, overlaps; space marks one, d diffs it"],
+	["merge", "merge a finished worktree row into the main checkout (shows the plan, confirm)"],
 	["attach", "attach: switch this pi session to the row's session"],
 	["back", "back to the session you attached from (also /agent-board back)"],
 	["settings", "board settings: strip, notifications"],

@@ -43,7 +43,7 @@ function diffContent(d: Dashboard, width: number, theme: UiTheme): string[] {
 
 export function viewerLines(d: Dashboard, width: number, theme: UiTheme, body: number): string[] {
 	const row = d.focusRow();
-	const title = `${d.mode === "transcript" ? "Transcript" : "Diff"}: ${row?.name ?? "(gone)"}`;
+	const title = d.mode === "diff" && d.attemptDiff ? `Diff: ${d.attemptDiff.title}` : `${d.mode === "transcript" ? "Transcript" : "Diff"}: ${row?.name ?? "(gone)"}`;
 	const key = `${d.mode}:${width}:${d.viewerRevision}`;
 	let cached = contentCache.get(d);
 	if (!cached || cached.key !== key) {

@@ -32,6 +32,9 @@ export function renderDashboard(d: Dashboard, width: number): string[] {
 		case "dispatch":
 			lines.push(...(d.form ? d.form.render(width, theme) : []));
 			break;
+		case "compare":
+			lines.push(...(d.compare ? d.compare.render(width) : []).slice(0, body));
+			break;
 		case "settings":
 			lines.push(fit(theme.fg("accent", theme.bold("Board settings")), width), ...(d.settingsList?.render(width) ?? []).map((line) => fit(line, width)));
 			break;
@@ -81,12 +84,14 @@ function dialogBlock(d: Dashboard, width: number, theme: UiTheme): string[] {
 function hints(d: Dashboard): ReadonlyArray<readonly [Action, string]> {
 	switch (d.mode) {
 		case "peek":
-			return [["reply", "reply"], ["followUp", "follow-up"], ["stop", "stop"], ["transcript", "transcript"], ["diff", "diff"], ["attach", "attach"], ["archive", "archive"], ["cancel", "back"], ["help", "help"]];
+			return [["reply", "reply"], ["followUp", "follow-up"], ["stop", "stop"], ["transcript", "transcript"], ["diff", "diff"], ["compare", "compare"], ["merge", "merge"], ["attach", "attach"], ["archive", "archive"], ["cancel", "back"], ["help", "help"]];
 		case "transcript":
 		case "diff":
 			return [["up", "scroll"], ["pageDown", "page"], ["top", "top"], ["end", "end"], ["cancel", "back"], ["help", "help"]];
 		case "confirm":
 			return [["yes", "confirm"], ["no", "cancel"]];
+		case "compare":
+			return [["up", "select"], ["mark", "mark"], ["diff", "diff marked vs selected"], ["merge", "merge"], ["cancel", "back"], ["help", "help"]];
 		case "reply":
 			return [["submit", "send"], ["newLine", "new line"], ["cancel", "cancel"]];
 		case "filter":

@@ -177,6 +177,13 @@ export function summaryText(row: BoardRow, now: number): string {
 	return fullSummary(row);
 }
 
+/** Merge and overlap state, ahead of the summary so no width hides it. */
+export function attemptTags(row: BoardRow): string {
+	if (row.merged) return `[merged → ${clean(row.merged.into)}] `;
+	if (row.overlaps?.length) return `[overlap: ${row.overlaps.map((o) => clean(o.file)).join(", ")}] `;
+	return "";
+}
+
 export interface RowLineParts {
 	marker: string;
 	glyph: string;
@@ -207,7 +214,7 @@ export function rowLineParts(row: BoardRow, now: number, context: LineContext = 
 		marker: row.id === attachedId ? "@" : isUnread(row) ? "*" : " ",
 		glyph: STATE_GLYPH[row.state],
 		name: clean(row.name),
-		summary: summaryText(row, now),
+		summary: `${attemptTags(row)}${summaryText(row, now)}`,
 		right: [row.archived ? "[archived]" : "", formatAge(now - row.lastActivityAt), formatUsage(row), formatDiff(row, context.diff ? context.diff(row) : row.diff), clean(row.modelUsed ?? row.model), clean(location)],
 	};
 }
