@@ -30,8 +30,11 @@ export class CompareView {
 	private selected = 0;
 	private marked: string | undefined;
 	loading = true;
+	private readonly deps: CompareViewDeps;
 
-	constructor(private readonly deps: CompareViewDeps) {}
+	constructor(deps: CompareViewDeps) {
+		this.deps = deps;
+	}
 
 	setData(set: AttemptSetView): void {
 		const keep = this.set.rows[this.selected]?.row.id;
