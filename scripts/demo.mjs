@@ -93,7 +93,12 @@ child.on("exit", async (code) => {
 	if (!keep) {
 		// Background agents outlive pi by design; the demo's must not outlive their deleted dir.
 		await stopLiveRows();
-		rmSync(root, { recursive: true, force: true });
+		try {
+			// A runner's last notify write can land during the removal: retry rather than leave the dir.
+			rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 });
+		} catch (error) {
+			console.error(`demo: could not remove ${root}: ${error instanceof Error ? error.message : String(error)}`);
+		}
 	} else console.log(`Demo files kept in ${root}`);
 	process.exit(code ?? 0);
 });
@@ -105,7 +110,7 @@ async function stopLiveRows() {
 		const service = createBoardService({ storeDir: join(agentDir, "agent-board"), env });
 		for (const row of await service.list({ includeArchived: true })) if (row.alive) await service.stop(row.id).catch(() => undefined);
 		// Let the runners finish writing their final status before the directory goes away.
-		const deadline = Date.now() + 8000;
+		const deadline = Date.now() + 20_000;
 		while (Date.now() < deadline && (await service.list({ includeArchived: true })).some((row) => row.alive)) await new Promise((r) => setTimeout(r, 200));
 	} catch (error) {
 		console.error(`demo: could not stop background agents: ${error instanceof Error ? error.message : String(error)}`);

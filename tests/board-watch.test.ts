@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createBoardService } from "../src/board/service.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
 import { createTestAgent, PI_CLI, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
+import { storeRunners } from "../test-support/proc-scan.ts";
 
 const agents: TestAgent[] = [];
 afterAll(() => {
@@ -15,9 +16,13 @@ describe("board change feed", () => {
 	it("reports exactly the rows that changed, and a runner killed without a trace", async () => {
 		const agent = createTestAgent({ script: { rules: [{ match: "STALL", steps: [{ stall: true }] }], fallback: [{ text: "Done." }] } });
 		agents.push(agent);
-		const board = createBoardService({ storeDir: join(agent.root, "store"), piCommand: [process.execPath, PI_CLI], env: agent.env, safetyPollMs: 500 });
+		const storeDir = join(agent.root, "store");
+		const board = createBoardService({ storeDir, piCommand: [process.execPath, PI_CLI], env: agent.env, safetyPollMs: 500 });
 		const quiet = await board.dispatch({ prompt: "quiet row", cwd: agent.cwd });
 		await waitDone(board, quiet.id);
+		// The row is done once its end is recorded; its runner still writes the final status once more
+		// and exits. Only after that is the row truly quiet.
+		await waitFor(() => storeRunners(storeDir).length === 0, "the quiet row's runner to exit");
 		const batches: string[][] = [];
 		const unsubscribe = board.watch((ids) => batches.push([...ids]));
 		try {

@@ -52,7 +52,8 @@ async function openBoard(tmux: TmuxSession): Promise<void> {
 
 async function startForm(tmux: TmuxSession): Promise<void> {
 	await tmux.waitForText("press enter to start");
-	tmux.keys("Down", "Down", "Down", "Down", "Down", "Enter");
+	// The list wraps: up from the first field is "start", the last.
+	tmux.keys("Up", "Enter");
 }
 
 async function dispatchFromCommand(tmux: TmuxSession, prompt: string): Promise<void> {

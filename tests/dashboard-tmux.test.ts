@@ -59,8 +59,8 @@ async function dispatch(tmux: TmuxSession, prompt: string): Promise<void> {
 	tmux.type(prompt);
 	tmux.keys("Enter");
 	await tmux.waitForText("press enter to start");
-	// name, cwd, model, thinking, worktree, then "start".
-	tmux.keys("Down", "Down", "Down", "Down", "Down", "Enter");
+	// The list wraps: up from the first field is "start", the last.
+	tmux.keys("Up", "Enter");
 	await tmux.waitForText(`dispatched ${prompt.slice(0, 40)}`);
 }
 
@@ -202,7 +202,8 @@ describe("dashboard in real pi", { timeout: 120_000 }, () => {
 		await tmux.waitForText("press enter to start");
 		tmux.keys("Down", "Down", "Down", "Down", "Enter", "Enter");
 		await tmux.waitForText(/worktree\s+worktree/);
-		tmux.keys("Down", "Enter");
+		// attempts stays 1; then start.
+		tmux.keys("Down", "Down", "Enter");
 		await tmux.waitForText(/Completed \(1\)[\s\S]*make notes please.*Wrote notes\.txt\./, 30_000);
 		await tmux.waitForText(/\+1 -0 1f/, 15_000);
 		tmux.keys("Enter");
