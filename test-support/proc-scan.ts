@@ -16,19 +16,39 @@ function zombie(pid: number): boolean {
 	}
 }
 
-/** Live (non-zombie) processes whose argv matches `predicate`. */
+function parentPid(pid: number): number {
+	try {
+		const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+		return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+	} catch {
+		return 0;
+	}
+}
+
+function cmdline(pid: number): string | undefined {
+	try {
+		return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * Live (non-zombie) processes whose argv matches `predicate`. A child between fork and exec still shows
+ * its parent's argv (a runner starting its pi worker, pi starting a tool): it is not a second runner or
+ * worker, so a process whose argv equals its parent's is skipped.
+ */
 export function scanProcs(predicate: (argv: string[]) => boolean): ProcInfo[] {
 	const out: ProcInfo[] = [];
 	for (const name of readdirSync("/proc")) {
 		const pid = Number(name);
 		if (!Number.isInteger(pid) || pid <= 0) continue;
-		let argv: string[];
-		try {
-			argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
-		} catch {
-			continue;
-		}
-		if (argv.length && predicate(argv) && !zombie(pid)) out.push({ pid, argv });
+		const raw = cmdline(pid);
+		if (raw === undefined) continue;
+		const argv = raw.split("\0").filter(Boolean);
+		if (!argv.length || !predicate(argv) || zombie(pid)) continue;
+		if (cmdline(parentPid(pid)) === raw) continue;
+		out.push({ pid, argv });
 	}
 	return out;
 }
