@@ -34,12 +34,17 @@ function cmdline(pid: number): string | undefined {
 }
 
 /**
- * Live (non-zombie) processes whose argv matches `predicate`. A child between fork and exec still shows
- * its parent's argv (a runner starting its pi worker, pi starting a tool): it is not a second runner or
- * worker, so a process whose argv equals its parent's is skipped.
+ * Live (non-zombie) processes whose argv matches `predicate`, all alive at one instant: reading /proc
+ * takes a while, so a process that exited while later ones started would be counted with them. Each
+ * match is checked again after the whole pass; a process seen before the pass ended and still there
+ * after it was alive when it ended.
+ *
+ * A child between fork and exec still shows its parent's argv (a runner starting its pi worker, pi
+ * starting a tool): it is not a second runner or worker, so a process whose argv equals its parent's
+ * is skipped.
  */
 export function scanProcs(predicate: (argv: string[]) => boolean): ProcInfo[] {
-	const out: ProcInfo[] = [];
+	const found: (ProcInfo & { raw: string })[] = [];
 	for (const name of readdirSync("/proc")) {
 		const pid = Number(name);
 		if (!Number.isInteger(pid) || pid <= 0) continue;
@@ -48,9 +53,9 @@ export function scanProcs(predicate: (argv: string[]) => boolean): ProcInfo[] {
 		const argv = raw.split("\0").filter(Boolean);
 		if (!argv.length || !predicate(argv) || zombie(pid)) continue;
 		if (cmdline(parentPid(pid)) === raw) continue;
-		out.push({ pid, argv });
+		found.push({ pid, argv, raw });
 	}
-	return out;
+	return found.filter((p) => cmdline(p.pid) === p.raw && !zombie(p.pid)).map(({ pid, argv }) => ({ pid, argv }));
 }
 
 /** pi workers of a store: `--session <store>/sessions/<id>.jsonl` in json mode. */
