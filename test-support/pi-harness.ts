@@ -9,6 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Message, SystemMessage } from "@earendil-works/pi-ai";
 import type { FauxScript } from "./faux-script.ts";
+import { procsWithEnv } from "./proc-scan.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const PI_CLI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js");
@@ -110,25 +111,11 @@ export function createTestAgent(options: CreateAgentOptions = {}): TestAgent {
 	return agent;
 }
 
-function processesWithEnv(entry: string): number[] {
-	const pids: number[] = [];
-	for (const name of readdirSync("/proc")) {
-		const pid = Number(name);
-		if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
-		try {
-			if (readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(entry)) pids.push(pid);
-		} catch {
-			// Gone or not ours.
-		}
-	}
-	return pids;
-}
-
 /** SIGKILLs test-owned processes (matched by an env entry only this test's agent sets) until none is left. */
 function endProcessesWithEnv(entry: string): void {
 	const pause = new Int32Array(new SharedArrayBuffer(4));
 	for (let round = 0; round < 50; round += 1) {
-		const pids = processesWithEnv(entry);
+		const pids = procsWithEnv([entry]);
 		if (pids.length === 0) return;
 		for (const pid of pids) {
 			try {

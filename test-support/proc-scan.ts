@@ -70,7 +70,12 @@ export function storeRunners(storeDir: string): ProcInfo[] {
 
 /** Every process whose environment carries one of these run ids (what the engine itself looks for). */
 export function runTaggedProcs(runIds: readonly string[]): number[] {
-	const wanted = new Set(runIds.map((id) => `AGENT_BOARD_RUN_ID=${id}`));
+	return procsWithEnv(runIds.map((id) => `AGENT_BOARD_RUN_ID=${id}`));
+}
+
+/** Live processes (not this one) whose environment holds one of these exact `KEY=value` entries. */
+export function procsWithEnv(entries: readonly string[]): number[] {
+	const wanted = new Set(entries);
 	const out: number[] = [];
 	for (const name of readdirSync("/proc")) {
 		const pid = Number(name);

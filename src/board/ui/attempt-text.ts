@@ -1,6 +1,6 @@
 /** Plain-text forms of attempt sets, merge plans and merge results (subcommands, LLM tools). */
 import { describeOverlaps } from "../overlap.ts";
-import type { AttemptSetView, BoardRow, MergePlan, MergeResult } from "../types.ts";
+import type { AttemptInfo, AttemptSetView, BoardRow, MergedInfo, MergePlan, MergeResult } from "../types.ts";
 import { plain } from "./plain.ts";
 import { formatDiff } from "./view-model.ts";
 
@@ -9,14 +9,21 @@ function list(items: readonly string[], max = 8): string {
 	return items.length > max ? `${shown}, … (${items.length} in all)` : shown;
 }
 
+/** "2/3 of set-…, forked from <id>": the row's place in its attempt set. */
+export function attemptText(attempt: AttemptInfo): string {
+	return `${attempt.index}/${attempt.count} of ${attempt.setId}${attempt.forkOf ? `, forked from ${attempt.forkOf}` : ""}`;
+}
+
+/** "into main as <commit>": where a merged row went. */
+export function mergedText(merged: MergedInfo): string {
+	return `into ${plain(merged.into)} as ${merged.commit.slice(0, 12)}`;
+}
+
 /** Extra `show` lines for attempt, merge and overlap state. */
 export function attemptDetail(row: BoardRow): string[] {
 	const lines: string[] = [];
-	if (row.attempt) {
-		const fork = row.attempt.forkOf ? `, forked from ${row.attempt.forkOf}` : "";
-		lines.push(`attempt:   ${row.attempt.index}/${row.attempt.count} of ${row.attempt.setId}${fork}`);
-	}
-	if (row.merged) lines.push(`merged:    into ${plain(row.merged.into)} as ${row.merged.commit.slice(0, 12)} (${new Date(row.merged.at).toISOString()})`);
+	if (row.attempt) lines.push(`attempt:   ${attemptText(row.attempt)}`);
+	if (row.merged) lines.push(`merged:    ${mergedText(row.merged)} (${new Date(row.merged.at).toISOString()})`);
 	if (row.overlaps?.length) lines.push(`overlaps:  ${plain(describeOverlaps(row.overlaps))}`);
 	return lines;
 }

@@ -31,6 +31,7 @@ export class CompareView {
 	private marked: string | undefined;
 	loading = true;
 	private readonly deps: CompareViewDeps;
+	private reloadTimer: ReturnType<typeof setTimeout> | undefined;
 
 	constructor(deps: CompareViewDeps) {
 		this.deps = deps;
@@ -46,6 +47,24 @@ export class CompareView {
 
 	ids(): string[] {
 		return this.set.rows.map((entry) => entry.row.id);
+	}
+
+	/** Fresher rows (state, live text) without re-reading files and overlaps. */
+	updateRows(lookup: (id: string) => BoardRow | undefined): void {
+		this.set = { ...this.set, rows: this.set.rows.map((entry) => ({ ...entry, row: lookup(entry.row.id) ?? entry.row })) };
+	}
+
+	/** Runs `reload` once after `ms`; calls meanwhile join the pending one. */
+	scheduleReload(ms: number, reload: () => void): void {
+		this.reloadTimer ??= setTimeout(() => {
+			this.reloadTimer = undefined;
+			reload();
+		}, ms);
+	}
+
+	dispose(): void {
+		if (this.reloadTimer) clearTimeout(this.reloadTimer);
+		this.reloadTimer = undefined;
 	}
 
 	selectedRow(): BoardRow | undefined {

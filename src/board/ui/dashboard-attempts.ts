@@ -18,6 +18,7 @@ export function openCompare(d: Dashboard, row: BoardRow): void {
 		onDiff: (a, b) => void openAttemptDiff(d, a, b),
 		onMerge: (target) => startMerge(d, target),
 		onClose: () => {
+			d.compare?.dispose();
 			d.compare = undefined;
 			d.mode = "list";
 		},
@@ -30,7 +31,22 @@ export function openCompare(d: Dashboard, row: BoardRow): void {
 	void reloadCompare(d);
 }
 
-/** Re-reads the set (after a merge, or when the feed reports one of its rows). */
+/** How often, at most, feed reports re-run the set's compare (a full list and git per attempt). */
+const COMPARE_RELOAD_MS = 3000;
+
+/**
+ * The feed reported rows: states of the set's rows show at once from the feed; files and overlaps
+ * (the engine's compare lists the store and runs git) are re-read at most every few seconds, with a
+ * trailing reload so a run's end is never missed. Running attempts report up to 4 times a second.
+ */
+export function compareRowsChanged(d: Dashboard, ids: readonly string[]): void {
+	const view = d.compare;
+	if (!view || !view.ids().some((id) => ids.includes(id))) return;
+	view.updateRows((id) => d.deps.feed.row(id));
+	view.scheduleReload(COMPARE_RELOAD_MS, () => void reloadCompare(d));
+}
+
+/** Re-reads the set (on open, after a merge, and throttled after feed reports). */
 export async function reloadCompare(d: Dashboard): Promise<void> {
 	const view = d.compare;
 	const id = d.focusId;

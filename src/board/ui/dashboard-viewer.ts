@@ -8,8 +8,7 @@ export function handleViewer(d: Dashboard, data: string): void {
 	if (keyMatches(keys, data, "cancel") || keyMatches(keys, data, "quit")) {
 		d.mode = d.back;
 		d.attemptDiff = undefined;
-	}
-	else if (keyMatches(keys, data, "up")) d.viewer.scroll(-1);
+	} else if (keyMatches(keys, data, "up")) d.viewer.scroll(-1);
 	else if (keyMatches(keys, data, "down")) d.viewer.scroll(1);
 	else if (keyMatches(keys, data, "pageUp")) d.viewer.scroll(-page);
 	else if (keyMatches(keys, data, "pageDown")) d.viewer.scroll(page);

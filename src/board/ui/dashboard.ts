@@ -9,7 +9,7 @@ import type { Focusable, SettingsList, TUI } from "@earendil-works/pi-tui";
 import type { BoardRow, BoardService } from "../types.ts";
 import type { BoardFeed } from "./board-feed.ts";
 import type { CompareView } from "./compare-view.ts";
-import { openCompare, reloadCompare, startMerge } from "./dashboard-attempts.ts";
+import { compareRowsChanged, openCompare, startMerge } from "./dashboard-attempts.ts";
 import { type Confirm, type DialogState, handleConfirm, handleSettings, handleTextDialog, openSettings, openText } from "./dashboard-dialogs.ts";
 import { handleDispatch, openDispatch } from "./dashboard-dispatch.ts";
 import type { DiffCache } from "./diff-cache.ts";
@@ -141,6 +141,7 @@ export class Dashboard implements Focusable {
 		this.unsubscribe = undefined;
 		this.unsubscribeDiff?.();
 		this.unsubscribeDiff = undefined;
+		this.compare?.dispose();
 		if (this.timer) clearInterval(this.timer);
 		this.timer = undefined;
 	}
@@ -148,8 +149,8 @@ export class Dashboard implements Focusable {
 	private async onFeed(ids: readonly string[]): Promise<void> {
 		this.onRows();
 		const row = this.focusRow();
-		if (this.mode === "compare" && this.compare?.ids().some((id) => ids.includes(id))) await reloadCompare(this);
-		else if (row && ids.includes(row.id)) await this.reloadViewer(row);
+		if (this.mode === "compare") compareRowsChanged(this, ids);
+		else if (row && this.viewedIds(row).some((id) => ids.includes(id))) await this.reloadViewer(row);
 		this.changed();
 	}
 
@@ -164,6 +165,11 @@ export class Dashboard implements Focusable {
 	diffUpdated(): void {
 		this.rebuild();
 		this.changed();
+	}
+
+	/** Rows whose change makes the open viewer stale: the two attempts of an attempt diff, else the row. */
+	private viewedIds(row: BoardRow): string[] {
+		return this.mode === "diff" && this.attemptDiff ? [this.attemptDiff.a, this.attemptDiff.b] : [row.id];
 	}
 
 	async reloadViewer(row: BoardRow): Promise<void> {

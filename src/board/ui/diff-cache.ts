@@ -1,7 +1,8 @@
 /**
  * Diff stats for worktree rows, off pi's UI thread: async git, cached on the worktree's own state
  * (HEAD, index mtime) plus the row's updatedAt, and recomputed at most once per `minIntervalMs` per row
- * whatever that key does, except once more right after the row's run ends, so final stats show at once. The list asks only for the rows it shows; results arrive through `subscribe`.
+ * whatever that key does, except once more right after the row's run ends, so final stats show at once.
+ * The list asks only for the rows it shows; results arrive through `subscribe`.
  */
 import { readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";

@@ -4,6 +4,7 @@
  * with "start" as its last item. Pure state: the dashboard turns `options()` into a dispatch.
  */
 import { CombinedAutocompleteProvider, Editor, Input, SettingsList, type Component, type SettingItem, type TUI } from "@earendil-works/pi-tui";
+import { MAX_ATTEMPTS } from "../attempts.ts";
 import type { DispatchOptions, ThinkingLevel, WorktreeMode } from "../types.ts";
 import { keyMatches } from "./key-table.ts";
 import type { DispatchPrefs } from "./prefs.ts";
@@ -13,8 +14,8 @@ export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low
 export const WORKTREE_MODES: readonly WorktreeMode[] = ["none", "auto", "worktree"];
 const DEFAULT = "default";
 const START_HINT = "press enter to start";
-/** Attempts per dispatch; the engine accepts 1-8. */
-export const COUNTS: readonly string[] = ["1", "2", "3", "4", "5", "6", "7", "8"];
+/** Attempts per dispatch: 1 to the engine's limit. */
+const COUNTS: readonly string[] = Array.from({ length: MAX_ATTEMPTS }, (_, i) => String(i + 1));
 
 export type FormOutcome = "none" | "submit" | "cancel";
 

@@ -4,11 +4,12 @@
  * actually answered, and the latest answer as Markdown. Every worker string is sanitised.
  */
 import { Markdown, wrapTextWithAnsi } from "@earendil-works/pi-tui";
+import { describeOverlaps } from "../overlap.ts";
 import type { BoardRow, Receipt } from "../types.ts";
+import { attemptText, mergedText } from "./attempt-text.ts";
 import type { Dashboard } from "./dashboard.ts";
 import { STATE_COLOR } from "./render-list.ts";
 import { clean, cleanBlock, fit, markdownTheme, type UiTheme } from "./ui-types.ts";
-import { describeOverlaps } from "../overlap.ts";
 import { formatAge, formatDiff, formatUsage, liveLine, STATE_GLYPH, STATE_LABEL, shortPath } from "./view-model.ts";
 
 export function wrap(text: string, width: number): string[] {
@@ -60,8 +61,8 @@ export function peekLines(d: Dashboard, width: number, theme: UiTheme): string[]
 		const diff = d.deps.diffCache ? d.deps.diffCache.get(row) : row.diff;
 		out.push(label("worktree", `${formatDiff(row, diff) || "no changes"}  ${row.branch ? `${clean(row.branch)} ` : ""}${shortPath(row.worktreePath, home)}`));
 	}
-	if (row.attempt) out.push(label("attempt", `${row.attempt.index}/${row.attempt.count} of ${row.attempt.setId}${row.attempt.forkOf ? `, forked from ${row.attempt.forkOf}` : ""}`));
-	if (row.merged) out.push(label("merged", theme.fg("success", `into ${clean(row.merged.into)} as ${row.merged.commit.slice(0, 12)}`)));
+	if (row.attempt) out.push(label("attempt", attemptText(row.attempt)));
+	if (row.merged) out.push(label("merged", theme.fg("success", mergedText(row.merged))));
 	if (row.overlaps?.length) out.push(label("overlaps", theme.fg("warning", clean(describeOverlaps(row.overlaps)))));
 	out.push(label("model", modelLine(row)));
 	out.push(label("activity", `${formatAge(now - row.lastActivityAt)} ago${row.alive ? " · running" : ""}${row.usage ? ` · ${formatUsage(row)}` : ""}`));
