@@ -10,8 +10,8 @@ import { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KeybindingsManager, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
 import { createBoardService } from "../src/board/service.ts";
-import { BoardFeed } from "../src/board/ui/board-feed.ts";
-import { Dashboard } from "../src/board/ui/dashboard.ts";
+import { BoardFeed } from "../src/board/view-model/feed.ts";
+import { Dashboard } from "../src/board/dashboard/dashboard.ts";
 import { createTestAgent, EXTENSION_ENTRY, PI_CLI } from "../test-support/pi-harness.ts";
 import { startPiInTmux } from "../test-support/tmux.ts";
 

@@ -4,9 +4,9 @@
  */
 import { KeybindingsManager, type TUI, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
 import type { BoardRow, BoardService, DispatchOptions, RowState } from "../src/board/types.ts";
-import { BoardFeed } from "../src/board/ui/board-feed.ts";
-import { Dashboard, type DashboardDeps, type DashboardResult } from "../src/board/ui/dashboard.ts";
-import type { DispatchPrefs } from "../src/board/ui/prefs.ts";
+import { BoardFeed } from "../src/board/view-model/feed.ts";
+import { Dashboard, type DashboardDeps, type DashboardResult } from "../src/board/dashboard/dashboard.ts";
+import type { DispatchPrefs } from "../src/board/view-model/prefs.ts";
 
 export interface FakeBoard extends BoardService {
 	rows: BoardRow[];

@@ -2,7 +2,7 @@
 import { KeybindingsManager, TUI_KEYBINDINGS, visibleWidth } from "@earendil-works/pi-tui";
 import { describe, expect, it } from "vitest";
 import type { AttemptSetView, BoardRow } from "../src/board/types.ts";
-import { CompareView } from "../src/board/ui/compare-view.ts";
+import { CompareView } from "../src/board/dashboard/compare-view.ts";
 import { makeRow } from "../test-support/fake-board-service.ts";
 
 const KEY = { up: "\x1b[A", down: "\x1b[B", esc: "\x1b", space: " " };

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readRowDiff } from "../src/board/ui/diff.ts";
+import { readRowDiff } from "../src/board/view-model/diff.ts";
 import { makeRow } from "../test-support/fake-board-service.ts";
 
 const dirs: string[] = [];

@@ -1,11 +1,11 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { afterEach, describe, expect, it } from "vitest";
 import type { BoardRow } from "../src/board/types.ts";
-import { BoardFeed } from "../src/board/ui/board-feed.ts";
-import { osNotifySequence, resolveSettings } from "../src/board/ui/notify.ts";
-import { stripLines } from "../src/board/ui/strip.ts";
-import { parseTranscript } from "../src/board/ui/transcript.ts";
-import { BoardPresence, notificationText } from "../src/board/ui/watcher.ts";
+import { BoardFeed } from "../src/board/view-model/feed.ts";
+import { osNotifySequence, resolveSettings } from "../src/board/presence/notify.ts";
+import { stripLines } from "../src/board/presence/strip.ts";
+import { parseTranscript } from "../src/board/view-model/transcript.ts";
+import { BoardPresence, notificationText } from "../src/board/presence/presence.ts";
 import { createFakeBoard, type DashboardHarness, dashboardHarness, flushReports, KEY, makeRow, plainTheme } from "../test-support/fake-board-service.ts";
 
 const WIDTHS = [60, 80, 120, 200];

@@ -1,10 +1,10 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { describe, expect, it } from "vitest";
-import { completeArgs, parseSubcommand, resolveRow, USAGE } from "../src/board/ui/subcommands.ts";
-import { formatTable } from "../src/board/ui/table.ts";
-import { parseTranscript } from "../src/board/ui/transcript.ts";
-import { buildListItems, formatRowLine, parseFilter, rowItems, rowLineParts } from "../src/board/ui/view-model.ts";
-import { statusText, transitions } from "../src/board/ui/watcher.ts";
+import { completeArgs, parseSubcommand, resolveRow, USAGE } from "../src/board/commands/subcommands.ts";
+import { formatTable } from "../src/board/commands/table.ts";
+import { parseTranscript } from "../src/board/view-model/transcript.ts";
+import { buildListItems, formatRowLine, parseFilter, rowItems, rowLineParts } from "../src/board/view-model/row-text.ts";
+import { statusText, transitions } from "../src/board/presence/presence.ts";
 import { makeRow } from "../test-support/fake-board-service.ts";
 
 describe("dashboard view-model", () => {

@@ -7,15 +7,15 @@ import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, r
 import { join } from "node:path";
 import { KeybindingsManager, TUI_KEYBINDINGS, type TUI } from "@earendil-works/pi-tui";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { BoardFeed } from "../src/board/ui/board-feed.ts";
-import { Dashboard } from "../src/board/ui/dashboard.ts";
+import { BoardFeed } from "../src/board/view-model/feed.ts";
+import { Dashboard } from "../src/board/dashboard/dashboard.ts";
 import { createBoardService } from "../src/board/service.ts";
 import { sanitizeText } from "../src/board/sanitize.ts";
 import { checkShape, MetaSchema } from "../src/board/schemas.ts";
 import { FileCache, readProcess, readProcessRecord, readSlot, readStatus } from "../src/board/store.ts";
 import { fsErrorMessage, guardStore, removeHalfRow } from "../src/board/store-guard.ts";
-import { loadPrefs, PREFS_FILE, savePrefs } from "../src/board/ui/prefs.ts";
-import { formatDetail, formatTable } from "../src/board/ui/table.ts";
+import { loadPrefs, PREFS_FILE, savePrefs } from "../src/board/view-model/prefs.ts";
+import { formatDetail, formatTable } from "../src/board/commands/table.ts";
 import { TERMINAL_CONTROL, tempStore, writeRow } from "../test-support/hardening-fixtures.ts";
 
 const roots: string[] = [];

@@ -3,7 +3,7 @@ import { autoGc } from "./gc.ts";
 import { createBoardService } from "./service.ts";
 import { registerBoardTools } from "./tools.ts";
 import type { BoardService } from "./types.ts";
-import { registerDashboard } from "./ui/index.ts";
+import { registerDashboard } from "./ui.ts";
 import { isWorker, registerWorkerRole } from "./worker-role.ts";
 
 export function registerBoard(pi: ExtensionAPI): void {

@@ -4,8 +4,8 @@ import { Type } from "typebox";
 import { MAX_ATTEMPTS } from "./attempts.ts";
 import { describeOverlaps } from "./overlap.ts";
 import type { BoardRow, BoardService } from "./types.ts";
-import { formatAttemptSet } from "./ui/attempt-text.ts";
-import { DELIVERY_TEXT } from "./ui/subcommands.ts";
+import { formatAttemptSet } from "./commands/attempt-text.ts";
+import { DELIVERY_TEXT } from "./commands/subcommands.ts";
 
 /** Diff lines returned to the model at most (the full diff is in the dashboard). */
 const MAX_DIFF_LINES = 400;

@@ -8,8 +8,8 @@ import { Editor, SettingsList } from "@earendil-works/pi-tui";
 import type { ReplyResult } from "../types.ts";
 import type { Dashboard } from "./dashboard.ts";
 import { keyMatches } from "./key-table.ts";
-import { type BoardSettings, DEFAULT_SETTINGS } from "./notify.ts";
-import { clean, editorTheme, message, settingsTheme } from "./ui-types.ts";
+import { type BoardSettings, DEFAULT_SETTINGS } from "../presence/notify.ts";
+import { clean, editorTheme, message, settingsTheme } from "../view-model/ui-types.ts";
 
 export interface Confirm {
 	message: string;

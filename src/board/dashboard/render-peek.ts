@@ -6,11 +6,11 @@
 import { Markdown, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import { describeOverlaps } from "../overlap.ts";
 import type { BoardRow, Receipt } from "../types.ts";
-import { attemptText, mergedText } from "./attempt-text.ts";
+import { attemptText, mergedText } from "../commands/attempt-text.ts";
 import type { Dashboard } from "./dashboard.ts";
 import { STATE_COLOR } from "./render-list.ts";
-import { clean, cleanBlock, fit, markdownTheme, type UiTheme } from "./ui-types.ts";
-import { formatAge, formatDiff, formatUsage, liveLine, STATE_GLYPH, STATE_LABEL, shortPath } from "./view-model.ts";
+import { clean, cleanBlock, fit, markdownTheme, type UiTheme } from "../view-model/ui-types.ts";
+import { formatAge, formatDiff, formatUsage, liveLine, STATE_GLYPH, STATE_LABEL, shortPath } from "../view-model/row-text.ts";
 
 export function wrap(text: string, width: number): string[] {
 	const out: string[] = [];

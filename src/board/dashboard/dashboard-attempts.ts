@@ -8,8 +8,8 @@ import type { BoardRow, MergePlan } from "../types.ts";
 import { CompareView } from "./compare-view.ts";
 import type { Dashboard } from "./dashboard.ts";
 import { openText } from "./dashboard-dialogs.ts";
-import { plain } from "./plain.ts";
-import { message } from "./ui-types.ts";
+import { plain } from "../commands/plain.ts";
+import { message } from "../view-model/ui-types.ts";
 
 export function openCompare(d: Dashboard, row: BoardRow): void {
 	const view = new CompareView({

@@ -9,8 +9,8 @@ import { type Action, hintLine } from "./key-table.ts";
 import { listLines } from "./render-list.ts";
 import { peekLines } from "./render-peek.ts";
 import { helpLines, viewerLines } from "./render-viewers.ts";
-import { fit, type UiTheme } from "./ui-types.ts";
-import { countRows } from "./watcher.ts";
+import { fit, type UiTheme } from "../view-model/ui-types.ts";
+import { countRows } from "../presence/presence.ts";
 
 export function renderDashboard(d: Dashboard, width: number): string[] {
 	const theme = d.deps.theme;

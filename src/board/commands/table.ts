@@ -1,7 +1,7 @@
 /** Plain-text board table and single-row detail for print/json/rpc mode and scripting subcommands. */
 import { sanitizeText } from "../sanitize.ts";
 import type { BoardRow } from "../types.ts";
-import { buildListItems, formatAge, formatDiff, formatUsage, rowItems } from "./view-model.ts";
+import { buildListItems, formatAge, formatDiff, formatUsage, rowItems } from "../view-model/row-text.ts";
 
 function pad(text: string, width: number): string {
 	return text.length >= width ? text : text + " ".repeat(width - text.length);

@@ -2,7 +2,7 @@
 import { describeOverlaps } from "../overlap.ts";
 import type { AttemptInfo, AttemptSetView, BoardRow, MergedInfo, MergePlan, MergeResult } from "../types.ts";
 import { plain } from "./plain.ts";
-import { formatDiff } from "./view-model.ts";
+import { formatDiff } from "../view-model/row-text.ts";
 
 function list(items: readonly string[], max = 8): string {
 	const shown = items.slice(0, max).map(plain).join(", ");

@@ -7,22 +7,22 @@
  */
 import type { Focusable, SettingsList, TUI } from "@earendil-works/pi-tui";
 import type { BoardRow, BoardService } from "../types.ts";
-import type { BoardFeed } from "./board-feed.ts";
+import type { BoardFeed } from "../view-model/feed.ts";
 import type { CompareView } from "./compare-view.ts";
 import { compareRowsChanged, openCompare, startMerge } from "./dashboard-attempts.ts";
 import { type Confirm, type DialogState, handleConfirm, handleSettings, handleTextDialog, openSettings, openText } from "./dashboard-dialogs.ts";
 import { handleDispatch, openDispatch } from "./dashboard-dispatch.ts";
-import type { DiffCache } from "./diff-cache.ts";
+import type { DiffCache } from "../view-model/diff-cache.ts";
 import { handleViewer } from "./dashboard-viewer.ts";
 import type { DispatchForm } from "./dispatch-form.ts";
 import { keyMatches } from "./key-table.ts";
-import type { BoardSettings } from "./notify.ts";
-import type { DispatchPrefs } from "./prefs.ts";
+import type { BoardSettings } from "../presence/notify.ts";
+import type { DispatchPrefs } from "../view-model/prefs.ts";
 import { renderDashboard } from "./render.ts";
 import { ScrollWindow } from "./scroll-window.ts";
-import type { TranscriptEntry } from "./transcript.ts";
-import { type KeyMatcher, message, type UiTheme } from "./ui-types.ts";
-import { buildListItems, type LineContext, type ListItem, type RowLayout, rowItems, rowLayout, rowLineParts } from "./view-model.ts";
+import type { TranscriptEntry } from "../view-model/transcript.ts";
+import { type KeyMatcher, message, type UiTheme } from "../view-model/ui-types.ts";
+import { buildListItems, type LineContext, type ListItem, type RowLayout, rowItems, rowLayout, rowLineParts } from "../view-model/row-text.ts";
 
 export type DashboardResult = { kind: "close" } | { kind: "attach"; row: BoardRow } | { kind: "back" };
 

@@ -6,18 +6,18 @@
 import { writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { type ExtensionAPI, type ExtensionCommandContext, type ExtensionContext, renderDiff } from "@earendil-works/pi-coding-agent";
-import type { BoardService } from "../types.ts";
-import { type AttachRecord, clearAttach, loadAttach, saveAttach } from "./attach.ts";
-import { BoardFeed } from "./board-feed.ts";
-import { Dashboard, type DashboardResult } from "./dashboard.ts";
-import { readRowDiff } from "./diff.ts";
-import { DiffCache } from "./diff-cache.ts";
-import { resolveSettings } from "./notify.ts";
-import { loadPrefs, savePrefs } from "./prefs.ts";
-import { completeArgs, parseSubcommand, runSubcommand } from "./subcommands.ts";
-import { formatTable } from "./table.ts";
-import { readTranscript } from "./transcript.ts";
-import { BoardPresence } from "./watcher.ts";
+import type { BoardService } from "./types.ts";
+import { type AttachRecord, clearAttach, loadAttach, saveAttach } from "./presence/attach.ts";
+import { BoardFeed } from "./view-model/feed.ts";
+import { Dashboard, type DashboardResult } from "./dashboard/dashboard.ts";
+import { readRowDiff } from "./view-model/diff.ts";
+import { DiffCache } from "./view-model/diff-cache.ts";
+import { resolveSettings } from "./presence/notify.ts";
+import { loadPrefs, savePrefs } from "./view-model/prefs.ts";
+import { completeArgs, parseSubcommand, runSubcommand } from "./commands/subcommands.ts";
+import { formatTable } from "./commands/table.ts";
+import { readTranscript } from "./view-model/transcript.ts";
+import { BoardPresence } from "./presence/presence.ts";
 
 export function registerDashboard(pi: ExtensionAPI, getService: () => BoardService): void {
 	const feed = new BoardFeed(getService);

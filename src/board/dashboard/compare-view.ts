@@ -7,9 +7,9 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import type { AttemptRowView, AttemptSetView, BoardRow, DiffStats } from "../types.ts";
 import { keyMatches } from "./key-table.ts";
-import { plain } from "./plain.ts";
-import { fit, type KeyMatcher, type UiTheme } from "./ui-types.ts";
-import { formatDiff, STATE_GLYPH } from "./view-model.ts";
+import { plain } from "../commands/plain.ts";
+import { fit, type KeyMatcher, type UiTheme } from "../view-model/ui-types.ts";
+import { formatDiff, STATE_GLYPH } from "../view-model/row-text.ts";
 
 export interface CompareViewDeps {
 	theme: UiTheme;

@@ -7,8 +7,8 @@ import { CombinedAutocompleteProvider, Editor, Input, SettingsList, type Compone
 import { MAX_ATTEMPTS } from "../attempts.ts";
 import type { DispatchOptions, ThinkingLevel, WorktreeMode } from "../types.ts";
 import { keyMatches } from "./key-table.ts";
-import type { DispatchPrefs } from "./prefs.ts";
-import { editorTheme, fit, type KeyMatcher, settingsTheme, type UiTheme } from "./ui-types.ts";
+import type { DispatchPrefs } from "../view-model/prefs.ts";
+import { editorTheme, fit, type KeyMatcher, settingsTheme, type UiTheme } from "../view-model/ui-types.ts";
 
 export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 export const WORKTREE_MODES: readonly WorktreeMode[] = ["none", "auto", "worktree"];

@@ -8,7 +8,7 @@ import { mkdir, open, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { shapeError, PrefsSchema } from "../schemas.ts";
 import type { ThinkingLevel, WorktreeMode } from "../types.ts";
-import type { BoardSettings } from "./notify.ts";
+import type { BoardSettings } from "../presence/notify.ts";
 
 export interface DispatchPrefs {
 	cwd?: string;

@@ -4,9 +4,9 @@
  * a second only while something is live, so elapsed times move.
  */
 import type { BoardRow } from "../types.ts";
-import type { BoardFeed } from "./board-feed.ts";
-import { fit, type UiTheme } from "./ui-types.ts";
-import { formatAge, STATE_GLYPH, summaryText } from "./view-model.ts";
+import type { BoardFeed } from "../view-model/feed.ts";
+import { fit, type UiTheme } from "../view-model/ui-types.ts";
+import { formatAge, STATE_GLYPH, summaryText } from "../view-model/row-text.ts";
 
 const MAX_LINES = 3;
 

@@ -1,7 +1,7 @@
 /** The dashboard's new-agent flow: open the form, then dispatch one row or an attempt set of N. */
 import type { Dashboard } from "./dashboard.ts";
 import { DispatchForm } from "./dispatch-form.ts";
-import { message } from "./ui-types.ts";
+import { message } from "../view-model/ui-types.ts";
 
 export function openDispatch(d: Dashboard): void {
 	d.back = d.mode;

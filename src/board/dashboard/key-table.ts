@@ -4,7 +4,7 @@
  * (`keys.getKeys`); board actions are single letters. Help, hints and input handling all read this.
  */
 import type { Keybinding } from "@earendil-works/pi-tui";
-import type { KeyMatcher } from "./ui-types.ts";
+import type { KeyMatcher } from "../view-model/ui-types.ts";
 
 export type KeySpec = { binding: Keybinding } | { literal: string };
 

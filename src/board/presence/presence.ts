@@ -6,11 +6,11 @@
  */
 import type { TUI } from "@earendil-works/pi-tui";
 import type { BoardRow, RowState } from "../types.ts";
-import type { BoardFeed } from "./board-feed.ts";
+import type { BoardFeed } from "../view-model/feed.ts";
 import { type BoardSettings, osNotify } from "./notify.ts";
 import { BoardStrip } from "./strip.ts";
-import { clean, type UiTheme } from "./ui-types.ts";
-import { fullSummary } from "./view-model.ts";
+import { clean, type UiTheme } from "../view-model/ui-types.ts";
+import { fullSummary } from "../view-model/row-text.ts";
 
 export const STATUS_KEY = "agent-board";
 export const STRIP_KEY = "agent-board-strip";

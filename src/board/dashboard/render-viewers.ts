@@ -5,11 +5,11 @@
  */
 import type { ThemeColor } from "@earendil-works/pi-coding-agent";
 import type { Dashboard } from "./dashboard.ts";
-import { toNumberedDiff } from "./diff.ts";
+import { toNumberedDiff } from "../view-model/diff.ts";
 import { HELP, helpKey } from "./key-table.ts";
 import { markdownLines, wrap } from "./render-peek.ts";
-import type { TranscriptEntry } from "./transcript.ts";
-import { cleanBlock, fit, type UiTheme } from "./ui-types.ts";
+import type { TranscriptEntry } from "../view-model/transcript.ts";
+import { cleanBlock, fit, type UiTheme } from "../view-model/ui-types.ts";
 
 const ROLE_STYLE: Record<TranscriptEntry["role"], { label: string; color: ThemeColor }> = {
 	user: { label: "you", color: "accent" },

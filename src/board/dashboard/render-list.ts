@@ -2,8 +2,8 @@
 import type { ThemeColor } from "@earendil-works/pi-coding-agent";
 import type { BoardRow } from "../types.ts";
 import type { Dashboard } from "./dashboard.ts";
-import { fit, type UiTheme } from "./ui-types.ts";
-import { formatRowLine, rowLineParts } from "./view-model.ts";
+import { fit, type UiTheme } from "../view-model/ui-types.ts";
+import { formatRowLine, rowLineParts } from "../view-model/row-text.ts";
 
 /** Needs input is the accent (the board waits on the user), not a warning. */
 export const STATE_COLOR: Record<BoardRow["state"], ThemeColor> = {
