@@ -1,17 +1,20 @@
-// What watching the board costs, at 500 and 5,000 rows of a real engine store:
+// What watching the board costs, at 500, 5,000 and 20,000 rows of a real engine store:
+// - first open: the full list and the first frame (only the rows on screen are formatted);
 // - an unchanged check: what the UI does when nothing changed (the 1 s tick's repaint; the feed does
 //   no store work at all), and the engine's per-row store hash that the change feed runs once a minute;
-// - one changed row: its report re-reads that row only (service.get) and repaints;
+// - one changed row -> repainted: the board places that row and formats the window (UI only), and
+//   end to end: its report re-reads that row (service.get), then the repaint;
 // - pi's CPU over 30 s with the board open and idle, and closed (real pi in tmux, /proc stat).
-// Prints medians and spread; asserts nothing about time.
-// Run: node bench/dashboard-poll.mjs [--rows 500,5000] [--cpu-seconds 30] [--no-cpu]
+// Prints medians and spread with the machine's load; asserts nothing about time.
+// Run: node bench/dashboard-poll.mjs [--rows 500,5000,20000] [--cpu-seconds 30] [--no-cpu]
 import { execFileSync } from "node:child_process";
 import { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KeybindingsManager, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
+import { Board } from "../src/board/dashboard/board.ts";
 import { createBoardService } from "../src/board/service.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
-import { Dashboard } from "../src/board/dashboard/dashboard.ts";
+import { load, spread } from "./_stats.mjs";
 import { createTestAgent, EXTENSION_ENTRY, PI_CLI } from "../test-support/pi-harness.ts";
 import { startPiInTmux } from "../test-support/tmux.ts";
 
@@ -20,7 +23,7 @@ const arg = (name, fallback) => {
 	const i = process.argv.indexOf(name);
 	return i >= 0 ? process.argv[i + 1] ?? fallback : fallback;
 };
-const SIZES = arg("--rows", "500,5000").split(",").map(Number);
+const SIZES = arg("--rows", "500,5000,20000").split(",").map(Number);
 const CPU_SECONDS = Number(arg("--cpu-seconds", "30"));
 const WITH_CPU = !process.argv.includes("--no-cpu");
 
@@ -44,7 +47,7 @@ try {
 			cpSync(join(rowsDir, seed.id), join(rowsDir, id), { recursive: true });
 			rewriteIds(join(rowsDir, id), seed.id, id, count);
 		}
-		console.log(`\n== ${size} rows ==`);
+		console.log(`\n== ${size} rows (${load()}) ==`);
 		await measureInProcess(size, seed.id);
 		if (WITH_CPU) await measureCpu(size);
 	}
@@ -57,7 +60,7 @@ async function measureInProcess(size, seedId) {
 	const feed = new BoardFeed(() => service);
 	const tui = /** @type {import("@earendil-works/pi-tui").TUI} */ (/** @type {unknown} */ ({ requestRender() {}, terminal: { rows: 50 } }));
 	const theme = { fg: (/** @type {string} */ _c, /** @type {string} */ text) => `\x1b[38;5;110m${text}\x1b[39m`, bold: (/** @type {string} */ text) => `\x1b[1m${text}\x1b[22m` };
-	const dash = new Dashboard({
+	const board = new Board({
 		service,
 		feed,
 		tui,
@@ -75,14 +78,15 @@ async function measureInProcess(size, seedId) {
 		tickMs: 3_600_000,
 	});
 	const t0 = performance.now();
-	await dash.start();
-	dash.render(120);
-	const firstLoad = performance.now() - t0;
-	if (dash.rows.length !== size) throw new Error(`expected ${size} rows, got ${dash.rows.length}`);
+	await board.start();
+	board.render(120);
+	const firstOpen = performance.now() - t0;
+	const openFormatted = board.list.window.formatted;
+	if (board.list.model.rowCount !== size) throw new Error(`expected ${size} rows, got ${board.list.model.rowCount}`);
 
 	const tick = repeat(200, () => {
-		dash.invalidate();
-		dash.render(120);
+		board.invalidate();
+		board.render(120);
 	});
 	const version = [];
 	for (let i = 0; i < 20; i++) {
@@ -90,7 +94,19 @@ async function measureInProcess(size, seedId) {
 		await service.version();
 		version.push(performance.now() - start);
 	}
-	// One row changes: its status file is rewritten (as its runner would), then the report arrives.
+	// UI only: the feed already holds the changed row (as after its report); the board places it and repaints.
+	const repaint = [];
+	const before = board.list.window.formatted;
+	for (let i = 0; i < 50; i++) {
+		const row = feed.row(seedId);
+		if (!row) throw new Error("seed row missing");
+		const start = performance.now();
+		feed.put({ ...row, summary: `repainted ${i}`, lastActivityAt: Date.now() });
+		board.render(120);
+		repaint.push(performance.now() - start);
+	}
+	const perRepaint = (board.list.window.formatted - before) / 50;
+	// End to end: one row's status file is rewritten (as its runner would), then its report arrives.
 	const changed = [];
 	const statusFile = findStatus(join(storeDir, "rows", seedId));
 	for (let i = 0; i < 30; i++) {
@@ -100,15 +116,16 @@ async function measureInProcess(size, seedId) {
 		writeFileSync(statusFile, JSON.stringify(status));
 		const start = performance.now();
 		await feed.refresh([seedId]);
-		dash.render(120);
+		board.render(120);
 		changed.push(performance.now() - start);
 	}
-	dash.dispose();
+	board.dispose();
 	feed.stop();
-	console.log(`first load (list + render):          ${firstLoad.toFixed(1)} ms`);
-	console.log(`unchanged check, UI (tick repaint):  ${stats(tick)}   (store reads: none)`);
-	console.log(`unchanged check, engine version():   ${stats(version)}   (the change feed hashes the store per row once a minute)`);
-	console.log(`one changed row (get + repaint):     ${stats(changed)}`);
+	console.log(`first open (list + first frame):        ${firstOpen.toFixed(1)} ms; rows formatted: ${openFormatted} of ${size}`);
+	console.log(`unchanged check, UI (tick repaint):     ${spread(tick)}   (store reads: none)`);
+	console.log(`unchanged check, engine version():      ${spread(version)}   (the change feed hashes the store per row once a minute)`);
+	console.log(`one changed row -> repainted (UI only): ${spread(repaint)}; rows formatted per repaint: ${perRepaint.toFixed(0)} of ${size}`);
+	console.log(`one changed row -> repainted (get + UI): ${spread(changed)}`);
 }
 
 /** CPU of the pi process over the window, as % of one core, in 5 s slices (median and range). */
@@ -175,13 +192,6 @@ function repeat(n, fn) {
 		out.push(performance.now() - start);
 	}
 	return out;
-}
-
-/** @param {number[]} values */
-function stats(values) {
-	const s = [...values].sort((a, b) => a - b);
-	const q = (/** @type {number} */ p) => s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? 0;
-	return `median ${q(0.5).toFixed(3)} ms (p10 ${q(0.1).toFixed(3)}, p90 ${q(0.9).toFixed(3)}, n=${s.length})`;
 }
 
 /** @param {number[]} values */

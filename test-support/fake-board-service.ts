@@ -2,11 +2,7 @@
  * In-memory BoardService for dashboard component tests and benches: same contract as the engine,
  * no processes. Records every call so tests can assert what the UI asked for.
  */
-import { KeybindingsManager, type TUI, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
 import type { BoardRow, BoardService, DispatchOptions, RowState } from "../src/board/types.ts";
-import { BoardFeed } from "../src/board/view-model/feed.ts";
-import { Dashboard, type DashboardDeps, type DashboardResult } from "../src/board/dashboard/dashboard.ts";
-import type { DispatchPrefs } from "../src/board/view-model/prefs.ts";
 
 export interface FakeBoard extends BoardService {
 	rows: BoardRow[];
@@ -198,19 +194,6 @@ function must(board: FakeBoard, id: string): BoardRow {
 	return row;
 }
 
-/** A Dashboard on a fake board, with keys, screens at a width and the results it returned. */
-export interface DashboardHarness {
-	dash: Dashboard;
-	board: FakeBoard;
-	feed: BoardFeed;
-	results: DashboardResult[];
-	saved: DispatchPrefs[];
-	renders: { count: number };
-	press(...keys: string[]): Promise<void>;
-	screen(width?: number): string;
-	dispose(): void;
-}
-
 export const KEY = { up: "\x1b[A", down: "\x1b[B", left: "\x1b[D", right: "\x1b[C", enter: "\r", esc: "\x1b", tab: "\t", shiftEnter: "\x1b[13;2~" };
 export const plainTheme = { fg: (_color: string, text: string) => text, bold: (text: string) => text };
 
@@ -222,63 +205,4 @@ export async function settle(): Promise<void> {
 export async function flushReports(): Promise<void> {
 	await new Promise((resolve) => setTimeout(resolve, 15));
 	await settle();
-}
-
-export async function dashboardHarness(rows: BoardRow[], options: Partial<DashboardDeps> & { termRows?: number } = {}): Promise<DashboardHarness> {
-	const board = createFakeBoard(rows);
-	const feed = new BoardFeed(() => board);
-	const results: DashboardResult[] = [];
-	const saved: DispatchPrefs[] = [];
-	const renders = { count: 0 };
-	const { termRows, ...deps } = options;
-	const height = termRows ?? 30;
-	// The Editor needs only these two members of pi's TUI.
-	const tui = { requestRender: () => undefined, terminal: { rows: height } } as unknown as TUI;
-	const dash = new Dashboard({
-		service: board,
-		feed,
-		tui,
-		theme: plainTheme,
-		keys: new KeybindingsManager(TUI_KEYBINDINGS),
-		requestRender: () => {
-			renders.count += 1;
-		},
-		done: (result) => results.push(result),
-		height: () => height,
-		cwd: "/tmp/here",
-		models: ["faux/faux-1", "faux/faux-2"],
-		prefs: {},
-		savePrefs: async (prefs) => {
-			saved.push({ ...prefs });
-		},
-		readTranscript: async () => [
-			{ role: "user", text: "hello" },
-			{ role: "assistant", text: "Hi, I am the **row's** agent." },
-		],
-		readDiff: async () => ["diff --git a/x b/x", "@@ -1,2 +1,2 @@", " same", "-removed line", "+added line"],
-		tickMs: 60_000,
-		...deps,
-	});
-	await dash.start();
-	return {
-		dash,
-		board,
-		feed,
-		results,
-		saved,
-		renders,
-		async press(...keys) {
-			for (const key of keys) {
-				dash.handleInput(key);
-				await settle();
-			}
-		},
-		screen(width = 120) {
-			return dash.render(width).join("\n");
-		},
-		dispose() {
-			dash.dispose();
-			feed.stop();
-		},
-	};
 }

@@ -1,21 +1,28 @@
-/** Compare view component rendered at 80 and 120 columns, driven by keys (pi's keybindings). */
-import { KeybindingsManager, TUI_KEYBINDINGS, visibleWidth } from "@earendil-works/pi-tui";
-import { describe, expect, it } from "vitest";
-import type { AttemptSetView, BoardRow } from "../src/board/types.ts";
+/** Compare view of an attempt set on the board, at 80 and 120 columns, driven by keys (pi's keybindings). */
+import { visibleWidth } from "@earendil-works/pi-tui";
+import { afterEach, describe, expect, it } from "vitest";
 import { CompareView } from "../src/board/dashboard/compare-view.ts";
-import { makeRow } from "../test-support/fake-board-service.ts";
-
-const KEY = { up: "\x1b[A", down: "\x1b[B", esc: "\x1b", space: " " };
-const plainTheme = { fg: (_color: string, text: string) => text, bold: (text: string) => text };
+import { ConfirmView } from "../src/board/dashboard/confirm-view.ts";
+import { ListView } from "../src/board/dashboard/list-view.ts";
+import { DiffView } from "../src/board/dashboard/viewer-view.ts";
+import type { AttemptSetView, BoardRow } from "../src/board/types.ts";
+import { type DashboardHarness, dashboardHarness } from "../test-support/dashboard-harness.ts";
+import { flushReports, KEY, makeRow } from "../test-support/fake-board-service.ts";
 
 function attempt(index: number, patch: Partial<BoardRow>): BoardRow {
-	return makeRow({ id: `r${index}`, attempt: { setId: "set-1", index, count: 3 }, worktreeMode: "worktree", repo: "/repo", ...patch });
+	return makeRow({ id: `r${index}`, attempt: { setId: "set-1", index, count: 3 }, worktreeMode: "worktree", worktreePath: `/tmp/wt/r${index}`, repo: "/repo", lastActivityAt: 1000 - index, ...patch });
 }
 
-function fixture(): AttemptSetView {
-	const one = attempt(1, { name: "Fix the login bug [1/3]", diff: { added: 3, removed: 1, files: 2 }, summary: "Rewrote the session check." });
-	const two = attempt(2, { name: "Fix the login bug [2/3] \x1b[31mred\x1b[0m\x07", diff: { added: 5, removed: 0, files: 1 }, state: "working", alive: true });
-	const three = attempt(3, { name: "Fix the login bug [3/3]", merged: { at: 1, commit: "c".repeat(40), into: "main" } });
+function rows(): BoardRow[] {
+	return [
+		attempt(1, { name: "Fix the login bug [1/3]", diff: { added: 3, removed: 1, files: 2 }, summary: "Rewrote the session check." }),
+		attempt(2, { name: "Fix the login bug [2/3] \x1b[31mred\x1b[0m\x07", diff: { added: 5, removed: 0, files: 1 }, state: "working", alive: true }),
+		attempt(3, { name: "Fix the login bug [3/3]", merged: { at: 1, commit: "c".repeat(40), into: "main" } }),
+	];
+}
+
+function fixture(set: BoardRow[]): AttemptSetView {
+	const [one, two, three] = set as [BoardRow, BoardRow, BoardRow];
 	return {
 		setId: "set-1",
 		repo: "/repo",
@@ -27,29 +34,33 @@ function fixture(): AttemptSetView {
 	};
 }
 
-function harness() {
-	const calls: string[] = [];
-	const view = new CompareView({
-		theme: plainTheme,
-		keys: new KeybindingsManager(TUI_KEYBINDINGS),
-		onDiff: (a, b) => calls.push(`diff ${a.id} ${b.id}`),
-		onMerge: (row) => calls.push(`merge ${row.id}`),
-		onClose: () => calls.push("close"),
-		setStatus: (text) => calls.push(`status ${text}`),
-	});
-	view.setData(fixture());
-	return { view, calls, press: (...keys: string[]) => keys.forEach((key) => view.handleInput(key)) };
+const open: DashboardHarness[] = [];
+afterEach(() => {
+	for (const h of open.splice(0)) h.dispose();
+});
+
+async function compare(): Promise<{ h: DashboardHarness; view: CompareView }> {
+	const set = rows();
+	const h = await dashboardHarness(set);
+	open.push(h);
+	h.dash.list.select("r1");
+	await h.press("c");
+	await flushReports();
+	const view = h.top();
+	if (!(view instanceof CompareView)) throw new Error("compare did not open");
+	view.setData(fixture(set));
+	return { h, view };
 }
 
 describe("compare view", () => {
 	for (const width of [80, 120]) {
-		it(`renders an attempt set within ${width} columns`, () => {
-			const { view } = harness();
-			const lines = view.render(width);
+		it(`renders an attempt set within ${width} columns`, async () => {
+			const { h } = await compare();
+			const lines = h.dash.render(width);
 			for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(width);
 			const screen = lines.join("\n");
-			expect(lines[0]).toMatch(/^Attempt set set-1 3 attempts · 1 merged · 2 overlapping · \/repo/);
-			expect(lines[1]).toMatch(/^> #1 {2}\+ completed {2}\+3 -1 2f {2}!overlap {2}r1 {2}Fix the login bug \[1\/3\]/);
+			expect(lines[1]).toMatch(/^Attempt set set-1 3 attempts · 1 merged · 2 overlapping · \/repo/);
+			expect(lines[2]).toMatch(/^> #1 {2}\+ completed {2}\+3 -1 2f {2}!overlap {2}r1 {2}Fix the login bug \[1\/3\]/);
 			expect(screen).toContain("     files: login.ts, session.ts");
 			expect(screen).toContain("     overlap: login.ts (with r2)");
 			expect(screen).toContain("     Rewrote the session check.");
@@ -60,18 +71,25 @@ describe("compare view", () => {
 		});
 	}
 
-	it("marks, diffs, merges and closes through its callbacks", () => {
-		const { view, calls, press } = harness();
-		press("d");
-		expect(calls).toEqual(["status mark one attempt, select another, then diff"]);
-		press(KEY.space, KEY.down, "d");
-		expect(calls.at(-1)).toBe("diff r1 r2");
-		expect(view.render(80)[1]).toMatch(/^ \*#1/);
-		press("m");
-		expect(calls.at(-1)).toBe("merge r2");
-		press(KEY.down, "m");
-		expect(calls.at(-1)).toBe("status r3 is already merged into main");
-		press(KEY.esc);
-		expect(calls.at(-1)).toBe("close");
+	it("marks, diffs, merges and goes back; a merge or diff returns to it", async () => {
+		const { h, view } = await compare();
+		await h.press("d");
+		expect(h.dash.status).toBe("mark one attempt, select another, then diff");
+		await h.press(" ", KEY.down, "d");
+		expect(h.top()).toBeInstanceOf(DiffView);
+		await flushReports();
+		expect(h.board.calls.find((c) => c.method === "compareDiff")?.args).toEqual(["r1", "r2"]);
+		await h.press(KEY.esc);
+		expect(h.top()).toBe(view);
+		expect(h.dash.render(80)[2]).toMatch(/^ \*#1/);
+		await h.press("m");
+		await flushReports();
+		expect(h.top()).toBeInstanceOf(ConfirmView);
+		await h.press("n");
+		expect(h.top()).toBe(view);
+		await h.press(KEY.down, "m");
+		expect(h.dash.status).toBe("r3 is already merged into main");
+		await h.press(KEY.esc);
+		expect(h.top()).toBeInstanceOf(ListView);
 	});
 });

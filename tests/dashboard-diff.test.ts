@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readRowDiff } from "../src/board/view-model/diff.ts";
+import { readRowDiff, toNumberedDiff } from "../src/board/view-model/diff.ts";
 import { makeRow } from "../test-support/fake-board-service.ts";
 
 const dirs: string[] = [];
@@ -41,8 +41,14 @@ describe("worktree diff", () => {
 		expect(lines).toContain("-two");
 		expect(lines).toContain("+two changed");
 		expect(lines).toContain("+three");
-		expect(lines).toContain("new untracked file: new.txt");
+		// A new file shows as a real diff: its lines added.
+		expect(lines).toContain("+++ b/new.txt");
+		expect(lines).toContain("+fresh");
 		expect(lines.join("\n")).not.toContain("main-only.txt");
 		expect(await readRowDiff(makeRow({}))).toEqual(["(not a worktree row: no diff)"]);
+		// Numbered for pi's renderDiff: the new file's lines count from 1, and nothing after a hunk is read as part of it.
+		const numbered = toNumberedDiff([...lines, "new untracked file: later.txt"]);
+		expect(numbered).toContain("+1 fresh");
+		expect(numbered.at(-1)).toBe("new untracked file: later.txt");
 	});
 });

@@ -6,7 +6,8 @@ import { osNotifySequence, resolveSettings } from "../src/board/presence/notify.
 import { stripLines } from "../src/board/presence/strip.ts";
 import { parseTranscript } from "../src/board/view-model/transcript.ts";
 import { BoardPresence, notificationText } from "../src/board/presence/presence.ts";
-import { createFakeBoard, type DashboardHarness, dashboardHarness, flushReports, KEY, makeRow, plainTheme } from "../test-support/fake-board-service.ts";
+import { type DashboardHarness, dashboardHarness } from "../test-support/dashboard-harness.ts";
+import { createFakeBoard, flushReports, KEY, makeRow, plainTheme } from "../test-support/fake-board-service.ts";
 
 const WIDTHS = [60, 80, 120, 200];
 const open: DashboardHarness[] = [];
@@ -67,7 +68,7 @@ describe("dashboard views at 60, 80, 120 and 200 columns", () => {
 			for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(width);
 			const text = lines.join("\n");
 			expect(text).toMatch(/now\s+bash 12s/);
-			expect(text).toContain("Streaming:");
+			expect(text).toContain("Streaming (newest words):");
 			expect(text).toContain("I am reading the parser");
 			expect(text).toMatch(/✓ delivered as steer 5s ago/);
 			expect(text).toMatch(/model\s+faux\/faux-2 \(asked for faux\/faux-1\)/);
@@ -90,7 +91,7 @@ describe("dashboard views at 60, 80, 120 and 200 columns", () => {
 				for (const line of lines) expect(visibleWidth(line), `${keys.join("")} at ${width}: ${line}`).toBeLessThanOrEqual(width);
 			}
 		}
-		expect((await view(["r"], 80)).join("\n")).toMatch(/choices \(tab\): Postgres · SQLite/);
+		expect((await view(["r"], 80)).join("\n")).toMatch(/1\. Postgres\n {2}2\. SQLite/);
 		expect((await view(["S"], 80)).join("\n")).toContain("OS notifications");
 	});
 

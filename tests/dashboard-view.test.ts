@@ -1,9 +1,10 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { describe, expect, it } from "vitest";
-import { completeArgs, parseSubcommand, resolveRow, USAGE } from "../src/board/commands/subcommands.ts";
+import { completeArgs, parseSubcommand, resolveRow } from "../src/board/commands/subcommands.ts";
 import { formatTable } from "../src/board/commands/table.ts";
 import { parseTranscript } from "../src/board/view-model/transcript.ts";
-import { buildListItems, formatRowLine, parseFilter, rowItems, rowLineParts } from "../src/board/view-model/row-text.ts";
+import { formatRowLine, rowLineParts } from "../src/board/dashboard/row-line.ts";
+import { buildListItems, parseFilter, rowItems } from "../src/board/view-model/list-model.ts";
 import { statusText, transitions } from "../src/board/presence/presence.ts";
 import { makeRow } from "../test-support/fake-board-service.ts";
 
@@ -54,7 +55,7 @@ describe("dashboard view-model", () => {
 		const row = makeRow({ state: "needs_input", question: "Deploy to prod?", lastActivityAt: 2000, lastViewedAt: 1000 });
 		const parts = rowLineParts(row, 3000);
 		expect(parts.marker).toBe("*");
-		expect(parts.summary).toBe("Deploy to prod?");
+		expect(parts.summary).toEqual({ head: "Deploy to prod?", tail: "" });
 		expect(rowLineParts({ ...row, lastViewedAt: 5000 }, 6000).marker).toBe(" ");
 	});
 });
@@ -65,11 +66,20 @@ describe("subcommands", () => {
 		expect(parseSubcommand("list --all")).toEqual({ ok: true, name: "list", all: true });
 		expect(parseSubcommand("dispatch fix the tests")).toEqual({ ok: true, name: "dispatch", text: "fix the tests" });
 		expect(parseSubcommand("reply r1 use postgres please")).toEqual({ ok: true, name: "reply", id: "r1", text: "use postgres please" });
-		for (const bad of ["frobnicate", "stop", "reply r1", "dispatch", "show a b", "list extra"]) {
+		const usage: Record<string, string> = {
+			frobnicate: "/agent-board merge <id> [--commit] [--dry-run]",
+			stop: "usage: /agent-board stop <id>",
+			"reply r1": "usage: /agent-board reply <id> [--follow-up] <text>",
+			dispatch: "usage: /agent-board dispatch [--count N] [--worktree] <prompt>",
+			"show a b": "usage: /agent-board show <id>",
+			"list extra": "usage: /agent-board [list [--all]]",
+		};
+		for (const [bad, expected] of Object.entries(usage)) {
 			const parsed = parseSubcommand(bad);
 			expect(parsed.ok).toBe(false);
-			if (!parsed.ok) expect(parsed.error).toContain(USAGE);
+			if (!parsed.ok) expect(parsed.error).toContain(expected);
 		}
+		expect(parseSubcommand("merge --help")).toEqual({ ok: true, name: "merge", help: "one" });
 	});
 
 	it("resolves ids by prefix and completes subcommands and ids", () => {
@@ -81,6 +91,9 @@ describe("subcommands", () => {
 		expect(resolveRow([a, b], "zz")).toMatch(/no row/);
 		expect(completeArgs("st", [a])?.map((i) => i.value)).toEqual(["stop"]);
 		expect(completeArgs("show abd", [a, b])?.map((i) => i.value)).toEqual(["show abd456"]);
+		// A word that is already whole completes nothing, so enter runs the command.
+		expect(completeArgs("stop", [a])).toBeNull();
+		expect(completeArgs("show abd456", [a, b])).toBeNull();
 	});
 
 	it("prints a plain table with needs-input rows first", () => {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { KeybindingsManager, TUI_KEYBINDINGS, type TUI } from "@earendil-works/pi-tui";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
-import { Dashboard } from "../src/board/dashboard/dashboard.ts";
+import { Board } from "../src/board/dashboard/board.ts";
 import { createBoardService } from "../src/board/service.ts";
 import { sanitizeText } from "../src/board/sanitize.ts";
 import { checkShape, MetaSchema } from "../src/board/schemas.ts";
@@ -173,7 +173,7 @@ describe("dashboard over a hostile store", () => {
 		const service = createBoardService({ storeDir: dir, piCommand: ["pi"] });
 		const feed = new BoardFeed(() => service);
 		const tui = { requestRender: () => undefined, terminal: { rows: 40 } } as unknown as TUI;
-		const dash = new Dashboard({
+		const dash = new Board({
 			service,
 			feed,
 			tui,

@@ -41,6 +41,9 @@ describe("parsePonytailArgs", () => {
 		expect(completePonytailArgs("u")).toEqual(["ultra"]);
 		expect(completePonytailArgs("default f")).toEqual(["default full"]);
 		expect(completePonytailArgs("zz")).toEqual([]);
+		// A whole word completes nothing: enter runs it at once.
+		expect(completePonytailArgs("lite")).toEqual([]);
+		expect(completePonytailArgs("default lite")).toEqual([]);
 	});
 });
 

@@ -3,7 +3,7 @@ import { autoGc } from "./gc.ts";
 import { createBoardService } from "./service.ts";
 import { registerBoardTools } from "./tools.ts";
 import type { BoardService } from "./types.ts";
-import { registerDashboard } from "./ui.ts";
+import { registerBoardUi } from "./ui.ts";
 import { isWorker, registerWorkerRole } from "./worker-role.ts";
 
 export function registerBoard(pi: ExtensionAPI): void {
@@ -15,7 +15,7 @@ export function registerBoard(pi: ExtensionAPI): void {
 	let service: BoardService | undefined;
 	const getService = (): BoardService => (service ??= createBoardService());
 	registerBoardTools(pi, getService);
-	registerDashboard(pi, getService);
+	registerBoardUi(pi, getService);
 	// Retention runs at most once a day per store, after startup, and never in the way of the session.
 	pi.on("session_start", () => {
 		setTimeout(() => autoGc(getService().storeDir), 5000).unref();

@@ -47,13 +47,21 @@ export function parsePonytailArgs(args: string): PonytailCommand {
 }
 
 /** Completions for `/ponytail <prefix>`: modes and subcommands, then modes after `default `. */
+/**
+ * Completions for `/ponytail <prefix>`. An argument that already is a whole word completes nothing:
+ * otherwise the first enter only accepts the completion, and the next command typed glues onto it.
+ */
 export function completePonytailArgs(prefix: string): string[] {
 	const lower = prefix.toLowerCase();
 	if (lower.startsWith("default ")) {
 		const rest = lower.slice("default ".length).trimStart();
+		if ((MODES as readonly string[]).includes(rest)) return [];
 		return MODES.filter((mode) => mode.startsWith(rest)).map((mode) => `default ${mode}`);
 	}
-	return [...MODES, ...SUBCOMMANDS].filter((word) => word.startsWith(lower.trimStart()));
+	const word = lower.trimStart();
+	const words: readonly string[] = [...MODES, ...SUBCOMMANDS];
+	if (words.includes(word)) return [];
+	return words.filter((candidate) => candidate.startsWith(word));
 }
 
 /** The whole message is a deactivation phrase; a sentence that merely contains one is not. */

@@ -1,22 +1,14 @@
 /** Plain-text forms of attempt sets, merge plans and merge results (subcommands, LLM tools). */
 import { describeOverlaps } from "../overlap.ts";
-import type { AttemptInfo, AttemptSetView, BoardRow, MergedInfo, MergePlan, MergeResult } from "../types.ts";
+import type { AttemptSetView, BoardRow, MergePlan, MergeResult } from "../types.ts";
 import { plain } from "./plain.ts";
-import { formatDiff } from "../view-model/row-text.ts";
+import { attemptText, formatDiff, mergedText } from "../view-model/row-text.ts";
+
+export { attemptText, mergedText } from "../view-model/row-text.ts";
 
 function list(items: readonly string[], max = 8): string {
 	const shown = items.slice(0, max).map(plain).join(", ");
 	return items.length > max ? `${shown}, … (${items.length} in all)` : shown;
-}
-
-/** "2/3 of set-…, forked from <id>": the row's place in its attempt set. */
-export function attemptText(attempt: AttemptInfo): string {
-	return `${attempt.index}/${attempt.count} of ${attempt.setId}${attempt.forkOf ? `, forked from ${attempt.forkOf}` : ""}`;
-}
-
-/** "into main as <commit>": where a merged row went. */
-export function mergedText(merged: MergedInfo): string {
-	return `into ${plain(merged.into)} as ${merged.commit.slice(0, 12)}`;
 }
 
 /** Extra `show` lines for attempt, merge and overlap state. */

@@ -1,29 +1,18 @@
 /**
  * `/agent-board <subcommand>` for scripting and non-TUI modes. Parsing is pure; `runSubcommand`
- * performs it against the service and returns the text to show.
+ * performs it against the service and returns the text to show. Names and usage come from the one
+ * table in usage.ts.
  */
 import { formatGcReport, gc } from "../gc.ts";
 import type { BoardRow, BoardService, ReplyResult } from "../types.ts";
 import { parseAttemptSubcommand, runAttemptSubcommand, type AttemptIo, type AttemptParsed } from "./attempt-subcommands.ts";
-import { formatDetail, formatTable } from "./table.ts";
 import { attemptDetail } from "./attempt-text.ts";
+import { formatDetail, formatTable } from "./table.ts";
+import { SUBCOMMANDS, type SubcommandName, subcommandHelp, takesRow, USAGE } from "./usage.ts";
 
-export const SUBCOMMANDS = ["list", "dispatch", "stop", "archive", "unarchive", "reply", "show", "fork", "compare", "merge", "remove-worktree", "gc"] as const;
-export type SubcommandName = (typeof SUBCOMMANDS)[number];
+export { SUBCOMMANDS, type SubcommandName, USAGE } from "./usage.ts";
 
-export const USAGE = [
-	"usage: /agent-board [list [--all]]",
-	"       /agent-board dispatch [--count N] [--worktree] <prompt>",
-	"       /agent-board stop|archive|unarchive|show <id>",
-	"       /agent-board reply <id> [--follow-up] <text>",
-	"       /agent-board fork <id> [N] [prompt]",
-	"       /agent-board compare <id> [<other id>]",
-	"       /agent-board merge <id> [--commit] [--dry-run]",
-	"       /agent-board remove-worktree <id> [--force]",
-	"       /agent-board gc [--dry-run]",
-].join("\n");
-
-type Simple = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean; followUp?: boolean; dryRun?: boolean };
+type Simple = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean; followUp?: boolean; dryRun?: boolean; help?: "all" | "one" };
 export type Parsed = Simple | AttemptParsed | { ok: false; error: string };
 
 export function parseSubcommand(args: string): Parsed {
@@ -31,31 +20,34 @@ export function parseSubcommand(args: string): Parsed {
 	if (!trimmed) return { ok: true, name: "list" };
 	const [head = "", ...restParts] = trimmed.split(/\s+/);
 	const rest = trimmed.slice(head.length).trim();
+	if (head === "--help" || head === "-h" || head === "help") return { ok: true, name: "list", help: "all" };
 	const name = SUBCOMMANDS.find((candidate) => candidate === head);
 	if (!name) return { ok: false, error: `unknown subcommand "${head}"\n${USAGE}` };
+	if (rest === "--help" || rest === "-h") return { ok: true, name, help: "one" };
+	if (name === "back") return rest ? { ok: false, error: `back takes no arguments\n${subcommandHelp("back")}` } : { ok: true, name };
 	if (name === "list") {
-		if (rest && rest !== "--all") return { ok: false, error: `list takes only --all\n${USAGE}` };
+		if (rest && rest !== "--all") return { ok: false, error: `list takes only --all\n${subcommandHelp(name)}` };
 		return { ok: true, name, all: rest === "--all" };
 	}
 	if (name === "gc") {
-		if (rest && rest !== "--dry-run") return { ok: false, error: `gc takes only --dry-run\n${USAGE}` };
+		if (rest && rest !== "--dry-run") return { ok: false, error: `gc takes only --dry-run\n${subcommandHelp(name)}` };
 		return { ok: true, name, dryRun: rest === "--dry-run" };
 	}
 	const attempt = parseAttemptSubcommand(name, rest);
-	if (attempt && !attempt.ok) return { ok: false, error: `${attempt.error}\n${USAGE}` };
+	if (attempt && !attempt.ok) return { ok: false, error: `${attempt.error}\n${subcommandHelp(name)}` };
 	// A plain dispatch keeps its original shape; flags make it an attempt dispatch.
 	if (attempt?.name === "dispatch" && attempt.count === undefined && !attempt.worktree) return { ok: true, name, text: attempt.text };
 	if (attempt) return attempt;
 	const id = restParts[0];
-	if (!id) return { ok: false, error: `${name} needs a row id\n${USAGE}` };
+	if (!id) return { ok: false, error: `${name} needs a row id\n${subcommandHelp(name)}` };
 	if (name === "reply") {
 		let text = rest.slice(id.length).trim();
 		const followUp = /^--follow-up(\s|$)/.test(text);
 		if (followUp) text = text.slice("--follow-up".length).trim();
-		if (!text) return { ok: false, error: `reply needs text after the id\n${USAGE}` };
+		if (!text) return { ok: false, error: `reply needs text after the id\n${subcommandHelp(name)}` };
 		return followUp ? { ok: true, name, id, text, followUp } : { ok: true, name, id, text };
 	}
-	if (restParts.length > 1) return { ok: false, error: `${name} takes exactly one id\n${USAGE}` };
+	if (restParts.length > 1) return { ok: false, error: `${name} takes exactly one id\n${subcommandHelp(name)}` };
 	return { ok: true, name, id };
 }
 
@@ -84,7 +76,9 @@ export function resolveRow(rows: readonly BoardRow[], key: string): BoardRow | s
  * to pass instead. A conflicting merge throws, so headless runs exit 1.
  */
 export async function runSubcommand(service: BoardService, parsed: Extract<Parsed, { ok: true }>, cwd: string, now = Date.now(), io: AttemptIo = {}): Promise<string> {
+	if ("help" in parsed && parsed.help) return parsed.help === "one" ? subcommandHelp(parsed.name) : USAGE;
 	if (parsed.name === "list") return formatTable(await service.list({ includeArchived: "all" in parsed ? parsed.all : false }), now, "all" in parsed ? parsed.all : false);
+	if (parsed.name === "back") throw new Error("back switches pi's session: it works in interactive pi only");
 	if (parsed.name === "gc") return formatGcReport(gc(service.storeDir, { dryRun: "dryRun" in parsed ? parsed.dryRun : false }));
 	if ("kind" in parsed || parsed.name === "dispatch") {
 		const attempt: AttemptParsed = "kind" in parsed ? parsed : { ok: true, kind: "attempt", name: "dispatch", text: parsed.text ?? "", worktree: false };
@@ -115,15 +109,21 @@ export async function runSubcommand(service: BoardService, parsed: Extract<Parse
 	}
 }
 
-/** Argument completion: subcommand names, then row ids for commands that take one. */
+/**
+ * Argument completion: subcommand names, then row ids for commands that take one. A word that
+ * already is a whole name or id completes nothing, so enter runs the command.
+ */
 export function completeArgs(prefix: string, rows: readonly BoardRow[]): { value: string; label: string; description?: string }[] | null {
 	const parts = prefix.split(/\s+/);
 	if (parts.length <= 1) {
-		const items = SUBCOMMANDS.filter((name) => name.startsWith(parts[0] ?? "")).map((name) => ({ value: name, label: name }));
+		const word = parts[0] ?? "";
+		if (SUBCOMMANDS.some((name) => name === word)) return null;
+		const items = SUBCOMMANDS.filter((name) => name.startsWith(word)).map((name) => ({ value: name, label: name }));
 		return items.length > 0 ? items : null;
 	}
 	const [head = "", idPrefix = ""] = parts;
-	if (parts.length !== 2 || !["stop", "archive", "unarchive", "reply", "show", "fork", "compare", "merge", "remove-worktree"].includes(head)) return null;
+	if (parts.length !== 2 || !takesRow(head)) return null;
+	if (rows.some((row) => row.id === idPrefix)) return null;
 	const items = rows
 		.filter((row) => row.id.startsWith(idPrefix))
 		.slice(0, 30)

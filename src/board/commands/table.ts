@@ -1,7 +1,8 @@
 /** Plain-text board table and single-row detail for print/json/rpc mode and scripting subcommands. */
 import { sanitizeText } from "../sanitize.ts";
 import type { BoardRow } from "../types.ts";
-import { buildListItems, formatAge, formatDiff, formatUsage, rowItems } from "../view-model/row-text.ts";
+import { buildListItems, rowItems } from "../view-model/list-model.ts";
+import { formatAge, formatDiff, formatUsage } from "../view-model/row-text.ts";
 
 function pad(text: string, width: number): string {
 	return text.length >= width ? text : text + " ".repeat(width - text.length);

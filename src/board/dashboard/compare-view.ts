@@ -1,40 +1,44 @@
 /**
- * Compare view of one attempt set: each attempt's state, diff stats, touched files and overlaps. The
- * host (the dashboard) supplies the data (`service.compare`) and acts on the callbacks: the diff of
- * two attempts opens in the dashboard's diff viewer (pi's diff renderer), merge goes through its
- * confirm. Keys come from the dashboard's key table, so they follow the user's keybindings.
+ * Compare one attempt set: each attempt's state, diff stats, touched files and overlaps. States follow
+ * the feed at once; files and overlaps (the engine lists the store and runs git) are re-read at most
+ * every few seconds, with a trailing reload so a run's end is never missed. Diff and merge of an
+ * attempt open over this view, so the user comes back to it.
  */
 import { visibleWidth } from "@earendil-works/pi-tui";
-import type { AttemptRowView, AttemptSetView, BoardRow, DiffStats } from "../types.ts";
-import { keyMatches } from "./key-table.ts";
-import { plain } from "../commands/plain.ts";
-import { fit, type KeyMatcher, type UiTheme } from "../view-model/ui-types.ts";
-import { formatDiff, STATE_GLYPH } from "../view-model/row-text.ts";
+import type { AttemptRowView, AttemptSetView, BoardRow } from "../types.ts";
+import { clean, formatDiff, STATE_GLYPH } from "../view-model/row-text.ts";
+import { fit, message } from "../view-model/ui-types.ts";
+import { keyMatches } from "./keys.ts";
+import { startMerge } from "./merge-flow.ts";
+import { type Host, type KeyEntry, Lines, View } from "./view.ts";
+import { DiffView } from "./viewer-view.ts";
 
-export interface CompareViewDeps {
-	theme: UiTheme;
-	keys: KeyMatcher;
-	/** Asked to show the diff between two attempts (marked first, selected second). */
-	onDiff(a: BoardRow, b: BoardRow): void;
-	/** The user asked to merge an attempt (the host plans, confirms and merges). */
-	onMerge(row: BoardRow): void;
-	onClose(): void;
-	/** One-line answers to a key ("mark one attempt first"), shown on the host's status line. */
-	setStatus(text: string): void;
-	/** Diff stats from the dashboard's async cache, when it has them. */
-	diff?(row: BoardRow): DiffStats | undefined;
-}
+/** How often, at most, feed reports re-run the set's compare (a full list and git per attempt). */
+const COMPARE_RELOAD_MS = 3000;
 
-export class CompareView {
+export class CompareView extends View {
 	private set: AttemptSetView = { rows: [] };
 	private selected = 0;
 	private marked: string | undefined;
-	loading = true;
-	private readonly deps: CompareViewDeps;
+	private loading = true;
+	private readonly rowId: string;
 	private reloadTimer: ReturnType<typeof setTimeout> | undefined;
 
-	constructor(deps: CompareViewDeps) {
-		this.deps = deps;
+	constructor(host: Host, rowId: string) {
+		super(host);
+		this.rowId = rowId;
+		this.addChild(new Lines((width) => this.draw(width)));
+		void this.reload();
+	}
+
+	/** Re-reads the set (on open, after a merge, and throttled after feed reports). */
+	async reload(): Promise<void> {
+		try {
+			this.setData(await this.deps.service.compare(this.rowId));
+		} catch (error) {
+			this.host.setStatus(`compare failed: ${message(error)}`);
+		}
+		this.host.changed();
 	}
 
 	setData(set: AttemptSetView): void {
@@ -45,24 +49,16 @@ export class CompareView {
 		this.selected = index >= 0 ? index : Math.min(this.selected, Math.max(0, set.rows.length - 1));
 	}
 
-	ids(): string[] {
-		return this.set.rows.map((entry) => entry.row.id);
-	}
-
-	/** Fresher rows (state, live text) without re-reading files and overlaps. */
-	updateRows(lookup: (id: string) => BoardRow | undefined): void {
-		this.set = { ...this.set, rows: this.set.rows.map((entry) => ({ ...entry, row: lookup(entry.row.id) ?? entry.row })) };
-	}
-
-	/** Runs `reload` once after `ms`; calls meanwhile join the pending one. */
-	scheduleReload(ms: number, reload: () => void): void {
+	override onRows(ids: readonly string[]): void {
+		if (!this.set.rows.some((entry) => ids.includes(entry.row.id))) return;
+		this.set = { ...this.set, rows: this.set.rows.map((entry) => ({ ...entry, row: this.deps.feed.row(entry.row.id) ?? entry.row })) };
 		this.reloadTimer ??= setTimeout(() => {
 			this.reloadTimer = undefined;
-			reload();
-		}, ms);
+			void this.reload();
+		}, COMPARE_RELOAD_MS);
 	}
 
-	dispose(): void {
+	override dispose(): void {
 		if (this.reloadTimer) clearTimeout(this.reloadTimer);
 		this.reloadTimer = undefined;
 	}
@@ -71,37 +67,51 @@ export class CompareView {
 		return this.set.rows[this.selected]?.row;
 	}
 
-	handleInput(data: string): void {
-		const keys = this.deps.keys;
-		const is = (action: Parameters<typeof keyMatches>[2]) => keyMatches(keys, data, action);
-		const last = Math.max(0, this.set.rows.length - 1);
-		if (is("cancel") || is("quit")) this.deps.onClose();
-		else if (is("up")) this.selected = Math.max(0, this.selected - 1);
-		else if (is("down")) this.selected = Math.min(last, this.selected + 1);
-		else if (is("mark")) {
-			const id = this.selectedRow()?.id;
-			this.marked = this.marked === id ? undefined : id;
-		} else if (is("diff")) this.requestDiff();
-		else if (is("merge")) {
-			const row = this.selectedRow();
-			if (row?.merged) this.deps.setStatus(`${row.id} is already merged into ${plain(row.merged.into)}`);
-			else if (row) this.deps.onMerge(row);
-		}
+	keyTable(): KeyEntry[] {
+		const last = () => Math.max(0, this.set.rows.length - 1);
+		return [
+			{ keys: ["up", "down"], help: "select an attempt", hint: "select", run: (data) => (this.selected = Math.max(0, Math.min(last(), this.selected + (keyMatches(this.deps.keys, data, "up") ? -1 : 1)))) },
+			{
+				keys: "mark",
+				help: "mark the selected attempt (d then diffs it against another)",
+				hint: "mark",
+				run: () => {
+					const id = this.selectedRow()?.id;
+					this.marked = this.marked === id ? undefined : id;
+				},
+			},
+			{ keys: "diff", help: "diff of the marked attempt against the selected one", hint: "diff marked vs selected", run: () => this.requestDiff() },
+			{
+				keys: "merge",
+				help: "merge the selected attempt (the plan, and any conflict, first)",
+				hint: "merge",
+				run: () => {
+					const row = this.selectedRow();
+					if (row?.merged) this.host.setStatus(`${row.id} is already merged into ${clean(row.merged.into)}`);
+					else if (row) startMerge(this.host, row, () => void this.reload());
+				},
+			},
+			{ keys: ["cancel", "quit"], help: "back", hint: "back", run: () => this.host.pop(this) },
+			{ keys: "help", help: "this help", hint: "help", run: () => this.host.help(this) },
+		];
 	}
 
 	private requestDiff(): void {
 		const selected = this.selectedRow();
 		const marked = this.set.rows.find((entry) => entry.row.id === this.marked)?.row;
-		if (!selected || !marked || marked.id === selected.id) {
-			this.deps.setStatus("mark one attempt, select another, then diff");
-			return;
-		}
-		this.deps.onDiff(marked, selected);
+		if (!selected || !marked || marked.id === selected.id) return this.host.setStatus("mark one attempt, select another, then diff");
+		this.host.push(new DiffView(this.host, { a: marked, b: selected }));
 	}
 
-	render(width: number): string[] {
-		const lines = [fit(this.header(), width), ...this.setLines(width)];
-		return lines.map((line) => (visibleWidth(line) > width ? fit(line, width) : line));
+	private draw(width: number): string[] {
+		const theme = this.deps.theme;
+		const lines = [fit(this.header(), width)];
+		if (this.loading) lines.push(fit(theme.fg("muted", "Loading attempts…"), width));
+		else if (this.set.rows.length === 0) lines.push(fit(theme.fg("muted", "No attempts."), width));
+		// Files and overlaps of every attempt when they fit; else of the selected one only.
+		const full = this.set.rows.flatMap((entry, i) => this.entryLines(entry, i === this.selected, width, true));
+		if (full.length + 1 <= this.host.bodyRows()) return [...lines, ...full];
+		return [...lines, ...this.set.rows.flatMap((entry, i) => this.entryLines(entry, i === this.selected, width, i === this.selected))];
 	}
 
 	private header(): string {
@@ -113,37 +123,29 @@ export class CompareView {
 		const parts = [`${count} attempt${count === 1 ? "" : "s"}`];
 		if (merged) parts.push(`${merged} merged`);
 		if (overlapping) parts.push(`${overlapping} overlapping`);
-		if (this.set.repo) parts.push(plain(this.set.repo));
+		if (this.set.repo) parts.push(clean(this.set.repo));
 		return `${theme.fg("accent", theme.bold(title))} ${theme.fg("muted", parts.join(" · "))}`;
 	}
 
-	private setLines(width: number): string[] {
-		const theme = this.deps.theme;
-		if (this.loading) return [fit(theme.fg("muted", "Loading attempts…"), width)];
-		if (this.set.rows.length === 0) return [fit(theme.fg("muted", "No attempts."), width)];
-		const lines: string[] = [];
-		this.set.rows.forEach((entry, i) => lines.push(...this.entryLines(entry, i === this.selected, width)));
-		return lines;
-	}
-
-	private entryLines(entry: AttemptRowView, selected: boolean, width: number): string[] {
+	private entryLines(entry: AttemptRowView, selected: boolean, width: number, details: boolean): string[] {
 		const theme = this.deps.theme;
 		const { row, files, overlaps } = entry;
 		const cursor = selected ? theme.fg("accent", ">") : " ";
 		const mark = this.marked === row.id ? theme.fg("warning", "*") : " ";
 		const index = row.attempt ? `#${row.attempt.index}` : "";
-		const state = row.merged ? theme.fg("success", `merged → ${plain(row.merged.into)}`) : `${STATE_GLYPH[row.state]} ${row.state}`;
+		const state = row.merged ? theme.fg("success", `merged → ${clean(row.merged.into)}`) : `${STATE_GLYPH[row.state]} ${row.state}`;
 		const overlap = overlaps.length > 0 ? theme.fg("warning", "!overlap") : "";
-		const stats = formatDiff(row, this.deps.diff?.(row) ?? row.diff) || (files.length > 0 ? `${files.length}f` : "no diff");
-		const name = plain(row.name);
+		const stats = formatDiff(row, this.deps.diffCache?.get(row) ?? row.diff) || (files.length > 0 ? `${files.length}f` : "no diff");
+		const name = clean(row.name);
 		const fixed = [`${cursor}${mark}${index}`, state, stats, overlap, row.id].filter(Boolean).join("  ");
 		const room = width - visibleWidth(fixed) - 2;
 		const head = room >= 8 ? `${fixed}  ${fit(name, room).trimEnd()}` : fixed;
 		const lines = [fit(selected ? theme.bold(head) : head, width)];
+		if (!details) return lines;
 		const indent = "     ";
-		if (files.length > 0) lines.push(fit(theme.fg("muted", `${indent}files: ${files.map(plain).join(", ")}`), width));
-		for (const o of overlaps) lines.push(fit(theme.fg("warning", `${indent}overlap: ${plain(o.file)} (with ${o.rows.join(", ")})`), width));
-		if (selected && row.summary) lines.push(fit(theme.fg("dim", `${indent}${plain(row.summary)}`), width));
+		if (files.length > 0) lines.push(fit(theme.fg("muted", `${indent}files: ${files.map(clean).join(", ")}`), width));
+		for (const o of overlaps) lines.push(fit(theme.fg("warning", `${indent}overlap: ${clean(o.file)} (with ${o.rows.join(", ")})`), width));
+		if (selected && row.summary) lines.push(fit(theme.fg("dim", `${indent}${clean(row.summary)}`), width));
 		return lines;
 	}
 }

@@ -1,11 +1,16 @@
 /**
  * Attach and come back: before `o` switches pi to a row's session, the session we came from is
  * recorded (per pi process, in the store, 0600) so `b` in the board or `/agent-board back` can switch
- * back to it, and the board can mark the attached row. The record survives pi's session switch, which
- * reloads this extension.
+ * back to it. The record survives pi's session switch, which reloads this extension; while it holds,
+ * pi's footer says which row this is and how to go back.
  */
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { BoardRow, BoardService } from "../types.ts";
+import { clean } from "../view-model/row-text.ts";
+
+export const ATTACH_STATUS_KEY = "agent-board-attached";
 
 export interface AttachRecord {
 	rowId: string;
@@ -43,4 +48,48 @@ export async function saveAttach(storeDir: string, record: AttachRecord, pid = p
 
 export async function clearAttach(storeDir: string, pid = process.pid): Promise<void> {
 	await rm(recordPath(storeDir, pid), { force: true });
+}
+
+/** The footer's line while attached: which row, and the way back. */
+export function attachedStatus(record: AttachRecord): string {
+	return `attached to board row ${clean(record.rowName)} · /agent-board back (or b in the board) returns`;
+}
+
+/** Switches this pi to the row's session (it is not running), remembering where we came from. */
+export async function attachTo(ctx: ExtensionCommandContext, service: BoardService, row: BoardRow, attached: AttachRecord | undefined): Promise<void> {
+	// Only plain data crosses the switch: the old ctx is stale once the new session starts.
+	const { id, name, sessionFile } = row;
+	const from = attached?.from ?? ctx.sessionManager.getSessionFile();
+	await service.markViewed(id).catch(() => undefined);
+	if (from) await saveAttach(service.storeDir, { rowId: id, rowName: name, sessionFile, from, at: Date.now() });
+	const switched = await ctx.switchSession(sessionFile, {
+		withSession: async (newCtx) => {
+			newCtx.ui.notify(`Attached to board row ${clean(name)}. /agent-board back returns to your session.`, "info");
+		},
+	});
+	if (switched.cancelled) {
+		await clearAttach(service.storeDir);
+		ctx.ui.notify(`Attach to ${clean(name)} was cancelled`, "warning");
+	}
+}
+
+/** Switches back to the session we attached from, with its history. */
+export async function goBack(ctx: ExtensionCommandContext, service: BoardService, attached: AttachRecord | undefined): Promise<void> {
+	const record = attached ?? (await loadAttach(service.storeDir));
+	if (!record) {
+		notify(ctx, "agent-board: not attached to a board row; nothing to go back to", "error");
+		return;
+	}
+	await service.markViewed(record.rowId).catch(() => undefined);
+	const switched = await ctx.switchSession(record.from, {
+		withSession: async (newCtx) => {
+			newCtx.ui.notify(`Back from board row ${clean(record.rowName)}`, "info");
+		},
+	});
+	if (!switched.cancelled) await clearAttach(service.storeDir);
+}
+
+function notify(ctx: ExtensionContext, text: string, type: "info" | "error"): void {
+	if (ctx.hasUI) ctx.ui.notify(text, type);
+	else process.stderr.write(`${text}\n`);
 }

@@ -1,16 +1,16 @@
 /**
  * The board's presence outside the dashboard, fed by the one shared BoardFeed: the footer status
  * ("board: 2 need input, 1 running"), the below-editor strip and notifications (pi notices plus
- * OS-level ones through terminal escapes). Counting lives here once so the footer, the strip and the
- * dashboard header never disagree.
+ * OS-level ones through terminal escapes). Counts come from the feed, kept up to date row by row, so
+ * the footer, the strip and the board header never disagree and never count the whole store.
  */
 import type { TUI } from "@earendil-works/pi-tui";
 import type { BoardRow, RowState } from "../types.ts";
 import type { BoardFeed } from "../view-model/feed.ts";
+import { clean, countRows, fullSummary, type RowCounts } from "../view-model/row-text.ts";
+import type { UiTheme } from "../view-model/ui-types.ts";
 import { type BoardSettings, osNotify } from "./notify.ts";
 import { BoardStrip } from "./strip.ts";
-import { clean, type UiTheme } from "../view-model/ui-types.ts";
-import { fullSummary } from "../view-model/row-text.ts";
 
 export const STATUS_KEY = "agent-board";
 export const STRIP_KEY = "agent-board-strip";
@@ -20,33 +20,13 @@ export interface WatcherUi {
 	setStatus(key: string, text: string | undefined): void;
 	notify(message: string, type?: "info" | "warning" | "error"): void;
 	setWidget?(key: string, content: ((tui: TUI, theme: UiTheme) => BoardStrip) | undefined, options?: { placement?: "aboveEditor" | "belowEditor" }): void;
+	/** pi's theme: a question's notice is drawn in the accent colour (pi draws info notices dim). */
+	theme?: UiTheme;
 }
 
 export interface Transition {
 	row: BoardRow;
 	from: RowState | undefined;
-}
-
-export interface RowCounts {
-	rows: number;
-	archived: number;
-	waiting: number;
-	running: number;
-}
-
-/** The one definition of the counts shown in the footer, the strip and the dashboard header. */
-export function countRows(rows: readonly BoardRow[]): RowCounts {
-	const counts: RowCounts = { rows: 0, archived: 0, waiting: 0, running: 0 };
-	for (const row of rows) {
-		if (row.archived) {
-			counts.archived += 1;
-			continue;
-		}
-		counts.rows += 1;
-		if (row.state === "needs_input") counts.waiting += 1;
-		else if (row.alive || row.state === "working") counts.running += 1;
-	}
-	return counts;
 }
 
 /** Rows that entered a notify state since `previous`; rows first seen in a notify state are not news. */
@@ -62,12 +42,15 @@ export function transitions(previous: ReadonlyMap<string, RowState>, rows: reado
 	return out;
 }
 
-export function statusText(rows: readonly BoardRow[]): string | undefined {
-	const { waiting, running } = countRows(rows);
+export function countsText(counts: RowCounts): string | undefined {
 	const parts: string[] = [];
-	if (waiting > 0) parts.push(`${waiting} need input`);
-	if (running > 0) parts.push(`${running} running`);
+	if (counts.waiting > 0) parts.push(`${counts.waiting} need input`);
+	if (counts.running > 0) parts.push(`${counts.running} running`);
 	return parts.length > 0 ? `board: ${parts.join(", ")}` : undefined;
+}
+
+export function statusText(rows: readonly BoardRow[]): string | undefined {
+	return countsText(countRows(rows));
 }
 
 /** A question is not a problem: it is shown as info, not as a warning. */
@@ -84,8 +67,7 @@ export class BoardPresence {
 	private unsubscribe: (() => void) | undefined;
 	private ui: WatcherUi | undefined;
 	private lastStatus: string | undefined = "";
-	/** While the dashboard is open it shows changes itself; pi notices would only repeat them. */
-	quiet = false;
+	private boardOpen = false;
 
 	readonly feed: BoardFeed;
 	settings: BoardSettings;
@@ -97,13 +79,22 @@ export class BoardPresence {
 		this.writeTerminal = writeTerminal;
 	}
 
+	/** While the board is open it shows changes itself: pi notices would only repeat them, and the strip hides. */
+	get quiet(): boolean {
+		return this.boardOpen;
+	}
+
+	set quiet(open: boolean) {
+		this.boardOpen = open;
+	}
+
 	start(ui: WatcherUi): void {
 		this.stop();
 		this.ui = ui;
 		this.unsubscribe = this.feed.subscribe((ids) => this.onChange(ids));
 		this.applySettings(this.settings);
 		void this.feed.start();
-		if (this.feed.rows().length > 0) this.onChange([]);
+		if (this.feed.started) this.onChange([]);
 	}
 
 	stop(): void {
@@ -118,15 +109,15 @@ export class BoardPresence {
 		this.settings = settings;
 		const ui = this.ui;
 		if (!ui?.setWidget) return;
-		if (settings.strip) ui.setWidget(STRIP_KEY, (tui, theme) => new BoardStrip(this.feed, theme, () => tui.requestRender()), { placement: "belowEditor" });
+		if (settings.strip) ui.setWidget(STRIP_KEY, (tui, theme) => new BoardStrip(this.feed, theme, () => tui.requestRender(), () => this.boardOpen), { placement: "belowEditor" });
 		else ui.setWidget(STRIP_KEY, undefined);
 	}
 
 	private onChange(ids: readonly string[]): void {
 		const ui = this.ui;
 		if (!ui) return;
-		const rows = this.feed.rows();
-		const status = statusText(rows);
+		const counts = this.feed.counts();
+		const status = countsText(counts);
 		if (status !== this.lastStatus) ui.setStatus(STATUS_KEY, status);
 		this.lastStatus = status;
 		// Only the reported rows can have changed state; a full relist reports them all.
@@ -138,12 +129,13 @@ export class BoardPresence {
 		if (this.seeded) {
 			for (const t of transitions(this.states, changed)) {
 				const note = notificationText(t);
-				if (!this.quiet && this.settings.notices) ui.notify(note.text, note.type);
+				const text = t.row.state === "needs_input" && ui.theme ? ui.theme.fg("accent", note.text) : note.text;
+				if (!this.boardOpen && this.settings.notices) ui.notify(text, note.type);
 				if (this.settings.osNotify) osNotify(this.writeTerminal, "pi agent board", note.title);
 			}
 		}
-		if (!this.seeded) this.states = new Map(rows.map((row) => [row.id, row.state]));
+		if (!this.seeded) this.states = new Map(this.feed.rows().map((row) => [row.id, row.state]));
 		else for (const row of changed) this.states.set(row.id, row.state);
-		this.seeded = rows.length > 0 || this.feed.revision > 0;
+		this.seeded = counts.rows + counts.archived > 0 || this.feed.revision > 0;
 	}
 }

@@ -2,18 +2,20 @@
  * Diff stats for worktree rows, off pi's UI thread: async git, cached on the worktree's own state
  * (HEAD, index mtime) plus the row's updatedAt, and recomputed at most once per `minIntervalMs` per row
  * whatever that key does, except once more right after the row's run ends, so final stats show at once.
- * The list asks only for the rows it shows; results arrive through `subscribe`.
+ * The list asks only for the rows it shows; results arrive through `subscribe`. The same pass
+ * records the files the row touched, for overlaps (view-model/overlap-index.ts).
  */
 import { readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { BoardRow, DiffStats } from "../types.ts";
 import { diffStatsAsync } from "../worktree.ts";
-import { branchPoint } from "./diff.ts";
+import { branchPoint, touchedFiles } from "./diff.ts";
 
 interface Entry {
 	key: string;
 	at: number;
 	value: DiffStats | undefined;
+	files?: readonly string[];
 	running: boolean;
 	/** Branch point, found once per row. */
 	base?: string;
@@ -22,6 +24,7 @@ interface Entry {
 }
 
 export type DiffReader = (path: string, base: string | undefined) => Promise<DiffStats | undefined>;
+export type FilesReader = (path: string, base: string) => Promise<readonly string[] | undefined>;
 
 /** HEAD + index mtime of a worktree: changes when the worker commits or stages. */
 export async function worktreeStateKey(path: string): Promise<string> {
@@ -44,11 +47,13 @@ export class DiffCache {
 
 	private readonly listeners = new Set<(id: string) => void>();
 	private readonly read: DiffReader;
+	private readonly readFiles: FilesReader;
 	private readonly minIntervalMs: number;
 	private readonly now: () => number;
 
-	constructor(options: { read?: DiffReader; minIntervalMs?: number; now?: () => number } = {}) {
+	constructor(options: { read?: DiffReader; readFiles?: FilesReader; minIntervalMs?: number; now?: () => number } = {}) {
 		this.read = options.read ?? diffStatsAsync;
+		this.readFiles = options.readFiles ?? ((path, base) => touchedFiles(path, base).catch(() => undefined));
 		this.minIntervalMs = options.minIntervalMs ?? 5000;
 		this.now = options.now ?? Date.now;
 	}
@@ -61,6 +66,11 @@ export class DiffCache {
 	/** The last known stats without scheduling anything (for column widths over all rows). */
 	peek(row: BoardRow): DiffStats | undefined {
 		return this.entries.get(row.id)?.value ?? row.diff;
+	}
+
+	/** Files the row touched, as of its last refresh (undefined until one finished). */
+	files(row: BoardRow): readonly string[] | undefined {
+		return this.entries.get(row.id)?.files;
 	}
 
 	/** The last known stats (or the engine's, if it still computes them); schedules a refresh when due. */
@@ -84,10 +94,11 @@ export class DiffCache {
 			if (key === entry.key) return;
 			this.computed += 1;
 			entry.base ??= await branchPoint(path, row);
-			const value = await this.read(path, entry.base);
+			const [value, files] = await Promise.all([this.read(path, entry.base), this.readFiles(path, entry.base)]);
 			entry.key = key;
-			const changed = JSON.stringify(value) !== JSON.stringify(entry.value);
+			const changed = JSON.stringify(value) !== JSON.stringify(entry.value) || JSON.stringify(files) !== JSON.stringify(entry.files);
 			entry.value = value;
+			entry.files = files;
 			if (changed) for (const listener of this.listeners) listener(row.id);
 		} finally {
 			entry.running = false;

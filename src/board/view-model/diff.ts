@@ -1,34 +1,61 @@
 /**
  * Diff of a worktree row against its branch point (merge-base with the branch it was cut from),
- * including uncommitted changes. Spawned without a shell.
+ * uncommitted changes and new files included, and the files it touched. Spawned without a shell.
  */
 import { execFile } from "node:child_process";
 import type { BoardRow } from "../types.ts";
 
-function git(cwd: string, args: string[]): Promise<string> {
+/** New files shown with their content; past these, only their names. */
+const NEW_FILES_SHOWN = 20;
+const NEW_FILE_BYTES = 64 * 1024;
+
+function git(cwd: string, args: string[], okCodes: readonly number[] = [0]): Promise<string> {
 	return new Promise((resolve, reject) => {
 		execFile("git", args, { cwd, maxBuffer: 32 * 1024 * 1024 }, (error, stdout, stderr) => {
-			if (error) reject(new Error(stderr.trim() || error.message));
-			else resolve(stdout);
+			const code = error && typeof error.code === "number" ? error.code : error ? -1 : 0;
+			if (okCodes.includes(code)) resolve(stdout);
+			else reject(new Error(stderr.trim() || (error?.message ?? `git exit ${code}`)));
 		});
 	});
+}
+
+function lines(text: string): string[] {
+	const out = text.split("\n");
+	if (out[out.length - 1] === "") out.pop();
+	return out;
+}
+
+async function untrackedFiles(dir: string): Promise<string[]> {
+	return lines(await git(dir, ["ls-files", "--others", "--exclude-standard"]));
+}
+
+/** A new file as git shows it: `diff --git`, `new file mode`, then its lines added (exit 1 means "differs"). */
+async function newFileDiff(dir: string, file: string): Promise<string[]> {
+	const out = lines(await git(dir, ["diff", "--no-color", "--no-index", "--", "/dev/null", file], [0, 1]));
+	const size = out.reduce((sum, line) => sum + line.length + 1, 0);
+	return size > NEW_FILE_BYTES ? [...out.slice(0, 6), `new untracked file: ${file} (too large to show)`] : out;
 }
 
 export async function readRowDiff(row: BoardRow): Promise<string[]> {
 	const dir = row.worktreePath;
 	if (!dir) return ["(not a worktree row: no diff)"];
 	try {
-		// The worktree's branch starts at the main checkout's HEAD; its reflog root is the branch point.
+		// The worktree's branch starts at the main checkout's HEAD; their merge-base is the branch point.
 		const base = await branchPoint(dir, row);
-		const tracked = await git(dir, ["diff", "--no-color", base]);
-		const untracked = (await git(dir, ["ls-files", "--others", "--exclude-standard"])).split("\n").filter(Boolean);
-		const lines = tracked.split("\n");
-		for (const file of untracked) lines.push(`new untracked file: ${file}`);
-		const clean = lines.filter((line, i) => !(i === lines.length - 1 && line === ""));
-		return clean.length > 0 ? clean : ["(no changes)"];
+		const out = lines(await git(dir, ["diff", "--no-color", base]));
+		const untracked = await untrackedFiles(dir);
+		for (const file of untracked.slice(0, NEW_FILES_SHOWN)) out.push(...(await newFileDiff(dir, file)));
+		for (const file of untracked.slice(NEW_FILES_SHOWN)) out.push(`new untracked file: ${file}`);
+		return out.length > 0 ? out : ["(no changes)"];
 	} catch (error) {
 		return [`diff failed: ${error instanceof Error ? error.message : String(error)}`];
 	}
+}
+
+/** Files the row changed since its branch point, committed or not, new files included. */
+export async function touchedFiles(dir: string, base: string): Promise<string[]> {
+	const [tracked, untracked] = await Promise.all([git(dir, ["diff", "--name-only", "--no-renames", base]), untrackedFiles(dir)]);
+	return [...new Set([...lines(tracked), ...untracked])].sort();
 }
 
 export async function branchPoint(dir: string, row: BoardRow): Promise<string> {
@@ -43,14 +70,15 @@ export async function branchPoint(dir: string, row: BoardRow): Promise<string> {
 
 /**
  * git's unified diff in the numbered form pi's `renderDiff` colours ("+12 text", "-12 text",
- * " 12 text"): hunk headers set the line numbers, file headers stay as context lines.
+ * " 12 text"): hunk headers set the line numbers; file headers, and any line that is not part of a
+ * hunk (a trailer, a note), pass through as they are.
  */
-export function toNumberedDiff(lines: readonly string[]): string[] {
+export function toNumberedDiff(input: readonly string[]): string[] {
 	const out: string[] = [];
 	let oldLine = 0;
 	let newLine = 0;
 	let inHunk = false;
-	for (const line of lines) {
+	for (const line of input) {
 		const hunk = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line);
 		if (hunk) {
 			oldLine = Number(hunk[1]);
@@ -59,7 +87,8 @@ export function toNumberedDiff(lines: readonly string[]): string[] {
 			out.push(line);
 			continue;
 		}
-		if (line.startsWith("diff --git")) inHunk = false;
+		// Inside a hunk every line starts with " ", "+", "-" or "\"; anything else ends it.
+		if (inHunk && !/^[ +\-\\]/.test(line)) inHunk = false;
 		if (!inHunk || line.startsWith("\\")) {
 			out.push(line);
 			continue;

@@ -5,8 +5,10 @@
  * rows (the engine's safety poll) costs a full list. Idle, it does no work at all.
  */
 import type { BoardRow, BoardService } from "../types.ts";
+import { addCount, type RowCounts } from "./row-text.ts";
 
-export type FeedListener = (changedIds: readonly string[]) => void;
+/** `relisted`: the whole store was read again (its ids are every row, gone ones included). */
+export type FeedListener = (changedIds: readonly string[], relisted: boolean) => void;
 
 export interface FeedOptions {
 	/** A report naming more rows than this re-lists instead of reading them one by one. */
@@ -22,6 +24,9 @@ export class BoardFeed {
 	private unwatch: (() => void) | undefined;
 	private ready: Promise<void> | undefined;
 	private snapshot: BoardRow[] | undefined;
+	/** Kept up to date row by row, so the header, footer and strip never count the whole store. */
+	private readonly tally: RowCounts = { rows: 0, archived: 0, waiting: 0, running: 0 };
+	private readonly live = new Set<string>();
 	/** Bumped on every applied change; consumers compare it to skip work. */
 	revision = 0;
 	lastError = "";
@@ -68,6 +73,28 @@ export class BoardFeed {
 		return this.rowMap.get(id);
 	}
 
+	counts(): RowCounts {
+		return { ...this.tally };
+	}
+
+	/** Ids of unarchived rows that need input, work or wait in the queue (the strip's rows). */
+	liveIds(): ReadonlySet<string> {
+		return this.live;
+	}
+
+	private set(id: string, row: BoardRow | undefined): void {
+		const old = this.rowMap.get(id);
+		if (old) addCount(this.tally, old, -1);
+		this.live.delete(id);
+		if (!row) {
+			this.rowMap.delete(id);
+			return;
+		}
+		this.rowMap.set(id, row);
+		addCount(this.tally, row, 1);
+		if (!row.archived && (row.alive || row.state === "needs_input" || row.state === "working" || row.state === "queued")) this.live.add(id);
+	}
+
 	/** Re-read these rows (after a local action, or as the watcher reported); resolves when applied. */
 	refresh(ids: readonly string[] | "all"): Promise<void> {
 		if (ids === "all" || ids.length > this.relistAbove) this.relistPending = true;
@@ -77,7 +104,7 @@ export class BoardFeed {
 
 	/** Puts a row the caller already holds (a dispatch or reply result) without another read. */
 	put(row: BoardRow): void {
-		this.rowMap.set(row.id, row);
+		this.set(row.id, row);
 		this.applied([row.id]);
 	}
 
@@ -97,10 +124,15 @@ export class BoardFeed {
 					this.relistPending = false;
 					this.pending.clear();
 					const rows = await service.list({ includeArchived: true });
-					this.rowMap.clear();
-					for (const row of rows) this.rowMap.set(row.id, row);
+					const gone = new Set(this.rowMap.keys());
+					for (const id of gone) this.set(id, undefined);
+					for (const row of rows) {
+						this.set(row.id, row);
+						gone.delete(row.id);
+					}
 					this.lastError = "";
-					this.applied(rows.map((row) => row.id));
+					// Rows a relist no longer finds are reported too, so every listener drops them.
+					this.applied([...rows.map((row) => row.id), ...gone], true);
 					continue;
 				}
 				const ids = [...this.pending];
@@ -110,8 +142,7 @@ export class BoardFeed {
 					const row = fresh[i];
 					// `get` runs no git, so it has no overlaps: keep the last full list's until the next one.
 					const previous = this.rowMap.get(id);
-					if (row) this.rowMap.set(id, !row.overlaps && previous?.overlaps && !row.merged ? { ...row, overlaps: previous.overlaps } : row);
-					else this.rowMap.delete(id);
+					this.set(id, row && !row.overlaps && previous?.overlaps && !row.merged ? { ...row, overlaps: previous.overlaps } : row);
 				});
 				this.lastError = "";
 				this.applied(ids);
@@ -124,9 +155,9 @@ export class BoardFeed {
 		}
 	}
 
-	private applied(ids: readonly string[]): void {
+	private applied(ids: readonly string[], relisted = false): void {
 		this.snapshot = undefined;
 		this.revision += 1;
-		for (const listener of this.listeners) listener(ids);
+		for (const listener of this.listeners) listener(ids, relisted);
 	}
 }

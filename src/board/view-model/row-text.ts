@@ -1,11 +1,12 @@
 /**
- * Pure view-model of the dashboard list: grouping, ordering, filtering and one-line row text.
- * No I/O and no theme here, so it is cheap to test and to run on every keypress.
+ * A row in words, for every UI of the board (dashboard, subcommands, footer, strip): state glyphs and
+ * labels, ages, usage, what the agent is doing now, the summary column and the newest words of a live
+ * reply. Pure: no I/O, no theme, so it is cheap to test and to run for the rows on screen.
  */
-import { basename } from "node:path";
-import { visibleWidth } from "@earendil-works/pi-tui";
-import type { BoardRow, DiffStats, RowState } from "../types.ts";
-import { clean, fit } from "./ui-types.ts";
+import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
+import { LIVE_TEXT_CHARS } from "../../../runner/state-rules.mjs";
+import { sanitizeText } from "../sanitize.ts";
+import type { AttemptInfo, BoardRow, DiffStats, FileOverlap, MergedInfo, RowState } from "../types.ts";
 
 /** Needs input first: it is the only state where the board waits on the user. */
 export const STATE_ORDER: readonly RowState[] = ["needs_input", "working", "queued", "failed", "error", "stopped", "completed", "idle"];
@@ -32,71 +33,23 @@ export const STATE_LABEL: Record<RowState, string> = {
 	idle: "Idle",
 };
 
-export interface ParsedFilter {
-	states: RowState[];
-	words: string[];
+/** Worker-supplied text for one line: no control sequences, whitespace runs folded. */
+export function clean(text: string | undefined): string {
+	return text ? sanitizeText(text).replace(/\s+/g, " ").trim() : "";
 }
 
-/** `s:<state>` (prefix match, e.g. `s:need`) narrows by state; every other word must appear in the row. */
-export function parseFilter(text: string): ParsedFilter {
-	const states: RowState[] = [];
-	const words: string[] = [];
-	for (const token of text.toLowerCase().split(/\s+/)) {
-		if (!token) continue;
-		if (token.startsWith("s:")) {
-			const prefix = token.slice(2).replace(/-/g, "_");
-			for (const state of STATE_ORDER) if (prefix && state.startsWith(prefix) && !states.includes(state)) states.push(state);
-			// An unknown state matches nothing rather than everything: the user asked for a narrower list.
-			if (!STATE_ORDER.some((state) => prefix && state.startsWith(prefix))) states.push("__none__" as RowState);
-			continue;
-		}
-		words.push(token);
-	}
-	return { states, words };
-}
-
-export function rowMatches(row: BoardRow, filter: ParsedFilter): boolean {
-	if (filter.states.length > 0 && !filter.states.includes(row.state)) return false;
-	if (filter.words.length === 0) return true;
-	const hay = [row.id, row.name, row.summary, row.cwd, row.repo ?? "", row.model ?? "", row.question ?? "", row.branch ?? ""].join("\n").toLowerCase();
-	return filter.words.every((word) => hay.includes(word));
-}
-
-export type ListItem = { kind: "header"; label: string; count: number } | { kind: "row"; row: BoardRow };
-
-export interface ViewOptions {
-	filter?: string;
-	showArchived?: boolean;
-}
-
-/** Pinned rows form their own group at the top, then one group per state in STATE_ORDER. */
-export function buildListItems(rows: readonly BoardRow[], options: ViewOptions = {}): ListItem[] {
-	const filter = parseFilter(options.filter ?? "");
-	const visible = rows.filter((row) => (options.showArchived ? true : !row.archived) && rowMatches(row, filter));
-	const newestFirst = (a: BoardRow, b: BoardRow) => b.lastActivityAt - a.lastActivityAt || a.id.localeCompare(b.id);
-	const items: ListItem[] = [];
-	const pinned = visible.filter((row) => row.pinned).sort(newestFirst);
-	if (pinned.length > 0) {
-		items.push({ kind: "header", label: "Pinned", count: pinned.length });
-		for (const row of pinned) items.push({ kind: "row", row });
-	}
-	for (const state of STATE_ORDER) {
-		const group = visible.filter((row) => !row.pinned && row.state === state).sort(newestFirst);
-		if (group.length === 0) continue;
-		items.push({ kind: "header", label: STATE_LABEL[state], count: group.length });
-		for (const row of group) items.push({ kind: "row", row });
-	}
-	return items;
-}
-
-export function rowItems(items: readonly ListItem[]): BoardRow[] {
-	const rows: BoardRow[] = [];
-	for (const item of items) if (item.kind === "row") rows.push(item.row);
-	return rows;
+/** Worker-supplied text kept multi-line, control sequences removed. */
+export function cleanBlock(text: string | undefined): string {
+	return text ? sanitizeText(text, { multiline: true }) : "";
 }
 
 export function isUnread(row: BoardRow): boolean {
 	return row.lastActivityAt > (row.lastViewedAt ?? 0);
+}
+
+/** When the row last did something visible: a live run's status is rewritten as its text streams. */
+export function lastActive(row: BoardRow): number {
+	return row.alive ? Math.max(row.lastActivityAt, row.updatedAt) : row.lastActivityAt;
 }
 
 export function formatAge(ms: number): string {
@@ -136,16 +89,58 @@ export function shortPath(path: string, home?: string): string {
 	return path;
 }
 
+/** "2/3 of set-…, forked from <id>": the row's place in its attempt set. */
+export function attemptText(attempt: AttemptInfo): string {
+	return `${attempt.index}/${attempt.count} of ${attempt.setId}${attempt.forkOf ? `, forked from ${attempt.forkOf}` : ""}`;
+}
 
-/** What the agent is doing now, from the engine's live view; "" when nothing is live. Ages tick with `now`. */
-export function liveLine(row: BoardRow, now: number): string {
+/** "into main as <commit>": where a merged row went. */
+export function mergedText(merged: MergedInfo): string {
+	return `into ${clean(merged.into)} as ${merged.commit.slice(0, 12)}`;
+}
+
+/** What the agent is doing now, apart from the text it streams; "" when nothing else is live. Ages tick with `now`. */
+export function liveActivity(row: BoardRow, now: number): string {
 	const live = row.live;
 	if (!live) return "";
 	if (live.retry) return `retrying ${live.retry.attempt}/${live.retry.max}: ${clean(live.retry.reason)}`;
 	if (live.compactingSince !== undefined) return `compacting ${formatAge(now - live.compactingSince)}`;
 	if (live.tool) return `${clean(live.tool.name)} ${formatAge(now - live.tool.startedAt)}${live.tool.detail ? `: ${clean(live.tool.detail)}` : ""}`;
 	if (live.waitingSince !== undefined) return `waiting for the model ${formatAge(now - live.waitingSince)}`;
-	return live.text ? clean(live.text) : "";
+	return "";
+}
+
+/** The live line: the activity, else the streamed text. */
+export function liveLine(row: BoardRow, now: number): string {
+	return liveActivity(row, now) || clean(row.live?.text);
+}
+
+/**
+ * The runner keeps the last LIVE_TEXT_CHARS characters of a streaming reply, so a full tail starts
+ * mid-word: drop that partial word and mark the cut with "…".
+ */
+export function liveTail(text: string | undefined): string {
+	const tail = cleanBlock(text);
+	if (tail.length < LIVE_TEXT_CHARS - 8) return tail;
+	const cut = tail.search(/\s/);
+	return cut >= 0 ? `…${tail.slice(cut).trimStart()}` : tail;
+}
+
+/**
+ * The newest words of `text` within `width` columns: a live reply grows at its end, so what fits is
+ * its end, cut at a word and marked "…".
+ */
+export function fitTail(text: string, width: number): string {
+	if (width <= 0) return "";
+	if (visibleWidth(text) <= width) return text;
+	if (width === 1) return "…";
+	let start = Math.max(0, text.length - width * 2);
+	while (start < text.length && visibleWidth(text.slice(start)) > width - 1) start += 1;
+	const rest = text.slice(start);
+	const space = rest.indexOf(" ");
+	// Start at a word when one begins within the first third; a single long word is cut as is.
+	const word = space >= 0 && space < Math.max(4, Math.floor(width / 3)) ? rest.slice(space + 1) : rest;
+	return truncateToWidth(`…${word}`, width, "");
 }
 
 /**
@@ -159,119 +154,73 @@ export function fullSummary(row: BoardRow): string {
 	return summary;
 }
 
-/** The summary column: the question, what the agent is doing now, why it waits, or what it did. */
-export function summaryText(row: BoardRow, now: number): string {
+/** The summary column in two parts: `head` is read from its start, `tail` (a live reply) from its end. */
+export interface SummaryParts {
+	head: string;
+	tail: string;
+}
+
+/** The question, what the agent is doing and saying now, why it waits, or what it did. */
+export function summaryParts(row: BoardRow, now: number): SummaryParts {
 	if (row.state === "needs_input" && row.question) {
 		const options = row.questionOptions?.length ? ` [${row.questionOptions.map(clean).join(" / ")}]` : "";
-		return `${clean(row.question)}${options}`;
+		return { head: `${clean(row.question)}${options}`, tail: "" };
 	}
 	if (row.state === "working" || row.state === "queued") {
-		const live = liveLine(row, now);
-		const text = row.live?.text ? clean(row.live.text) : "";
-		// Tool/wait lines are short; the streamed text tail after them says what the agent is saying.
-		if (live && text && live !== text) return `${live} · ${text.slice(-200)}`;
-		if (live) return live;
-		if (row.state === "queued" && row.blockedReason) return `blocked: ${clean(row.blockedReason)}`;
-		if (row.currentTool) return clean(row.currentTool);
+		const activity = liveActivity(row, now);
+		const text = clean(row.live?.text);
+		if (text) return { head: activity ? `${activity} · ` : "", tail: text };
+		if (activity) return { head: activity, tail: "" };
+		if (row.state === "queued" && row.blockedReason) return { head: `blocked: ${clean(row.blockedReason)}`, tail: "" };
+		if (row.currentTool) return { head: clean(row.currentTool), tail: "" };
 	}
-	return fullSummary(row);
+	return { head: fullSummary(row), tail: "" };
+}
+
+export function summaryText(row: BoardRow, now: number): string {
+	const parts = summaryParts(row, now);
+	return parts.head + parts.tail;
+}
+
+/** Head and newest-words tail of a summary within `width` columns. */
+export function fitSummary(parts: SummaryParts, width: number): string {
+	if (!parts.tail) return truncateToWidth(parts.head, width, "…");
+	// The head (the tool now running) gets at most half; the newest words get the rest.
+	const head = visibleWidth(parts.head) <= Math.floor(width / 2) ? parts.head : truncateToWidth(parts.head, Math.floor(width / 2), "… ");
+	return head + fitTail(parts.tail, width - visibleWidth(head));
 }
 
 /** Merge and overlap state, ahead of the summary so no width hides it. */
-export function attemptTags(row: BoardRow): string {
+export function attemptTags(row: BoardRow, overlaps: readonly FileOverlap[] | undefined = row.overlaps): string {
 	if (row.merged) return `[merged → ${clean(row.merged.into)}] `;
-	if (row.overlaps?.length) return `[overlap: ${row.overlaps.map((o) => clean(o.file)).join(", ")}] `;
+	if (overlaps?.length) return `[overlap: ${overlaps.map((o) => clean(o.file)).join(", ")}] `;
 	return "";
 }
 
-export interface RowLineParts {
-	marker: string;
-	glyph: string;
-	name: string;
-	summary: string;
-	/** Right-hand slots in display order (SLOTS), "" when empty. */
-	right: string[];
+export interface RowCounts {
+	rows: number;
+	archived: number;
+	waiting: number;
+	running: number;
 }
 
-/** Right-hand slots in display order, and the order they are given room in (age first, diff last). */
-export const SLOTS = ["archived", "age", "usage", "diff", "model", "location"] as const;
-const SLOT_PRIORITY = [1, 5, 4, 0, 2, 3];
-const RIGHT_ALIGNED = [false, true, true, true, false, false];
-
-export interface LineContext {
-	home?: string;
-	/** Row whose session this pi is attached to: marked "@". */
-	attachedId?: string;
-	/** Diff stats from the UI's async cache (the engine no longer computes them in list). */
-	diff?: (row: BoardRow) => DiffStats | undefined;
+/** Which count a row adds to: the one definition behind the footer, the strip and the board header. */
+export function countKey(row: BoardRow): keyof RowCounts {
+	if (row.archived) return "archived";
+	if (row.state === "needs_input") return "waiting";
+	if (row.alive || row.state === "working") return "running";
+	return "rows";
 }
 
-export function rowLineParts(row: BoardRow, now: number, context: LineContext = {}): RowLineParts {
-	const { home, attachedId } = context;
-	// The last path segment is what tells rows apart; the full path is in peek.
-	const location = row.worktreePath ? `wt:${row.branch ?? basename(row.worktreePath)}` : basename(shortPath(row.repo ?? row.cwd, home)) || "/";
-	return {
-		marker: row.id === attachedId ? "@" : isUnread(row) ? "*" : " ",
-		glyph: STATE_GLYPH[row.state],
-		name: clean(row.name),
-		summary: `${attemptTags(row)}${summaryText(row, now)}`,
-		right: [row.archived ? "[archived]" : "", formatAge(now - row.lastActivityAt), formatUsage(row), formatDiff(row, context.diff ? context.diff(row) : row.diff), clean(row.modelUsed ?? row.model), clean(location)],
-	};
+export function countRows(rows: Iterable<BoardRow>): RowCounts {
+	const counts: RowCounts = { rows: 0, archived: 0, waiting: 0, running: 0 };
+	for (const row of rows) addCount(counts, row, 1);
+	return counts;
 }
 
-/** Column widths shared by all visible rows, so names, summaries and right slots line up. */
-export interface RowLayout {
-	name: number;
-	right: number[];
-}
-
-export function rowLayout(parts: readonly RowLineParts[]): RowLayout {
-	const layout: RowLayout = { name: 0, right: SLOTS.map(() => 0) };
-	for (const p of parts) {
-		layout.name = Math.max(layout.name, visibleWidth(p.name));
-		p.right.forEach((slot, i) => {
-			layout.right[i] = Math.max(layout.right[i] ?? 0, visibleWidth(slot));
-		});
-	}
-	// Age changes while the board is open; reserve its widest short form.
-	layout.right[1] = Math.max(layout.right[1] ?? 0, 3);
-	return layout;
-}
-
-function pad(text: string, width: number, right: boolean): string {
-	const cut = fit(text, width);
-	if (!right) return cut;
-	const trimmed = cut.trimEnd();
-	return " ".repeat(Math.max(0, width - visibleWidth(trimmed))) + trimmed;
-}
-
-/**
- * One list line within `width` columns: `<marker><glyph> <name> <summary> <right...>`. Columns grow
- * with the width; right slots get room in priority order (age, location, model, usage, diff) while the
- * summary keeps at least a third of the line, so one row's optional column never pushes another's off.
- */
-export function formatRowLine(parts: RowLineParts, width: number, layout: RowLayout = rowLayout([parts])): { head: string; name: string; summary: string; right: string } {
-	const head = `${parts.marker}${parts.glyph} `;
-	let rest = Math.max(0, width - visibleWidth(head));
-	const nameWidth = Math.min(Math.max(1, layout.name), Math.max(8, Math.floor(rest * 0.3)), rest);
-	const name = fit(parts.name, nameWidth);
-	rest -= nameWidth;
-	const slotCap = Math.max(16, Math.floor(width * 0.15));
-	const minSummary = Math.max(12, Math.floor(width / 3));
-	const chosen = new Set<number>();
-	let rightWidth = 0;
-	for (const i of SLOT_PRIORITY) {
-		const slotWidth = Math.min(layout.right[i] ?? 0, slotCap);
-		if (slotWidth === 0) continue;
-		if (rest - rightWidth - (slotWidth + 2) < minSummary + 1) continue;
-		chosen.add(i);
-		rightWidth += slotWidth + 2;
-	}
-	let rightText = "";
-	for (let i = 0; i < SLOTS.length; i++) {
-		if (chosen.has(i)) rightText += `  ${pad(parts.right[i] ?? "", Math.min(layout.right[i] ?? 0, slotCap), RIGHT_ALIGNED[i] ?? false)}`;
-	}
-	const summaryWidth = Math.max(0, rest - rightWidth - (rest > 0 ? 1 : 0));
-	const summary = summaryWidth > 0 ? ` ${fit(parts.summary, summaryWidth)}` : "";
-	return { head: visibleWidth(head) <= width ? head : fit(head, width), name, summary, right: rightText };
+/** `rows` counts every unarchived row; the other keys count their kind. */
+export function addCount(counts: RowCounts, row: BoardRow, sign: 1 | -1): void {
+	const key = countKey(row);
+	counts[key] += sign;
+	if (key !== "archived" && key !== "rows") counts.rows += sign;
 }

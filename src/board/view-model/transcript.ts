@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { parseSessionEntries, SessionManager, type FileEntry, type SessionEntry } from "@earendil-works/pi-coding-agent";
-import { cleanBlock } from "./ui-types.ts";
+import { cleanBlock } from "./row-text.ts";
 
 export interface TranscriptEntry {
 	role: "user" | "assistant" | "tool" | "error" | "info";

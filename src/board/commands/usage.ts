@@ -1,0 +1,66 @@
+/**
+ * The one table of `/agent-board` subcommands. The command's description, every usage and `--help`
+ * text, the completion list and the README's subcommand block are all made from it (a test holds the
+ * README to it), so a new subcommand is one row here.
+ */
+
+export interface SubcommandSpec {
+	name: string;
+	/** Arguments after `/agent-board` ("merge <id> [--commit] [--dry-run]"). */
+	usage: string;
+	/** What it does, in one line. */
+	what: string;
+	/** Its first argument is a row (completion offers row ids). */
+	takesRow?: boolean;
+}
+
+export const SUBCOMMAND_TABLE = [
+	{ name: "list", usage: "[list [--all]]", what: "the rows as a plain table (--all: archived ones too)" },
+	{ name: "dispatch", usage: "dispatch [--count N] [--worktree] <prompt>", what: "start an agent; --count N starts an attempt set, each in its own worktree" },
+	{ name: "show", usage: "show <id>", what: "one row in full", takesRow: true },
+	{ name: "reply", usage: "reply <id> [--follow-up] <text>", what: "steer a working row, answer its question, or resume it", takesRow: true },
+	{ name: "stop", usage: "stop <id>", what: "stop the row's run", takesRow: true },
+	{ name: "archive", usage: "archive <id>", what: "hide the row from the board", takesRow: true },
+	{ name: "unarchive", usage: "unarchive <id>", what: "bring an archived row back", takesRow: true },
+	{ name: "fork", usage: "fork <id> [N] [prompt]", what: "N rows from a copy of a finished row's conversation, each in a fresh worktree", takesRow: true },
+	{ name: "compare", usage: "compare <id> [<other id>]", what: "the row's attempt set (files, overlaps), or the diff of two attempts", takesRow: true },
+	{ name: "merge", usage: "merge <id> [--commit] [--dry-run]", what: "merge a finished worktree row into the main checkout", takesRow: true },
+	{ name: "remove-worktree", usage: "remove-worktree <id> [--force]", what: "remove the row's worktree", takesRow: true },
+	{ name: "gc", usage: "gc [--dry-run]", what: "trim old runs' logs of archived rows; prints what it freed" },
+	{ name: "back", usage: "back", what: "switch back to the session you attached from" },
+] as const satisfies readonly SubcommandSpec[];
+
+export type SubcommandName = (typeof SUBCOMMAND_TABLE)[number]["name"];
+
+export const SUBCOMMANDS: readonly SubcommandName[] = SUBCOMMAND_TABLE.map((spec) => spec.name);
+
+const ID_NOTE = "<id>: a row id, a unique id prefix, or the row's exact name";
+
+function spec(name: string): SubcommandSpec | undefined {
+	return SUBCOMMAND_TABLE.find((candidate) => candidate.name === name);
+}
+
+/** The command's description as pi lists it. */
+export const COMMAND_DESCRIPTION = `Board of background agents (no argument: the dashboard). Subcommands: ${SUBCOMMANDS.join("|")}; <subcommand> --help explains one`;
+
+/** Every usage line, as printed with a bad argument. */
+export const USAGE = ["usage:", ...SUBCOMMAND_TABLE.map((s) => `  /agent-board ${s.usage}`), ID_NOTE].join("\n");
+
+/** `/agent-board <name> --help`. */
+export function subcommandHelp(name: string): string {
+	const s = spec(name);
+	if (!s) return USAGE;
+	return [`usage: /agent-board ${s.usage}`, s.what, ...("takesRow" in s && s.takesRow ? [ID_NOTE] : [])].join("\n");
+}
+
+export function takesRow(name: string): boolean {
+	const s = spec(name);
+	return s !== undefined && "takesRow" in s && s.takesRow === true;
+}
+
+/** The README's subcommand block (between its markers), aligned. */
+export function readmeBlock(): string {
+	const width = Math.max(...SUBCOMMAND_TABLE.map((s) => s.usage.length)) + 14;
+	const lines = SUBCOMMAND_TABLE.map((s) => `/agent-board ${s.usage}`.padEnd(width) + s.what);
+	return [...lines, "", ID_NOTE].join("\n");
+}

@@ -1,0 +1,150 @@
+/**
+ * A live console on a running row: its transcript following the stream (the newest words as they
+ * arrive), the question and its choices when it asks, and pi's Editor at the bottom: enter steers
+ * (or answers), the follow-up key queues after the current turn. Leaving it leaves the agent running.
+ */
+import { Editor, type Focusable } from "@earendil-works/pi-tui";
+import type { BoardRow } from "../types.ts";
+import { clean, liveActivity, liveTail, STATE_LABEL } from "../view-model/row-text.ts";
+import type { TranscriptEntry } from "../view-model/transcript.ts";
+import { fit } from "../view-model/ui-types.ts";
+import { keyMatches } from "./keys.ts";
+import { questionLines, sendReply } from "./reply-view.ts";
+import { wrap } from "./text.ts";
+import { editorTheme } from "./theme.ts";
+import { feedRow, type Host, type KeyEntry, Lines } from "./view.ts";
+import { ReaderView, transcriptLines } from "./viewer-view.ts";
+
+export class ConsoleView extends ReaderView {
+	readonly editor: Editor;
+	private readonly rowId: string;
+	private entries: TranscriptEntry[] = [];
+	private sending = false;
+	private choice = -1;
+
+	constructor(host: Host, rowId: string) {
+		super(host, true);
+		this.rowId = rowId;
+		this.editor = new Editor(host.deps.tui, editorTheme(host.deps.theme), { paddingX: 1 });
+		this.editor.onSubmit = (text) => this.send(text, false);
+		this.addChild(new Lines((width) => this.bottomLines(width)));
+		this.addChild(this.editor);
+		void this.reload();
+	}
+
+	protected override contentRows(): number {
+		const width = this.host.width();
+		return this.host.bodyRows() - 1 - this.bottomLines(width).length - this.editor.render(width).length;
+	}
+
+	private row(): BoardRow | undefined {
+		return feedRow(this.host, this.rowId);
+	}
+
+	title(): string {
+		const row = this.row();
+		if (!row) return "Console: (the row is gone)";
+		return `Console: ${clean(row.name)} · ${STATE_LABEL[row.state].toLowerCase()}${row.alive ? "" : " (not running)"}`;
+	}
+
+	protected watched(): string[] {
+		return [this.rowId];
+	}
+
+	protected async load(): Promise<void> {
+		const row = this.row();
+		if (row) this.entries = await this.deps.readTranscript(row);
+	}
+
+	protected content(width: number): string[] {
+		return transcriptLines(this.host, this.entries, width);
+	}
+
+	/** What streams now: not in the session file until its message ends. */
+	protected override liveLines(width: number): string[] {
+		const row = this.row();
+		const theme = this.deps.theme;
+		if (!row?.live) return [];
+		const out: string[] = [];
+		const text = liveTail(row.live.text);
+		if (text) wrap(text, width - 7).forEach((line, i) => out.push(fit(`${i === 0 ? theme.fg("success", "agent ") : "      "} ${line}`, width)));
+		const activity = liveActivity(row, this.host.now());
+		if (activity) out.push(fit(`${theme.fg("accent", "now   ")} ${activity}`, width));
+		return out;
+	}
+
+	private bottomLines(width: number): string[] {
+		const row = this.row();
+		const theme = this.deps.theme;
+		const question = questionLines(this.host, row, width).map((line) => fit(line, width));
+		const label = row?.state === "needs_input" ? "Answer" : row?.alive ? "Steer (enter), follow-up after this turn (" + this.followUpKey() + ")" : "Reply (starts a new run)";
+		return [...question, fit(theme.fg("accent", label), width)];
+	}
+
+	private followUpKey(): string {
+		const keys = this.deps.keys.getKeys?.("app.message.followUp") ?? [];
+		return keys.length > 0 ? keys.join("/") : "alt+enter";
+	}
+
+	protected override focusTarget(): Focusable {
+		return this.editor;
+	}
+
+	override keyTable(): KeyEntry[] {
+		const pass = (data: string) => this.editor.handleInput(data);
+		const s = this.scroller;
+		const choices = () => {
+			const row = this.row();
+			return row?.state === "needs_input" ? (row.questionOptions ?? []) : [];
+		};
+		return [
+			{ keys: "submit", help: "send: steers the running agent, answers its question", hint: "steer", run: pass },
+			{ keys: "sendFollowUp", help: "send as a follow-up after the agent's current turn", hint: "follow-up", run: () => this.send(this.editor.getExpandedText(), true) },
+			{ keys: "newLine", help: "new line", run: pass },
+			{
+				keys: "tab",
+				help: "put the next of the question's choices in the editor",
+				hint: "choice",
+				hintIf: () => choices().length > 0,
+				run: () => {
+					const options = choices();
+					if (options.length === 0) return this.host.setStatus("no choices offered: type your answer");
+					this.choice = (this.choice + 1) % options.length;
+					this.editor.setText(clean(options[this.choice]));
+				},
+			},
+			{ keys: ["pageUp", "pageDown"], help: "scroll the transcript (the end follows the stream)", hint: "scroll", run: (data) => s.scrollBy(keyMatches(this.deps.keys, data, "pageUp") ? -s.page() : s.page()) },
+			{ keys: "cancel", help: "leave the console; the agent keeps running", hint: "leave (it keeps running)", run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)) },
+		];
+	}
+
+	override handleInput(data: string): void {
+		if (this.sending) return;
+		super.handleInput(data);
+	}
+
+	protected override otherInput(data: string): void {
+		this.editor.handleInput(data);
+	}
+
+	private send(text: string, followUp: boolean): void {
+		if (!text.trim()) return this.host.setStatus("type a message first");
+		this.sending = true;
+		this.editor.setText("");
+		sendReply(
+			this.host,
+			this.rowId,
+			text,
+			followUp,
+			() => {
+				this.sending = false;
+				this.choice = -1;
+			},
+			(back) => {
+				this.sending = false;
+				this.editor.setText(back);
+			},
+		);
+		if (!this.row()) this.sending = false;
+	}
+}

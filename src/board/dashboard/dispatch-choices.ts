@@ -1,0 +1,59 @@
+/** The new agent's choices: where they start (the last ones, remembered), the one-line summary, the dispatch they make. */
+import { MAX_ATTEMPTS } from "../attempts.ts";
+import type { DispatchOptions, ThinkingLevel, WorktreeMode } from "../types.ts";
+import type { DispatchPrefs } from "../view-model/prefs.ts";
+import { shortPath } from "../view-model/row-text.ts";
+
+export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+export const WORKTREE_MODES: readonly WorktreeMode[] = ["none", "auto", "worktree"];
+export const DEFAULT = "default";
+/** Attempts per dispatch: 1 to the engine's limit. */
+export const COUNTS: readonly string[] = Array.from({ length: MAX_ATTEMPTS }, (_, i) => String(i + 1));
+
+export interface DispatchChoices {
+	name: string;
+	cwd: string;
+	model: string;
+	thinking: string;
+	worktree: string;
+	count: string;
+}
+
+/** What the options list needs of the form it edits. */
+export interface DispatchForm {
+	readonly choices: DispatchChoices;
+	summary(): string;
+	start(): void;
+}
+
+export function initialChoices(prefs: DispatchPrefs, models: readonly string[], cwd: string): DispatchChoices {
+	return {
+		name: "",
+		cwd: prefs.cwd ?? cwd,
+		model: prefs.model && models.includes(prefs.model) ? prefs.model : DEFAULT,
+		thinking: prefs.thinking ?? DEFAULT,
+		worktree: prefs.worktreeMode ?? "none",
+		count: "1",
+	};
+}
+
+const WORKTREE_TEXT: Record<string, string> = { none: "no worktree", auto: "own worktree if the repo is busy", worktree: "own worktree" };
+
+/** `in <cwd> · <target> · <model> · no worktree · 1 attempt`: how the agent will run. */
+export function choicesSummary(c: DispatchChoices, home?: string): string {
+	const count = Number(c.count);
+	const parts = [`in ${shortPath(c.cwd, home)}`, "local", c.model === DEFAULT ? "pi's default model" : c.model];
+	if (c.thinking !== DEFAULT) parts.push(`thinking ${c.thinking}`);
+	parts.push(count > 1 ? "each in its own worktree" : (WORKTREE_TEXT[c.worktree] ?? c.worktree), `${count} attempt${count === 1 ? "" : "s"}`);
+	if (c.name.trim()) parts.push(`named ${c.name.trim()}`);
+	return parts.join(" · ");
+}
+
+export function dispatchOptions(c: DispatchChoices, prompt: string): DispatchOptions {
+	const model = c.model !== DEFAULT ? c.model : undefined;
+	const thinking = THINKING_LEVELS.find((level) => level === c.thinking);
+	const worktreeMode = WORKTREE_MODES.find((mode) => mode === c.worktree) ?? "none";
+	const name = c.name.trim();
+	const count = Number(c.count);
+	return { prompt, cwd: c.cwd.trim(), ...(name ? { name } : {}), ...(model ? { model } : {}), ...(thinking ? { thinking } : {}), worktreeMode, ...(count > 1 ? { count } : {}) };
+}

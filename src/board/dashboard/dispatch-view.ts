@@ -1,0 +1,91 @@
+/**
+ * New agent: the prompt in pi's Editor (multi-line, bracketed paste, `@` file completion) under one
+ * line that says how it will run (`in <cwd> · <target> · <model> · no worktree · 1 attempt`, the
+ * last choices remembered); enter starts it. The options key opens the choices first.
+ */
+import { CombinedAutocompleteProvider, Editor, type Focusable } from "@earendil-works/pi-tui";
+import type { BoardRow } from "../types.ts";
+import type { DispatchPrefs } from "../view-model/prefs.ts";
+import { fit, message } from "../view-model/ui-types.ts";
+import { choicesSummary, type DispatchChoices, type DispatchForm, dispatchOptions, initialChoices } from "./dispatch-choices.ts";
+import { DispatchOptionsView } from "./dispatch-options.ts";
+import { keyLabel } from "./keys.ts";
+import { editorTheme } from "./theme.ts";
+import { type Host, type KeyEntry, Lines, View } from "./view.ts";
+
+export class DispatchView extends View implements DispatchForm {
+	readonly editor: Editor;
+	readonly choices: DispatchChoices;
+	private error = "";
+	private started = false;
+	private readonly onDispatched: (rows: BoardRow[]) => void;
+
+	constructor(host: Host, onDispatched: (rows: BoardRow[]) => void) {
+		super(host);
+		this.onDispatched = onDispatched;
+		this.choices = initialChoices(host.deps.prefs, host.deps.models, host.deps.cwd);
+		this.editor = new Editor(host.deps.tui, editorTheme(host.deps.theme), { paddingX: 1 });
+		this.editor.setAutocompleteProvider(new CombinedAutocompleteProvider([], this.choices.cwd));
+		this.editor.onSubmit = (text) => this.start(text);
+		const theme = host.deps.theme;
+		this.addChild(new Lines((width) => [fit(theme.fg("accent", theme.bold("New agent")), width), fit(theme.fg("muted", this.summary()), width)]));
+		this.addChild(this.editor);
+		this.addChild(new Lines((width) => (this.error ? [fit(theme.fg("error", this.error), width)] : [])));
+	}
+
+	/** How the agent will run, in one line. */
+	summary(): string {
+		return choicesSummary(this.choices, this.deps.home);
+	}
+
+	protected override focusTarget(): Focusable {
+		return this.editor;
+	}
+
+	keyTable(): KeyEntry[] {
+		const pass = (data: string) => this.editor.handleInput(data);
+		return [
+			{ keys: "submit", help: "start the agent with the choices shown above the prompt", hint: "start", run: pass },
+			{ keys: "newLine", help: "new line", hint: "new line", run: pass },
+			{ keys: "options", help: "options first: name, cwd, model, thinking, worktree, attempts", hint: "options", run: () => this.host.push(new DispatchOptionsView(this.host, this)) },
+			// Escape cancels unless it is closing the editor's completion menu.
+			{ keys: "cancel", help: "cancel", hint: "cancel", run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)) },
+		];
+	}
+
+	protected override otherInput(data: string): void {
+		this.error = "";
+		this.editor.handleInput(data);
+	}
+
+	/** Starts the agent (from the prompt's enter or the options' start key). */
+	start(text = this.editor.getExpandedText()): void {
+		if (this.started) return;
+		if (!text.trim()) {
+			this.error = `type a prompt first (${keyLabel(this.deps.keys, "submit")} then starts it)`;
+			this.host.reveal(this);
+			return;
+		}
+		if (!this.choices.cwd.trim()) {
+			this.error = "cwd is required";
+			this.host.reveal(this);
+			return;
+		}
+		this.started = true;
+		const options = dispatchOptions(this.choices, text);
+		const prefs: DispatchPrefs = this.deps.prefs;
+		Object.assign(prefs, { cwd: options.cwd, model: options.model, thinking: options.thinking, worktreeMode: options.worktreeMode });
+		void this.deps.savePrefs(prefs).catch(() => undefined);
+		this.host.pop(this);
+		const what = options.name ?? text.split("\n")[0]?.slice(0, 40) ?? "";
+		this.deps.service.dispatchAttempts(options).then(
+			(rows) => {
+				if (rows.length === 0) return;
+				for (const row of rows) this.deps.feed.put(row);
+				this.onDispatched(rows);
+				this.host.setStatus(rows.length > 1 ? `dispatched ${rows.length} attempts of ${what} (c compares them)` : `dispatched ${what}`);
+			},
+			(error: unknown) => this.host.setStatus(`dispatch failed: ${message(error)}`),
+		);
+	}
+}

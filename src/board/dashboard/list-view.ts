@@ -1,0 +1,199 @@
+/**
+ * The board's first view: every row, grouped by state, with the selection, the filter (typed in
+ * place, the list narrows as you type) and archived rows on request. Row keys act on the selection.
+ */
+import { Input } from "@earendil-works/pi-tui";
+import type { BoardRow } from "../types.ts";
+import { ListModel } from "../view-model/list-model.ts";
+import { fit } from "../view-model/ui-types.ts";
+import { DispatchView } from "./dispatch-view.ts";
+import { keyMatches, keysLabel } from "./keys.ts";
+import { ListWindow } from "./list-window.ts";
+import { PeekView } from "./peek-view.ts";
+import { rowActions } from "./row-actions.ts";
+import { SettingsView } from "./settings-view.ts";
+import { type Host, type KeyEntry, Lines, View } from "./view.ts";
+
+export class ListView extends View {
+	override readonly retiresStatus = true;
+	readonly model = new ListModel();
+	readonly window: ListWindow;
+	private selected: string | undefined;
+	/** Row index of the selection, so a vanished row hands the cursor to its neighbour. */
+	private selectedIndex = 0;
+	private scroll = 0;
+	private filter = "";
+	private showArchived = false;
+	/** The filter being typed (one line, pi-tui's Input). */
+	private filterInput: Input | undefined;
+	/** A row just dispatched: the cursor moves to it as soon as it is listed. */
+	private pendingSelect: string | undefined;
+
+	constructor(host: Host) {
+		super(host);
+		this.window = new ListWindow(host, {
+			model: this.model,
+			selectedId: () => this.selected,
+			scrollTop: () => this.scroll,
+			windowRows: () => this.windowRows(),
+			emptyText: () =>
+				this.filter
+					? ["No rows match the filter (esc clears it)."]
+					: ["No agents yet.", "  n      new agent: type a prompt, enter starts it", "  enter  peek a row · r reply · o open · s stop", "  ?      every key · q closes the board"],
+		});
+		this.addChild(this.window);
+		this.addChild(new Lines((width) => this.filterLines(width)));
+	}
+
+	/** Builds the list from every row (on open, and when the feed re-read the whole store). */
+	load(rows: Iterable<BoardRow>): void {
+		this.model.reset(rows, { filter: this.filter, showArchived: this.showArchived });
+		this.settle();
+	}
+
+	override onRows(ids: readonly string[], relisted: boolean): void {
+		if (relisted) this.load(this.deps.feed.rows());
+		else for (const id of ids) this.model.update(id, this.deps.feed.row(id));
+		this.settle();
+	}
+
+	/** After a change: the pending row takes the cursor, a vanished selection goes to its neighbour, and it stays on screen. */
+	private settle(): void {
+		if (this.pendingSelect && this.model.has(this.pendingSelect)) {
+			this.selected = this.pendingSelect;
+			this.pendingSelect = undefined;
+		}
+		if (!this.selected || !this.model.has(this.selected)) this.selected = this.model.rowAt(Math.min(this.selectedIndex, this.model.rowCount - 1))?.id;
+		this.reveal();
+	}
+
+	private reveal(): void {
+		const at = this.selected ? this.model.position(this.selected) : { row: 0, item: 0 };
+		this.selectedIndex = Math.max(0, at.row);
+		const rows = Math.max(1, this.windowRows());
+		if (at.item >= 0 && at.item < this.scroll + 1) this.scroll = Math.max(0, at.item - 1);
+		if (at.item >= this.scroll + rows) this.scroll = at.item - rows + 1;
+		this.scroll = Math.max(0, Math.min(this.scroll, Math.max(0, this.model.length - rows)));
+	}
+
+	private windowRows(): number {
+		return this.host.bodyRows() - (this.filterInput ? 2 : 0);
+	}
+
+	selectedRow(): BoardRow | undefined {
+		return this.selected ? this.deps.feed.row(this.selected) : undefined;
+	}
+
+	select(id: string): void {
+		this.pendingSelect = id;
+		this.filter = "";
+		this.load(this.deps.feed.rows());
+	}
+
+	private move(delta: number): void {
+		if (this.model.rowCount === 0) return;
+		const at = this.selected ? this.model.position(this.selected).row : 0;
+		const next = Math.max(0, Math.min(this.model.rowCount - 1, at + delta));
+		this.selected = this.model.rowAt(next)?.id;
+		this.reveal();
+	}
+
+	private setFilter(text: string): void {
+		this.filter = text.replace(/\s+/g, " ").trim();
+		this.load(this.deps.feed.rows());
+	}
+
+	override headerNotes(): string[] {
+		const notes: string[] = [];
+		if (this.showArchived) notes.push(`showing ${this.deps.feed.counts().archived} archived`);
+		if (this.filter) notes.push(`filter: ${this.filter}`);
+		return notes;
+	}
+
+	private filterLines(width: number): string[] {
+		if (!this.filterInput) return [];
+		return [fit(this.deps.theme.fg("accent", "Filter (text, s:<state>): enter keeps it, esc clears it"), width), ...this.filterInput.render(width)];
+	}
+
+	override handleInput(data: string): void {
+		const input = this.filterInput;
+		if (!input) return super.handleInput(data);
+		const keys = this.deps.keys;
+		if (keyMatches(keys, data, "cancel")) {
+			this.filterInput = undefined;
+			this.setFilter("");
+		} else if (keyMatches(keys, data, "submit")) {
+			this.filterInput = undefined;
+			this.reveal();
+		} else {
+			input.handleInput(data);
+			// Live filtering: the list narrows as the user types.
+			this.setFilter(input.getValue());
+		}
+	}
+
+	override hints(): { keys: string; label: string; keep?: boolean }[] {
+		if (!this.filterInput) return super.hints();
+		return [
+			{ keys: keysLabel(this.deps.keys, "submit"), label: "keep the filter" },
+			{ keys: keysLabel(this.deps.keys, "cancel"), label: "clear it" },
+		];
+	}
+
+	keyTable(): KeyEntry[] {
+		const host = this.host;
+		const canGoBack = this.deps.canGoBack === true;
+		return [
+			{ keys: ["up", "down"], help: "move the selection", run: (data) => this.move(keyMatches(this.deps.keys, data, "up") ? -1 : 1) },
+			{ keys: ["pageUp", "pageDown"], help: "move the selection a page", run: (data) => this.move((keyMatches(this.deps.keys, data, "pageUp") ? -1 : 1) * Math.max(1, this.windowRows() - 1)) },
+			{
+				keys: "confirm",
+				help: "peek: the row in full (question, live text, receipts, answer, events)",
+				hint: "peek",
+				run: () => {
+					const row = this.selectedRow();
+					if (!row) return;
+					host.push(new PeekView(host, row.id));
+					void this.deps.service.markViewed(row.id).catch(() => undefined);
+				},
+			},
+			{ keys: "dispatch", help: "new agent: type a prompt, enter starts it (ctrl+o shows the options first)", hint: "new", run: () => host.push(new DispatchView(host, (rows) => rows[0] && this.select(rows[0].id))) },
+			...rowActions(host, () => this.selectedRow(), { hints: ["reply", "stop", "open", "archive"] }),
+			{
+				keys: "filter",
+				help: "filter by text and s:<state> (e.g. s:need, s:fail login)",
+				hint: "filter",
+				run: () => {
+					const input = new Input();
+					if (this.filter) input.handleInput(`\x1b[200~${this.filter}\x1b[201~`);
+					input.focused = this.focused;
+					this.filterInput = input;
+					this.reveal();
+				},
+			},
+			{
+				keys: "showArchived",
+				help: "show / hide archived rows",
+				run: () => {
+					this.showArchived = !this.showArchived;
+					this.load(this.deps.feed.rows());
+				},
+			},
+			{ keys: "settings", help: "board settings: strip, notices, OS notifications", run: () => host.push(new SettingsView(host)) },
+			{
+				keys: "back",
+				help: "back to the session you attached from (also /agent-board back)",
+				hint: "back to your session",
+				hintIf: () => canGoBack,
+				run: () => (canGoBack ? host.close({ kind: "back" }) : host.setStatus("not attached: nothing to go back to")),
+			},
+			{
+				keys: "cancel",
+				help: "clear the filter; close the board when there is none",
+				run: () => (this.filter ? this.setFilter("") : host.close({ kind: "close" })),
+			},
+			{ keys: "quit", help: "close the board", hint: "quit", run: () => host.close({ kind: "close" }) },
+			{ keys: "help", help: "this help", hint: "help", run: () => host.help(this) },
+		];
+	}
+}

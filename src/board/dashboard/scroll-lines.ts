@@ -1,0 +1,72 @@
+/**
+ * A bounded, scrollable window of lines that can follow the end of growing content (a live
+ * transcript). Our own: pi-tui's ScrollView clips only under pi's fullscreen layout engine, and the
+ * board is drawn as plain lines in pi's editor slot. Drawing never moves the window; keys do.
+ */
+import type { Component } from "@earendil-works/pi-tui";
+import type { Host } from "./view.ts";
+
+interface Window {
+	lines: readonly string[];
+	start: number;
+	room: number;
+	max: number;
+}
+
+export class ScrollLines implements Component {
+	private offset = 0;
+	private following: boolean;
+	private readonly host: Host;
+	private readonly content: (width: number) => readonly string[];
+	private readonly rows: () => number;
+	private readonly followEnd: boolean;
+
+	constructor(host: Host, content: (width: number) => readonly string[], rows: () => number, options: { followEnd?: boolean } = {}) {
+		this.host = host;
+		this.content = content;
+		this.rows = rows;
+		this.followEnd = options.followEnd === true;
+		this.following = this.followEnd;
+	}
+
+	private window(width: number): Window {
+		const lines = this.content(width);
+		const room = Math.max(1, this.rows());
+		const max = Math.max(0, lines.length - room);
+		return { lines, room, max, start: this.following ? max : Math.min(this.offset, max) };
+	}
+
+	render(width: number): string[] {
+		const { lines, start, room } = this.window(width);
+		return lines.slice(start, start + room);
+	}
+
+	/** " 12-30/80" when the content does not fit, else "". */
+	position(width: number): string {
+		const { lines, start, room } = this.window(width);
+		return lines.length > room ? ` ${start + 1}-${Math.min(lines.length, start + room)}/${lines.length}` : "";
+	}
+
+	/** Scrolling up stops following the end; reaching the end again resumes it. */
+	scrollBy(delta: number): void {
+		const { start, max } = this.window(this.host.width());
+		this.offset = Math.max(0, Math.min(max, start + delta));
+		this.following = this.followEnd && this.offset >= max;
+	}
+
+	page(): number {
+		return Math.max(1, this.rows() - 1);
+	}
+
+	top(): void {
+		this.offset = 0;
+		this.following = false;
+	}
+
+	end(): void {
+		this.offset = Number.MAX_SAFE_INTEGER;
+		this.following = this.followEnd;
+	}
+
+	invalidate(): void {}
+}

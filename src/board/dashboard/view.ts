@@ -1,0 +1,134 @@
+/**
+ * A board view: a pi-tui Container (as pi's own selectors are) that owns its state and its keys. Its
+ * key table is the one place where a key, its help line and its hint are written; the board draws
+ * the hint line and the help from it. Drawing reads state and changes none.
+ */
+import { type Component, Container, type Focusable } from "@earendil-works/pi-tui";
+import type { BoardRow } from "../types.ts";
+import type { BoardDeps, BoardResult } from "./deps.ts";
+import { type Action, keyMatches, keysLabel } from "./keys.ts";
+
+/** What a view may ask of the board that holds it. */
+export interface Host {
+	readonly deps: BoardDeps;
+	push(view: View): void;
+	/** Removes `view` and every view above it. */
+	pop(view: View): void;
+	/** Removes every view above `view`, so it is on top again. */
+	reveal(view: View): void;
+	close(result: BoardResult): void;
+	setStatus(text: string): void;
+	/** Rows the top view may draw (the board keeps its header, status and hint lines). */
+	bodyRows(): number;
+	/** Width of the last frame, for views that scroll by pages of their content. */
+	width(): number;
+	changed(): void;
+	now(): number;
+	/** Opens help for `view`'s keys. */
+	help(view: View): void;
+	/** Runs a service action, reports it on the status line, then re-reads that row. */
+	run(label: string, id: string, action: () => Promise<unknown>): Promise<void>;
+}
+
+export interface KeyEntry {
+	keys: Action | readonly Action[];
+	/** Help line; entries without one do not show in help. */
+	help?: string;
+	/** Hint line label; entries without one do not show in the hint line. */
+	hint?: string;
+	/** The hint shows only while this holds (the key itself still answers, e.g. "has no worktree"). */
+	hintIf?: () => boolean;
+	run(data: string): void;
+}
+
+export abstract class View extends Container implements Focusable {
+	protected readonly host: Host;
+	private isFocused = false;
+	/** A status line answers the last action; in views that set this, the next key retires it. */
+	readonly retiresStatus: boolean = false;
+
+	constructor(host: Host) {
+		super();
+		this.host = host;
+	}
+
+	protected get deps(): BoardDeps {
+		return this.host.deps;
+	}
+
+	/** Every key of this view, in help order; the first entry whose key matches runs. */
+	abstract keyTable(): KeyEntry[];
+
+	get focused(): boolean {
+		return this.isFocused;
+	}
+
+	/** Focusable: the editor inside draws pi's cursor marker, so IME candidates appear at the caret. */
+	set focused(value: boolean) {
+		this.isFocused = value;
+		const target = this.focusTarget();
+		if (target) target.focused = value;
+	}
+
+	protected focusTarget(): Focusable | undefined {
+		return undefined;
+	}
+
+	handleInput(data: string): void {
+		for (const entry of this.keyTable()) {
+			const actions = typeof entry.keys === "string" ? [entry.keys] : entry.keys;
+			if (actions.some((action) => keyMatches(this.deps.keys, data, action))) {
+				entry.run(data);
+				return;
+			}
+		}
+		this.otherInput(data);
+	}
+
+	/** Keys no entry claimed (an editor's typing). */
+	protected otherInput(_data: string): void {}
+
+	hints(): { keys: string; label: string; keep?: boolean }[] {
+		return this.keyTable()
+			.filter((entry) => entry.hint && (entry.hintIf?.() ?? true))
+			.map((entry) => ({ keys: keysLabel(this.deps.keys, entry.keys), label: entry.hint ?? "", keep: entry.keys === "help" }));
+	}
+
+	/** A feed report: these rows changed (`relisted`: the whole store was read again). */
+	onRows(_ids: readonly string[], _relisted: boolean): void {}
+
+	/** Header notes of the view at the bottom of the stack (filter, archived). */
+	headerNotes(): string[] {
+		return [];
+	}
+
+	dispose(): void {}
+}
+
+/** A component drawn by a pure function of the width (live text that pi-tui's fixed-text parts cannot follow). */
+export class Lines implements Component {
+	private readonly draw: (width: number) => string[];
+
+	constructor(draw: (width: number) => string[]) {
+		this.draw = draw;
+	}
+
+	render(width: number): string[] {
+		return this.draw(width);
+	}
+
+	invalidate(): void {}
+}
+
+/** The usual help and back entries every view ends its table with. */
+export function commonKeys(host: Host, view: View, back: () => void, what = "back"): KeyEntry[] {
+	return [
+		{ keys: "cancel", help: what, hint: what, run: back },
+		{ keys: "help", help: "this help", hint: "help", run: () => host.help(view) },
+	];
+}
+
+/** The row a view acts on, looked up fresh in the feed (rows are replaced when they change). */
+export function feedRow(host: Host, id: string | undefined): BoardRow | undefined {
+	return id ? host.deps.feed.row(id) : undefined;
+}
