@@ -8,13 +8,14 @@
 // Prints medians and spread with the machine's load; asserts nothing about time.
 // Run: node bench/dashboard-poll.mjs [--rows 500,5000,20000] [--cpu-seconds 30] [--no-cpu]
 import { execFileSync } from "node:child_process";
-import { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KeybindingsManager, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
 import { Board } from "../src/board/dashboard/board.ts";
 import { createBoardService } from "../src/board/service.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
 import { load, spread } from "./_stats.mjs";
+import { cloneRows } from "../test-support/clone-rows.ts";
 import { createTestAgent, EXTENSION_ENTRY, PI_CLI } from "../test-support/pi-harness.ts";
 import { startPiInTmux } from "../test-support/tmux.ts";
 
@@ -39,14 +40,10 @@ try {
 		if (Date.now() > deadline) throw new Error("seed row did not complete");
 		await new Promise((r) => setTimeout(r, 200));
 	}
-	const rowsDir = join(storeDir, "rows");
 	let count = 1;
 	for (const size of SIZES) {
-		for (; count < size; count++) {
-			const id = `${seed.id}-c${count}`;
-			cpSync(join(rowsDir, seed.id), join(rowsDir, id), { recursive: true });
-			rewriteIds(join(rowsDir, id), seed.id, id, count);
-		}
+		if (count < size) cloneRows(storeDir, seed.id, count, size, (n) => `bench row ${n}`);
+		count = Math.max(count, size);
 		console.log(`\n== ${size} rows (${load()}) ==`);
 		await measureInProcess(size, seed.id);
 		if (WITH_CPU) await measureCpu(size);
@@ -203,17 +200,4 @@ function cpuStats(values) {
 /** @param {number} ms */
 function sleep(ms) {
 	return new Promise((r) => setTimeout(r, ms));
-}
-
-/** @param {string} dir @param {string} from @param {string} to @param {number} n */
-function rewriteIds(dir, from, to, n) {
-	for (const entry of readdirSync(dir, { withFileTypes: true })) {
-		const path = join(dir, entry.name);
-		if (entry.isDirectory()) rewriteIds(path, from, to, n);
-		else if (entry.name.endsWith(".json")) {
-			let text = readFileSync(path, "utf8").split(from).join(to);
-			if (entry.name === "meta.json") text = text.replace('"name": "seed row"', `"name": "bench row ${n}"`).replace('"name":"seed row"', `"name":"bench row ${n}"`);
-			writeFileSync(path, text);
-		}
-	}
 }

@@ -63,27 +63,28 @@ const env = {
 for (const key of Object.keys(env)) if (key.startsWith("AGENT_BOARD_")) delete env[key];
 const piArgs = [piCli, "-e", join(repo, "src/index.ts")];
 
-console.log("Seeding the demo board...");
-const seeds = ["Summarise the README for a new contributor", "Add a cache layer; ask me which database to use", "A slow refactor of the parser"];
-await Promise.all(
-	seeds.map(
-		(prompt) =>
-			new Promise((done) => {
-				const child = spawn(process.execPath, [...piArgs, "-p", `/agent-board dispatch ${prompt}`], { cwd: work, env, stdio: "ignore" });
-				child.on("exit", done);
-				child.on("error", done);
-			}),
-	),
+const SHEET = `Agent board demo (scripted model, no API key; throwaway dir ${root})
+  /agent-board     open the board        n   new agent: type a prompt, enter starts it
+  enter            peek a row            r   reply to a row that needs input
+  t                transcript            o   open: a running row's live console, else attach
+  ?                every key             q   close the board
+Prompts with "database" ask a question, "slow" take 45 s, "fail" fail; anything else finishes in 3 s.`;
+// pi clears the screen when it starts: the sheet is shown again inside pi, as a notice in the chat.
+writeFileSync(
+	join(agentDir, "extensions", "demo-keys.ts"),
+	`export default function (pi) {\n\tpi.on("session_start", (event, ctx) => {\n\t\tif (event.reason === "startup" && ctx.hasUI) ctx.ui.notify(${JSON.stringify(SHEET)}, "info");\n\t});\n}\n`,
 );
 
-console.log(`
-Agent board demo (scripted model, no API key; throwaway dir ${root})
-  /agent-board     open the board        n   dispatch a new agent
-  enter            peek a row            r   reply to a row that needs input
-  t                transcript            o   attach (switch this session to the row)
-  ?                every key             q   close the board
-Prompts with "database" ask a question, "slow" take 45 s, "fail" fail; anything else finishes in 3 s.
-`);
+// Rows are dispatched through the board's engine directly: no pi start per row, and each step is shown.
+// Node >= 22.18 strips types by default, so the engine's TypeScript loads as is.
+const { createBoardService } = await import("../src/board/service.ts");
+const service = createBoardService({ storeDir: join(agentDir, "agent-board"), env, piCommand: [process.execPath, piCli] });
+const seeds = ["Summarise the README for a new contributor", "Add a cache layer; ask me which database to use", "A slow refactor of the parser"];
+for (const [i, prompt] of seeds.entries()) {
+	await service.dispatch({ prompt, cwd: work });
+	console.log(`Seeding the demo board: ${i + 1}/${seeds.length} ${prompt}`);
+}
+console.log(`\n${SHEET}\n\nStarting pi...`);
 
 const child = spawn(process.execPath, piArgs, { cwd: work, env, stdio: "inherit" });
 const forward = (signal) => child.kill(signal);
@@ -92,10 +93,13 @@ process.on("SIGHUP", forward);
 child.on("exit", async (code) => {
 	if (!keep) {
 		// Background agents outlive pi by design; the demo's must not outlive their deleted dir.
+		console.log("Stopping the demo's background agents...");
 		await stopLiveRows();
+		console.log(`Removing ${root}...`);
 		try {
 			// A runner's last notify write can land during the removal: retry rather than leave the dir.
 			rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 });
+			console.log("Demo removed.");
 		} catch (error) {
 			console.error(`demo: could not remove ${root}: ${error instanceof Error ? error.message : String(error)}`);
 		}
@@ -105,13 +109,11 @@ child.on("exit", async (code) => {
 
 async function stopLiveRows() {
 	try {
-		// Node >= 22.18 strips types by default, so the engine's TypeScript loads as is.
-		const { createBoardService } = await import("../src/board/service.ts");
-		const service = createBoardService({ storeDir: join(agentDir, "agent-board"), env });
-		for (const row of await service.list({ includeArchived: true })) if (row.alive) await service.stop(row.id).catch(() => undefined);
-		// Let the runners finish writing their final status before the directory goes away.
+		const live = (await service.list({ includeArchived: true })).filter((row) => row.alive);
+		// Stops go out together; each waits only for its own run to end.
+		await Promise.all(live.map((row) => service.stop(row.id).catch(() => undefined)));
 		const deadline = Date.now() + 20_000;
-		while (Date.now() < deadline && (await service.list({ includeArchived: true })).some((row) => row.alive)) await new Promise((r) => setTimeout(r, 200));
+		while (Date.now() < deadline && (await service.list({ includeArchived: true })).some((row) => row.alive)) await new Promise((r) => setTimeout(r, 100));
 	} catch (error) {
 		console.error(`demo: could not stop background agents: ${error instanceof Error ? error.message : String(error)}`);
 	}

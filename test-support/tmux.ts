@@ -3,7 +3,8 @@
  * reads the screen as a person would.
  */
 import { execFileSync } from "node:child_process";
-import { EXTENSION_ENTRY, PI_CLI, type TestAgent, waitFor } from "./pi-harness.ts";
+import { join } from "node:path";
+import { EXTENSION_ENTRY, PI_CLI, REPO_ROOT, type TestAgent, waitFor } from "./pi-harness.ts";
 
 export interface TmuxSession {
 	socket: string;
@@ -27,6 +28,8 @@ export interface StartPiOptions {
 	width?: number;
 	height?: number;
 	withExtension?: boolean;
+	/** Start pi as a newcomer would, through `npm run pi` (scripts/pi.mjs), not its CLI directly. */
+	viaScript?: boolean;
 }
 
 let counter = 0;
@@ -42,7 +45,7 @@ export function startPiInTmux(agent: TestAgent, options: StartPiOptions = {}): T
 	const envArgs = Object.entries(env)
 		.filter((entry): entry is [string, string] => typeof entry[1] === "string")
 		.map(([key, value]) => `${key}=${value}`);
-	const piArgs = [PI_CLI, ...(options.withExtension === false ? [] : ["-e", EXTENSION_ENTRY]), ...(options.args ?? [])];
+	const piArgs = [options.viaScript ? join(REPO_ROOT, "scripts/pi.mjs") : PI_CLI, ...(options.withExtension === false ? [] : ["-e", EXTENSION_ENTRY]), ...(options.args ?? [])];
 	// argv form: tmux runs the command without a shell.
 	tmux(socket, [
 		"new-session",

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { REPO_ROOT, waitFor } from "../test-support/pi-harness.ts";
+import { requireTmux } from "../test-support/tmux-board.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -12,7 +13,8 @@ afterEach(() => {
 });
 
 describe("npm run demo", { timeout: 120_000 }, () => {
-	it("starts pi with a seeded board and the demo model, and removes its dir on exit", async () => {
+	it("starts pi with a seeded board and the demo model, says what it does while it seeds and exits, keeps its key sheet in view, and removes its dir on exit", async (ctx) => {
+		requireTmux(ctx);
 		const scratch = mkdtempSync(join(tmpdir(), "pab-demo-test-"));
 		const socket = `pab-demo-${process.pid}`;
 		const tmux = (args: string[]) => execFileSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
@@ -30,8 +32,8 @@ describe("npm run demo", { timeout: 120_000 }, () => {
 		const screen = () => tmux(["capture-pane", "-p", "-t", "main"]);
 		const waitText = (re: RegExp, ms = 30_000) => waitFor(() => (re.test(screen()) ? screen() : ""), `screen to show ${re}`, ms);
 
-		await waitText(/Agent board demo/);
-		await waitText(/ponytail|faux-1/);
+		// Inside pi (its footer shows the model), the key sheet is still in view.
+		await waitText(/Agent board demo[\s\S]*n\s+new agent: type a prompt, enter starts it[\s\S]*faux-1/);
 		const demoDirs = () => readdirSync(scratch).filter((name) => name.startsWith("agent-board-demo-"));
 		expect(demoDirs()).toHaveLength(1);
 		tmux(["send-keys", "-t", "main", "-l", "/agent-board"]);
@@ -48,5 +50,9 @@ describe("npm run demo", { timeout: 120_000 }, () => {
 		tmux(["send-keys", "-t", "main", "Enter"]);
 		await waitFor(() => (tmux(["display-message", "-p", "-t", "main", "#{pane_dead}"]).trim() === "1" ? "dead" : ""), "demo to exit", 30_000);
 		expect(demoDirs()).toEqual([]);
+		// Seeding and the exit said what they were doing, on the terminal pi leaves behind.
+		const after = tmux(["capture-pane", "-p", "-S", "-", "-t", "main"]);
+		expect(after).toMatch(/Seeding the demo board: 3\/3/);
+		expect(after).toMatch(/Stopping the demo's background agents\.\.\.[\s\S]*Removing [\s\S]*Demo removed\./);
 	});
 });

@@ -6,41 +6,28 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { createBoardService } from "../src/board/service.ts";
+import { describe, expect, it } from "vitest";
 import { waitDone } from "../test-support/board-helpers.ts";
-import { createTestAgent, PI_CLI, type TestAgent } from "../test-support/pi-harness.ts";
-import { startPiInTmux, type TmuxSession } from "../test-support/tmux.ts";
+import { boardOf, openBoard, useBoardTmux } from "../test-support/tmux-board.ts";
 
-let agent: TestAgent | undefined;
-let tmux: TmuxSession | undefined;
-afterEach(() => {
-	tmux?.kill();
-	agent?.cleanup();
-	tmux = undefined;
-	agent = undefined;
-});
+const tb = useBoardTmux();
 
 const HOSTILE = "Clipboard \x1b]52;c;cm0gLXJmIH4=\x07 title \x1b]0;pwned\x1b\\ clear \x1b[2J\x1b[H link \x1b]8;;https://evil.example\x1b\\here\x1b]8;;\x1b\\ done.";
 
 describe("hostile model text in the dashboard", () => {
-	it("reaches the screen as plain text in the list, peek and transcript; tmux sees no title, clipboard or clear", async () => {
-		const a = createTestAgent({ script: { rules: [], fallback: [{ text: HOSTILE }] } });
-		agent = a;
-		const service = createBoardService({ storeDir: join(a.agentDir, "agent-board"), env: a.env, piCommand: [process.execPath, PI_CLI] });
+	it("reaches the screen as plain text in the list, peek and transcript; tmux sees no title, clipboard or clear", async (ctx) => {
+		const a = tb.agent({ script: { rules: [], fallback: [{ text: HOSTILE }] } });
+		const service = boardOf(a);
 		const row = await service.dispatch({ prompt: "say something hostile", cwd: a.cwd });
 		const done = await waitDone(service, row.id);
 		// The raw store and session really hold the sequences: the test fails if the model text were not hostile.
 		expect(readFileSync(join(done.runDir ?? "", "status.json"), "utf8")).toContain("\\u001b]52;c;");
 		expect(readFileSync(done.sessionFile, "utf8")).toContain("\\u001b]0;pwned");
 
-		const t = startPiInTmux(a, { width: 160, height: 40 });
-		tmux = t;
+		const t = await tb.start(ctx, a, { width: 160, height: 40 });
 		const tm = (...args: string[]) => execFileSync("tmux", ["-L", t.socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
 		tm("set-option", "-s", "set-clipboard", "on");
-		await t.waitForText(/faux-1/);
-		t.type("/agent-board");
-		t.keys("Enter");
+		await openBoard(t);
 		const list = await t.waitForText(/Completed \(1\)[\s\S]*Clipboard\s+title\s+clear\s+link here done\./);
 		expect(list).toContain("Agent board");
 		t.keys("Enter");

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { assistantText, createTestAgent, runPi, type TestAgent, userTexts } from "../test-support/pi-harness.ts";
 import { startPiInTmux, type TmuxSession } from "../test-support/tmux.ts";
+import { requireTmux } from "../test-support/tmux-board.ts";
 
 let agent: TestAgent | undefined;
 let tmuxSession: TmuxSession | undefined;
@@ -45,7 +46,8 @@ describe("test harness", () => {
 		expect(JSON.stringify(end)).toContain("scripted failure");
 	});
 
-	it("drives interactive pi through tmux", async () => {
+	it("drives interactive pi through tmux", async (ctx) => {
+		requireTmux(ctx);
 		agent = createTestAgent({ script: { rules: [{ match: "hello", steps: [{ text: "tmux-visible-reply" }] }] } });
 		tmuxSession = startPiInTmux(agent, { withExtension: false });
 		await tmuxSession.waitForText("faux-1");

@@ -1,29 +1,21 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { createTestAgent, runPi, type TestAgent, userTexts, waitFor } from "../test-support/pi-harness.ts";
-import { startPiInTmux, type TmuxSession } from "../test-support/tmux.ts";
+import { describe, expect, it } from "vitest";
+import { runPi, userTexts, waitFor } from "../test-support/pi-harness.ts";
+import { useBoardTmux } from "../test-support/tmux-board.ts";
 
-let agent: TestAgent | undefined;
-let tmux: TmuxSession | undefined;
-afterEach(() => {
-	tmux?.kill();
-	agent?.cleanup();
-	tmux = undefined;
-	agent = undefined;
-});
+const tb = useBoardTmux();
 
 describe("ponytail footer badge in interactive pi", () => {
-	it("shows the mode, a busy dot while the agent runs, and follows /ponytail", async () => {
-		const a = createTestAgent();
-		agent = a;
-		const release = join(agent.root, "release");
-		agent.writeScript({ rules: [{ match: "slow", steps: [{ waitForFile: release, then: { text: "slow-reply-done" } }] }] });
-		tmux = startPiInTmux(agent);
+	it("shows the mode, a busy dot while the agent runs, and follows /ponytail", async (ctx) => {
+		const a = tb.agent();
+		const release = join(a.root, "release");
+		a.writeScript({ rules: [{ match: "slow", steps: [{ waitForFile: release, then: { text: "slow-reply-done" } }] }] });
+		const tmux = await tb.start(ctx, a);
 		const start = await tmux.waitForText(/\u25cb ponytail full/);
 		expect(start).toContain("ponytail: full");
-		// A trailing space leaves no completion open, so Enter submits.
-		tmux.type("/ponytail ultra ");
+		// A whole argument completes nothing, so enter submits.
+		tmux.type("/ponytail ultra");
 		tmux.keys("Enter");
 		await tmux.waitForText(/\u25cb ponytail ultra/);
 		tmux.type("slow");
@@ -41,22 +33,21 @@ describe("ponytail footer badge in interactive pi", () => {
 		await tmux.waitForText(/\u25cb ponytail ultra/);
 	});
 
-	it("PONYTAIL_STATUS=0 hides the badge and quietStartup drops the startup notice; arguments complete", async () => {
-		agent = createTestAgent();
+	it("PONYTAIL_STATUS=0 hides the badge and quietStartup drops the startup notice; arguments complete", async (ctx) => {
+		const agent = tb.agent();
 		mkdirSync(join(agent.home, ".config/ponytail"), { recursive: true });
 		writeFileSync(join(agent.home, ".config/ponytail/config.json"), JSON.stringify({ quietStartup: true }));
-		tmux = startPiInTmux(agent, { env: { PONYTAIL_STATUS: "0" } });
-		await tmux.waitForText("faux-1");
+		const tmux = await tb.start(ctx, agent, { env: { PONYTAIL_STATUS: "0" } });
 		tmux.type("/ponytail stat");
 		await tmux.waitForText("/ponytail stat");
 		// Typed during startup, the text can land before pi wires the editor's completion provider:
 		// retyping the last letter asks again, as a user would.
 		await waitFor(() => {
-			if (/\u2192 status/.test(tmux!.screen())) return true;
-			tmux!.keys("BSpace");
-			tmux!.type("t");
+			if (/\u2192 status/.test(tmux.screen())) return true;
+			tmux.keys("BSpace");
+			tmux.type("t");
 			return false;
-		}, () => `argument completion for /ponytail stat\n--- last screen ---\n${tmux!.screen()}`, 20_000, 2_000);
+		}, () => `argument completion for /ponytail stat\n--- last screen ---\n${tmux.screen()}`, 20_000, 2_000);
 		tmux.type("us ");
 		await tmux.waitForGone(/\u2192 status/);
 		tmux.keys("Enter");
@@ -65,12 +56,12 @@ describe("ponytail footer badge in interactive pi", () => {
 		expect(screen).not.toContain("ponytail: full");
 	});
 
-	it("restores the mode of the branch after /tree navigation", async () => {
-		agent = createTestAgent();
+	it("restores the mode of the branch after /tree navigation", async (ctx) => {
+		const agent = tb.agent();
 		const session = join(agent.root, "session.jsonl");
 		const setup = await runPi(agent, { args: ["--mode", "json", "-p", "--session", session, "--", "alpha-msg", "/ponytail ultra", "beta-msg"] });
 		expect(setup.code, setup.stderr).toBe(0);
-		tmux = startPiInTmux(agent, { args: ["--session", session] });
+		const tmux = await tb.start(ctx, agent, { args: ["--session", session] });
 		await tmux.waitForText(/\u25cb ponytail ultra/);
 		tmux.type("/tree ");
 		tmux.keys("Enter");

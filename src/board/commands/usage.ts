@@ -60,7 +60,7 @@ export function takesRow(name: string): boolean {
 
 /** The README's subcommand block (between its markers), aligned. */
 export function readmeBlock(): string {
-	const width = Math.max(...SUBCOMMAND_TABLE.map((s) => s.usage.length)) + 14;
+	const width = Math.max(...SUBCOMMAND_TABLE.map((s) => s.usage.length)) + 15;
 	const lines = SUBCOMMAND_TABLE.map((s) => `/agent-board ${s.usage}`.padEnd(width) + s.what);
 	return [...lines, "", ID_NOTE].join("\n");
 }

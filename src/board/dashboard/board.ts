@@ -22,6 +22,8 @@ const FRAME_ROWS = 3;
 export class Board implements Component, Focusable, Host {
 	readonly deps: BoardDeps;
 	readonly list: ListView;
+	/** Page keys move the board's lists, not pi's fullscreen transcript behind it. */
+	readonly capturesViewportInput = true;
 	status = "";
 	private readonly stack: View[] = [];
 	private isFocused = false;

@@ -91,7 +91,7 @@ export class CompareView extends View {
 					else if (row) startMerge(this.host, row, () => void this.reload());
 				},
 			},
-			{ keys: ["cancel", "quit"], help: "back", hint: "back", run: () => this.host.pop(this) },
+			{ keys: ["cancel", "quit"], help: "back", hint: "back", keep: true, run: () => this.host.pop(this) },
 			{ keys: "help", help: "this help", hint: "help", run: () => this.host.help(this) },
 		];
 	}

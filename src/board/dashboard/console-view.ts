@@ -98,7 +98,7 @@ export class ConsoleView extends ReaderView {
 			return row?.state === "needs_input" ? (row.questionOptions ?? []) : [];
 		};
 		return [
-			{ keys: "submit", help: "send: steers the running agent, answers its question", hint: "steer", run: pass },
+			{ keys: "submit", help: "send: steers the running agent, answers its question (a finished row: starts a new run)", hint: "send", run: pass },
 			{ keys: "sendFollowUp", help: "send as a follow-up after the agent's current turn", hint: "follow-up", run: () => this.send(this.editor.getExpandedText(), true) },
 			{ keys: "newLine", help: "new line", run: pass },
 			{
@@ -114,7 +114,8 @@ export class ConsoleView extends ReaderView {
 				},
 			},
 			{ keys: ["pageUp", "pageDown"], help: "scroll the transcript (the end follows the stream)", hint: "scroll", run: (data) => s.scrollBy(keyMatches(this.deps.keys, data, "pageUp") ? -s.page() : s.page()) },
-			{ keys: "cancel", help: "leave the console; the agent keeps running", hint: "leave (it keeps running)", run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)) },
+			{ keys: "cancel", help: "leave the console; the agent keeps running", hint: "leave", keep: true, run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)) },
+			{ keys: "help", help: "this help", hint: "help", run: () => this.host.help(this) },
 		];
 	}
 

@@ -6,6 +6,7 @@ import { Input, SettingsList, type Component, type SettingItem } from "@earendil
 import { fit } from "../view-model/ui-types.ts";
 import { COUNTS, DEFAULT, type DispatchForm, THINKING_LEVELS, WORKTREE_MODES } from "./dispatch-choices.ts";
 import { keyLabel, keyMatches } from "./keys.ts";
+import { wrap } from "./text.ts";
 import { settingsTheme } from "./theme.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 
@@ -72,7 +73,7 @@ export class DispatchOptionsView extends View {
 		this.addChild(
 			new Lines((width) => [
 				fit(theme.fg("accent", theme.bold("New agent: options")), width),
-				fit(theme.fg("muted", `${startKey} starts the agent from anywhere in this list · ${this.form.summary()}`), width),
+				...wrap(`${startKey} starts the agent from anywhere in this list · ${this.form.summary()}`, width).map((line) => theme.fg("muted", line)),
 			]),
 		);
 		this.addChild(this.settings);
@@ -95,7 +96,7 @@ export class DispatchOptionsView extends View {
 			{ keys: ["up", "down"], help: "move", run: pass },
 			{ keys: "confirm", help: "change the value (name and cwd: type, then enter)", hint: "change", run: pass },
 			{ keys: "options", help: "back to the prompt", run: () => this.host.pop(this) },
-			{ keys: "cancel", help: "back to the prompt", hint: "back to the prompt", run: pass },
+			{ keys: "cancel", help: "back to the prompt", hint: "back to the prompt", keep: true, run: pass },
 			{ keys: "help", help: "this help", hint: "help", run: () => this.host.help(this) },
 		];
 	}

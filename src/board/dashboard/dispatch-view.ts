@@ -10,6 +10,7 @@ import { fit, message } from "../view-model/ui-types.ts";
 import { choicesSummary, type DispatchChoices, type DispatchForm, dispatchOptions, initialChoices } from "./dispatch-choices.ts";
 import { DispatchOptionsView } from "./dispatch-options.ts";
 import { keyLabel } from "./keys.ts";
+import { wrap } from "./text.ts";
 import { editorTheme } from "./theme.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 
@@ -28,7 +29,8 @@ export class DispatchView extends View implements DispatchForm {
 		this.editor.setAutocompleteProvider(new CombinedAutocompleteProvider([], this.choices.cwd));
 		this.editor.onSubmit = (text) => this.start(text);
 		const theme = host.deps.theme;
-		this.addChild(new Lines((width) => [fit(theme.fg("accent", theme.bold("New agent")), width), fit(theme.fg("muted", this.summary()), width)]));
+		// The choices wrap rather than cut: they are what enter will start.
+		this.addChild(new Lines((width) => [fit(theme.fg("accent", theme.bold("New agent")), width), ...wrap(this.summary(), width).map((line) => theme.fg("muted", line))]));
 		this.addChild(this.editor);
 		this.addChild(new Lines((width) => (this.error ? [fit(theme.fg("error", this.error), width)] : [])));
 	}
@@ -49,7 +51,7 @@ export class DispatchView extends View implements DispatchForm {
 			{ keys: "newLine", help: "new line", hint: "new line", run: pass },
 			{ keys: "options", help: "options first: name, cwd, model, thinking, worktree, attempts", hint: "options", run: () => this.host.push(new DispatchOptionsView(this.host, this)) },
 			// Escape cancels unless it is closing the editor's completion menu.
-			{ keys: "cancel", help: "cancel", hint: "cancel", run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)) },
+			{ keys: "cancel", help: "cancel", hint: "cancel", keep: true, run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)) },
 		];
 	}
 

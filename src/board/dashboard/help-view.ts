@@ -44,7 +44,7 @@ export class HelpView extends View {
 			{ keys: ["up", "down"], help: "scroll", hint: "scroll", run: (data) => s.scrollBy(is(data, "up") ? -1 : 1) },
 			{ keys: ["pageUp", "pageDown"], help: "scroll a page", hint: "page", run: (data) => s.scrollBy(is(data, "pageUp") ? -s.page() : s.page()) },
 			{ keys: ["top", "end"], help: "first / last key", hint: "top/end", run: (data) => (data === "g" ? s.top() : s.end()) },
-			{ keys: ["cancel", "quit", "help"], help: "close help", hint: "close", run: () => this.host.pop(this) },
+			{ keys: ["cancel", "quit", "help"], help: "close help", hint: "close", keep: true, run: () => this.host.pop(this) },
 		];
 	}
 }

@@ -63,19 +63,19 @@ export function keyMatches(keys: KeyMatcher, data: string, action: Action): bool
 	return spec.fallback !== undefined && bound(keys, spec).length === 0 && matchesKey(data, spec.fallback);
 }
 
-/** What the user presses for an action, as configured ("escape/ctrl+c", "r", "space"). */
-export function keyLabel(keys: KeyMatcher, action: Action): string {
+/** What the user presses for an action, as configured ("escape/ctrl+c", "r", "space"); `first`: only the first key (hints). */
+export function keyLabel(keys: KeyMatcher, action: Action, first = false): string {
 	const spec: KeySpec = KEYS[action];
 	if ("literal" in spec) return spec.literal === " " ? "space" : spec.literal;
 	if ("key" in spec) return spec.key;
 	const configured = bound(keys, spec);
-	if (configured.length > 0) return configured.join("/");
+	if (configured.length > 0) return first ? (configured[0] ?? "") : configured.join("/");
 	return spec.fallback ?? "(unbound)";
 }
 
-/** Labels of several actions as one key column entry ("up/down pageUp/pageDown"). */
-export function keysLabel(keys: KeyMatcher, actions: Action | readonly Action[]): string {
-	return (typeof actions === "string" ? [actions] : actions).map((action) => keyLabel(keys, action)).join(" ");
+/** Labels of several actions as one key column entry ("up down pageUp pageDown"). */
+export function keysLabel(keys: KeyMatcher, actions: Action | readonly Action[], first = false): string {
+	return (typeof actions === "string" ? [actions] : actions).map((action) => keyLabel(keys, action, first)).join(" ");
 }
 
 /**

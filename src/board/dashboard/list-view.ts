@@ -135,8 +135,8 @@ export class ListView extends View {
 	override hints(): { keys: string; label: string; keep?: boolean }[] {
 		if (!this.filterInput) return super.hints();
 		return [
-			{ keys: keysLabel(this.deps.keys, "submit"), label: "keep the filter" },
-			{ keys: keysLabel(this.deps.keys, "cancel"), label: "clear it" },
+			{ keys: keysLabel(this.deps.keys, "submit", true), label: "keep the filter" },
+			{ keys: keysLabel(this.deps.keys, "cancel", true), label: "clear it" },
 		];
 	}
 

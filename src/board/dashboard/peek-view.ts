@@ -53,7 +53,8 @@ export function peekLines(host: Host, row: BoardRow | undefined, width: number):
 	const overlaps = host.deps.overlaps?.of(row) ?? row.overlaps;
 	if (overlaps?.length) out.push(label("overlaps", theme.fg("warning", clean(describeOverlaps(overlaps)))));
 	out.push(label("model", modelLine(row)));
-	out.push(label("activity", `${formatAge(now - lastActive(row))} ago${row.alive ? " · running" : ""}${row.usage ? ` · ${formatUsage(row)}` : ""}`));
+	const usage = formatUsage(row);
+	out.push(label("activity", `${formatAge(now - lastActive(row))} ago${row.alive ? " · running" : ""}${usage ? ` · ${usage}` : ""}`));
 	const activity = liveActivity(row, now);
 	if (activity) out.push(label("now", theme.fg("accent", activity)));
 	else if (row.currentTool && row.alive) out.push(label("tool", clean(row.currentTool)));
@@ -110,7 +111,7 @@ export class PeekView extends View {
 			}),
 			{ keys: ["up", "down"], help: "scroll", run: (data) => s.scrollBy(keyMatches(this.deps.keys, data, "up") ? -1 : 1) },
 			{ keys: ["pageUp", "pageDown"], help: "scroll a page", run: (data) => s.scrollBy(keyMatches(this.deps.keys, data, "pageUp") ? -s.page() : s.page()) },
-			{ keys: ["cancel", "quit"], help: "back to the list", hint: "back", run: () => this.host.pop(this) },
+			{ keys: ["cancel", "quit"], help: "back to the list", hint: "back", keep: true, run: () => this.host.pop(this) },
 			{ keys: "help", help: "this help", hint: "help", run: () => this.host.help(this) },
 		];
 	}

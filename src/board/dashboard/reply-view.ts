@@ -127,7 +127,7 @@ export class ReplyView extends View {
 			},
 			{ keys: ["pageUp", "pageDown"], help: "scroll a long question", run: (data) => this.question.scrollBy(keyMatches(this.deps.keys, data, "pageUp") ? -this.question.page() : this.question.page()) },
 			// Escape closes unless it is dismissing the editor's completion menu.
-			{ keys: "cancel", help: "cancel (nothing is sent)", hint: "cancel", run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)) },
+			{ keys: "cancel", help: "cancel (nothing is sent)", hint: "cancel", keep: true, run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)) },
 		];
 	}
 

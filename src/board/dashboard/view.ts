@@ -38,6 +38,8 @@ export interface KeyEntry {
 	hint?: string;
 	/** The hint shows only while this holds (the key itself still answers, e.g. "has no worktree"). */
 	hintIf?: () => boolean;
+	/** The hint stays however narrow the line (help and the way back). */
+	keep?: boolean;
 	run(data: string): void;
 }
 
@@ -91,7 +93,7 @@ export abstract class View extends Container implements Focusable {
 	hints(): { keys: string; label: string; keep?: boolean }[] {
 		return this.keyTable()
 			.filter((entry) => entry.hint && (entry.hintIf?.() ?? true))
-			.map((entry) => ({ keys: keysLabel(this.deps.keys, entry.keys), label: entry.hint ?? "", keep: entry.keys === "help" }));
+			.map((entry) => ({ keys: keysLabel(this.deps.keys, entry.keys, true), label: entry.hint ?? "", keep: entry.keys === "help" || entry.keep === true }));
 	}
 
 	/** A feed report: these rows changed (`relisted`: the whole store was read again). */
@@ -118,14 +120,6 @@ export class Lines implements Component {
 	}
 
 	invalidate(): void {}
-}
-
-/** The usual help and back entries every view ends its table with. */
-export function commonKeys(host: Host, view: View, back: () => void, what = "back"): KeyEntry[] {
-	return [
-		{ keys: "cancel", help: what, hint: what, run: back },
-		{ keys: "help", help: "this help", hint: "help", run: () => host.help(view) },
-	];
 }
 
 /** The row a view acts on, looked up fresh in the feed (rows are replaced when they change). */

@@ -97,7 +97,7 @@ export abstract class ReaderView extends View {
 			{ keys: ["up", "down"], help: "scroll a line", hint: "scroll", run: (data) => s.scrollBy(is(data, "up") ? -1 : 1) },
 			{ keys: ["pageUp", "pageDown"], help: "scroll a page", hint: "page", run: (data) => s.scrollBy(is(data, "pageUp") ? -s.page() : s.page()) },
 			{ keys: ["top", "end"], help: "top / end (the end follows a live run)", hint: "top/end", run: (data) => (data === "g" ? s.top() : s.end()) },
-			{ keys: ["cancel", "quit"], help: "back", hint: "back", run: () => this.host.pop(this) },
+			{ keys: ["cancel", "quit"], help: "back", hint: "back", keep: true, run: () => this.host.pop(this) },
 			{ keys: "help", help: "this help", hint: "help", run: () => this.host.help(this) },
 		];
 	}

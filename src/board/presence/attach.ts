@@ -52,7 +52,7 @@ export async function clearAttach(storeDir: string, pid = process.pid): Promise<
 
 /** The footer's line while attached: which row, and the way back. */
 export function attachedStatus(record: AttachRecord): string {
-	return `attached to board row ${clean(record.rowName)} · /agent-board back (or b in the board) returns`;
+	return `attached to ${clean(record.rowName)} · /agent-board back returns`;
 }
 
 /** Switches this pi to the row's session (it is not running), remembering where we came from. */

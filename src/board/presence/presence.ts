@@ -20,7 +20,7 @@ export interface WatcherUi {
 	setStatus(key: string, text: string | undefined): void;
 	notify(message: string, type?: "info" | "warning" | "error"): void;
 	setWidget?(key: string, content: ((tui: TUI, theme: UiTheme) => BoardStrip) | undefined, options?: { placement?: "aboveEditor" | "belowEditor" }): void;
-	/** pi's theme: a question's notice is drawn in the accent colour (pi draws info notices dim). */
+	/** pi's theme: a question's notice is drawn bold in the accent colour (pi draws info notices dim). */
 	theme?: UiTheme;
 }
 
@@ -129,7 +129,8 @@ export class BoardPresence {
 		if (this.seeded) {
 			for (const t of transitions(this.states, changed)) {
 				const note = notificationText(t);
-				const text = t.row.state === "needs_input" && ui.theme ? ui.theme.fg("accent", note.text) : note.text;
+				// pi draws info notices dim; bold (which ends faint) in the accent colour makes a question stand out.
+				const text = t.row.state === "needs_input" && ui.theme ? ui.theme.bold(ui.theme.fg("accent", note.text)) : note.text;
 				if (!this.boardOpen && this.settings.notices) ui.notify(text, note.type);
 				if (this.settings.osNotify) osNotify(this.writeTerminal, "pi agent board", note.title);
 			}
