@@ -142,8 +142,8 @@ export function pumpQueue(storeRoot, options) {
 	return { started };
 }
 
-/** @param {string} runDir @param {string} reason */
-function recordStartFailure(runDir, reason) {
+/** Records why a claimed run never started (its owner, the claimer, does). @param {string} runDir @param {string} reason */
+export function recordStartFailure(runDir, reason) {
 	try {
 		const statusPath = join(runDir, "status.json");
 		const status = JSON.parse(readFileSync(statusPath, "utf8"));

@@ -4,12 +4,14 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { claimMessages, dropMessage, readReceipt, writeReceipt } from "../runner/inbox.mjs";
+import { claimMessages, dropMessage, receiptPath, writeReceipt } from "../runner/inbox.mjs";
+import { MAX_MESSAGE_BYTES } from "../runner/reasons.mjs";
 import { isAlive, processStartTime, runProcesses, RUN_TAG, signalVerified } from "../runner/proc.mjs";
 import { claimEntry, enqueue, queuedNames } from "../runner/queue.mjs";
 import { tryLockRow, withRowLock } from "../runner/row-lock.mjs";
 import { liveSlots, tryClaimSlot } from "../runner/slots.mjs";
 import { addReceipt, applyEvent, finalize, initialStatus, runEnded, visibleKey } from "../runner/state-rules.mjs";
+import { readReceiptFile } from "../src/board/store.ts";
 
 const dirs: string[] = [];
 function scratch(): string {
@@ -153,15 +155,25 @@ describe("engine file protocols", () => {
 		expect(liveSlots(slots, 2)).toBe(2);
 	});
 
-	it("inbox: messages are claimed once, malformed ones come back invalid, receipts are read back", () => {
+	it("inbox: messages are claimed once, bad or oversized ones come back rejected with a code, receipts are read back checked", () => {
 		const run = scratch();
 		const id = dropMessage(run, { kind: "message", text: "use sqlite\nplease", deliverAs: "followUp" });
 		writeFileSync(join(run, "inbox", "zz-bad.json"), "{nope");
+		writeFileSync(join(run, "inbox", "zz-big.json"), JSON.stringify({ id: "zz-big", kind: "message", text: "x".repeat(MAX_MESSAGE_BYTES + 1), at: 1 }));
+		writeFileSync(join(run, "inbox", "zz-odd.json"), JSON.stringify({ id: "zz-odd", kind: "message", text: 7, at: 1 }));
 		const claimed = claimMessages(run);
-		expect(claimed).toEqual([expect.objectContaining({ id, kind: "message", text: "use sqlite\nplease", deliverAs: "followUp" }), { id: "zz-bad", invalid: expect.stringMatching(/unreadable/) }]);
+		expect(claimed).toEqual([
+			expect.objectContaining({ id, kind: "message", text: "use sqlite\nplease", deliverAs: "followUp" }),
+			{ id: "zz-bad", rejected: "unreadable", detail: expect.any(String) },
+			{ id: "zz-big", rejected: "too-large" },
+			{ id: "zz-odd", rejected: "malformed" },
+		]);
 		expect(claimMessages(run)).toEqual([]);
-		expect(readReceipt(run, id)).toBeUndefined();
+		expect(readReceiptFile(receiptPath(run, id))).toBeUndefined();
 		writeReceipt(run, { id, status: "delivered", as: "followUp", at: 1, preview: "use sqlite please" });
-		expect(readReceipt(run, id)).toMatchObject({ status: "delivered", as: "followUp" });
+		expect(readReceiptFile(receiptPath(run, id))).toMatchObject({ status: "delivered", as: "followUp" });
+		// A receipt of the wrong shape is an error naming its path, not a silent "no answer yet".
+		writeFileSync(receiptPath(run, "odd"), JSON.stringify({ id: "odd", status: "delivered", at: "soon", preview: "" }));
+		expect(() => readReceiptFile(receiptPath(run, "odd"))).toThrow(`${receiptPath(run, "odd")}: /at must be number`);
 	});
 });

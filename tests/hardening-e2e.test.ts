@@ -82,6 +82,7 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 		const { agent, store, paths } = agentWithStore();
 		const cases: Record<string, { meta?: Record<string, unknown>; status?: Record<string, unknown>; reason: string }> = {
 			"name-42": { meta: { name: 42 }, reason: "meta.json: /name must be string" },
+			"attempt-str": { meta: { attempt: "2 of 3" }, reason: "meta.json: /attempt must be object" },
 			"summary-42": { status: { summary: 42 }, reason: "status.json: /summary must be string" },
 			"usage-x": { status: { usage: "x" }, reason: "status.json: /usage must be object" },
 			"events-1": { status: { recentEvents: [1] }, reason: "status.json: /recentEvents/0 must be object" },

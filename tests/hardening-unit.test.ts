@@ -82,6 +82,11 @@ describe("store shapes", () => {
 			"options-num": { status: { questionOptions: [1] }, reason: "status.json: /questionOptions/0 must be string" },
 			"live-tool": { status: { live: { tool: { name: 1 } } }, reason: "status.json: /live/tool" },
 			"receipt-bad": { status: { receipts: [{ id: "m", status: "lost", at: 1, preview: "" }] }, reason: "status.json: /receipts/0/status" },
+			"receipt-code": { status: { receipts: [{ id: "m", status: "rejected", code: "later", at: 1, preview: "" }] }, reason: "status.json: /receipts/0/code" },
+			"settled-gone": { status: { settled: undefined }, reason: "status.json: / must have required properties settled" },
+			"attempt-str": { meta: { attempt: "2 of 3" }, reason: "meta.json: /attempt must be object" },
+			"attempt-index": { meta: { attempt: { setId: "set-1", index: "1", count: 2 } }, reason: "meta.json: /attempt/index must be integer" },
+			"merged-commit": { meta: { merged: { at: 1, commit: 5, into: "main" } }, reason: "meta.json: /merged/commit must be string" },
 		};
 		const before = new Map<string, string>();
 		for (const [id, spec] of Object.entries(cases)) {
@@ -156,7 +161,7 @@ describe("dashboard over a hostile store", () => {
 		writeRow(paths, "state-bogus", { statusPatch: { state: "bogus" } });
 		writeRow(paths, "usage-x", { statusPatch: { usage: "x" } });
 		writeRow(paths, "hostile", {
-			metaPatch: { name: `evil ${HOSTILE}` },
+			metaPatch: { name: `evil ${HOSTILE}`, attempt: { setId: HOSTILE, index: 1, count: 2, forkOf: HOSTILE }, merged: { at: 1, commit: HOSTILE, into: HOSTILE } },
 			statusPatch: {
 				state: "needs_input",
 				question: `Which? ${HOSTILE}`,

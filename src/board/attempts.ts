@@ -10,7 +10,7 @@ import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { newId } from "./ids.ts";
 import { mergeRow } from "./merge.ts";
 import { computeOverlaps, overlapCandidates } from "./overlap.ts";
-import type { RowMeta } from "./store.ts";
+import type { RowMeta } from "./types.ts";
 import type { BoardEngine } from "./service.ts";
 import type { AttemptInfo, AttemptSetView, BoardRow, DispatchOptions } from "./types.ts";
 import { repoRoot, snapshotTree, touchedFiles } from "./worktree.ts";

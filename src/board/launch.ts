@@ -3,10 +3,11 @@ import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureDir, writeJsonAtomic } from "../../runner/fs-util.mjs";
 import { enqueue } from "../../runner/queue.mjs";
+import type { RunConfig } from "../../runner/run-config.mjs";
 import { initialStatus } from "../../runner/state-rules.mjs";
 import { newId } from "./ids.ts";
 import type { StorePaths } from "./paths.ts";
-import type { RowMeta } from "./store.ts";
+import type { RowMeta } from "./types.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const EXTENSION_PATH = resolve(HERE, "../index.ts");
@@ -75,7 +76,7 @@ export function prepareRun(options: LaunchOptions): { runId: string; runDir: str
 		...options.env,
 	};
 	if (meta.ponytailMode) env.PONYTAIL_DEFAULT_MODE = meta.ponytailMode;
-	const config = {
+	const config: RunConfig = {
 		rowId: meta.id,
 		runId,
 		runDir,

@@ -6,20 +6,21 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { touchNotify, writeJsonAtomic } from "../../runner/fs-util.mjs";
-import { dropMessage, inboxNames, readReceipt } from "../../runner/inbox.mjs";
+import { dropMessage, inboxNames, receiptPath } from "../../runner/inbox.mjs";
 import { claimEntry, queuedEntryName } from "../../runner/queue.mjs";
 import { withRowLock } from "../../runner/row-lock.mjs";
 import { markStopped, runEnded } from "../../runner/state-rules.mjs";
 import type { StorePaths } from "./paths.ts";
 import { endOrphanLocked, killRunProcesses, recordOrphanEnd, runOwner } from "./run-liveness.ts";
-import { FileCache, readStatus, type RowMeta } from "./store.ts";
-import type { BoardRow, Receipt, ReplyOptions, ReplyResult } from "./types.ts";
+import { BoardError } from "./errors.ts";
+import { FileCache, readReceiptFile, readStatus } from "./store.ts";
+import type { BoardRow, Receipt, ReplyOptions, ReplyResult, RowMeta } from "./types.ts";
 
 export interface RunControlDeps {
 	paths: StorePaths;
 	readRow(id: string): BoardRow;
 	requireMeta(id: string): RowMeta;
-	checkPrompt(prompt: unknown): string;
+	checkMessage(text: unknown): string;
 	/** Starts a new run of the row on its session (caller holds the row lock). */
 	resume(meta: RowMeta, prompt: string): void;
 	stopGraceMs: number;
@@ -36,9 +37,9 @@ export function controlRun(deps: RunControlDeps) {
 
 	function decide(id: string, text: string, options: ReplyOptions): Decision {
 		const meta = deps.requireMeta(id);
-		if (meta.archived) throw new Error(`row ${id} is archived; unarchive it before replying`);
+		if (meta.archived) throw new BoardError("archived", `row ${id} is archived; unarchive it before replying`);
 		const row = deps.readRow(id);
-		if (row.state === "error") throw new Error(`row ${id} cannot be read: ${row.error ?? "error"}`);
+		if (row.state === "error") throw new BoardError("unreadable-row", `row ${id} cannot be read: ${row.error ?? "error"}`);
 		const runDir = paths.run(id, meta.currentRunId);
 		const status = readStatus(runDir, new FileCache());
 		const owner = runOwner(paths.root, runDir, status);
@@ -56,7 +57,7 @@ export function controlRun(deps: RunControlDeps) {
 	async function waitReceipt(runDir: string, messageId: string, timeoutMs: number): Promise<Receipt | undefined> {
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
-			const receipt = readReceipt(runDir, messageId);
+			const receipt = readReceiptFile(receiptPath(runDir, messageId));
 			if (receipt) return { ...receipt };
 			if (Date.now() > deadline) return undefined;
 			await sleep(25);
@@ -65,9 +66,9 @@ export function controlRun(deps: RunControlDeps) {
 
 	async function reply(id: string, text: string, options: ReplyOptions = {}): Promise<ReplyResult> {
 		deps.requireMeta(id);
-		deps.checkPrompt(text);
-		// A message that reaches a run as it ends comes back "run ended": then the row is finished and
-		// the same text starts a new run. Twice at most: the second decision sees the ended run.
+		deps.checkMessage(text);
+		// A message that reaches a run as it ends comes back rejected "run-ended": then the row is
+		// finished and the same text starts a new run. Twice at most: the second decision sees the ended run.
 		for (let attempt = 0; attempt < 3; attempt++) {
 			const decision = await withRowLock(paths.row(id), () => decide(id, text, options));
 			if (decision.kind === "new-run") return { row: deps.readRow(id), delivery: "new-run" };
@@ -75,11 +76,11 @@ export function controlRun(deps: RunControlDeps) {
 			const receipt = await waitReceipt(decision.runDir, decision.messageId, options.receiptTimeoutMs ?? DEFAULT_RECEIPT_WAIT_MS);
 			if (!receipt) return { row: deps.readRow(id), delivery: "pending" };
 			if (receipt.status === "delivered") return { row: deps.readRow(id), delivery: receipt.as ?? "steer", receipt };
-			if (receipt.reason !== "run ended") throw new Error(`message not delivered: ${receipt.reason ?? "rejected"}`);
+			if (receipt.code !== "run-ended") throw new BoardError("not-delivered", `message not delivered: ${receipt.reason ?? "rejected"}`);
 			// Wait for the runner to record the end before deciding again.
 			await waitEnded(id, 10_000);
 		}
-		throw new Error(`row ${id} kept ending before the message could be delivered; try again`);
+		throw new BoardError("busy", `row ${id} kept ending before the message could be delivered; try again`);
 	}
 
 	async function waitEnded(id: string, timeoutMs: number): Promise<BoardRow> {

@@ -5,18 +5,18 @@ import { join, resolve } from "node:path";
 import { DIR_MODE, ensureDir, touchNotify } from "../../runner/fs-util.mjs";
 import { pumpQueue, queueDir } from "../../runner/queue.mjs";
 import { withRowLock } from "../../runner/row-lock.mjs";
-import { runEnded, type RunStatus } from "../../runner/state-rules.mjs";
+import { runEnded } from "../../runner/state-rules.mjs";
 import { newId, validateId } from "./ids.ts";
 import { newRunId, nodeCommand, prepareRun, queueRun, resolvePiCommand } from "./launch.ts";
 import { defaultStoreDir, storePaths, type StorePaths } from "./paths.ts";
-import { checkDispatch, checkPrompt } from "./dispatch-checks.ts";
+import { checkDispatch, checkMessage, checkPrompt } from "./dispatch-checks.ts";
 import { controlRun } from "./run-control.ts";
 import { recordOrphanEnd, runOwner } from "./run-liveness.ts";
 import { seedFork, withAttempts } from "./attempts.ts";
 import { describeFsError, guardStore, removeHalfRow } from "./store-guard.ts";
 import { StoreWatch } from "./store-watch.ts";
-import { errorReason, errorRow, FileCache, listRowIds, readEventsFile, readMeta, readStatus, rowFrom, writeMeta, type RowMeta } from "./store.ts";
-import type { BoardRow, BoardService, DiffStats, DispatchOptions } from "./types.ts";
+import { errorReason, errorRow, FileCache, listRowIds, readEventsFile, readMeta, readStatus, rowFrom, writeMeta } from "./store.ts";
+import type { BoardRow, BoardService, DiffStats, DispatchOptions, RowMeta, RunStatus } from "./types.ts";
 import { createWorktree, diffStats, removeWorktreeDir } from "./worktree.ts";
 
 export interface BoardServiceOptions {
@@ -223,7 +223,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		paths,
 		readRow,
 		requireMeta,
-		checkPrompt,
+		checkMessage,
 		stopGraceMs: options.stopGraceMs ?? 3000,
 		resume(meta, prompt) {
 			if (!existsSync(meta.runCwd)) throw new Error(`working directory does not exist: ${meta.runCwd}`);
