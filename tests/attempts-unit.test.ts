@@ -81,7 +81,9 @@ describe("overlaps", () => {
 	});
 
 	it("strips escape and control sequences from untrusted text", () => {
-		expect(plain("a\x1b[2Jb\x1b]0;t\x07c\x9b1md\ne\x00")).toBe("abcd e ");
-		expect(plainLines("+x\x1b[31m\r\n-y")).toBe("+x?\n-y");
+		expect(plain("a\x1b[2Jb\x1b]0;t\x07c\x9b1md\ne\x00")).toBe("abcd e\u2400");
+		expect(plainLines("+x\x1b[31m\r\n-y")).toBe("+x\n-y");
+		// Bidi controls too: the same rules as every other text the board prints.
+		expect(plain("abc \u202eevil\u202c")).toBe("abc \ufffdevil\ufffd");
 	});
 });

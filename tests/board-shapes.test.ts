@@ -3,23 +3,15 @@
  * run's events.jsonl. A wrong shape is an error naming the path and the field; nothing is rewritten.
  */
 import { spawnSync } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RUNNER_PATH } from "../runner/queue.mjs";
 import { runConfigError } from "../runner/run-config.mjs";
 import { createBoardService } from "../src/board/service.ts";
-import { tempStore, writeRow } from "../test-support/hardening-fixtures.ts";
+import { tempStores, writeRow } from "../test-support/hardening-fixtures.ts";
 
-const roots: string[] = [];
-afterAll(() => {
-	for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
-function store() {
-	const made = tempStore("pab-shapes-");
-	roots.push(made.root);
-	return made;
-}
+const store = tempStores("pab-shapes-");
 
 describe("run.json and events.jsonl are checked by their readers", () => {
 	it("names the first wrong field of a run config", () => {

@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KeybindingsManager, TUI_KEYBINDINGS, type TUI } from "@earendil-works/pi-tui";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { BoardFeed } from "../src/board/ui/board-feed.ts";
 import { Dashboard } from "../src/board/ui/dashboard.ts";
 import { createBoardService } from "../src/board/service.ts";
@@ -16,17 +16,9 @@ import { FileCache, readProcess, readProcessRecord, readSlot, readStatus } from 
 import { fsErrorMessage, guardStore, removeHalfRow } from "../src/board/store-guard.ts";
 import { loadPrefs, PREFS_FILE, savePrefs } from "../src/board/ui/prefs.ts";
 import { formatDetail, formatTable } from "../src/board/ui/table.ts";
-import { TERMINAL_CONTROL, tempStore, writeRow } from "../test-support/hardening-fixtures.ts";
+import { TERMINAL_CONTROL, tempStores, writeRow } from "../test-support/hardening-fixtures.ts";
 
-const roots: string[] = [];
-afterAll(() => {
-	for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
-function store() {
-	const made = tempStore();
-	roots.push(made.root);
-	return made;
-}
+const store = tempStores();
 
 const ESC = "\x1b";
 const BEL = "\x07";
@@ -220,8 +212,7 @@ describe("symlinks and special files in the store", () => {
 		const outside = join(root, "outside");
 		mkdirSync(outside);
 		// A complete, valid row living outside the store.
-		const elsewhere = tempStore();
-		roots.push(elsewhere.root);
+		const elsewhere = store();
 		writeRow(elsewhere.paths, "linked-dir");
 		symlinkSync(elsewhere.paths.row("linked-dir"), paths.row("linked-dir"));
 		const target = writeRow(paths, "linked-meta");
