@@ -1,6 +1,6 @@
 /** Pure parts of attempts: subcommand parsing (bad input rejected before anything runs) and overlap detection. */
 import { describe, expect, it } from "vitest";
-import { checkCount } from "../src/board/attempts.ts";
+import { checkCount } from "../src/board/dispatch-checks.ts";
 import { computeOverlaps, overlapCandidates } from "../src/board/overlap.ts";
 import { plain, plainLines } from "../src/board/ui/plain.ts";
 import { parseSubcommand } from "../src/board/ui/subcommands.ts";

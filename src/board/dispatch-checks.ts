@@ -1,11 +1,15 @@
 /** Checks a dispatch's inputs before anything is written: a bad request changes nothing. */
-import { statSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { MAX_MESSAGE_BYTES } from "../../runner/reasons.mjs";
 import { THINKING_LEVELS, WORKTREE_MODES } from "../../runner/vocabulary.mjs";
 import { BoardError } from "./errors.ts";
-import type { DispatchOptions, WorktreeMode } from "./types.ts";
+import type { BoardRow, DispatchOptions, WorktreeMode } from "./types.ts";
 import { repoRoot } from "./worktree.ts";
+
+/** Rows in one attempt set at most. */
+export const MAX_ATTEMPTS = 8;
 
 /** The prompt travels over the control channel, not argv; the bound keeps one run.json sane. */
 const MAX_PROMPT_BYTES = 1024 * 1024;
@@ -23,9 +27,9 @@ export function checkPrompt(prompt: unknown): string {
 	return checkText(prompt, "prompt", MAX_PROMPT_BYTES);
 }
 
-/** A reply's text: it may become a new run's prompt, so it meets both limits. */
+/** A reply's text: it may become a new run's prompt, so it meets both limits (and is worded as one). */
 export function checkMessage(text: unknown): string {
-	return checkText(text, "message", Math.min(MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES));
+	return checkText(text, "prompt", Math.min(MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES));
 }
 
 export function checkDispatch(options: DispatchOptions): { cwd: string; worktreeMode: WorktreeMode; repo: string | undefined } {
@@ -46,4 +50,44 @@ export function checkDispatch(options: DispatchOptions): { cwd: string; worktree
 	const repo = repoRoot(cwd);
 	if (worktreeMode === "worktree" && !repo) throw new BoardError("invalid", `worktree mode needs a git repository: ${cwd} is not inside one`);
 	return { cwd, worktreeMode, repo };
+}
+
+export function checkCount(count: unknown): number {
+	if (count === undefined) return 1;
+	if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > MAX_ATTEMPTS) {
+		throw new BoardError("invalid", `count must be a whole number from 1 to ${MAX_ATTEMPTS} (got ${JSON.stringify(count)})`);
+	}
+	return count;
+}
+
+function hasCommits(repo: string): boolean {
+	try {
+		execFileSync("git", ["rev-parse", "--verify", "-q", "HEAD"], { cwd: repo, stdio: "ignore", timeout: 15_000 });
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * A dispatch that needs its own worktree (an attempt set, a fork, worktree mode) needs a repository
+ * with a commit to branch from; `why` names which one it is in the refusal.
+ */
+export function checkBranchable(cwd: unknown, why: string): void {
+	if (typeof cwd !== "string" || !cwd || !existsSync(cwd)) throw new BoardError("invalid", `working directory does not exist: ${String(cwd)}`);
+	const repo = repoRoot(resolve(cwd));
+	if (!repo) throw new BoardError("invalid", `${why} needs a git repository: ${cwd} is not inside one`);
+	if (!hasCommits(repo)) throw new BoardError("invalid", `${why} needs a commit to branch from: repository ${repo} has no commits yet`);
+}
+
+/** A row can be forked once it has finished or stopped and has a conversation to copy. */
+export function checkForkSource(row: BoardRow): void {
+	if (row.state === "queued" || row.state === "working") throw new BoardError("invalid", `row ${row.id} is still ${row.state}; fork it once it has finished or stopped`);
+	let size = 0;
+	try {
+		size = statSync(row.sessionFile).size;
+	} catch {
+		throw new BoardError("invalid", `row ${row.id} has no session file to fork (${row.sessionFile})`);
+	}
+	if (size === 0) throw new BoardError("invalid", `row ${row.id}'s session file is empty; there is no conversation to fork`);
 }

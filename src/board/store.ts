@@ -6,6 +6,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseJsonStrict, writeJsonAtomic } from "../../runner/fs-util.mjs";
 import { isAlive } from "../../runner/proc.mjs";
+import { runEnded } from "../../runner/state-rules.mjs";
 import type { AttemptInfo, BoardEvent, BoardRow, LiveView, ProcessRecord, Receipt, RowMeta, RunStatus, SlotOwner } from "./types.ts";
 import { isValidId } from "./ids.ts";
 import type { StorePaths } from "./paths.ts";
@@ -261,7 +262,8 @@ export function rowFrom(meta: RowMeta, status: RunStatus, alive: boolean): Board
 		exitCode: status.exitCode ?? undefined,
 		stderrTail: block(status.stderrTail),
 		runDir: undefined,
-		live: liveFrom(status.live),
+		// A finished run's last live view is history, not what the agent does now.
+		live: runEnded(status) ? undefined : liveFrom(status.live),
 		modelUsed: line(status.model),
 		receipts: receiptsFrom(status.receipts),
 	};

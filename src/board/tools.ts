@@ -1,7 +1,7 @@
 /** LLM tools so the main agent can fan work out to the board and check on it. */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { MAX_ATTEMPTS } from "./attempts.ts";
+import { MAX_ATTEMPTS } from "./dispatch-checks.ts";
 import { describeOverlaps } from "./overlap.ts";
 import type { BoardRow, BoardService } from "./types.ts";
 import { formatAttemptSet } from "./ui/attempt-text.ts";
