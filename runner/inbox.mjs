@@ -5,7 +5,9 @@ import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ensureDir, writeJsonAtomic } from "./fs-util.mjs";
+import { isOneOf } from "./protocol.mjs";
 import { MAX_MESSAGE_BYTES, RECEIPT_REASONS } from "./reasons.mjs";
+import { DELIVER_AS } from "./vocabulary.mjs";
 
 const PREVIEW_CHARS = 80;
 /** JSON escaping can make a text up to six times longer; a bigger file is refused without reading it. */
@@ -16,7 +18,7 @@ const MAX_MESSAGE_FILE_BYTES = 6 * MAX_MESSAGE_BYTES + 4096;
  * @property {string} id
  * @property {"message" | "stop"} kind
  * @property {string} [text]
- * @property {"steer" | "followUp"} [deliverAs]
+ * @property {import("./protocol.mjs").DeliverAs} [deliverAs]
  * @property {number} at
  */
 
@@ -42,7 +44,7 @@ export function preview(text) {
 
 /**
  * @param {string} runDir
- * @param {{ kind: "message" | "stop", text?: string, deliverAs?: "steer" | "followUp" }} message
+ * @param {{ kind: "message" | "stop", text?: string, deliverAs?: import("./protocol.mjs").DeliverAs }} message
  * @returns {string} the message id
  */
 export function dropMessage(runDir, message) {
@@ -79,7 +81,7 @@ function validMessage(value) {
 	const m = /** @type {Record<string, unknown>} */ (value);
 	if (!m || typeof m !== "object" || typeof m.id !== "string") return false;
 	if (m.kind === "stop") return true;
-	return m.kind === "message" && typeof m.text === "string" && (m.deliverAs === undefined || m.deliverAs === "steer" || m.deliverAs === "followUp");
+	return m.kind === "message" && typeof m.text === "string" && (m.deliverAs === undefined || isOneOf(DELIVER_AS, m.deliverAs));
 }
 
 /**

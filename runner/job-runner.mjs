@@ -131,7 +131,7 @@ function record(receipt) {
 	scheduleStatus();
 }
 
-/** @param {import("./inbox.mjs").InboxMessage} message @param {"steer" | "followUp" | "answer"} [as] */
+/** @param {import("./inbox.mjs").InboxMessage} message @param {import("./protocol.mjs").DeliveryKind} [as] */
 function delivered(message, as) {
 	record({ id: message.id, status: "delivered", as, at: Date.now(), preview: preview(message.text ?? message.kind) });
 }

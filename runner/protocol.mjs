@@ -1,6 +1,15 @@
 // The runner <-> worker control channel (fd 3 of the worker, a socketpair): JSON lines, one object per
 // line (runner/lines.mjs splits them). Plain .mjs so the runner can import it; the worker role imports it too.
 import { isReceiptCode } from "./reasons.mjs";
+import { DELIVER_AS, DELIVERY_KINDS, RECEIPT_STATUSES } from "./vocabulary.mjs";
+
+/** @typedef {(typeof DELIVER_AS)[number]} DeliverAs */
+/** @typedef {(typeof DELIVERY_KINDS)[number]} DeliveryKind */
+
+/** @template {string} T @param {readonly T[]} words @param {unknown} value @returns {value is T} */
+export function isOneOf(words, value) {
+	return words.some((word) => word === value);
+}
 
 /** The worker's only argv message. Its `input` handler swaps it for the prompt from the channel. */
 export const PROMPT_PLACEHOLDER = "[agent-board: prompt arrives on the control channel]";
@@ -14,7 +23,7 @@ export const DEFAULT_ASK_WAIT_SECONDS = 600;
 
 /**
  * @typedef {{ type: "prompt", text: string }
- *   | { type: "message", id: string, text: string, deliverAs: "steer" | "followUp" }
+ *   | { type: "message", id: string, text: string, deliverAs: DeliverAs }
  *   | { type: "abort" }} RunnerToWorker
  */
 
@@ -24,7 +33,7 @@ export const DEFAULT_ASK_WAIT_SECONDS = 600;
 
 /**
  * A rejection carries its code; the runner puts the words for people in the receipt.
- * @typedef {{ type: "receipt", id: string, status: "delivered" | "rejected", as?: "steer" | "followUp" | "answer", code?: import("./reasons.mjs").ReceiptCode }
+ * @typedef {{ type: "receipt", id: string, status: (typeof RECEIPT_STATUSES)[number], as?: DeliveryKind, code?: import("./reasons.mjs").ReceiptCode }
  *   | { type: "closed" }} WorkerToRunner
  */
 
@@ -59,7 +68,7 @@ export function parseRunnerLine(line) {
 		typeof record.id === "string" &&
 		record.id.length > 0 &&
 		typeof record.text === "string" &&
-		(record.deliverAs === "steer" || record.deliverAs === "followUp")
+		isOneOf(DELIVER_AS, record.deliverAs)
 	) {
 		return { type: "message", id: record.id, text: record.text, deliverAs: record.deliverAs };
 	}
@@ -83,10 +92,10 @@ export function parseWorkerLine(line) {
 	const record = /** @type {Record<string, unknown>} */ (value);
 	if (record.type === "closed") return { type: "closed" };
 	if (record.type !== "receipt" || typeof record.id !== "string") return undefined;
-	if (record.status !== "delivered" && record.status !== "rejected") return undefined;
+	if (!isOneOf(RECEIPT_STATUSES, record.status)) return undefined;
 	/** @type {WorkerToRunner} */
 	const receipt = { type: "receipt", id: record.id, status: record.status };
-	if (record.as === "steer" || record.as === "followUp" || record.as === "answer") receipt.as = record.as;
+	if (isOneOf(DELIVERY_KINDS, record.as)) receipt.as = record.as;
 	if (isReceiptCode(record.code)) receipt.code = record.code;
 	return receipt;
 }

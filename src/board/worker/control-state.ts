@@ -3,10 +3,10 @@
  * which runner message goes where (prompt wait, ask_user answer, steer/follow-up, rejection) and when
  * the worker stops accepting messages. worker-role.ts feeds it pi's events and the channel's lines.
  */
-import type { InvalidLine, RunnerToWorker, WorkerToRunner } from "../../../runner/protocol.mjs";
+import type { DeliverAs, InvalidLine, RunnerToWorker, WorkerToRunner } from "../../../runner/protocol.mjs";
 import type { ReceiptCode } from "../../../runner/reasons.mjs";
 
-export type DeliverAs = "steer" | "followUp";
+export type { DeliverAs };
 
 export type AskOutcome = { kind: "answer"; text: string } | { kind: "aborted" } | { kind: "parked" };
 
