@@ -12,6 +12,7 @@ import { tryLockRow, withRowLock } from "../runner/row-lock.mjs";
 import { liveSlots, tryClaimSlot } from "../runner/slots.mjs";
 import { addReceipt, applyEvent, finalize, initialStatus, runEnded, visibleKey } from "../runner/state-rules.mjs";
 import { readReceiptFile } from "../src/board/store.ts";
+import { waitFor } from "../test-support/wait.ts";
 
 const dirs: string[] = [];
 function scratch(): string {
@@ -97,8 +98,12 @@ describe("engine file protocols", () => {
 	it("finds a run's processes by their tag, including a child in its own process group", async () => {
 		const child = spawn("sleep", ["30"], { detached: true, env: { ...process.env, [RUN_TAG]: "run-tag-test" }, stdio: "ignore" });
 		try {
-			await new Promise((r) => setTimeout(r, 100));
-			expect(runProcesses("run-tag-test").map((p) => p.pid)).toEqual([child.pid]);
+			// The tag is visible once the child has exec'd sleep with its environment: wait for that.
+			const found = await waitFor(() => {
+				const procs = runProcesses("run-tag-test");
+				return procs.length > 0 ? procs : undefined;
+			}, "the tagged child to exec");
+			expect(found.map((p) => p.pid)).toEqual([child.pid]);
 			expect(runProcesses("run-tag-other")).toEqual([]);
 		} finally {
 			child.kill("SIGKILL");
@@ -122,7 +127,8 @@ describe("engine file protocols", () => {
 				withRowLock(row, async () => {
 					inside += 1;
 					maxInside = Math.max(maxInside, inside);
-					await new Promise((r) => setTimeout(r, 5));
+					// Hold the lock across a turn of the event loop, so the others' retries really meet it.
+					await new Promise((r) => setImmediate(r));
 					inside -= 1;
 				}),
 			),

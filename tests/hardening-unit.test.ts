@@ -17,6 +17,7 @@ import { fsErrorMessage, guardStore, removeHalfRow } from "../src/board/store-gu
 import { loadPrefs, PREFS_FILE, savePrefs } from "../src/board/ui/prefs.ts";
 import { formatDetail, formatTable } from "../src/board/ui/table.ts";
 import { TERMINAL_CONTROL, tempStores, writeRow } from "../test-support/hardening-fixtures.ts";
+import { notRoot, requires } from "../test-support/requires.ts";
 
 const store = tempStores();
 
@@ -273,11 +274,15 @@ describe("store guard", () => {
 		symlinkSync(other, join(dir, "slots"));
 		expect(() => guardStore(dir)).toThrow(`refusing store directory ${join(dir, "slots")}: is a symbolic link (not followed)`);
 		rmSync(join(dir, "slots"));
-		if (process.getuid?.() === 0) {
-			chownSync(dir, 65534, 65534);
-			expect(() => guardStore(dir)).toThrow(`agent-board: refusing store ${dir}: owned by uid 65534, not by you (uid 0)`);
-			chownSync(dir, 0, 0);
-		}
+		expect(() => guardStore(dir)).not.toThrow();
+	});
+
+	it("refuses a store owned by another user", (ctx) => {
+		requires(ctx, "root (chown to another user)", notRoot());
+		const { store: dir } = store();
+		chownSync(dir, 65534, 65534);
+		expect(() => guardStore(dir)).toThrow(`agent-board: refusing store ${dir}: owned by uid 65534, not by you (uid 0)`);
+		chownSync(dir, 0, 0);
 		expect(() => guardStore(dir)).not.toThrow();
 	});
 
