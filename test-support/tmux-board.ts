@@ -8,23 +8,22 @@ import { join } from "node:path";
 import { afterEach, type TestContext } from "vitest";
 import { type BoardEngine, createBoardService } from "../src/board/service.ts";
 import { type CreateAgentOptions, createTestAgent, PI_CLI, type TestAgent } from "./pi-harness.ts";
+import { requires } from "./requires.ts";
 import { type StartPiOptions, startPiInTmux, type TmuxSession } from "./tmux.ts";
 
-function hasTmux(): boolean {
+/** Why tmux cannot be used here, or undefined when it can. */
+function noTmux(): string | undefined {
 	try {
 		execFileSync("tmux", ["-V"], { stdio: "ignore" });
-		return true;
+		return undefined;
 	} catch {
-		return false;
+		return "tmux is not installed";
 	}
 }
 
 /** A tmux test needs tmux: missing, it fails under CI=true and is skipped (with the reason) elsewhere. */
 export function requireTmux(ctx: TestContext): void {
-	if (hasTmux()) return;
-	if (process.env.CI === "true") throw new Error("tmux is required under CI=true and is not installed");
-	console.warn("skipped: tmux is not installed");
-	ctx.skip();
+	requires(ctx, "tmux", noTmux());
 }
 
 /** The board's store inside a test agent, as the extension inside pi finds it; its workers are the real pi. */

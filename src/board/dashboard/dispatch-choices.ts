@@ -1,11 +1,11 @@
 /** The new agent's choices: where they start (the last ones, remembered), the one-line summary, the dispatch they make. */
-import { MAX_ATTEMPTS } from "../attempts.ts";
-import type { DispatchOptions, ThinkingLevel, WorktreeMode } from "../types.ts";
+import { THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/vocabulary.mjs";
+import { MAX_ATTEMPTS } from "../dispatch-checks.ts";
+import type { DispatchOptions } from "../types.ts";
 import type { DispatchPrefs } from "../view-model/prefs.ts";
 import { shortPath } from "../view-model/row-text.ts";
 
-export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
-export const WORKTREE_MODES: readonly WorktreeMode[] = ["none", "auto", "worktree"];
+export { THINKING_LEVELS, WORKTREE_MODES };
 export const DEFAULT = "default";
 /** Attempts per dispatch: 1 to the engine's limit. */
 export const COUNTS: readonly string[] = Array.from({ length: MAX_ATTEMPTS }, (_, i) => String(i + 1));

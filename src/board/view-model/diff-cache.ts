@@ -8,7 +8,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { BoardRow, DiffStats } from "../types.ts";
-import { diffStatsAsync } from "../worktree.ts";
+import { diffStats } from "../worktree.ts";
 import { branchPoint, touchedFiles } from "./diff.ts";
 
 interface Entry {
@@ -52,7 +52,7 @@ export class DiffCache {
 	private readonly now: () => number;
 
 	constructor(options: { read?: DiffReader; readFiles?: FilesReader; minIntervalMs?: number; now?: () => number } = {}) {
-		this.read = options.read ?? diffStatsAsync;
+		this.read = options.read ?? diffStats;
 		this.readFiles = options.readFiles ?? ((path, base) => touchedFiles(path, base).catch(() => undefined));
 		this.minIntervalMs = options.minIntervalMs ?? 5000;
 		this.now = options.now ?? Date.now;
