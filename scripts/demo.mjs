@@ -69,10 +69,18 @@ const SHEET = `Agent board demo (scripted model, no API key; throwaway dir ${roo
   t                transcript            o   open: a running row's live console, else attach
   ?                every key             q   close the board
 Prompts with "database" ask a question, "slow" take 45 s, "fail" fail; anything else finishes in 3 s.`;
-// pi clears the screen when it starts: the sheet is shown again inside pi, as a notice in the chat.
+// pi clears the screen when it starts: the sheet is shown again inside pi, as an entry in the chat
+// (a notice would be replaced by the next one).
 writeFileSync(
 	join(agentDir, "extensions", "demo-keys.ts"),
-	`export default function (pi) {\n\tpi.on("session_start", (event, ctx) => {\n\t\tif (event.reason === "startup" && ctx.hasUI) ctx.ui.notify(${JSON.stringify(SHEET)}, "info");\n\t});\n}\n`,
+	[
+		'import { Text } from "@earendil-works/pi-tui";',
+		"export default function (pi) {",
+		'\tpi.registerEntryRenderer("demo-keys", (entry, _options, theme) => new Text(theme.fg("accent", entry.data.text), 1, 1));',
+		`\tpi.on("session_start", (event, ctx) => { if (event.reason === "startup" && ctx.hasUI) pi.appendEntry("demo-keys", { text: ${JSON.stringify(SHEET)} }); });`,
+		"}",
+		"",
+	].join("\n"),
 );
 
 // Rows are dispatched through the board's engine directly: no pi start per row, and each step is shown.
