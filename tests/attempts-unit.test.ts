@@ -2,8 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { checkCount } from "../src/board/dispatch-checks.ts";
 import { computeOverlaps, overlapCandidates } from "../src/board/overlap.ts";
-import { plain, plainLines } from "../src/board/commands/plain.ts";
-import { parseSubcommand } from "../src/board/commands/subcommands.ts";
+import { plain, plainLines } from "../src/board/subcommands/plain.ts";
+import { parseSubcommand } from "../src/board/subcommands/subcommands.ts";
 import { makeRow } from "../test-support/fake-board-service.ts";
 
 describe("attempt subcommand parsing", () => {

@@ -1,7 +1,7 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { describe, expect, it } from "vitest";
-import { completeArgs, parseSubcommand, resolveRow } from "../src/board/commands/subcommands.ts";
-import { formatTable } from "../src/board/commands/table.ts";
+import { completeArgs, parseSubcommand, resolveRow } from "../src/board/subcommands/subcommands.ts";
+import { formatTable } from "../src/board/subcommands/table.ts";
 import { parseTranscript } from "../src/board/view-model/transcript.ts";
 import { formatRowLine, rowLineParts } from "../src/board/dashboard/row-line.ts";
 import { buildListItems, parseFilter, rowItems } from "../src/board/view-model/list-model.ts";

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, w
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { autoGc, formatGcReport, gc } from "../src/board/gc.ts";
-import { parseSubcommand } from "../src/board/commands/subcommands.ts";
+import { parseSubcommand } from "../src/board/subcommands/subcommands.ts";
 import { tempStores, writeRow } from "../test-support/hardening-fixtures.ts";
 
 const store = tempStores();

@@ -15,7 +15,7 @@ import { checkShape, MetaSchema } from "../src/board/schemas.ts";
 import { FileCache, readProcess, readProcessRecord, readSlot, readStatus } from "../src/board/store.ts";
 import { fsErrorMessage, guardStore, removeHalfRow } from "../src/board/store-guard.ts";
 import { loadPrefs, PREFS_FILE, savePrefs } from "../src/board/view-model/prefs.ts";
-import { formatDetail, formatTable } from "../src/board/commands/table.ts";
+import { formatDetail, formatTable } from "../src/board/subcommands/table.ts";
 import { TERMINAL_CONTROL, tempStores, writeRow } from "../test-support/hardening-fixtures.ts";
 import { notRoot, requires } from "../test-support/requires.ts";
 

@@ -5,8 +5,8 @@ import { WORKTREE_MODES } from "../../runner/vocabulary.mjs";
 import { MAX_ATTEMPTS } from "./dispatch-checks.ts";
 import { describeOverlaps } from "./overlap.ts";
 import type { BoardRow, BoardService } from "./types.ts";
-import { formatAttemptSet } from "./commands/attempt-text.ts";
-import { DELIVERY_TEXT } from "./commands/subcommands.ts";
+import { formatAttemptSet } from "./subcommands/attempt-text.ts";
+import { DELIVERY_TEXT } from "./subcommands/subcommands.ts";
 
 /** Diff lines returned to the model at most (the full diff is in the dashboard). */
 const MAX_DIFF_LINES = 400;

@@ -1,14 +1,14 @@
 /**
  * Registers /agent-board and wires its three parts: the dashboard (dashboard/) in interactive pi, the
- * plain-text subcommands (commands/) everywhere, and what shows outside the board (presence/: footer,
+ * plain-text subcommands (subcommands/) everywhere, and what shows outside the board (presence/: footer,
  * strip, notices, the attached-row line). One BoardFeed per pi process feeds all of them, so they
  * never disagree; one DiffCache keeps git off the UI thread.
  */
 import { writeSync } from "node:fs";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import { completeArgs, parseSubcommand, runSubcommand } from "./commands/subcommands.ts";
-import { formatTable } from "./commands/table.ts";
-import { COMMAND_DESCRIPTION } from "./commands/usage.ts";
+import { completeArgs, parseSubcommand, runSubcommand } from "./subcommands/subcommands.ts";
+import { formatTable } from "./subcommands/table.ts";
+import { COMMAND_DESCRIPTION } from "./subcommands/usage.ts";
 import { openBoard } from "./dashboard/open-board.ts";
 import { ATTACH_STATUS_KEY, type AttachRecord, attachedStatus, attachTo, goBack, loadAttach } from "./presence/attach.ts";
 import { resolveSettings } from "./presence/notify.ts";

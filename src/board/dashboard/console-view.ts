@@ -8,8 +8,8 @@ import type { BoardRow } from "../types.ts";
 import { clean, liveActivity, liveTail, STATE_LABEL } from "../view-model/row-text.ts";
 import type { TranscriptEntry } from "../view-model/transcript.ts";
 import { fit } from "../view-model/ui-types.ts";
-import { keyMatches } from "./keys.ts";
-import { questionLines, sendReply } from "./reply-view.ts";
+import { Choices, questionLines, sendReply } from "./reply-view.ts";
+import { scrollKeys } from "./scroll-lines.ts";
 import { wrap } from "./text.ts";
 import { editorTheme } from "./theme.ts";
 import { feedRow, type Host, type KeyEntry, Lines } from "./view.ts";
@@ -20,7 +20,7 @@ export class ConsoleView extends ReaderView {
 	private readonly rowId: string;
 	private entries: TranscriptEntry[] = [];
 	private sending = false;
-	private choice = -1;
+	private readonly choices = new Choices();
 
 	constructor(host: Host, rowId: string) {
 		super(host, true);
@@ -92,28 +92,12 @@ export class ConsoleView extends ReaderView {
 
 	override keyTable(): KeyEntry[] {
 		const pass = (data: string) => this.editor.handleInput(data);
-		const s = this.scroller;
-		const choices = () => {
-			const row = this.row();
-			return row?.state === "needs_input" ? (row.questionOptions ?? []) : [];
-		};
 		return [
 			{ keys: "submit", help: "send: steers the running agent, answers its question (a finished row: starts a new run)", hint: "send", run: pass },
 			{ keys: "sendFollowUp", help: "send as a follow-up after the agent's current turn", hint: "follow-up", run: () => this.send(this.editor.getExpandedText(), true) },
 			{ keys: "newLine", help: "new line", run: pass },
-			{
-				keys: "tab",
-				help: "put the next of the question's choices in the editor",
-				hint: "choice",
-				hintIf: () => choices().length > 0,
-				run: () => {
-					const options = choices();
-					if (options.length === 0) return this.host.setStatus("no choices offered: type your answer");
-					this.choice = (this.choice + 1) % options.length;
-					this.editor.setText(clean(options[this.choice]));
-				},
-			},
-			{ keys: ["pageUp", "pageDown"], help: "scroll the transcript (the end follows the stream)", hint: "scroll", run: (data) => s.scrollBy(keyMatches(this.deps.keys, data, "pageUp") ? -s.page() : s.page()) },
+			this.choices.entry(this.host, () => this.row(), this.editor),
+			...scrollKeys(this.deps.keys, this.scroller, { page: "scroll the transcript (the end follows the stream)" }),
 			{ keys: "cancel", help: "leave the console; the agent keeps running", hint: "leave", keep: true, run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)) },
 			{ keys: "help", help: "this help", hint: "help", run: () => this.host.help(this) },
 		];
@@ -139,7 +123,7 @@ export class ConsoleView extends ReaderView {
 			followUp,
 			() => {
 				this.sending = false;
-				this.choice = -1;
+				this.choices.reset();
 			},
 			(back) => {
 				this.sending = false;

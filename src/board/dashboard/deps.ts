@@ -1,11 +1,10 @@
 /** What the board is given by pi and the extension: the service, the shared feed, pi's TUI, theme and keys. */
 import type { TUI } from "@earendil-works/pi-tui";
-import type { BoardSettings } from "../presence/notify.ts";
 import type { BoardRow, BoardService } from "../types.ts";
 import type { DiffCache } from "../view-model/diff-cache.ts";
 import type { BoardFeed } from "../view-model/feed.ts";
 import type { OverlapIndex } from "../view-model/overlap-index.ts";
-import type { DispatchPrefs } from "../view-model/prefs.ts";
+import type { BoardSettings, DispatchPrefs } from "../view-model/prefs.ts";
 import type { TranscriptEntry } from "../view-model/transcript.ts";
 import type { KeyMatcher, UiTheme } from "../view-model/ui-types.ts";
 

@@ -4,8 +4,8 @@
  */
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { fit } from "../view-model/ui-types.ts";
-import { keyMatches, keysLabel } from "./keys.ts";
-import { ScrollLines } from "./scroll-lines.ts";
+import { keysLabel } from "./keys.ts";
+import { ScrollLines, scrollKeys } from "./scroll-lines.ts";
 import { wrap } from "./text.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 
@@ -38,12 +38,8 @@ export class HelpView extends View {
 	}
 
 	keyTable(): KeyEntry[] {
-		const s = this.scroller;
-		const is = (data: string, action: "up" | "pageUp") => keyMatches(this.deps.keys, data, action);
 		return [
-			{ keys: ["up", "down"], help: "scroll", hint: "scroll", run: (data) => s.scrollBy(is(data, "up") ? -1 : 1) },
-			{ keys: ["pageUp", "pageDown"], help: "scroll a page", hint: "page", run: (data) => s.scrollBy(is(data, "pageUp") ? -s.page() : s.page()) },
-			{ keys: ["top", "end"], help: "first / last key", hint: "top/end", run: (data) => (data === "g" ? s.top() : s.end()) },
+			...scrollKeys(this.deps.keys, this.scroller, { line: "scroll", page: "scroll a page", ends: "first / last key" }),
 			{ keys: ["cancel", "quit", "help"], help: "close help", hint: "close", keep: true, run: () => this.host.pop(this) },
 		];
 	}

@@ -2,7 +2,7 @@
 import { homedir } from "node:os";
 import { type ExtensionCommandContext, renderDiff } from "@earendil-works/pi-coding-agent";
 import { mergeConflicts } from "../merge-preview.ts";
-import type { BoardSettings } from "../presence/notify.ts";
+import type { BoardSettings } from "../view-model/prefs.ts";
 import type { BoardService } from "../types.ts";
 import { readRowDiff } from "../view-model/diff.ts";
 import type { DiffCache } from "../view-model/diff-cache.ts";

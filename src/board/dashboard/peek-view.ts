@@ -7,10 +7,9 @@ import { describeOverlaps } from "../overlap.ts";
 import type { BoardRow, Receipt } from "../types.ts";
 import { attemptText, clean, cleanBlock, formatAge, formatDiff, formatUsage, lastActive, liveActivity, liveTail, mergedText, shortPath, STATE_GLYPH, STATE_LABEL } from "../view-model/row-text.ts";
 import { fit } from "../view-model/ui-types.ts";
-import { keyMatches } from "./keys.ts";
 import { questionLines } from "./reply-view.ts";
 import { rowActions } from "./row-actions.ts";
-import { ScrollLines } from "./scroll-lines.ts";
+import { ScrollLines, scrollKeys } from "./scroll-lines.ts";
 import { markdownLines, wrap } from "./text.ts";
 import { STATE_COLOR } from "./theme.ts";
 import { feedRow, type Host, type KeyEntry, View } from "./view.ts";
@@ -103,14 +102,12 @@ export class PeekView extends View {
 	}
 
 	keyTable(): KeyEntry[] {
-		const s = this.scroller;
 		return [
 			...rowActions(this.host, () => this.row(), {
 				hints: ["reply", "followUp", "stop", "open", "transcript", "diff", "compare", "merge", "archive"],
 				onArchived: () => this.host.pop(this),
 			}),
-			{ keys: ["up", "down"], help: "scroll", run: (data) => s.scrollBy(keyMatches(this.deps.keys, data, "up") ? -1 : 1) },
-			{ keys: ["pageUp", "pageDown"], help: "scroll a page", run: (data) => s.scrollBy(keyMatches(this.deps.keys, data, "pageUp") ? -s.page() : s.page()) },
+			...scrollKeys(this.deps.keys, this.scroller, { line: "scroll", page: "scroll a page" }, false),
 			{ keys: ["cancel", "quit"], help: "back to the list", hint: "back", keep: true, run: () => this.host.pop(this) },
 			{ keys: "help", help: "this help", hint: "help", run: () => this.host.help(this) },
 		];

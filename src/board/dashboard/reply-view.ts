@@ -7,8 +7,7 @@ import { Editor, type Focusable } from "@earendil-works/pi-tui";
 import type { BoardRow, ReplyResult } from "../types.ts";
 import { clean, cleanBlock } from "../view-model/row-text.ts";
 import { message } from "../view-model/ui-types.ts";
-import { keyMatches } from "./keys.ts";
-import { ScrollLines } from "./scroll-lines.ts";
+import { ScrollLines, scrollKeys } from "./scroll-lines.ts";
 import { wrap } from "./text.ts";
 import { editorTheme } from "./theme.ts";
 import { feedRow, type Host, type KeyEntry, Lines, View } from "./view.ts";
@@ -63,14 +62,41 @@ export function sendReply(host: Host, rowId: string, text: string, followUp: boo
 	);
 }
 
+/** Tab in an answer box: the question's choices in turn into the editor, or why there are none. */
+export class Choices {
+	private index = -1;
+
+	entry(host: Host, row: () => BoardRow | undefined, editor: Editor): KeyEntry {
+		const options = () => {
+			const current = row();
+			return current?.state === "needs_input" ? (current.questionOptions ?? []) : [];
+		};
+		return {
+			keys: "tab",
+			help: "put the next of the question's choices in the editor",
+			hint: "choice",
+			hintIf: () => options().length > 0,
+			run: () => {
+				const list = options();
+				if (list.length === 0) return host.setStatus("no choices offered: type your answer");
+				this.index = (this.index + 1) % list.length;
+				editor.setText(clean(list[this.index]));
+			},
+		};
+	}
+
+	reset(): void {
+		this.index = -1;
+	}
+}
+
 export class ReplyView extends View {
 	readonly editor: Editor;
 	private readonly rowId: string;
 	private readonly followUp: boolean;
 	private readonly question: ScrollLines;
 	private sending = false;
-	/** Index of the choice last put in the editor with tab. */
-	private choice = -1;
+	private readonly choices = new Choices();
 
 	constructor(host: Host, rowId: string, options: { followUp?: boolean; text?: string } = {}) {
 		super(host);
@@ -106,26 +132,11 @@ export class ReplyView extends View {
 
 	keyTable(): KeyEntry[] {
 		const pass = (data: string) => this.editor.handleInput(data);
-		const choices = () => {
-			const row = this.row();
-			return row?.state === "needs_input" ? (row.questionOptions ?? []) : [];
-		};
 		return [
 			{ keys: "submit", help: "send", hint: "send", run: pass },
 			{ keys: "newLine", help: "new line", hint: "new line", run: pass },
-			{
-				keys: "tab",
-				help: "put the next of the question's choices in the editor",
-				hint: "choice",
-				hintIf: () => choices().length > 0,
-				run: () => {
-					const options = choices();
-					if (options.length === 0) return this.host.setStatus("no choices offered: type your answer");
-					this.choice = (this.choice + 1) % options.length;
-					this.editor.setText(clean(options[this.choice]));
-				},
-			},
-			{ keys: ["pageUp", "pageDown"], help: "scroll a long question", run: (data) => this.question.scrollBy(keyMatches(this.deps.keys, data, "pageUp") ? -this.question.page() : this.question.page()) },
+			this.choices.entry(this.host, () => this.row(), this.editor),
+			...scrollKeys(this.deps.keys, this.question, { page: "scroll a long question" }, false),
 			// Escape closes unless it is dismissing the editor's completion menu.
 			{ keys: "cancel", help: "cancel (nothing is sent)", hint: "cancel", keep: true, run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)) },
 		];

@@ -4,7 +4,9 @@
  * board is drawn as plain lines in pi's editor slot. Drawing never moves the window; keys do.
  */
 import type { Component } from "@earendil-works/pi-tui";
-import type { Host } from "./view.ts";
+import type { KeyMatcher } from "../view-model/ui-types.ts";
+import { keyMatches } from "./keys.ts";
+import type { Host, KeyEntry } from "./view.ts";
 
 interface Window {
 	lines: readonly string[];
@@ -69,4 +71,20 @@ export class ScrollLines implements Component {
 	}
 
 	invalidate(): void {}
+}
+
+/** Help lines of the scroll keys a view offers; a key whose help is absent is not offered. */
+export interface ScrollHelp {
+	line?: string;
+	page?: string;
+	ends?: string;
+}
+
+/** The keys that scroll `s` (lines, pages, top/end), each with its help and, when `hints`, its hint. */
+export function scrollKeys(keys: KeyMatcher, s: ScrollLines, help: ScrollHelp, hints = true): KeyEntry[] {
+	const out: KeyEntry[] = [];
+	if (help.line) out.push({ keys: ["up", "down"], help: help.line, hint: hints ? "scroll" : undefined, run: (data) => s.scrollBy(keyMatches(keys, data, "up") ? -1 : 1) });
+	if (help.page) out.push({ keys: ["pageUp", "pageDown"], help: help.page, hint: hints ? "page" : undefined, run: (data) => s.scrollBy(keyMatches(keys, data, "pageUp") ? -s.page() : s.page()) });
+	if (help.ends) out.push({ keys: ["top", "end"], help: help.ends, hint: hints ? "top/end" : undefined, run: (data) => (keyMatches(keys, data, "top") ? s.top() : s.end()) });
+	return out;
 }

@@ -3,7 +3,7 @@
  * it reads and writes the board's settings), so a new one (the concurrency limits, say) is one entry.
  */
 import { type SettingItem, SettingsList } from "@earendil-works/pi-tui";
-import { type BoardSettings, DEFAULT_SETTINGS } from "../presence/notify.ts";
+import { type BoardSettings, DEFAULT_SETTINGS } from "../view-model/prefs.ts";
 import { fit } from "../view-model/ui-types.ts";
 import { settingsTheme } from "./theme.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";

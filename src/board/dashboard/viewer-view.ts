@@ -9,8 +9,7 @@ import { toNumberedDiff } from "../view-model/diff.ts";
 import { clean, cleanBlock } from "../view-model/row-text.ts";
 import type { TranscriptEntry } from "../view-model/transcript.ts";
 import { fit, message } from "../view-model/ui-types.ts";
-import { keyMatches } from "./keys.ts";
-import { ScrollLines } from "./scroll-lines.ts";
+import { ScrollLines, scrollKeys } from "./scroll-lines.ts";
 import { markdownLines, wrap } from "./text.ts";
 import { feedRow, type Host, type KeyEntry, Lines, View } from "./view.ts";
 
@@ -91,12 +90,8 @@ export abstract class ReaderView extends View {
 	}
 
 	keyTable(): KeyEntry[] {
-		const s = this.scroller;
-		const is = (data: string, action: "up" | "pageUp") => keyMatches(this.deps.keys, data, action);
 		return [
-			{ keys: ["up", "down"], help: "scroll a line", hint: "scroll", run: (data) => s.scrollBy(is(data, "up") ? -1 : 1) },
-			{ keys: ["pageUp", "pageDown"], help: "scroll a page", hint: "page", run: (data) => s.scrollBy(is(data, "pageUp") ? -s.page() : s.page()) },
-			{ keys: ["top", "end"], help: "top / end (the end follows a live run)", hint: "top/end", run: (data) => (data === "g" ? s.top() : s.end()) },
+			...scrollKeys(this.deps.keys, this.scroller, { line: "scroll a line", page: "scroll a page", ends: "top / end (the end follows a live run)" }),
 			{ keys: ["cancel", "quit"], help: "back", hint: "back", keep: true, run: () => this.host.pop(this) },
 			{ keys: "help", help: "this help", hint: "help", run: () => this.host.help(this) },
 		];

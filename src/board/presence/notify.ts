@@ -4,17 +4,9 @@
  * `notify.ts` example does. Each can be turned off in the board's settings or by environment.
  */
 import { sanitizeText } from "../sanitize.ts";
+import { type BoardSettings, DEFAULT_SETTINGS } from "../view-model/prefs.ts";
 
-export interface BoardSettings {
-	/** The below-editor strip of live rows. */
-	strip: boolean;
-	/** pi notices ("agent-board: x completed") while the board is closed. */
-	notices: boolean;
-	/** Terminal-level OS notifications. */
-	osNotify: boolean;
-}
-
-export const DEFAULT_SETTINGS: BoardSettings = { strip: true, notices: true, osNotify: true };
+export { type BoardSettings, DEFAULT_SETTINGS } from "../view-model/prefs.ts";
 
 const OFF = new Set(["0", "off", "false", "no"]);
 

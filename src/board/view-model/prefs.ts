@@ -1,6 +1,7 @@
 /**
- * Last dispatch choices, remembered in a small JSON file next to the store so the next dispatch
- * form starts where the user left off. Written via temp+rename, 0600 (a cwd and model are private).
+ * Last dispatch choices and the board settings, remembered in a small JSON file next to the store so
+ * the next dispatch starts where the user left off. Written via temp+rename, 0600 (a cwd and model
+ * are private).
  */
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
@@ -8,7 +9,18 @@ import { mkdir, open, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { shapeError, PrefsSchema } from "../schemas.ts";
 import type { ThinkingLevel, WorktreeMode } from "../types.ts";
-import type { BoardSettings } from "../presence/notify.ts";
+
+/** Settings that reach outside the board (presence/notify.ts applies them, with environment overrides). */
+export interface BoardSettings {
+	/** The below-editor strip of live rows. */
+	strip: boolean;
+	/** pi notices ("agent-board: x completed") while the board is closed. */
+	notices: boolean;
+	/** Terminal-level OS notifications. */
+	osNotify: boolean;
+}
+
+export const DEFAULT_SETTINGS: BoardSettings = { strip: true, notices: true, osNotify: true };
 
 export interface DispatchPrefs {
 	cwd?: string;
