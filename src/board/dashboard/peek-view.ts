@@ -60,7 +60,7 @@ export function peekLines(host: Host, row: BoardRow | undefined, width: number):
 	if (row.blockedReason) out.push(label("blocked", theme.fg("warning", clean(row.blockedReason))));
 	if (row.state === "needs_input" && row.question) {
 		out.push(...questionLines(host, row, width).map((line) => fit(line, width)));
-		out.push(fit(theme.fg("dim", `  ${keys.getKeys?.("tui.input.tab").join("/") || "tab"} in the answer box (r) picks a choice`), width));
+		if (row.questionOptions?.length) out.push(fit(theme.fg("dim", `  ${keys.getKeys?.("tui.input.tab").join("/") || "tab"} in the answer box (r) picks a choice`), width));
 	}
 	if (row.live?.text) {
 		out.push(section("Streaming (newest words):"));

@@ -47,9 +47,9 @@ export function isUnread(row: BoardRow): boolean {
 	return row.lastActivityAt > (row.lastViewedAt ?? 0);
 }
 
-/** When the row last did something visible: a live run's status is rewritten as its text streams. */
+/** When the row last did something visible: a streaming reply's status is rewritten as its text arrives. */
 export function lastActive(row: BoardRow): number {
-	return row.alive ? Math.max(row.lastActivityAt, row.updatedAt) : row.lastActivityAt;
+	return row.alive && row.live?.text ? Math.max(row.lastActivityAt, row.updatedAt) : row.lastActivityAt;
 }
 
 export function formatAge(ms: number): string {
