@@ -252,6 +252,18 @@ describe("dashboard component", () => {
 		expect(live.results[0]).toEqual({ kind: "back" });
 	});
 
+	it("settings: each entry reads and writes the board's settings, saved at once", async () => {
+		const saved: unknown[] = [];
+		const h = await harness(wideRows(), { settings: { strip: true, notices: true, osNotify: true }, saveSettings: (settings) => saved.push(settings) });
+		await h.press("S");
+		expect(h.screen()).toMatch(/live strip below the editor.*on/);
+		await h.press(KEY.enter);
+		expect(saved).toEqual([{ strip: false, notices: true, osNotify: true }]);
+		expect(h.screen()).toMatch(/live strip below the editor.*off/);
+		await h.press(KEY.esc);
+		expect(h.top()).toBeInstanceOf(ListView);
+	});
+
 	it("follows the shared feed: a reported row is re-read alone, never a full list", async () => {
 		const h = await harness(wideRows());
 		const lists = h.board.listCount;

@@ -1,10 +1,12 @@
 /**
- * Board settings on pi-tui's SettingsList. Each setting is one entry of SETTINGS (label, values, how
- * it reads and writes the board's settings), so a new one (the concurrency limits, say) is one entry.
+ * Board settings on pi-tui's SettingsList. Each setting is one entry of SETTINGS: its label, its
+ * values, and how it reads and writes them through the board's deps, so a setting kept elsewhere (the
+ * concurrency limits in the store's config, say) is one more entry.
  */
 import { type SettingItem, SettingsList } from "@earendil-works/pi-tui";
 import { type BoardSettings, DEFAULT_SETTINGS } from "../view-model/prefs.ts";
-import { fit } from "../view-model/ui-types.ts";
+import { fit, message } from "../view-model/ui-types.ts";
+import type { BoardDeps } from "./deps.ts";
 import { settingsTheme } from "./theme.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 
@@ -13,16 +15,22 @@ export interface SettingEntry {
 	label: string;
 	description?: string;
 	values: readonly string[];
-	read(settings: BoardSettings): string;
-	write(settings: BoardSettings, value: string): BoardSettings;
+	read(deps: BoardDeps): string;
+	/** Applies a new value; a failure is shown on the status line. */
+	write(deps: BoardDeps, value: string): void | Promise<void>;
 }
 
+/** One of the board's on/off settings (saved with the prefs, applied outside the board at once). */
 const onOff = (key: keyof BoardSettings, label: string): SettingEntry => ({
 	id: key,
 	label,
 	values: ["on", "off"],
-	read: (settings) => (settings[key] ? "on" : "off"),
-	write: (settings, value) => ({ ...settings, [key]: value === "on" }),
+	read: (deps) => ((deps.settings ?? DEFAULT_SETTINGS)[key] ? "on" : "off"),
+	write: (deps, value) => {
+		const next: BoardSettings = { ...(deps.settings ?? DEFAULT_SETTINGS), [key]: value === "on" };
+		deps.settings = next;
+		deps.saveSettings?.(next);
+	},
 });
 
 export const SETTINGS: readonly SettingEntry[] = [
@@ -36,8 +44,7 @@ export class SettingsView extends View {
 
 	constructor(host: Host, entries: readonly SettingEntry[] = SETTINGS) {
 		super(host);
-		const current = () => host.deps.settings ?? DEFAULT_SETTINGS;
-		const items: SettingItem[] = entries.map((entry) => ({ id: entry.id, label: entry.label, description: entry.description, currentValue: entry.read(current()), values: [...entry.values] }));
+		const items: SettingItem[] = entries.map((entry) => ({ id: entry.id, label: entry.label, description: entry.description, currentValue: entry.read(host.deps), values: [...entry.values] }));
 		this.list = new SettingsList(
 			items,
 			8,
@@ -45,9 +52,9 @@ export class SettingsView extends View {
 			(id, value) => {
 				const entry = entries.find((candidate) => candidate.id === id);
 				if (!entry) return;
-				const next = entry.write(current(), value);
-				host.deps.settings = next;
-				host.deps.saveSettings?.(next);
+				Promise.resolve()
+					.then(() => entry.write(host.deps, value))
+					.catch((error: unknown) => host.setStatus(`${entry.label}: ${message(error)}`));
 			},
 			() => host.pop(this),
 		);
