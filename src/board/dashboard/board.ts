@@ -7,7 +7,8 @@
  */
 import type { Component, Focusable } from "@earendil-works/pi-tui";
 import { visibleWidth } from "@earendil-works/pi-tui";
-import { message, fit } from "../view-model/ui-types.ts";
+import { clean } from "../view-model/row-text.ts";
+import { fit, message } from "../view-model/ui-types.ts";
 import type { BoardDeps, BoardResult } from "./deps.ts";
 import { HelpView } from "./help-view.ts";
 import { hintLine } from "./keys.ts";
@@ -75,10 +76,6 @@ export class Board implements Component, Focusable, Host {
 
 	top(): View {
 		return this.stack[this.stack.length - 1] ?? this.list;
-	}
-
-	views(): readonly View[] {
-		return this.stack;
 	}
 
 	// Host
@@ -182,7 +179,7 @@ export class Board implements Component, Focusable, Host {
 		const counts = this.deps.feed.counts();
 		const parts = [`${counts.rows} rows`, `${counts.running} running`, `${counts.waiting} need input`, ...this.list.headerNotes()];
 		const attached = this.deps.attachedId;
-		if (attached) parts.push(`attached: ${this.deps.feed.row(attached)?.name ?? attached}`);
+		if (attached) parts.push(`attached: ${clean(this.deps.feed.row(attached)?.name) || attached}`);
 		return fit(`${theme.fg("accent", theme.bold("Agent board"))} ${theme.fg("muted", parts.join(" · "))}`, width);
 	}
 

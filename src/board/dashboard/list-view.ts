@@ -103,7 +103,8 @@ export class ListView extends View {
 		this.load(this.deps.feed.rows());
 	}
 
-	override headerNotes(): string[] {
+	/** What the board's header says about the list (archived shown, filter). */
+	headerNotes(): string[] {
 		const notes: string[] = [];
 		if (this.showArchived) notes.push(`showing ${this.deps.feed.counts().archived} archived`);
 		if (this.filter) notes.push(`filter: ${this.filter}`);

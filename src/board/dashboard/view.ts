@@ -99,11 +99,6 @@ export abstract class View extends Container implements Focusable {
 	/** A feed report: these rows changed (`relisted`: the whole store was read again). */
 	onRows(_ids: readonly string[], _relisted: boolean): void {}
 
-	/** Header notes of the view at the bottom of the stack (filter, archived). */
-	headerNotes(): string[] {
-		return [];
-	}
-
 	dispose(): void {}
 }
 
