@@ -78,7 +78,11 @@ export function registerBoardUi(pi: ExtensionAPI, getService: () => BoardService
 					settings: presence.settings,
 					applySettings: (settings) => presence.applySettings(settings),
 					attachedId: attached?.rowId,
-				}).finally(() => (presence.quiet = false));
+				}).finally(() => {
+					presence.quiet = false;
+					// Overlaps are the board's: no git for them while it is closed.
+					overlaps.stop();
+				});
 				if (result.kind === "back") await goBack(ctx, service, attached);
 				else if (result.kind === "attach") await attachTo(ctx, service, result.row, attached);
 			} catch (error) {

@@ -161,7 +161,7 @@ export class Board implements Component, Focusable, Host {
 	}
 
 	render(width: number): string[] {
-		if (this.cache?.width === width) return this.cache.lines;
+		if (this.cache?.width === width && !this.top().uncached) return this.cache.lines;
 		this.lastWidth = width;
 		const theme = this.deps.theme;
 		const top = this.top();

@@ -15,6 +15,8 @@ import { editorTheme } from "./theme.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 
 export class DispatchView extends View implements DispatchForm {
+	/** `@` file completion arrives after the key that asked for it. */
+	override readonly uncached = true;
 	readonly editor: Editor;
 	readonly choices: DispatchChoices;
 	private error = "";

@@ -48,6 +48,8 @@ export abstract class View extends Container implements Focusable {
 	private isFocused = false;
 	/** A status line answers the last action; in views that set this, the next key retires it. */
 	readonly retiresStatus: boolean = false;
+	/** Drawn afresh on every frame: it changes without a key or a feed report (an editor's async completion). */
+	readonly uncached: boolean = false;
 
 	constructor(host: Host) {
 		super();
