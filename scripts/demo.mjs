@@ -120,7 +120,7 @@ async function stopLiveRows() {
 		const live = (await service.list({ includeArchived: true })).filter((row) => row.alive);
 		// Stops go out together; each waits only for its own run to end.
 		await Promise.all(live.map((row) => service.stop(row.id).catch(() => undefined)));
-		const deadline = Date.now() + 20_000;
+		const deadline = Date.now() + 60_000;
 		while (Date.now() < deadline && (await service.list({ includeArchived: true })).some((row) => row.alive)) await new Promise((r) => setTimeout(r, 100));
 	} catch (error) {
 		console.error(`demo: could not stop background agents: ${error instanceof Error ? error.message : String(error)}`);

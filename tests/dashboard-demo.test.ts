@@ -48,7 +48,7 @@ describe("npm run demo", { timeout: 120_000 }, () => {
 		await waitFor(() => (!/Agent board \d+ rows/.test(screen()) ? "gone" : ""), "board to close", 10_000);
 		tmux(["send-keys", "-t", "main", "-l", "/quit"]);
 		tmux(["send-keys", "-t", "main", "Enter"]);
-		await waitFor(() => (tmux(["display-message", "-p", "-t", "main", "#{pane_dead}"]).trim() === "1" ? "dead" : ""), "demo to exit", 60_000);
+		await waitFor(() => (tmux(["display-message", "-p", "-t", "main", "#{pane_dead}"]).trim() === "1" ? "dead" : ""), "demo to exit", 90_000);
 		expect(demoDirs()).toEqual([]);
 		// Seeding and the exit said what they were doing, on the terminal pi leaves behind.
 		const after = tmux(["capture-pane", "-p", "-S", "-", "-t", "main"]);
