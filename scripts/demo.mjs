@@ -104,13 +104,19 @@ child.on("exit", async (code) => {
 		console.log("Stopping the demo's background agents...");
 		await stopLiveRows();
 		console.log(`Removing ${root}...`);
-		try {
-			// A runner's last notify write can land during the removal: retry rather than leave the dir.
-			rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 });
-			console.log("Demo removed.");
-		} catch (error) {
-			console.error(`demo: could not remove ${root}: ${error instanceof Error ? error.message : String(error)}`);
+		// A runner's last writes can land during the removal: retry for a while rather than leave the dir.
+		let failure;
+		for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500))) {
+			try {
+				rmSync(root, { recursive: true, force: true, maxRetries: 4, retryDelay: 100 });
+				failure = undefined;
+				break;
+			} catch (error) {
+				failure = error;
+			}
 		}
+		if (failure) console.error(`demo: could not remove ${root}: ${failure instanceof Error ? failure.message : String(failure)}`);
+		else console.log("Demo removed.");
 	} else console.log(`Demo files kept in ${root}`);
 	process.exit(code ?? 0);
 });
