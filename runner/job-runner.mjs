@@ -81,6 +81,10 @@ let stopping = false;
 let finished = false;
 let agentStarted = false;
 let workerClosed = false;
+/** The worker role answered on fd 3: the prompt goes out only after this. */
+let workerReady = false;
+/** Why the runner ended the worker itself (kept over "worker killed by SIGKILL"). @type {string | undefined} */
+let failure;
 /** Forwarded, waiting for the worker's receipt (the worker holds them until its agent starts). @type {Map<string, import("./inbox.mjs").InboxMessage>} */
 const forwarded = new Map();
 
@@ -174,7 +178,7 @@ async function finish(exit) {
 	inboxWatcher.close();
 	clearInterval(inboxPoll);
 	link?.close();
-	finalize(status, { ...exit, stopped: stopping, now: Date.now() });
+	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping, now: Date.now() });
 	protectSession();
 	writeStatus();
 	// pi starts tools in their own process groups: end whatever of this run is still running.
@@ -247,10 +251,11 @@ function onWorkerEvent(event) {
 	if (event.type === "agent_start") agentStarted = true;
 	if (event.type === "message_end") {
 		protectSession();
-		const message = /** @type {{ role?: string, content?: unknown }} */ (event.message ?? {});
-		// Without the worker role nobody replaced the placeholder: fail loudly rather than let the model guess.
-		if (message.role === "user" && JSON.stringify(message.content ?? "").includes(PROMPT_PLACEHOLDER)) {
-			status.error = "the worker did not load the agent-board extension, so the prompt could not be delivered";
+		const message = /** @type {{ role?: string }} */ (event.message ?? {});
+		// The prompt is sent only after the worker role said ready: a user message before that is the
+		// placeholder, read by a pi without the role. Fail loudly rather than let the model guess.
+		if (message.role === "user" && !workerReady) {
+			failure = "the worker did not load the agent-board extension, so the prompt could not be delivered";
 			if (worker?.pid) signalVerified(worker.pid, workerStart, "SIGKILL");
 		}
 	}
@@ -275,13 +280,17 @@ function startWorker() {
 			workerClosed = true;
 			return;
 		}
+		if (report.type === "ready") {
+			if (!workerReady) link?.send({ type: "prompt", text: config.prompt });
+			workerReady = true;
+			return;
+		}
 		const message = forwarded.get(report.id);
 		if (!message) return;
 		forwarded.delete(report.id);
 		if (report.status === "delivered") delivered(message, report.as);
 		else rejected(message, report.code ?? "run-ended");
 	});
-	link.send({ type: "prompt", text: config.prompt });
 	const lines = new LineSplitter();
 	let seq = 0;
 	/** @param {string} line */
