@@ -15,6 +15,7 @@ import { PROMPT_PLACEHOLDER } from "./protocol.mjs";
 import { pumpQueue, recordStartFailure } from "./queue.mjs";
 import { readRunConfig } from "./run-config.mjs";
 import { adoptSlot, releaseSlot } from "./slots.mjs";
+import { isValidId, runDirOf, sessionFileOf } from "./store-layout.mjs";
 import { openWorkerLink } from "./worker-link.mjs";
 
 const STATUS_INTERVAL_MS = 250;
@@ -31,7 +32,10 @@ function readConfig(path, slot) {
 	const dir = dirname(resolve(path));
 	try {
 		const read = readRunConfig(path);
-		if (resolve(read.runDir) !== dir) throw new Error(`${path}: /runDir is not the directory of run.json`);
+		// Every path the run writes is derived from the ids: a run.json naming others is refused.
+		if (!isValidId(read.rowId) || !isValidId(read.runId)) throw new Error(`${path}: /rowId and /runId must be ids`);
+		if (resolve(read.runDir) !== dir || runDirOf(resolve(read.storeDir), read.rowId, read.runId) !== dir) throw new Error(`${path}: /runDir is not the directory of run.json in its store`);
+		if (read.sessionFile !== sessionFileOf(read.storeDir, read.rowId)) throw new Error(`${path}: /sessionFile is not the row's session file in its store`);
 		return read;
 	} catch (error) {
 		const reason = error instanceof Error ? error.message : String(error);

@@ -4,12 +4,14 @@
  * reply to a queued row that is stopped before it starts (case 4), a symlinked session file and
  * loose row directories (case 2), torn, wrong-typed and hostile queue entries and run.json (case 8).
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { inboxNames } from "../runner/inbox.mjs";
 import { PROMPT_PLACEHOLDER } from "../runner/protocol.mjs";
+import { queuedEntryName } from "../runner/queue.mjs";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
-import { createTestAgent, PI_CLI, REPO_ROOT, userTexts, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
+import { createTestAgent, PI_CLI, REPO_ROOT, runPi, userTexts, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
 
 const agents: TestAgent[] = [];
 afterAll(() => {
@@ -71,3 +73,76 @@ describe("fault battery: the control channel", () => {
 		expect(texts.some((text) => text.includes("QUOTE-NOROLE"))).toBe(false);
 	}, 120_000);
 });
+
+describe("fault battery: the queue", () => {
+	it("case 4 and 8: a reply to a queued row stopped before it starts gets its receipt; torn, wrong-typed and hostile queue entries and run.json are refused with the file and field", async () => {
+		const agent = agentWith({});
+		const release = join(agent.root, "release-holder");
+		agent.writeScript({ rules: [{ match: "HOLDER", steps: [{ waitForFile: release, then: { text: "Holder done." } }] }], fallback: [{ text: "Queued run done." }] });
+		const board = boardFor(agent, { maxConcurrent: 1 });
+		const holder = await board.dispatch({ prompt: "HOLDER keeps the only slot", cwd: agent.cwd });
+		await waitFor(async () => (await board.get(holder.id))?.state === "working", "the holder to run", 30_000);
+		const queued = async (prompt: string) => {
+			const row = await board.dispatch({ prompt, cwd: agent.cwd });
+			expect(row.state).toBe("queued");
+			return row;
+		};
+		const [replied, torn, wrongType, hostile, badConfig] = [await queued("replied"), await queued("torn"), await queued("wrong type"), await queued("hostile"), await queued("bad config")];
+		const store = board.storeDir;
+		const entryOf = (runId: string | undefined) => join(store, "queue", queuedEntryName(store, runId ?? "") ?? "missing");
+
+		// Case 4: the reply waits in the inbox; a stop before the run starts answers it, in the row.
+		const reply = await board.reply(replied.id, "QUEUED-REPLY also update the changelog");
+		expect(reply.delivery).toBe("queued");
+		const stopped = await board.stop(replied.id);
+		expect(stopped.state).toBe("stopped");
+		expect(stopped.receipts).toEqual([
+			expect.objectContaining({ status: "rejected", code: "not-started", reason: "the run did not start: it was stopped while queued", preview: "QUEUED-REPLY also update the changelog" }),
+		]);
+		expect(stopped.recentEvents.map((event) => event.text)).toContain("message rejected (the run did not start: it was stopped while queued): QUEUED-REPLY also update the changelog");
+		expect(inboxNames(stopped.runDir!)).toEqual([]);
+
+		// Case 8: entries another process tore, mistyped or pointed elsewhere.
+		const outside = join(agent.root, "outside-run");
+		const marker = join(agent.root, "outside-ran");
+		mkdirSync(outside);
+		writeFileSync(join(outside, "run.json"), JSON.stringify({ piCommand: ["sh", "-c", `touch ${marker}`] }));
+		const tornEntry = entryOf(torn.currentRunId);
+		const wrongEntry = entryOf(wrongType.currentRunId);
+		writeFileSync(tornEntry, '{"rowId":"');
+		writeFileSync(wrongEntry, JSON.stringify({ rowId: 5, runId: wrongType.currentRunId, at: 1 }));
+		const hostileEntry = entryOf(hostile.currentRunId);
+		writeFileSync(hostileEntry, JSON.stringify({ ...JSON.parse(readFileSync(hostileEntry, "utf8")), runDir: outside }));
+		const planted = join(store, "queue", `${String(Date.now()).padStart(15, "0")}-run-planted.json`);
+		writeFileSync(planted, JSON.stringify({ rowId: "ghost", runId: "run-planted", runDir: outside, at: Date.now() }));
+		const configPath = join(badConfig.runDir!, "run.json");
+		writeFileSync(configPath, JSON.stringify({ ...JSON.parse(readFileSync(configPath, "utf8")), piCommand: "node" }));
+
+		// A fresh pi lists the board (and so pumps the queue) while the holder still has the slot.
+		const list = await runPi(agent, { args: ["-p", "/agent-board list"], env: { AGENT_BOARD_DIR: store } });
+		expect(list.code, list.stderr).toBe(0);
+		expect(list.stdout).toMatch(new RegExp(`^${torn.id}\\s+failed\\s`, "m"));
+		expect(list.stdout).toMatch(new RegExp(`^${wrongType.id}\\s+failed\\s`, "m"));
+		expect((await board.get(torn.id))?.error).toMatch(new RegExp(`^queue entry ${escape(tornEntry)} refused: unreadable \\(`));
+		expect((await board.get(wrongType.id))?.error).toBe(`queue entry ${wrongEntry} refused: /rowId must be an id (letters, digits, "-", "_")`);
+		for (const path of [tornEntry, wrongEntry, planted]) {
+			expect(existsSync(path), path).toBe(false);
+			expect(existsSync(`${path}.refused`), path).toBe(true);
+		}
+
+		writeFileSync(release, "");
+		expect((await waitDone(board, holder.id)).state).toBe("completed");
+		const hostileDone = await waitDone(board, hostile.id);
+		expect(hostileDone.state, hostileDone.error).toBe("completed");
+		const configDone = await waitDone(board, badConfig.id);
+		expect(configDone.state).toBe("failed");
+		expect(configDone.error).toBe(`${configPath}: /piCommand must be a non-empty array of strings`);
+		// Nothing ever used the directory the entries pointed at.
+		expect(readdirSync(outside)).toEqual(["run.json"]);
+		expect(existsSync(marker)).toBe(false);
+	}, 120_000);
+});
+
+function escape(text: string): string {
+	return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -6,7 +6,7 @@
 import { existsSync, statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { touchNotify, writeJsonAtomic } from "../../runner/fs-util.mjs";
-import { claimMessages, rejectionReceipt, writeReceipt } from "../../runner/inbox.mjs";
+import { rejectWaiting } from "../../runner/inbox.mjs";
 import { runProcesses, signalVerified } from "../../runner/proc.mjs";
 import { queuedEntryName } from "../../runner/queue.mjs";
 import { tryLockRow } from "../../runner/row-lock.mjs";
@@ -86,9 +86,7 @@ export function endOrphanLocked(runDir: string, storeRoot: string, rowId: string
 			const disk = diskFull(runDir);
 			if (disk) fresh.error = `${fresh.error}: ${disk}`;
 		}
-		for (const message of claimMessages(runDir)) {
-			writeReceipt(runDir, rejectionReceipt(message.id, "run-ended", now));
-		}
+		rejectWaiting(runDir, fresh, "run-ended", now);
 		writeJsonAtomic(join(runDir, "status.json"), fresh);
 		touchNotify(storeRoot, rowId);
 		return fresh;

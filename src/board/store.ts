@@ -97,7 +97,8 @@ export function readMeta(paths: StorePaths, id: string, cache: FileCache): RowMe
 		const meta = checkShape(MetaSchema, value, "meta.json");
 		if (meta.id !== id) throw new Error(`meta.json: /id is ${JSON.stringify(meta.id)}, not its directory name`);
 		if (!isValidId(meta.currentRunId)) throw new Error("meta.json: /currentRunId is not a valid id");
-		return meta;
+		// The session file is where the ids say, whatever the file claims: a path in a store file is never followed.
+		return { ...meta, sessionFile: paths.session(id) };
 	});
 }
 
