@@ -3,10 +3,12 @@
 // control channel (inbox/ on disk, fd 3 to the worker), and leaves a terminal state, a free slot and no
 // process of the run behind, whatever happens. Usage: node job-runner.mjs <run.json> <slot-file>
 import { spawn } from "node:child_process";
-import { appendFileSync, chmodSync, existsSync, watch } from "node:fs";
+import { appendFileSync, existsSync, watch } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { addReceipt, applyEvent, finalize, initialStatus, summarize, visibleKey } from "./state-rules.mjs";
 import { compactEvent } from "./compact-event.mjs";
+import { modelSummary } from "./model-summary.mjs";
+import { checkSessionFile, checkStoreDir, protectSessionFile } from "./dir-guard.mjs";
 import { ensureDir, FILE_MODE, touchNotify, writeJsonAtomic } from "./fs-util.mjs";
 import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting, writeReceipt } from "./inbox.mjs";
 import { LineSplitter } from "./lines.mjs";
@@ -182,8 +184,8 @@ async function finish(exit) {
 	inboxWatcher.close();
 	clearInterval(inboxPoll);
 	link?.close();
-	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping, now: Date.now() });
 	protectSession();
+	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping, now: Date.now() });
 	writeStatus();
 	// pi starts tools in their own process groups: end whatever of this run is still running.
 	await endRunProcesses(config.runId, { exclude: process.pid, graceMs: 500 });
@@ -197,17 +199,45 @@ async function finish(exit) {
 	const env = { ...process.env };
 	delete env[RUN_TAG];
 	pumpQueue(config.storeDir, { maxConcurrent: config.maxConcurrent, node: process.execPath, env });
-	if (config.summaryModel && !stopping && exit.spawnError === undefined) await modelSummary(env);
+	const summary = config.summaryModel && !stopping && exit.spawnError === undefined ? await modelSummary(config, status, env) : "";
+	if (summary) {
+		status.modelSummary = summary;
+		status.summary = summarize(status);
+		writeStatus();
+	}
 	process.exit(0);
 }
 
-/** pi creates the session file with the default umask; the store keeps files private. */
+/**
+ * pi creates the session file with the default umask; the store keeps files private. Never through a
+ * symlink: a session file swapped for a link (or a hard link) mid-run ends the run before pi writes
+ * through it again.
+ */
 function protectSession() {
-	try {
-		chmodSync(config.sessionFile, FILE_MODE);
-	} catch {
-		// Not created (yet): nothing to protect.
+	const problem = protectSessionFile(config.sessionFile);
+	if (!problem || finished) return;
+	failure ??= problem;
+	if (worker?.pid) signalVerified(worker.pid, workerStart, "SIGKILL");
+}
+
+/** The run's directories and session file, checked once before pi is given them. */
+function storeProblem() {
+	const rowDir = dirname(dirname(runDir));
+	const dirs = [
+		[rowDir, "row directory"],
+		[dirname(runDir), "runs directory"],
+		[runDir, "run directory"],
+		[dirname(config.sessionFile), "sessions directory"],
+		...["inbox", "claimed", "receipts"].map((name) => [join(runDir, name), `${name} directory`]),
+	];
+	for (const [path = "", what = ""] of dirs) {
+		try {
+			checkStoreDir(path, what);
+		} catch (error) {
+			if (/** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT") return error instanceof Error ? error.message : String(error);
+		}
 	}
+	return checkSessionFile(config.sessionFile);
 }
 
 /** Stop: ask the worker to abort, then TERM it, then KILL everything of the run. */
@@ -339,32 +369,6 @@ function startWorker() {
 	});
 }
 
-/** @param {NodeJS.ProcessEnv} env the runner's environment without the run's tag */
-async function modelSummary(env) {
-	const command = config.piCommand[0] ?? "pi";
-	const prompt = `Summarize in one short sentence (max 15 words) what this agent run achieved or is blocked on:\n\n${status.latestAssistant ?? status.error ?? status.state}`;
-	// The prompt goes through stdin (pi -p reads piped stdin), never argv.
-	const args = [...config.piCommand.slice(1), "-p", "--no-session", "--model", String(config.summaryModel)];
-	const text = await new Promise((resolve) => {
-		let out = "";
-		const child = spawn(command, args, { cwd: config.cwd, env: { ...env, ...config.env, AGENT_BOARD_WORKER: "" }, stdio: ["pipe", "pipe", "ignore"] });
-		const timer = setTimeout(() => child.kill("SIGKILL"), config.summaryTimeoutMs ?? 30_000);
-		child.stdin.on("error", () => undefined);
-		child.stdin.end(prompt);
-		child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ c) => (out += c));
-		child.on("error", () => resolve(""));
-		child.on("close", (code) => {
-			clearTimeout(timer);
-			resolve(code === 0 ? out.trim() : "");
-		});
-	});
-	if (typeof text === "string" && text) {
-		status.modelSummary = text.split("\n")[0]?.slice(0, 200);
-		status.summary = summarize(status);
-		writeStatus();
-	}
-}
-
 // A bug in the runner must still leave a terminal state, a free slot and no process of the run.
 process.on("uncaughtException", (error) => {
 	try {
@@ -380,7 +384,9 @@ process.on("uncaughtException", (error) => {
 	}
 });
 
-if (!existsSync(config.cwd)) void finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });
+const refused = storeProblem();
+if (refused) void finish({ code: null, signal: null, spawnError: refused });
+else if (!existsSync(config.cwd)) void finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });
 // A stop that arrived while the run was queued ends it before any worker starts.
 else if (stopWaiting(runDir)) serveInbox();
 else {

@@ -4,13 +4,15 @@
  * reply to a queued row that is stopped before it starts (case 4), a symlinked session file and
  * loose row directories (case 2), torn, wrong-typed and hostile queue entries and run.json (case 8).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { inboxNames } from "../runner/inbox.mjs";
 import { PROMPT_PLACEHOLDER } from "../runner/protocol.mjs";
 import { queuedEntryName } from "../runner/queue.mjs";
+import { storePaths } from "../src/board/paths.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
+import { writeRow } from "../test-support/hardening-fixtures.ts";
 import { createTestAgent, PI_CLI, REPO_ROOT, runPi, userTexts, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
 
 const agents: TestAgent[] = [];
@@ -146,3 +148,39 @@ describe("fault battery: the queue", () => {
 function escape(text: string): string {
 	return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+describe("fault battery: the store's own files", () => {
+	it("case 2: a session file that is a symlink or a hard link to a file outside is never written through; loose row and run directories are error rows", async () => {
+		const agent = agentWith({ script: { rules: [], fallback: [{ text: "Done." }] } });
+		const board = boardFor(agent);
+		const [linked, hardLinked] = [await board.dispatch({ prompt: "symlinked later", cwd: agent.cwd }), await board.dispatch({ prompt: "hard linked later", cwd: agent.cwd })];
+		for (const row of [linked, hardLinked]) expect((await waitDone(board, row.id)).state).toBe("completed");
+		const outside = [join(agent.root, "outside-symlink.jsonl"), join(agent.root, "outside-hardlink.jsonl")];
+		copyFileSync(linked.sessionFile, outside[0]!);
+		rmSync(linked.sessionFile);
+		symlinkSync(outside[0]!, linked.sessionFile);
+		renameSync(hardLinked.sessionFile, outside[1]!);
+		linkSync(outside[1]!, hardLinked.sessionFile);
+		for (const path of outside) chmodSync(path, 0o644);
+		const before = outside.map((path) => ({ bytes: readFileSync(path, "utf8"), mode: statSync(path).mode & 0o777 }));
+
+		for (const row of [linked, hardLinked]) expect((await board.reply(row.id, "one more thing")).delivery).toBe("new-run");
+		const [symlinkRun, hardlinkRun] = [await waitDone(board, linked.id), await waitDone(board, hardLinked.id)];
+		expect(symlinkRun.state).toBe("failed");
+		expect(symlinkRun.error).toBe(`refusing session file ${linked.sessionFile}: is a symbolic link (not followed)`);
+		expect(hardlinkRun.state).toBe("failed");
+		expect(hardlinkRun.error).toBe(`refusing session file ${hardLinked.sessionFile}: has 2 hard links (another name for a file elsewhere)`);
+		expect(outside.map((path) => ({ bytes: readFileSync(path, "utf8"), mode: statSync(path).mode & 0o777 }))).toEqual(before);
+
+		// Row and run directories others can write are refused like the store's top-level ones.
+		const paths = storePaths(board.storeDir);
+		const looseRow = writeRow(paths, "loose-row");
+		const looseRun = writeRow(paths, "loose-run");
+		chmodSync(paths.row(looseRow.id), 0o777);
+		chmodSync(looseRun.runDir, 0o777);
+		const list = await runPi(agent, { args: ["-p", "/agent-board show loose-row"], env: { AGENT_BOARD_DIR: board.storeDir } });
+		const runList = await runPi(agent, { args: ["-p", "/agent-board show loose-run"], env: { AGENT_BOARD_DIR: board.storeDir } });
+		expect(list.stdout).toContain(`error:     row directory: refusing ${paths.row(looseRow.id)}: writable by group or others (mode 0777); run: chmod 700 ${paths.row(looseRow.id)}`);
+		expect(runList.stdout).toContain(`error:     run directory: refusing ${looseRun.runDir}: writable by group or others (mode 0777); run: chmod 700 ${looseRun.runDir}`);
+	}, 120_000);
+});
