@@ -2,6 +2,7 @@
 // user can write lets them plant messages, sessions or symlinks in it. One check, for the runner (its
 // run's directories and session file, once per run) and the extension (store-guard.ts).
 import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { FILE_MODE } from "./fs-util.mjs";
 
 /**
@@ -79,4 +80,27 @@ export function protectSessionFile(path) {
 	} finally {
 		closeSync(fd);
 	}
+}
+
+/**
+ * What is wrong with a run's directories (row, runs, run, sessions, and its inbox, claimed and
+ * receipts when they exist) or its session file, checked once by its runner before pi gets them.
+ * @param {string} runDir @param {string} sessionFile @returns {string | undefined}
+ */
+export function runPlaceProblem(runDir, sessionFile) {
+	const dirs = [
+		[dirname(dirname(runDir)), "row directory"],
+		[dirname(runDir), "runs directory"],
+		[runDir, "run directory"],
+		[dirname(sessionFile), "sessions directory"],
+		...["inbox", "claimed", "receipts"].map((name) => [join(runDir, name), `${name} directory`]),
+	];
+	for (const [path = "", what = ""] of dirs) {
+		try {
+			checkStoreDir(path, what);
+		} catch (error) {
+			if (/** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT") return error instanceof Error ? error.message : String(error);
+		}
+	}
+	return checkSessionFile(sessionFile);
 }

@@ -63,6 +63,9 @@ export function touchNotify(storeRoot, rowId) {
 	}
 }
 
+/** Below this many free bytes the store's disk counts as full: nothing starts, live rows say so. */
+export const DISK_FULL_BYTES = 256 * 1024;
+
 /** Bytes free for us on the file system that holds `path`, or undefined when it cannot be told. @param {string} path */
 export function diskSpace(path) {
 	try {

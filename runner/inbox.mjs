@@ -8,6 +8,7 @@ import { ensureDir, writeJsonAtomic } from "./fs-util.mjs";
 import { isOneOf } from "./protocol.mjs";
 import { MAX_MESSAGE_BYTES, RECEIPT_REASONS } from "./reasons.mjs";
 import { addReceipt } from "./state-rules.mjs";
+import { flatWindow } from "./text-rules.mjs";
 import { DELIVER_AS } from "./vocabulary.mjs";
 
 const PREVIEW_CHARS = 80;
@@ -39,7 +40,7 @@ const receiptsDir = (runDir) => join(runDir, "receipts");
 
 /** @param {string | undefined} text */
 export function preview(text) {
-	const flat = (text ?? "").replace(/\s+/g, " ").trim();
+	const flat = flatWindow(text ?? "", "start");
 	return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS - 3)}...` : flat;
 }
 

@@ -3,24 +3,29 @@
 // control channel (inbox/ on disk, fd 3 to the worker), and leaves a terminal state, a free slot and no
 // process of the run behind, whatever happens. Usage: node job-runner.mjs <run.json> <slot-file>
 import { spawn } from "node:child_process";
-import { appendFileSync, existsSync, watch } from "node:fs";
+import { existsSync, watch } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { addReceipt, applyEvent, finalize, initialStatus, summarize, visibleKey } from "./state-rules.mjs";
-import { compactEvent } from "./compact-event.mjs";
+import { EventLog } from "./event-log.mjs";
 import { modelSummary } from "./model-summary.mjs";
-import { checkSessionFile, checkStoreDir, protectSessionFile } from "./dir-guard.mjs";
-import { ensureDir, FILE_MODE, touchNotify, writeJsonAtomic } from "./fs-util.mjs";
-import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting, writeReceipt } from "./inbox.mjs";
-import { LineSplitter } from "./lines.mjs";
+import { protectSessionFile, runPlaceProblem } from "./dir-guard.mjs";
+import { ensureDir } from "./fs-util.mjs";
+import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting } from "./inbox.mjs";
+import { JsonLines } from "./json-lines.mjs";
 import { endRunProcesses, processStartTime, RUN_TAG, runProcesses, signalVerified } from "./proc.mjs";
 import { PROMPT_PLACEHOLDER } from "./protocol.mjs";
 import { pumpQueue, recordStartFailure } from "./queue.mjs";
 import { readRunConfig } from "./run-config.mjs";
+import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./slots.mjs";
 import { isValidId, runDirOf, sessionFileOf } from "./store-layout.mjs";
 import { openWorkerLink } from "./worker-link.mjs";
 
 const STATUS_INTERVAL_MS = 250;
+/** A write that failed (a full disk) is tried again this often. */
+const RETRY_MS = 1000;
+/** How long a finished run waits for space to record its end before its runner gives up. */
+const END_WAIT_MS = 60 * 60 * 1000;
 const INBOX_POLL_MS = 1000;
 const STDERR_TAIL = 4000;
 const STDERR_LOG_CAP = 256 * 1024;
@@ -41,7 +46,11 @@ function readConfig(path, slot) {
 		return read;
 	} catch (error) {
 		const reason = error instanceof Error ? error.message : String(error);
-		process.stderr.write(`agent-board runner: ${reason}\n`);
+		try {
+			process.stderr.write(`agent-board runner: ${reason}\n`);
+		} catch {
+			// runner.log is on the store's disk; the status below says it.
+		}
 		recordStartFailure(dir, reason);
 		releaseSlot(slot, basename(dir));
 		process.exit(1);
@@ -55,16 +64,15 @@ if (!configPath || !slotPath) {
 }
 const config = readConfig(configPath, slotPath);
 const runDir = config.runDir;
-const paths = {
-	status: join(runDir, "status.json"),
-	events: join(runDir, "events.jsonl"),
-	stderr: join(runDir, "stderr.log"),
-	runner: join(runDir, "runner.json"),
-	worker: join(runDir, "worker.json"),
-};
+const files = new RunFiles({ runDir, storeDir: config.storeDir, rowId: config.rowId });
+const events = new EventLog((line) => files.appendEvent(line));
 const selfStart = processStartTime(process.pid);
-writeJsonAtomic(paths.runner, { pid: process.pid, start: selfStart });
-adoptSlot(slotPath, { pid: process.pid, start: selfStart, runId: config.runId });
+files.writeRecord(join(runDir, "runner.json"), { pid: process.pid, start: selfStart });
+try {
+	adoptSlot(slotPath, { pid: process.pid, start: selfStart, runId: config.runId });
+} catch {
+	// The pumper's claim stands; the slot stays taken while any process of the run lives.
+}
 
 const status = initialStatus(config.runId, config.rowId, config.createdAt);
 status.state = "working";
@@ -94,38 +102,27 @@ let failure;
 /** Forwarded, waiting for the worker's receipt (the worker holds them until its agent starts). @type {Map<string, import("./inbox.mjs").InboxMessage>} */
 const forwarded = new Map();
 
-/** A full or failing disk must not kill the run: the write is retried with the next change. */
-let writeFailure = "";
+/**
+ * A full or failing disk must not kill the run: a failed write is retried every RETRY_MS (and with the
+ * next change), and what waits for space goes out with the first write that succeeds.
+ */
 function writeStatus() {
 	if (pendingWrite) clearTimeout(pendingWrite);
 	pendingWrite = undefined;
 	lastWrite = Date.now();
-	try {
-		writeJsonAtomic(paths.status, status);
-		lastKey = visibleKey(status);
-		lastState = status.state;
-		writeFailure = "";
-	} catch (error) {
-		writeFailure = `${paths.status}: ${error instanceof Error ? error.message : String(error)}`;
-		process.stderr.write(`agent-board runner: cannot write ${writeFailure}\n`);
+	if (files.droppedEvents > 0) status.droppedEvents = files.droppedEvents;
+	if (!files.writeStatus(status)) {
+		pendingWrite = setTimeout(writeStatus, RETRY_MS);
 		return false;
 	}
-	touchNotify(config.storeDir, config.rowId);
+	lastKey = visibleKey(status);
+	lastState = status.state;
 	return true;
-}
-
-/** Appends to a run log; a full disk loses log lines, never the run. @param {string} path @param {string} text */
-function appendLog(path, text) {
-	try {
-		appendFileSync(path, text, { mode: FILE_MODE });
-	} catch {
-		// Reported through the status write that fails next, or lost with the disk.
-	}
 }
 
 /** Writes only what a reader could see, state changes at once, the rest at most every STATUS_INTERVAL_MS. */
 function scheduleStatus() {
-	if (status.state !== lastState) return writeStatus();
+	if (status.state !== lastState && !files.problem) return writeStatus();
 	if (pendingWrite) return;
 	if (visibleKey(status) === lastKey) return;
 	const wait = Math.max(0, lastWrite + STATUS_INTERVAL_MS - Date.now());
@@ -136,7 +133,7 @@ writeStatus();
 
 /** @param {import("../src/board/types.ts").Receipt} receipt */
 function record(receipt) {
-	writeReceipt(runDir, receipt);
+	files.writeReceipt(receipt);
 	addReceipt(status, receipt);
 	scheduleStatus();
 }
@@ -172,20 +169,31 @@ function serveInbox() {
 	scheduleStatus();
 }
 
-ensureDir(inboxDir(runDir));
-const inboxWatcher = watch(inboxDir(runDir), () => serveInbox());
-inboxWatcher.on("error", () => undefined);
+/** The inbox is watched when it can be (a full disk may refuse to create it); the poll serves it anyway. */
+function watchInbox() {
+	try {
+		ensureDir(inboxDir(runDir));
+		const watcher = watch(inboxDir(runDir), () => serveInbox());
+		watcher.on("error", () => undefined);
+		return watcher;
+	} catch (error) {
+		files.failed(inboxDir(runDir), error);
+		return undefined;
+	}
+}
+const inboxWatcher = watchInbox();
 const inboxPoll = setInterval(serveInbox, INBOX_POLL_MS);
 
 /** @param {{ code: number | null, signal: string | null, spawnError?: string }} exit */
 async function finish(exit) {
 	if (finished) return;
 	finished = true;
-	inboxWatcher.close();
+	inboxWatcher?.close();
 	clearInterval(inboxPoll);
 	link?.close();
 	protectSession();
 	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping, now: Date.now() });
+	if (status.state === "failed" && (files.diskFailed || /ENOSPC|no space left/i.test(status.error ?? ""))) status.errorCode = "disk-full";
 	writeStatus();
 	// pi starts tools in their own process groups: end whatever of this run is still running.
 	await endRunProcesses(config.runId, { exclude: process.pid, graceMs: 500 });
@@ -193,12 +201,20 @@ async function finish(exit) {
 	for (const message of forwarded.values()) rejected(message, agentStarted ? "unconfirmed" : "run-ended");
 	forwarded.clear();
 	serveInbox();
-	// The end of a run must be recorded: on a full disk keep trying for a while before giving up.
-	for (let attempt = 0; !writeStatus() && attempt < 60; attempt++) await new Promise((r) => setTimeout(r, 500));
+	// The end of a run must be recorded by its runner: on a full disk it waits for space (the slot stays
+	// taken, so nothing else starts on that disk meanwhile), and gives up only after END_WAIT_MS.
+	events.flush();
+	for (const giveUp = Date.now() + END_WAIT_MS; !writeStatus() && Date.now() < giveUp; ) await new Promise((r) => setTimeout(r, RETRY_MS));
+	if (pendingWrite) clearTimeout(pendingWrite);
+	files.close();
 	releaseSlot(slotPath, config.runId);
 	const env = { ...process.env };
 	delete env[RUN_TAG];
-	pumpQueue(config.storeDir, { maxConcurrent: config.maxConcurrent, node: process.execPath, env });
+	try {
+		pumpQueue(config.storeDir, { maxConcurrent: config.maxConcurrent, node: process.execPath, env });
+	} catch (error) {
+		files.log(`cannot pump the queue: ${error instanceof Error ? error.message : String(error)}`);
+	}
 	const summary = config.summaryModel && !stopping && exit.spawnError === undefined ? await modelSummary(config, status, env) : "";
 	if (summary) {
 		status.modelSummary = summary;
@@ -218,26 +234,6 @@ function protectSession() {
 	if (!problem || finished) return;
 	failure ??= problem;
 	if (worker?.pid) signalVerified(worker.pid, workerStart, "SIGKILL");
-}
-
-/** The run's directories and session file, checked once before pi is given them. */
-function storeProblem() {
-	const rowDir = dirname(dirname(runDir));
-	const dirs = [
-		[rowDir, "row directory"],
-		[dirname(runDir), "runs directory"],
-		[runDir, "run directory"],
-		[dirname(config.sessionFile), "sessions directory"],
-		...["inbox", "claimed", "receipts"].map((name) => [join(runDir, name), `${name} directory`]),
-	];
-	for (const [path = "", what = ""] of dirs) {
-		try {
-			checkStoreDir(path, what);
-		} catch (error) {
-			if (/** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT") return error instanceof Error ? error.message : String(error);
-		}
-	}
-	return checkSessionFile(config.sessionFile);
 }
 
 /** Stop: ask the worker to abort, then TERM it, then KILL everything of the run. */
@@ -275,7 +271,7 @@ function onStderr(chunk) {
 	if (stderrLogged < STDERR_LOG_CAP) {
 		const part = chunk.slice(0, STDERR_LOG_CAP - stderrLogged);
 		stderrLogged += part.length;
-		appendLog(paths.stderr, part);
+		files.appendStderr(part);
 	}
 	scheduleStatus();
 }
@@ -307,7 +303,7 @@ function startWorker() {
 	const stderr = /** @type {import("node:stream").Readable} */ (child.stderr);
 	if (child.pid) {
 		workerStart = processStartTime(child.pid);
-		writeJsonAtomic(paths.worker, { pid: child.pid, start: workerStart });
+		files.writeRecord(join(runDir, "worker.json"), { pid: child.pid, start: workerStart });
 	}
 	link = openWorkerLink(/** @type {import("node:stream").Duplex | null} */ (child.stdio[3]), (report) => {
 		if (report.type === "closed") {
@@ -325,28 +321,18 @@ function startWorker() {
 		if (report.status === "delivered") delivered(message, report.as);
 		else rejected(message, report.code ?? "run-ended");
 	});
-	const lines = new LineSplitter();
-	let seq = 0;
-	/** @param {string} line */
-	const onLine = (line) => {
-		const record = line.endsWith("\r") ? line.slice(0, -1) : line;
-		if (!record.startsWith("{")) return;
-		/** @type {Record<string, unknown>} */
-		let event;
-		try {
-			event = JSON.parse(record);
-		} catch {
-			return;
-		}
+	const lines = new JsonLines();
+	/** @param {Record<string, unknown> | undefined} event */
+	const onEvent = (event) => {
+		if (!event) return;
 		const now = Date.now();
-		seq += 1;
-		appendLog(paths.events, `${JSON.stringify(compactEvent(event, seq, now))}\n`);
+		events.add(event, now);
 		applyEvent(status, event, now);
 		onWorkerEvent(event);
 	};
 	const stdoutDone = new Promise((resolve) => {
 		stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => {
-			for (const line of lines.push(chunk)) onLine(line);
+			for (const event of lines.push(chunk)) onEvent(event);
 			scheduleStatus();
 		});
 		stdout.on("end", resolve);
@@ -362,15 +348,21 @@ function startWorker() {
 	child.on("exit", (code, signal) => {
 		const flushed = Promise.race([stdoutDone, new Promise((r) => setTimeout(r, 2000))]);
 		void flushed.then(() => {
-			const tail = lines.flush();
-			if (tail) onLine(tail);
+			onEvent(lines.flush());
 			void finish({ code, signal });
 		});
 	});
 }
 
 // A bug in the runner must still leave a terminal state, a free slot and no process of the run.
+// runner.log, its stderr, is on the store's disk: a write there that fails is dropped, never fatal.
+process.stderr.on("error", () => undefined);
 process.on("uncaughtException", (error) => {
+	// A write nothing guarded failed on a full or failing disk: never a reason to end the run.
+	if (isDiskError(error)) {
+		files.failed("the store", error);
+		return;
+	}
 	try {
 		for (const p of runProcesses(config.runId, { exclude: process.pid })) signalVerified(p.pid, p.start, "SIGKILL");
 		if (!finished) {
@@ -384,7 +376,7 @@ process.on("uncaughtException", (error) => {
 	}
 });
 
-const refused = storeProblem();
+const refused = runPlaceProblem(runDir, config.sessionFile);
 if (refused) void finish({ code: null, signal: null, spawnError: refused });
 else if (!existsSync(config.cwd)) void finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });
 // A stop that arrived while the run was queued ends it before any worker starts.

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { diskSpace, ensureDir, FILE_MODE, touchNotify, writeJsonAtomic } from "./fs-util.mjs";
+import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, touchNotify, writeJsonAtomic } from "./fs-util.mjs";
 import { rejectWaiting } from "./inbox.mjs";
 import { finalize } from "./state-rules.mjs";
 import { processStartTime, RUN_TAG } from "./proc.mjs";
@@ -221,9 +221,6 @@ export function pumpQueue(storeRoot, options) {
 	return { started };
 }
 
-/** The store's disk has too little room for a run to record itself: nothing starts until it has. */
-const MIN_FREE_TO_START = 256 * 1024;
-
 /**
  * @param {string} storeRoot @param {string} name @param {{ entry: QueueEntry, runDir: string }} read @param {PumpOptions} options
  * @returns {"full" | "lost" | { started: string } | { error: string }}
@@ -231,7 +228,8 @@ const MIN_FREE_TO_START = 256 * 1024;
 function startEntry(storeRoot, name, read, options) {
 	const { entry, runDir } = read;
 	const space = diskSpace(storeRoot);
-	if (space !== undefined && space < MIN_FREE_TO_START) return { error: `disk full: ${space} bytes free on the store's disk (${storeRoot}); queued runs start when space returns` };
+	// Too little room for a run to record itself: nothing starts until there is.
+	if (space !== undefined && space < DISK_FULL_BYTES) return { error: `disk full: ${space} bytes free on the store's disk (${storeRoot}); queued runs start when space returns` };
 	let slot;
 	try {
 		ensureDir(join(storeRoot, "slots"));
@@ -301,7 +299,8 @@ export function recordStartFailure(runDir, reason) {
  */
 export function spawnRunner(runDir, slot, logFd, node, env) {
 	try {
-		const child = spawn(node, [RUNNER_PATH, join(runDir, "run.json"), slot], { detached: true, stdio: ["ignore", logFd, logFd], cwd: runDir, env });
+		// A small young generation: a long stream's garbage is collected as it comes (about 30 MB less peak RSS).
+		const child = spawn(node, ["--max-semi-space-size=2", RUNNER_PATH, join(runDir, "run.json"), slot], { detached: true, stdio: ["ignore", logFd, logFd], cwd: runDir, env });
 		child.on("error", (error) => {
 			// The pumper claimed this run and still owns it: it records why the run never started.
 			releaseSlot(slot, String(env[RUN_TAG]));

@@ -14,6 +14,7 @@ export const MAX_MESSAGE_BYTES = 1024 * 1024;
  * - archived, unreadable-row, not-delivered, busy: a reply or stop the row refused
  * - no-such-row, invalid: a request naming no row, or with a bad argument
  * - dispatch-failed: a dispatch that could not write its row (nothing is left behind)
+ * - disk-full: the store's disk has no room: a live or queued row waits for space, a failed run failed of it
  */
 export const REASON_CODES = /** @type {const} */ ([
 	"run-ended",
@@ -29,6 +30,7 @@ export const REASON_CODES = /** @type {const} */ ([
 	"no-such-row",
 	"invalid",
 	"dispatch-failed",
+	"disk-full",
 ]);
 
 /** @typedef {(typeof REASON_CODES)[number]} ReasonCode */

@@ -6,10 +6,11 @@
  * queued row starts then.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { boardFor, waitDone } from "../test-support/board-helpers.ts";
+import { isAlive } from "../runner/proc.mjs";
+import { boardFor, readEvents, waitDone } from "../test-support/board-helpers.ts";
 import { createTestAgent, runPi, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
 import { notRoot, requires } from "../test-support/requires.ts";
 
@@ -47,14 +48,21 @@ function fillDisk(dir: string): string[] {
 }
 
 describe("fault battery: a full disk", () => {
-	it("case 1: a streaming row and a queued row survive the store's disk filling up, and go on when space returns", async (ctx) => {
+	it("case 1: a row whose runner cannot write keeps its worker, the end is recorded when space returns, and a queued row waits and then starts", async (ctx) => {
 		requires(ctx, "root (mounting a small tmpfs)", notRoot());
 		const agent = createTestAgent({});
 		agents.push(agent);
 		const store = join(agent.root, "store");
 		mkdirSync(store, { mode: 0o700 });
 		requires(ctx, "a tmpfs mount", tryRun("mount", ["-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", store]));
-		mounts.push(store);
+		mounts.unshift(store);
+		// pi's own session file stays on the big disk: pi fails on a full disk by itself, which is pi's
+		// business; what is ours is that the runner and the queue do not.
+		const sessions = join(agent.root, "sessions");
+		mkdirSync(sessions, { mode: 0o700 });
+		mkdirSync(join(store, "sessions"), { mode: 0o700 });
+		expect(tryRun("mount", ["--bind", sessions, join(store, "sessions")])).toBeUndefined();
+		mounts.unshift(join(store, "sessions"));
 		const gate = join(agent.root, "gate");
 		const answer = `Streaming answer. ${"All work and no play makes a full disk. ".repeat(400)}Done.`;
 		agent.writeScript({ rules: [{ match: "DISK-STREAM", steps: [{ waitForFile: gate, then: { text: answer } }] }], fallback: [{ text: "Queued row done." }] });
@@ -63,27 +71,33 @@ describe("fault battery: a full disk", () => {
 		await waitFor(async () => (await board.get(streaming.id))?.live?.waitingSince, "the streaming row to wait for its model", 30_000);
 		const queued = await board.dispatch({ prompt: "DISK-QUEUED a queued row", cwd: agent.cwd });
 		expect(queued.state).toBe("queued");
+		const runDir = String(streaming.runDir);
+		const worker = JSON.parse(readFileSync(join(runDir, "worker.json"), "utf8")) as { pid: number; start: string };
+		const runner = JSON.parse(readFileSync(join(runDir, "runner.json"), "utf8")) as { pid: number; start: string };
 
 		const fillers = fillDisk(store);
 		writeFileSync(gate, "");
-		const list = () => runPi(agent, { args: ["-p", "/agent-board list"], env: { AGENT_BOARD_DIR: store } });
-		// The model answered onto a full disk: the board says so on both rows, nothing died.
-		const full = await waitFor(
-			async () => {
-				const out = await list();
-				return /disk full/i.test(out.stdout.split("\n").find((line) => line.startsWith(streaming.id)) ?? "") ? out : undefined;
-			},
-			"the streaming row to say disk full",
-			60_000,
-			500,
-		);
-		expect(full.stdout).toMatch(new RegExp(`^${queued.id}\\s+queued\\s.*disk full`, "m"));
+		// The model streams its whole answer onto a full disk; pi finishes and exits by itself.
+		await waitFor(() => !isAlive(worker.pid, worker.start), "the worker to finish on its own", 60_000);
+		const list = await runPi(agent, { args: ["-p", "/agent-board list"], env: { AGENT_BOARD_DIR: store } });
+		expect(list.code, list.stderr).toBe(0);
+		expect(list.stdout).toMatch(new RegExp(`^${streaming.id}\\s+working\\s.*Disk full: the run goes on and records itself when space returns`, "m"));
+		expect(list.stdout).toMatch(new RegExp(`^${queued.id}\\s+queued\\s.*Disk full: starts when space returns`, "m"));
+		expect(isAlive(runner.pid, runner.start)).toBe(true);
 		const during = await board.get(streaming.id);
-		expect(during?.alive).toBe(true);
+		expect(during).toMatchObject({ alive: true, errorCode: "disk-full" });
+		expect(during?.blockedReason).toMatch(/^disk full: \d+ bytes free on the store's disk/);
 
 		for (const path of fillers) rmSync(path);
 		const ended = await waitDone(board, streaming.id, 60_000);
-		expect(ended.error ?? "", "the runner recorded the end itself").not.toMatch(/runner died|runner error|runner never started|SIGKILL/);
+		expect(ended.state, ended.error).toBe("completed");
+		expect(ended.latestAssistant).toMatch(/^Streaming answer\./);
+		expect(ended.exitCode).toBe(0);
+		// What waited in memory went out: every event, in order, none dropped.
+		const events = readEvents(runDir);
+		expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index + 1));
+		expect(events.at(-1)?.type).toBe("agent_settled");
+		expect(JSON.parse(readFileSync(join(runDir, "status.json"), "utf8")).droppedEvents).toBeUndefined();
 		const next = await waitDone(board, queued.id, 60_000);
 		expect(next.state, next.error).toBe("completed");
 		expect(readdirSync(join(store, "queue"))).toEqual([]);

@@ -37,10 +37,17 @@ export function readRow(ctx: EngineContext, id: string): BoardRow {
 	}
 	const row = rowFrom(meta, status, owner === "runner" || owner === "starting");
 	// Rows with a live or queued run are the ones the safety poll re-checks.
-	if (row.alive || owner === "queue") ctx.liveRows.set(id, ctx.liveRows.get(id) ?? `${row.state}:${row.alive}`);
+	if (row.alive || owner === "queue") ctx.liveRows.set(id, ctx.liveRows.get(id) ?? `${row.state}:${row.alive}:`);
 	row.runDir = runDir;
 	const blocked = ctx.queueBlocked();
 	if (owner === "queue" && blocked) row.blockedReason = blocked;
+	// A live run on a full disk cannot record what it does: the row says why it looks stuck.
+	const full = (row.alive || owner === "queue") && ctx.diskFull();
+	if (full) {
+		row.errorCode = "disk-full";
+		row.blockedReason = full;
+		row.summary = row.alive ? "Disk full: the run goes on and records itself when space returns" : "Disk full: starts when space returns";
+	}
 	return row;
 }
 

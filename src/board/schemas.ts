@@ -145,6 +145,10 @@ export const StatusSchema = Type.Object({
 	model: OptStr,
 	receipts: Type.Optional(Type.Array(ReceiptSchema)),
 	parked: Type.Optional(Type.Boolean()),
+	/** Why the run failed, for programs (e.g. "disk-full"); `error` says it for people. */
+	errorCode: Type.Optional(ReasonCodeSchema),
+	/** events.jsonl lines the disk had no room for: dropped, and counted here. */
+	droppedEvents: OptNum,
 });
 
 /**

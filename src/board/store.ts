@@ -267,6 +267,7 @@ export function rowFrom(meta: RowMeta, status: RunStatus, alive: boolean): Board
 		live: runEnded(status) ? undefined : liveFrom(status.live),
 		modelUsed: line(status.model),
 		receipts: receiptsFrom(status.receipts),
+		errorCode: status.errorCode,
 	};
 }
 
