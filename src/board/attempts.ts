@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mergeRow } from "./merge.ts";
 import { computeOverlaps, overlapCandidates } from "./overlap.ts";
-import type { AttemptSetView, BoardRow, MergeOptions, MergeResult, MergedInfo } from "./types.ts";
+import type { AttemptSetView, BoardRow, MergeOptions, MergeResult, RowMeta } from "./types.ts";
 import { snapshotTree, touchedFiles } from "./worktree.ts";
 
 // The set rules live with the other dispatch checks; the dashboard takes them from here.
@@ -20,8 +20,10 @@ export interface AttemptDeps {
 	get(id: string): Promise<BoardRow | undefined>;
 	/** Runs `fn` holding the row lock (merge must not race a reply, resume or another merge). */
 	withRowLock<T>(id: string, fn: () => Promise<T>): Promise<T>;
-	/** Records the merge in meta, for a caller that holds the row lock. */
-	recordMerged(id: string, info: MergedInfo): void;
+	/** Changes meta, for a caller that holds the row lock. */
+	changeMeta(id: string, change: (meta: RowMeta) => void): void;
+	/** Records (or drops) the intent a killed merge left, for a caller that holds the row lock. */
+	settleMerge(id: string): void;
 }
 
 export interface AttemptViews {
@@ -93,8 +95,17 @@ export function attemptViews(deps: AttemptDeps): AttemptViews {
 		},
 		async merge(id, options) {
 			return deps.withRowLock(id, async () => {
+				deps.settleMerge(id);
 				const row = await requireRow(id);
-				return mergeRow(row, options ?? {}, { recordMerged: (info) => deps.recordMerged(id, info) });
+				return mergeRow(row, options ?? {}, {
+					recordIntent: (intent) => deps.changeMeta(id, (meta) => (meta.merging = intent)),
+					clearIntent: () => deps.changeMeta(id, (meta) => delete meta.merging),
+					recordMerged: (info) =>
+						deps.changeMeta(id, (meta) => {
+							meta.merged = info;
+							delete meta.merging;
+						}),
+				});
 			});
 		},
 	};

@@ -7,6 +7,7 @@ import { runEnded } from "../../runner/state-rules.mjs";
 import type { EngineContext } from "./engine-context.ts";
 import { BoardError } from "./errors.ts";
 import { validateId } from "./ids.ts";
+import { settleMergeIntent } from "./merge-intent.ts";
 import { recordOrphanEnd, runOwner } from "./run-liveness.ts";
 import { errorReason, errorRow, readMeta, readStatus, rowFrom } from "./store.ts";
 import type { BoardRow, RowMeta, RunStatus } from "./types.ts";
@@ -15,7 +16,7 @@ export function readRow(ctx: EngineContext, id: string): BoardRow {
 	const { paths, cache, storeDir } = ctx;
 	let meta: RowMeta;
 	try {
-		meta = readMeta(paths, id, cache);
+		meta = settleMergeIntent(ctx, id, readMeta(paths, id, cache));
 	} catch (error) {
 		return errorRow(paths, id, errorReason(error, "meta.json"));
 	}

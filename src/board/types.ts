@@ -11,6 +11,7 @@ import type {
 	EventSchema,
 	LiveSchema,
 	MergedSchema,
+	MergeIntentSchema,
 	MetaSchema,
 	ProcessRecordSchema,
 	ReceiptSchema,
@@ -36,6 +37,7 @@ export type Receipt = Static<typeof ReceiptSchema>;
 export type BoardEvent = Static<typeof EventSchema>;
 export type AttemptInfo = Static<typeof AttemptSchema>;
 export type MergedInfo = Static<typeof MergedSchema>;
+export type MergeIntent = Static<typeof MergeIntentSchema>;
 /** rows/<id>/meta.json. */
 export type RowMeta = Static<typeof MetaSchema>;
 /** runs/<runId>/status.json (the runner's RunStatus). */
