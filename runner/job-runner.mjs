@@ -12,7 +12,7 @@ import { protectSessionFile, runPlaceProblem } from "./dir-guard.mjs";
 import { ensureDir } from "./fs-util.mjs";
 import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting } from "./inbox.mjs";
 import { JsonLines } from "./json-lines.mjs";
-import { endRunProcesses, processStartTime, RUN_TAG, runProcesses, signalVerified } from "./proc.mjs";
+import { descendants, endRunProcesses, processStartTime, RUN_TAG, runProcesses, signalVerified } from "./proc.mjs";
 import { PROMPT_PLACEHOLDER } from "./protocol.mjs";
 import { pumpQueue, recordStartFailure } from "./queue.mjs";
 import { readRunConfig } from "./run-config.mjs";
@@ -97,6 +97,8 @@ let agentStarted = false;
 let workerClosed = false;
 /** The worker role answered on fd 3: the prompt goes out only after this. */
 let workerReady = false;
+/** The worker's process tree when a stop began: what the run's tag may miss. @type {{ pid: number, start: string }[]} */
+let stopTree = [];
 /** Why the runner ended the worker itself (kept over "worker killed by SIGKILL"). @type {string | undefined} */
 let failure;
 /** Forwarded, waiting for the worker's receipt (the worker holds them until its agent starts). @type {Map<string, import("./inbox.mjs").InboxMessage>} */
@@ -197,6 +199,7 @@ async function finish(exit) {
 	writeStatus();
 	// pi starts tools in their own process groups: end whatever of this run is still running.
 	await endRunProcesses(config.runId, { exclude: process.pid, graceMs: 500 });
+	for (const p of stopTree) signalVerified(p.pid, p.start, "SIGKILL");
 	// Before its agent started the worker delivers nothing: an unanswered message certainly missed the run.
 	for (const message of forwarded.values()) rejected(message, agentStarted ? "unconfirmed" : "run-ended");
 	forwarded.clear();
@@ -246,6 +249,9 @@ function stop() {
 		void finish({ code: null, signal: null });
 		return;
 	}
+	// Before anything ends: a tool's child without our tag (env -i) in its own session (setsid) is
+	// found by its parent links only while they lead back to the worker.
+	stopTree = descendants(worker.pid);
 	link?.send({ type: "abort" });
 	const pid = worker.pid;
 	const grace = config.stopGraceMs ?? 3000;

@@ -3,10 +3,10 @@
  * subcommands elsewhere. One BoardFeed per pi process feeds the dashboard, the footer status and the
  * below-editor strip (BoardPresence), so they never disagree; one DiffCache keeps git off the UI thread.
  */
-import { writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { type ExtensionAPI, type ExtensionCommandContext, type ExtensionContext, renderDiff } from "@earendil-works/pi-coding-agent";
 import type { BoardService } from "../types.ts";
+import { writeWhole } from "../write-whole.ts";
 import { type AttachRecord, clearAttach, loadAttach, saveAttach } from "./attach.ts";
 import { BoardFeed } from "./board-feed.ts";
 import { Dashboard, type DashboardResult } from "./dashboard.ts";
@@ -80,11 +80,11 @@ export function registerDashboard(pi: ExtensionAPI, getService: () => BoardServi
 function output(ctx: ExtensionCommandContext, text: string, type: "info" | "error"): void {
 	if (ctx.hasUI) ctx.ui.notify(text, type);
 	else if (ctx.mode === "json" || type === "error") {
-		process.stderr.write(`${text}\n`);
+		writeWhole(2, `${text}\n`);
 		if (type === "error") process.exitCode = 1;
 	}
 	// pi redirects process.stdout to stderr in print mode to guard its output; the table is the output.
-	else writeSync(1, `${text}\n`);
+	else writeWhole(1, `${text}\n`);
 }
 
 function modelChoices(ctx: ExtensionCommandContext): string[] {

