@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { isAlive, processStartTime, RUN_TAG } from "../runner/proc.mjs";
 import { storePaths } from "../src/board/paths.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
+import { git, initRepo } from "../test-support/git-repo.ts";
 import { writeRow } from "../test-support/hardening-fixtures.ts";
 import { createTestAgent, EXTENSION_ENTRY, PI_CLI, runPi, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
 
@@ -42,7 +43,42 @@ function processesWith(argv: string[]): number[] {
 		.map(Number);
 }
 
+/** Bidi controls, line and paragraph separators, C0 (but \n) and C1: none may reach a terminal. */
+const UNSAFE = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+// Each attempt names a file with U+202E (RLO) and writes U+202E, U+2028 and an OSC title into it.
+const HOSTILE_FILES = [
+	`f="$(printf 'evil\\342\\200\\256gnp.sh')"`,
+	`printf 'row %s \\342\\200\\256 reversed\\nsep \\342\\200\\250 here \\033]0;owned\\007 end\\n' "$AGENT_BOARD_ROW" > "$f"`,
+	"echo wrote",
+].join(" && ");
+
 describe("fault battery: what reaches the user", () => {
+	it("case 7: agent-made file names and contents in compare are sanitised where the engine hands them out, and in the commands", async () => {
+		const agent = agentWith({ script: { rules: [{ match: "HOSTILE-FILES", steps: [{ toolCall: { name: "bash", args: { command: HOSTILE_FILES } } }, { text: "Wrote." }] }] } });
+		const repo = initRepo(join(agent.root, "repo"), { "README.md": "# project\n" });
+		git(repo, "config", "core.quotePath", "false");
+		const board = boardFor(agent);
+		const [a, b] = await board.dispatchAttempts({ prompt: "HOSTILE-FILES name files", cwd: repo, count: 2 });
+		for (const row of [a!, b!]) expect((await waitDone(board, row.id)).state).toBe("completed");
+		// The worktree really holds the hostile name: the test fails if the agent's bytes were tame.
+		expect(readdirSync(a!.worktreePath!)).toContain("evil\u202egnp.sh");
+
+		const set = await board.compare(a!.id);
+		const files = set.rows.flatMap((entry) => entry.files);
+		expect(files).toEqual(["evil\ufffdgnp.sh", "evil\ufffdgnp.sh"]);
+		const diff = await board.compareDiff(a!.id, b!.id);
+		expect(diff.filter((line) => UNSAFE.test(line))).toEqual([]);
+		expect(diff).toContain(`-row ${a!.id} \ufffd reversed`);
+		expect(diff).toContain(" sep   here  end");
+		const command = (args: string) => runPi(agent, { args: ["-p", `/agent-board ${args}`], cwd: repo, env: { AGENT_BOARD_DIR: board.storeDir } });
+		for (const out of [await command(`compare ${a!.id}`), await command(`compare ${a!.id} ${b!.id}`)]) {
+			expect(out.code, out.stderr).toBe(0);
+			expect(out.stdout).toContain("evil\ufffdgnp.sh");
+			expect(out.stdout).not.toMatch(UNSAFE);
+		}
+	}, 120_000);
+
+
 	it("case 9 and 10: every line of a 5,001-line list arrives through a pipe; an error row's age is its directory's, not 20790d", async () => {
 		const agent = agentWith();
 		const store = join(agent.agentDir, "agent-board");
