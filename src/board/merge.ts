@@ -92,7 +92,7 @@ function checkMain(repo: string): { head: string; into: string } {
 	if (branch.code !== 0) throw new Error(`the main checkout ${repo} is on a detached HEAD; check out the branch to merge into first`);
 	const dirty = statusLines(repo, "no");
 	if (dirty.length > 0) {
-		const shown = dirty.slice(0, 10).map((line) => line.slice(3)).join(", ") + (dirty.length > 10 ? `, … (${dirty.length} in all)` : "");
+		const shown = dirty.slice(0, 10).map((line) => `${line.slice(0, 2).trim()} ${line.slice(3)}`).join(", ") + (dirty.length > 10 ? `, … (${dirty.length} in all)` : "");
 		throw new Error(`the main checkout ${repo} has uncommitted changes (${shown}); commit or stash them first. Nothing was changed`);
 	}
 	return { head: head.stdout, into: branch.stdout };
