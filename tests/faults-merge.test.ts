@@ -72,6 +72,8 @@ describe("fault battery: merge", () => {
 		if (conflict.status !== "conflict") throw new Error("expected a conflict");
 		expect(conflict.files).toEqual([" a.txt"]);
 		expect(conflict.committed).toBeUndefined();
+		// The work stays uncommitted, so the follow-up asks for the commit that git merge needs first.
+		expect(conflict.followUp).toMatch(new RegExp(`^Commit your uncommitted changes on ${branch} first\\. Bring your branch ${branch} up to date with main`));
 		expect(git(repo, "rev-parse", branch)).toBe(tip);
 		expect(git(row.worktreePath!, "status", "--porcelain")).toBe(worktree);
 		git(repo, "reset", "-q", "--hard", "HEAD~1");

@@ -171,7 +171,9 @@ export function intentOutcome(repo: string, intent: MergeIntent): { merged?: Mer
 }
 
 function conflictResult(plan: MergePlan, files: string[], committed: string | undefined): MergeResult {
-	const followUp = `Bring your branch ${plan.branch} up to date with ${plan.into}: run \`git merge ${plan.into}\` in this worktree, resolve the conflicts in ${files.join(", ")}, commit the result and say when it is done.`;
+	// Uncommitted work stays uncommitted on a conflict, and git merge refuses to run over it.
+	const commitFirst = plan.uncommitted.length > 0 && !committed ? `Commit your uncommitted changes on ${plan.branch} first. ` : "";
+	const followUp = `${commitFirst}Bring your branch ${plan.branch} up to date with ${plan.into}: run \`git merge ${plan.into}\` in this worktree, resolve the conflicts in ${files.join(", ")}, commit the result and say when it is done.`;
 	return { status: "conflict", plan, files, committed, followUp };
 }
 
