@@ -85,8 +85,9 @@ describe("fault battery: what reaches the user", () => {
 		mkdirSync(join(store, "rows"), { recursive: true, mode: 0o700 });
 		const paths = storePaths(store);
 		const now = Date.now();
-		for (let n = 0; n < 4999; n++) writeRow(paths, `row-${String(n).padStart(5, "0")}`, { at: now - n * 1000 });
+		for (let n = 0; n < 4998; n++) writeRow(paths, `row-${String(n).padStart(5, "0")}`, { at: now - n * 1000 });
 		writeRow(paths, "broken-meta");
+		writeRow(paths, "time-zero", { statusPatch: { lastActivityAt: 0 } });
 		writeFileSync(paths.meta("broken-meta"), "{ torn");
 		const counted = execFileSync("sh", ["-c", `"$0" "$1" -e "$2" -p "/agent-board list --all" | wc -l`, process.execPath, PI_CLI, EXTENSION_ENTRY], {
 			cwd: agent.cwd,
@@ -98,6 +99,8 @@ describe("fault battery: what reaches the user", () => {
 		const list = await runPi(agent, { args: ["-p", "/agent-board list --all"] });
 		const age = new RegExp(`^broken-meta\\s+error\\s+broken-meta\\s+(\\S+)\\s`, "m").exec(list.stdout)?.[1];
 		expect(age, list.stdout.slice(0, 400)).toMatch(/^\d+s$/);
+		// A time nobody recorded (0) is an unknown age.
+		expect(list.stdout).toMatch(/^time-zero\s+completed\s+row time-zero\s+\?\s/m);
 	}, 180_000);
 
 	it("case 10: a stop ends a tool's child that wiped the run's tag (env -i) and left its process group (setsid)", async () => {

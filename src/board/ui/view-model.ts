@@ -100,6 +100,8 @@ export function isUnread(row: BoardRow): boolean {
 }
 
 export function formatAge(ms: number): string {
+	// An age of decades comes from time 0 (a time nobody recorded): it is unknown, not 20790 days.
+	if (!Number.isFinite(ms) || ms > 30 * 365 * 86_400_000) return "?";
 	const s = Math.max(0, Math.floor(ms / 1000));
 	if (s < 60) return `${s}s`;
 	const m = Math.floor(s / 60);
@@ -166,6 +168,7 @@ export function summaryText(row: BoardRow, now: number): string {
 		return `${clean(row.question)}${options}`;
 	}
 	if (row.state === "working" || row.state === "queued") {
+		if (row.errorCode === "disk-full") return clean(row.summary);
 		const live = liveLine(row, now);
 		const text = row.live?.text ? clean(row.live.text) : "";
 		// Tool/wait lines are short; the streamed text tail after them says what the agent is saying.
