@@ -5,30 +5,20 @@
  * worker, the board says "disk full" on the rows, the end is recorded when space returns, and the
  * queued row starts then.
  */
-import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { isAlive } from "../runner/proc.mjs";
 import { boardFor, readEvents, waitDone } from "../test-support/board-helpers.ts";
 import { createTestAgent, runPi, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
-import { notRoot, requires } from "../test-support/requires.ts";
+import { commandFails, notRoot, requires } from "../test-support/requires.ts";
 
 const agents: TestAgent[] = [];
 const mounts: string[] = [];
 afterAll(() => {
-	for (const mount of mounts) tryRun("umount", ["-l", mount]);
+	for (const mount of mounts) commandFails("umount", ["-l", mount]);
 	for (const agent of agents) agent.cleanup();
 });
-
-function tryRun(command: string, args: string[]): string | undefined {
-	try {
-		execFileSync(command, args, { stdio: ["ignore", "ignore", "pipe"] });
-		return undefined;
-	} catch (error) {
-		return String((error as { stderr?: Buffer }).stderr ?? error).trim() || String(error);
-	}
-}
 
 /** Writes filler files until the file system refuses; returns them. */
 function fillDisk(dir: string): string[] {
@@ -54,14 +44,14 @@ describe("fault battery: a full disk", () => {
 		agents.push(agent);
 		const store = join(agent.root, "store");
 		mkdirSync(store, { mode: 0o700 });
-		requires(ctx, "a tmpfs mount", tryRun("mount", ["-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", store]));
+		requires(ctx, "a tmpfs mount", commandFails("mount", ["-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", store]));
 		mounts.unshift(store);
 		// pi's own session file stays on the big disk: pi fails on a full disk by itself, which is pi's
 		// business; what is ours is that the runner and the queue do not.
 		const sessions = join(agent.root, "sessions");
 		mkdirSync(sessions, { mode: 0o700 });
 		mkdirSync(join(store, "sessions"), { mode: 0o700 });
-		expect(tryRun("mount", ["--bind", sessions, join(store, "sessions")])).toBeUndefined();
+		expect(commandFails("mount", ["--bind", sessions, join(store, "sessions")])).toBeUndefined();
 		mounts.unshift(join(store, "sessions"));
 		const gate = join(agent.root, "gate");
 		const answer = `Streaming answer. ${"All work and no play makes a full disk. ".repeat(400)}Done.`;
