@@ -1,5 +1,5 @@
 // Durable file writes: every write goes to a temp file in the same directory and is renamed over.
-import { mkdirSync, renameSync, writeFileSync, unlinkSync } from "node:fs";
+import { mkdirSync, renameSync, statfsSync, writeFileSync, unlinkSync } from "node:fs";
 import { dirname, basename, join } from "node:path";
 
 export const DIR_MODE = 0o700;
@@ -60,5 +60,18 @@ export function touchNotify(storeRoot, rowId) {
 		writeFileAtomic(join(dir, rowId), `${Date.now()}\n`);
 	} catch {
 		// A full or read-only disk: the safety poll still notices.
+	}
+}
+
+/** Below this many free bytes the store's disk counts as full: nothing starts, live rows say so. */
+export const DISK_FULL_BYTES = 256 * 1024;
+
+/** Bytes free for us on the file system that holds `path`, or undefined when it cannot be told. @param {string} path */
+export function diskSpace(path) {
+	try {
+		const fs = statfsSync(path);
+		return fs.bavail * fs.bsize;
+	} catch {
+		return undefined;
 	}
 }

@@ -7,6 +7,8 @@ import { join } from "node:path";
 import { ensureDir, writeJsonAtomic } from "./fs-util.mjs";
 import { isOneOf } from "./protocol.mjs";
 import { MAX_MESSAGE_BYTES, RECEIPT_REASONS } from "./reasons.mjs";
+import { addReceipt } from "./state-rules.mjs";
+import { flatWindow } from "./text-rules.mjs";
 import { DELIVER_AS } from "./vocabulary.mjs";
 
 const PREVIEW_CHARS = 80;
@@ -38,7 +40,7 @@ const receiptsDir = (runDir) => join(runDir, "receipts");
 
 /** @param {string | undefined} text */
 export function preview(text) {
-	const flat = (text ?? "").replace(/\s+/g, " ").trim();
+	const flat = flatWindow(text ?? "", "start");
 	return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS - 3)}...` : flat;
 }
 
@@ -139,4 +141,26 @@ export function writeReceipt(runDir, receipt) {
 /** @param {string} runDir @param {string} id */
 export function receiptPath(runDir, id) {
 	return join(receiptsDir(runDir), `${id}.json`);
+}
+
+/**
+ * Answers every message waiting for a run that will never reach a worker (the run ended, or was
+ * stopped or failed before it started): each is claimed, gets a rejected receipt with the code and
+ * the detail, and shows in `status` (which the caller, the run's owner, writes).
+ * @param {string} runDir @param {import("../src/board/types.ts").RunStatus} status
+ * @param {import("./reasons.mjs").ReceiptCode} code @param {number} now @param {string} [detail]
+ */
+export function rejectWaiting(runDir, status, code, now, detail) {
+	for (const message of claimMessages(runDir)) {
+		const receipt =
+			"rejected" in message
+				? rejectionReceipt(message.id, message.rejected, now, "", message.detail)
+				: rejectionReceipt(message.id, code, now, preview(message.text ?? message.kind), detail);
+		try {
+			writeReceipt(runDir, receipt);
+		} catch {
+			// The status below still shows it.
+		}
+		addReceipt(status, receipt);
+	}
 }

@@ -3,21 +3,29 @@
 // control channel (inbox/ on disk, fd 3 to the worker), and leaves a terminal state, a free slot and no
 // process of the run behind, whatever happens. Usage: node job-runner.mjs <run.json> <slot-file>
 import { spawn } from "node:child_process";
-import { appendFileSync, chmodSync, existsSync, watch } from "node:fs";
+import { existsSync, watch } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { addReceipt, applyEvent, finalize, initialStatus, summarize, visibleKey } from "./state-rules.mjs";
-import { compactEvent } from "./compact-event.mjs";
-import { ensureDir, FILE_MODE, touchNotify, writeJsonAtomic } from "./fs-util.mjs";
-import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting, writeReceipt } from "./inbox.mjs";
-import { LineSplitter } from "./lines.mjs";
-import { endRunProcesses, processStartTime, RUN_TAG, runProcesses, signalVerified } from "./proc.mjs";
+import { EventLog } from "./event-log.mjs";
+import { modelSummary } from "./model-summary.mjs";
+import { protectSessionFile, runPlaceProblem } from "./dir-guard.mjs";
+import { ensureDir } from "./fs-util.mjs";
+import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting } from "./inbox.mjs";
+import { JsonLines } from "./json-lines.mjs";
+import { descendants, endRunProcesses, processStartTime, RUN_TAG, runProcesses, signalVerified } from "./proc.mjs";
 import { PROMPT_PLACEHOLDER } from "./protocol.mjs";
 import { pumpQueue, recordStartFailure } from "./queue.mjs";
 import { readRunConfig } from "./run-config.mjs";
+import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./slots.mjs";
+import { isValidId, runDirOf, sessionFileOf } from "./store-layout.mjs";
 import { openWorkerLink } from "./worker-link.mjs";
 
 const STATUS_INTERVAL_MS = 250;
+/** A write that failed (a full disk) is tried again this often. */
+const RETRY_MS = 1000;
+/** How long a finished run waits for space to record its end before its runner gives up. */
+const END_WAIT_MS = 60 * 60 * 1000;
 const INBOX_POLL_MS = 1000;
 const STDERR_TAIL = 4000;
 const STDERR_LOG_CAP = 256 * 1024;
@@ -31,11 +39,18 @@ function readConfig(path, slot) {
 	const dir = dirname(resolve(path));
 	try {
 		const read = readRunConfig(path);
-		if (resolve(read.runDir) !== dir) throw new Error(`${path}: /runDir is not the directory of run.json`);
+		// Every path the run writes is derived from the ids: a run.json naming others is refused.
+		if (!isValidId(read.rowId) || !isValidId(read.runId)) throw new Error(`${path}: /rowId and /runId must be ids`);
+		if (resolve(read.runDir) !== dir || runDirOf(resolve(read.storeDir), read.rowId, read.runId) !== dir) throw new Error(`${path}: /runDir is not the directory of run.json in its store`);
+		if (read.sessionFile !== sessionFileOf(read.storeDir, read.rowId)) throw new Error(`${path}: /sessionFile is not the row's session file in its store`);
 		return read;
 	} catch (error) {
 		const reason = error instanceof Error ? error.message : String(error);
-		process.stderr.write(`agent-board runner: ${reason}\n`);
+		try {
+			process.stderr.write(`agent-board runner: ${reason}\n`);
+		} catch {
+			// runner.log is on the store's disk; the status below says it.
+		}
 		recordStartFailure(dir, reason);
 		releaseSlot(slot, basename(dir));
 		process.exit(1);
@@ -49,16 +64,15 @@ if (!configPath || !slotPath) {
 }
 const config = readConfig(configPath, slotPath);
 const runDir = config.runDir;
-const paths = {
-	status: join(runDir, "status.json"),
-	events: join(runDir, "events.jsonl"),
-	stderr: join(runDir, "stderr.log"),
-	runner: join(runDir, "runner.json"),
-	worker: join(runDir, "worker.json"),
-};
+const files = new RunFiles({ runDir, storeDir: config.storeDir, rowId: config.rowId });
+const events = new EventLog((line) => files.appendEvent(line));
 const selfStart = processStartTime(process.pid);
-writeJsonAtomic(paths.runner, { pid: process.pid, start: selfStart });
-adoptSlot(slotPath, { pid: process.pid, start: selfStart, runId: config.runId });
+files.writeRecord(join(runDir, "runner.json"), { pid: process.pid, start: selfStart });
+try {
+	adoptSlot(slotPath, { pid: process.pid, start: selfStart, runId: config.runId });
+} catch {
+	// The pumper's claim stands; the slot stays taken while any process of the run lives.
+}
 
 const status = initialStatus(config.runId, config.rowId, config.createdAt);
 status.state = "working";
@@ -81,41 +95,36 @@ let stopping = false;
 let finished = false;
 let agentStarted = false;
 let workerClosed = false;
+/** The worker role answered on fd 3: the prompt goes out only after this. */
+let workerReady = false;
+/** The worker's process tree when a stop began: what the run's tag may miss. @type {{ pid: number, start: string }[]} */
+let stopTree = [];
+/** Why the runner ended the worker itself (kept over "worker killed by SIGKILL"). @type {string | undefined} */
+let failure;
 /** Forwarded, waiting for the worker's receipt (the worker holds them until its agent starts). @type {Map<string, import("./inbox.mjs").InboxMessage>} */
 const forwarded = new Map();
 
-/** A full or failing disk must not kill the run: the write is retried with the next change. */
-let writeFailure = "";
+/**
+ * A full or failing disk must not kill the run: a failed write is retried every RETRY_MS (and with the
+ * next change), and what waits for space goes out with the first write that succeeds.
+ */
 function writeStatus() {
 	if (pendingWrite) clearTimeout(pendingWrite);
 	pendingWrite = undefined;
 	lastWrite = Date.now();
-	try {
-		writeJsonAtomic(paths.status, status);
-		lastKey = visibleKey(status);
-		lastState = status.state;
-		writeFailure = "";
-	} catch (error) {
-		writeFailure = `${paths.status}: ${error instanceof Error ? error.message : String(error)}`;
-		process.stderr.write(`agent-board runner: cannot write ${writeFailure}\n`);
+	if (files.droppedEvents > 0) status.droppedEvents = files.droppedEvents;
+	if (!files.writeStatus(status)) {
+		pendingWrite = setTimeout(writeStatus, RETRY_MS);
 		return false;
 	}
-	touchNotify(config.storeDir, config.rowId);
+	lastKey = visibleKey(status);
+	lastState = status.state;
 	return true;
-}
-
-/** Appends to a run log; a full disk loses log lines, never the run. @param {string} path @param {string} text */
-function appendLog(path, text) {
-	try {
-		appendFileSync(path, text, { mode: FILE_MODE });
-	} catch {
-		// Reported through the status write that fails next, or lost with the disk.
-	}
 }
 
 /** Writes only what a reader could see, state changes at once, the rest at most every STATUS_INTERVAL_MS. */
 function scheduleStatus() {
-	if (status.state !== lastState) return writeStatus();
+	if (status.state !== lastState && !files.problem) return writeStatus();
 	if (pendingWrite) return;
 	if (visibleKey(status) === lastKey) return;
 	const wait = Math.max(0, lastWrite + STATUS_INTERVAL_MS - Date.now());
@@ -126,7 +135,7 @@ writeStatus();
 
 /** @param {import("../src/board/types.ts").Receipt} receipt */
 function record(receipt) {
-	writeReceipt(runDir, receipt);
+	files.writeReceipt(receipt);
 	addReceipt(status, receipt);
 	scheduleStatus();
 }
@@ -162,44 +171,72 @@ function serveInbox() {
 	scheduleStatus();
 }
 
-ensureDir(inboxDir(runDir));
-const inboxWatcher = watch(inboxDir(runDir), () => serveInbox());
-inboxWatcher.on("error", () => undefined);
+/** The inbox is watched when it can be (a full disk may refuse to create it); the poll serves it anyway. */
+function watchInbox() {
+	try {
+		ensureDir(inboxDir(runDir));
+		const watcher = watch(inboxDir(runDir), () => serveInbox());
+		watcher.on("error", () => undefined);
+		return watcher;
+	} catch (error) {
+		files.failed(inboxDir(runDir), error);
+		return undefined;
+	}
+}
+const inboxWatcher = watchInbox();
 const inboxPoll = setInterval(serveInbox, INBOX_POLL_MS);
 
 /** @param {{ code: number | null, signal: string | null, spawnError?: string }} exit */
 async function finish(exit) {
 	if (finished) return;
 	finished = true;
-	inboxWatcher.close();
+	inboxWatcher?.close();
 	clearInterval(inboxPoll);
 	link?.close();
-	finalize(status, { ...exit, stopped: stopping, now: Date.now() });
 	protectSession();
+	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping, now: Date.now() });
+	if (status.state === "failed" && (files.diskFailed || /ENOSPC|no space left/i.test(status.error ?? ""))) status.errorCode = "disk-full";
 	writeStatus();
 	// pi starts tools in their own process groups: end whatever of this run is still running.
 	await endRunProcesses(config.runId, { exclude: process.pid, graceMs: 500 });
+	for (const p of stopTree) signalVerified(p.pid, p.start, "SIGKILL");
 	// Before its agent started the worker delivers nothing: an unanswered message certainly missed the run.
 	for (const message of forwarded.values()) rejected(message, agentStarted ? "unconfirmed" : "run-ended");
 	forwarded.clear();
 	serveInbox();
-	// The end of a run must be recorded: on a full disk keep trying for a while before giving up.
-	for (let attempt = 0; !writeStatus() && attempt < 60; attempt++) await new Promise((r) => setTimeout(r, 500));
+	// The end of a run must be recorded by its runner: on a full disk it waits for space (the slot stays
+	// taken, so nothing else starts on that disk meanwhile), and gives up only after END_WAIT_MS.
+	events.flush();
+	for (const giveUp = Date.now() + END_WAIT_MS; !writeStatus() && Date.now() < giveUp; ) await new Promise((r) => setTimeout(r, RETRY_MS));
+	if (pendingWrite) clearTimeout(pendingWrite);
+	files.close();
 	releaseSlot(slotPath, config.runId);
 	const env = { ...process.env };
 	delete env[RUN_TAG];
-	pumpQueue(config.storeDir, { maxConcurrent: config.maxConcurrent, node: process.execPath, env });
-	if (config.summaryModel && !stopping && exit.spawnError === undefined) await modelSummary(env);
+	try {
+		pumpQueue(config.storeDir, { maxConcurrent: config.maxConcurrent, node: process.execPath, env });
+	} catch (error) {
+		files.log(`cannot pump the queue: ${error instanceof Error ? error.message : String(error)}`);
+	}
+	const summary = config.summaryModel && !stopping && exit.spawnError === undefined ? await modelSummary(config, status, env) : "";
+	if (summary) {
+		status.modelSummary = summary;
+		status.summary = summarize(status);
+		writeStatus();
+	}
 	process.exit(0);
 }
 
-/** pi creates the session file with the default umask; the store keeps files private. */
+/**
+ * pi creates the session file with the default umask; the store keeps files private. Never through a
+ * symlink: a session file swapped for a link (or a hard link) mid-run ends the run before pi writes
+ * through it again.
+ */
 function protectSession() {
-	try {
-		chmodSync(config.sessionFile, FILE_MODE);
-	} catch {
-		// Not created (yet): nothing to protect.
-	}
+	const problem = protectSessionFile(config.sessionFile);
+	if (!problem || finished) return;
+	failure ??= problem;
+	if (worker?.pid) signalVerified(worker.pid, workerStart, "SIGKILL");
 }
 
 /** Stop: ask the worker to abort, then TERM it, then KILL everything of the run. */
@@ -212,6 +249,9 @@ function stop() {
 		void finish({ code: null, signal: null });
 		return;
 	}
+	// Before anything ends: a tool's child without our tag (env -i) in its own session (setsid) is
+	// found by its parent links only while they lead back to the worker.
+	stopTree = descendants(worker.pid);
 	link?.send({ type: "abort" });
 	const pid = worker.pid;
 	const grace = config.stopGraceMs ?? 3000;
@@ -237,7 +277,7 @@ function onStderr(chunk) {
 	if (stderrLogged < STDERR_LOG_CAP) {
 		const part = chunk.slice(0, STDERR_LOG_CAP - stderrLogged);
 		stderrLogged += part.length;
-		appendLog(paths.stderr, part);
+		files.appendStderr(part);
 	}
 	scheduleStatus();
 }
@@ -247,10 +287,11 @@ function onWorkerEvent(event) {
 	if (event.type === "agent_start") agentStarted = true;
 	if (event.type === "message_end") {
 		protectSession();
-		const message = /** @type {{ role?: string, content?: unknown }} */ (event.message ?? {});
-		// Without the worker role nobody replaced the placeholder: fail loudly rather than let the model guess.
-		if (message.role === "user" && JSON.stringify(message.content ?? "").includes(PROMPT_PLACEHOLDER)) {
-			status.error = "the worker did not load the agent-board extension, so the prompt could not be delivered";
+		const message = /** @type {{ role?: string }} */ (event.message ?? {});
+		// The prompt is sent only after the worker role said ready: a user message before that is the
+		// placeholder, read by a pi without the role. Fail loudly rather than let the model guess.
+		if (message.role === "user" && !workerReady) {
+			failure = "the worker did not load the agent-board extension, so the prompt could not be delivered";
 			if (worker?.pid) signalVerified(worker.pid, workerStart, "SIGKILL");
 		}
 	}
@@ -268,11 +309,16 @@ function startWorker() {
 	const stderr = /** @type {import("node:stream").Readable} */ (child.stderr);
 	if (child.pid) {
 		workerStart = processStartTime(child.pid);
-		writeJsonAtomic(paths.worker, { pid: child.pid, start: workerStart });
+		files.writeRecord(join(runDir, "worker.json"), { pid: child.pid, start: workerStart });
 	}
 	link = openWorkerLink(/** @type {import("node:stream").Duplex | null} */ (child.stdio[3]), (report) => {
 		if (report.type === "closed") {
 			workerClosed = true;
+			return;
+		}
+		if (report.type === "ready") {
+			if (!workerReady) link?.send({ type: "prompt", text: config.prompt });
+			workerReady = true;
 			return;
 		}
 		const message = forwarded.get(report.id);
@@ -281,29 +327,18 @@ function startWorker() {
 		if (report.status === "delivered") delivered(message, report.as);
 		else rejected(message, report.code ?? "run-ended");
 	});
-	link.send({ type: "prompt", text: config.prompt });
-	const lines = new LineSplitter();
-	let seq = 0;
-	/** @param {string} line */
-	const onLine = (line) => {
-		const record = line.endsWith("\r") ? line.slice(0, -1) : line;
-		if (!record.startsWith("{")) return;
-		/** @type {Record<string, unknown>} */
-		let event;
-		try {
-			event = JSON.parse(record);
-		} catch {
-			return;
-		}
+	const lines = new JsonLines();
+	/** @param {Record<string, unknown> | undefined} event */
+	const onEvent = (event) => {
+		if (!event) return;
 		const now = Date.now();
-		seq += 1;
-		appendLog(paths.events, `${JSON.stringify(compactEvent(event, seq, now))}\n`);
+		events.add(event, now);
 		applyEvent(status, event, now);
 		onWorkerEvent(event);
 	};
 	const stdoutDone = new Promise((resolve) => {
 		stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => {
-			for (const line of lines.push(chunk)) onLine(line);
+			for (const event of lines.push(chunk)) onEvent(event);
 			scheduleStatus();
 		});
 		stdout.on("end", resolve);
@@ -319,41 +354,21 @@ function startWorker() {
 	child.on("exit", (code, signal) => {
 		const flushed = Promise.race([stdoutDone, new Promise((r) => setTimeout(r, 2000))]);
 		void flushed.then(() => {
-			const tail = lines.flush();
-			if (tail) onLine(tail);
+			onEvent(lines.flush());
 			void finish({ code, signal });
 		});
 	});
 }
 
-/** @param {NodeJS.ProcessEnv} env the runner's environment without the run's tag */
-async function modelSummary(env) {
-	const command = config.piCommand[0] ?? "pi";
-	const prompt = `Summarize in one short sentence (max 15 words) what this agent run achieved or is blocked on:\n\n${status.latestAssistant ?? status.error ?? status.state}`;
-	// The prompt goes through stdin (pi -p reads piped stdin), never argv.
-	const args = [...config.piCommand.slice(1), "-p", "--no-session", "--model", String(config.summaryModel)];
-	const text = await new Promise((resolve) => {
-		let out = "";
-		const child = spawn(command, args, { cwd: config.cwd, env: { ...env, ...config.env, AGENT_BOARD_WORKER: "" }, stdio: ["pipe", "pipe", "ignore"] });
-		const timer = setTimeout(() => child.kill("SIGKILL"), config.summaryTimeoutMs ?? 30_000);
-		child.stdin.on("error", () => undefined);
-		child.stdin.end(prompt);
-		child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ c) => (out += c));
-		child.on("error", () => resolve(""));
-		child.on("close", (code) => {
-			clearTimeout(timer);
-			resolve(code === 0 ? out.trim() : "");
-		});
-	});
-	if (typeof text === "string" && text) {
-		status.modelSummary = text.split("\n")[0]?.slice(0, 200);
-		status.summary = summarize(status);
-		writeStatus();
-	}
-}
-
 // A bug in the runner must still leave a terminal state, a free slot and no process of the run.
+// runner.log, its stderr, is on the store's disk: a write there that fails is dropped, never fatal.
+process.stderr.on("error", () => undefined);
 process.on("uncaughtException", (error) => {
+	// A write nothing guarded failed on a full or failing disk: never a reason to end the run.
+	if (isDiskError(error)) {
+		files.failed("the store", error);
+		return;
+	}
 	try {
 		for (const p of runProcesses(config.runId, { exclude: process.pid })) signalVerified(p.pid, p.start, "SIGKILL");
 		if (!finished) {
@@ -367,7 +382,9 @@ process.on("uncaughtException", (error) => {
 	}
 });
 
-if (!existsSync(config.cwd)) void finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });
+const refused = runPlaceProblem(runDir, config.sessionFile);
+if (refused) void finish({ code: null, signal: null, spawnError: refused });
+else if (!existsSync(config.cwd)) void finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });
 // A stop that arrived while the run was queued ends it before any worker starts.
 else if (stopWaiting(runDir)) serveInbox();
 else {

@@ -1,11 +1,15 @@
 // The one JSON-lines splitter: pi's stdout and both ends of the control channel. Lines end at "\n"
 // only (JSON.stringify escapes "\n" inside strings; U+2028/U+2029 stay raw and are not line ends).
+// A long line arrives in many chunks: they are kept as parts and joined once, when its "\n" comes
+// (joining as they arrive copies the line again for every chunk).
 
 export class LineSplitter {
-	/** @param {{ maxLine?: number }} [options] an unterminated line longer than maxLine is dropped (an endless line must not grow the reader without bound) */
+	/** @param {{ maxLine?: number }} [options] a line longer than maxLine is dropped whole (an endless line must not grow the reader without bound) */
 	constructor(options = {}) {
-		/** @type {string} */
-		this.rest = "";
+		/** @type {string[]} */
+		this.parts = [];
+		this.partsLength = 0;
+		this.dropping = false;
 		this.maxLine = options.maxLine ?? Infinity;
 	}
 
@@ -15,16 +19,37 @@ export class LineSplitter {
 	 * @returns {string[]} the complete, non-empty lines, without their "\n"
 	 */
 	push(chunk) {
-		const parts = (this.rest + chunk).split("\n");
-		this.rest = parts.pop() ?? "";
-		if (this.rest.length > this.maxLine) this.rest = "";
-		return parts.filter((line) => line.length > 0);
+		/** @type {string[]} */
+		const lines = [];
+		let start = 0;
+		for (let end = chunk.indexOf("\n"); end >= 0; end = chunk.indexOf("\n", start)) {
+			const piece = chunk.slice(start, end);
+			const line = this.parts.length > 0 ? this.parts.join("") + piece : piece;
+			if (line.length > 0 && !this.dropping && line.length <= this.maxLine) lines.push(line);
+			this.parts = [];
+			this.partsLength = 0;
+			this.dropping = false;
+			start = end + 1;
+		}
+		const rest = start === 0 ? chunk : chunk.slice(start);
+		if (rest.length > 0 && !this.dropping) {
+			this.parts.push(rest);
+			this.partsLength += rest.length;
+			if (this.partsLength > this.maxLine) {
+				this.parts = [];
+				this.partsLength = 0;
+				this.dropping = true;
+			}
+		}
+		return lines;
 	}
 
 	/** The unterminated tail, once the stream has ended. */
 	flush() {
-		const rest = this.rest;
-		this.rest = "";
+		const rest = this.dropping ? "" : this.parts.join("");
+		this.parts = [];
+		this.partsLength = 0;
+		this.dropping = false;
 		return rest;
 	}
 }

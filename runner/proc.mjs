@@ -9,7 +9,7 @@ export const RUN_TAG = "AGENT_BOARD_RUN_ID";
 
 /**
  * @param {number} pid
- * @returns {{ state: string, start: string } | undefined}
+ * @returns {{ state: string, start: string, ppid: number } | undefined}
  */
 function readStat(pid) {
 	try {
@@ -18,10 +18,46 @@ function readStat(pid) {
 		const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 		const state = rest[0];
 		const start = rest[19];
-		return state && start ? { state, start } : undefined;
+		return state && start ? { state, start, ppid: Number(rest[1]) } : undefined;
 	} catch {
 		return undefined;
 	}
+}
+
+/**
+ * Every live descendant of `pid` now, by /proc parent links, with start times. A process that wiped
+ * its environment (`env -i`) carries no run tag, and one in its own session (`setsid`) no process
+ * group of ours; while its parent chain leads back to the worker, this still finds it. One /proc scan.
+ * @param {number} pid
+ * @returns {{ pid: number, start: string }[]}
+ */
+export function descendants(pid) {
+	/** @type {Map<number, { pid: number, start: string }[]>} */
+	const children = new Map();
+	let names;
+	try {
+		names = readdirSync("/proc");
+	} catch {
+		return [];
+	}
+	for (const name of names) {
+		const child = Number(name);
+		if (!validPid(child)) continue;
+		const stat = readStat(child);
+		if (!stat || stat.state === "Z" || stat.state === "X") continue;
+		const siblings = children.get(stat.ppid) ?? [];
+		siblings.push({ pid: child, start: stat.start });
+		children.set(stat.ppid, siblings);
+	}
+	const found = [];
+	for (let queue = [pid]; queue.length > 0; ) {
+		const next = queue.shift() ?? 0;
+		for (const child of children.get(next) ?? []) {
+			found.push(child);
+			queue.push(child.pid);
+		}
+	}
+	return found;
 }
 
 /** Start time of a live (non-zombie) process, or undefined. @param {number} pid */

@@ -11,7 +11,12 @@ export function isOneOf(words, value) {
 	return words.some((word) => word === value);
 }
 
-/** The worker's only argv message. Its `input` handler swaps it for the prompt from the channel. */
+/**
+ * The worker's only argv message. Its `input` handler swaps it (the whole text, nothing else) for the
+ * prompt from the channel. Whether that happened is never judged from message text, which a prompt may
+ * quote: the worker role says `ready` first and the runner sends the prompt only then, so a user
+ * message before `ready` can only be this placeholder, read by a pi without the worker role.
+ */
 export const PROMPT_PLACEHOLDER = "[agent-board: prompt arrives on the control channel]";
 
 /** Env var naming the worker's control fd ("3"). Absent: no channel. */
@@ -34,6 +39,7 @@ export const DEFAULT_ASK_WAIT_SECONDS = 600;
 /**
  * A rejection carries its code; the runner puts the words for people in the receipt.
  * @typedef {{ type: "receipt", id: string, status: (typeof RECEIPT_STATUSES)[number], as?: DeliveryKind, code?: import("./reasons.mjs").ReceiptCode }
+ *   | { type: "ready" }
  *   | { type: "closed" }} WorkerToRunner
  */
 
@@ -91,6 +97,7 @@ export function parseWorkerLine(line) {
 	if (typeof value !== "object" || value === null) return undefined;
 	const record = /** @type {Record<string, unknown>} */ (value);
 	if (record.type === "closed") return { type: "closed" };
+	if (record.type === "ready") return { type: "ready" };
 	if (record.type !== "receipt" || typeof record.id !== "string") return undefined;
 	if (!isOneOf(RECEIPT_STATUSES, record.status)) return undefined;
 	/** @type {WorkerToRunner} */

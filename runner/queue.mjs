@@ -3,42 +3,47 @@
 // (one atomic rename into the run's directory, so exactly one pumper or stopper wins it), then spawns
 // that run's runner. Finishing runners and board reads both pump, so a killed runner never strands it.
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readdirSync, readFileSync, renameSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureDir, FILE_MODE, touchNotify, writeJsonAtomic } from "./fs-util.mjs";
+import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, touchNotify, writeJsonAtomic } from "./fs-util.mjs";
+import { rejectWaiting } from "./inbox.mjs";
 import { finalize } from "./state-rules.mjs";
 import { processStartTime, RUN_TAG } from "./proc.mjs";
 import { releaseSlot, tryClaimSlot } from "./slots.mjs";
+import { isValidId, runDirOf } from "./store-layout.mjs";
 
 export const RUNNER_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "job-runner.mjs");
 
 /**
+ * A queue entry names its run by ids only; the run's directory is derived from them (runDirOf), never
+ * read from the file, so a planted entry cannot make a pumper start a run.json outside the store.
  * @typedef {object} QueueEntry
  * @property {string} rowId
  * @property {string} runId
- * @property {string} runDir
  * @property {number} at
  */
+
+/** @typedef {{ entry: QueueEntry, runDir: string } | { invalid: string }} EntryRead */
 
 /** @param {string} storeRoot */
 export function queueDir(storeRoot) {
 	return join(storeRoot, "queue");
 }
 
-/** @param {QueueEntry} entry */
+/** @param {{ at: number, runId: string }} entry */
 function entryName(entry) {
 	return `${String(entry.at).padStart(15, "0")}-${entry.runId}.json`;
 }
 
 /**
- * Adds a prepared run (run.json and a queued status.json already in runDir) to the queue. Its place is
- * the moment it enters the queue, so no entry can appear behind a younger one that already started.
+ * Adds a prepared run (run.json and a queued status.json already in its directory) to the queue. Its
+ * place is the moment it enters the queue, so no entry can appear behind a younger one that already started.
  * @param {string} storeRoot @param {Omit<QueueEntry, "at">} entry
  */
 export function enqueue(storeRoot, entry) {
 	ensureDir(queueDir(storeRoot));
-	const queued = { ...entry, at: Date.now() };
+	const queued = { rowId: entry.rowId, runId: entry.runId, at: Date.now() };
 	writeJsonAtomic(join(queueDir(storeRoot), entryName(queued)), queued);
 }
 
@@ -59,26 +64,96 @@ export function queuedEntryName(storeRoot, runId) {
 	return queuedNames(storeRoot).find((name) => name.endsWith(`-${runId}.json`));
 }
 
-/** @param {string} path @returns {QueueEntry | undefined} */
-function readEntry(path) {
-	try {
-		const value = JSON.parse(readFileSync(path, "utf8"));
-		if (value && typeof value.runId === "string" && typeof value.runDir === "string" && typeof value.rowId === "string") return value;
-	} catch {
-		// Unreadable or torn: not startable; left in place for the user to see.
+/** Good entries by store and name: an entry never changes (temp + rename), so each is read once. @type {Map<string, Map<string, EntryRead>>} */
+const checked = new Map();
+
+/**
+ * A queue entry, checked: a plain file, its fields' types, its name, and a run.json where its ids say.
+ * @param {string} storeRoot @param {string} name @returns {EntryRead}
+ */
+export function readEntry(storeRoot, name) {
+	const known = checked.get(storeRoot)?.get(name);
+	if (known) return known;
+	const read = checkEntry(storeRoot, name);
+	if ("entry" in read) {
+		const store = checked.get(storeRoot) ?? new Map();
+		checked.set(storeRoot, store.set(name, read));
 	}
-	return undefined;
+	return read;
+}
+
+/** @param {string} storeRoot @param {string} name @returns {EntryRead} */
+function checkEntry(storeRoot, name) {
+	const path = join(queueDir(storeRoot), name);
+	/** @type {Record<string, unknown>} */
+	let value;
+	try {
+		if (!lstatSync(path).isFile()) return { invalid: "not a regular file" };
+		value = JSON.parse(readFileSync(path, "utf8"));
+	} catch (error) {
+		return { invalid: `unreadable (${error instanceof Error ? error.message : String(error)})` };
+	}
+	if (value === null || typeof value !== "object" || Array.isArray(value)) return { invalid: "/ must be object" };
+	for (const field of ["rowId", "runId"]) if (!isValidId(value[field])) return { invalid: `/${field} must be an id (letters, digits, "-", "_")` };
+	if (typeof value.at !== "number" || !Number.isSafeInteger(value.at) || value.at < 0) return { invalid: "/at must be a time in ms" };
+	const entry = { rowId: String(value.rowId), runId: String(value.runId), at: value.at };
+	if (entryName(entry) !== name) return { invalid: `its /runId and /at do not match its file name` };
+	const runDir = runDirOf(storeRoot, entry.rowId, entry.runId);
+	if (!existsSync(join(runDir, "run.json"))) return { invalid: `names no run: ${join(runDir, "run.json")} is missing` };
+	return { entry, runDir };
+}
+
+/** The runs of a store whose id is `runId` and that still wait for a start. @param {string} storeRoot @param {string} runId */
+function waitingRunDirs(storeRoot, runId) {
+	let rows;
+	try {
+		rows = readdirSync(join(storeRoot, "rows")).filter(isValidId);
+	} catch {
+		return [];
+	}
+	return rows
+		.map((rowId) => runDirOf(storeRoot, rowId, runId))
+		.filter((runDir) => {
+			try {
+				const status = JSON.parse(readFileSync(join(runDir, "status.json"), "utf8"));
+				return status?.state === "queued" && status.endedAt === undefined && !existsSync(join(runDir, "claim.json"));
+			} catch {
+				return false;
+			}
+		});
+}
+
+/**
+ * Takes a bad entry out of the queue (renamed to "<name>.refused", kept for whoever looks) and fails
+ * the run it was for, when that run still waits with no other entry: its row shows why instead of
+ * waiting forever. Whoever's rename wins does it, once; a pumper never starts anything from it.
+ * @param {string} storeRoot @param {string} name @param {string} reason
+ */
+function refuseEntry(storeRoot, name, reason) {
+	const path = join(queueDir(storeRoot), name);
+	try {
+		renameSync(path, `${path}.refused`);
+	} catch {
+		return;
+	}
+	const runId = /^\d{15}-(.+)\.json$/.exec(name)?.[1];
+	if (!runId || !isValidId(runId) || queuedEntryName(storeRoot, runId)) return;
+	for (const runDir of waitingRunDirs(storeRoot, runId)) recordStartFailure(runDir, `queue entry ${path} refused: ${reason}`);
 }
 
 /**
  * Takes a queued run out of the queue: whoever's rename succeeds owns the run (to start or to stop).
  * A start names the slot it holds, so the runs' own records show which run held which slot when.
+ * When the claim cannot be written (a full disk) the entry goes back and the error is thrown.
  * @param {string} storeRoot @param {string} name @param {string} runDir @param {string} purpose @param {string} [slot]
  */
 export function claimEntry(storeRoot, name, runDir, purpose, slot) {
+	const entry = join(queueDir(storeRoot), name);
 	const claim = join(runDir, "claim.json");
+	// A run is claimed once: a second entry for it is a stray and never starts it again.
+	if (existsSync(claim)) return false;
 	try {
-		renameSync(join(queueDir(storeRoot), name), claim);
+		renameSync(entry, claim);
 	} catch {
 		return false;
 	}
@@ -89,7 +164,17 @@ export function claimEntry(storeRoot, name, runDir, purpose, slot) {
 	} catch {
 		// Unknown.
 	}
-	writeJsonAtomic(claim, { by: process.pid, start: processStartTime(process.pid), purpose, at: Date.now(), olderWaiting, ...(slot ? { slot: basename(slot) } : {}) });
+	try {
+		writeJsonAtomic(claim, { by: process.pid, start: processStartTime(process.pid), purpose, at: Date.now(), olderWaiting, ...(slot ? { slot: basename(slot) } : {}) });
+	} catch (error) {
+		// The temp file failed, so claim.json still holds the entry's bytes: put it back in its place.
+		try {
+			renameSync(claim, entry);
+		} catch {
+			// Left claimed: its readers record that it never started.
+		}
+		throw error;
+	}
 	return true;
 }
 
@@ -102,53 +187,103 @@ export function claimEntry(storeRoot, name, runDir, purpose, slot) {
 
 /**
  * Starts queued runs while slots are free. Returns the started run ids, and the reason the queue is
- * stuck when claiming a slot failed for a reason other than "all taken".
+ * stuck when it cannot start anything for a reason other than "all slots taken" (a full disk, EACCES).
+ * Bad entries are refused wherever they stand in the queue; each entry is checked once.
  * @param {string} storeRoot @param {PumpOptions} options
  * @returns {{ started: string[], error?: string }}
  */
 export function pumpQueue(storeRoot, options) {
 	/** @type {string[]} */
 	const started = [];
-	const slotsDir = join(storeRoot, "slots");
 	let names;
 	try {
 		names = queuedNames(storeRoot);
 	} catch (error) {
 		return { started, error: `cannot read the queue ${queueDir(storeRoot)}: ${String(error)}` };
 	}
+	const known = checked.get(storeRoot);
+	if (known) for (const name of known.keys()) if (!names.includes(name)) known.delete(name);
+	let full = false;
 	for (const name of names) {
-		const entry = readEntry(join(queueDir(storeRoot), name));
-		if (!entry) continue;
-		let slot;
-		try {
-			ensureDir(slotsDir);
-			slot = tryClaimSlot(slotsDir, Math.max(1, options.maxConcurrent), { pid: process.pid, start: processStartTime(process.pid), runId: entry.runId });
-		} catch (error) {
-			return { started, error: error instanceof Error ? error.message : String(error) };
-		}
-		if (!slot) break;
-		if (!claimEntry(storeRoot, name, entry.runDir, "start", slot)) {
-			releaseSlot(slot, entry.runId);
+		const read = readEntry(storeRoot, name);
+		if ("invalid" in read) {
+			refuseEntry(storeRoot, name, read.invalid);
 			continue;
 		}
-		try {
-			spawnRunner(entry.runDir, slot, options.node, { ...options.env, [RUN_TAG]: entry.runId });
-		} catch (error) {
-			// The claimed run is recorded as "runner never started" by its next reader.
-			releaseSlot(slot, entry.runId);
-			return { started, error: `cannot start a runner in ${entry.runDir}: ${error instanceof Error ? error.message : String(error)}` };
+		if (full) continue;
+		const outcome = startEntry(storeRoot, name, read, options);
+		if (outcome === "full") full = true;
+		else if (outcome !== "lost") {
+			if ("error" in outcome) return { started, error: outcome.error };
+			started.push(outcome.started);
 		}
-		started.push(entry.runId);
 	}
 	return { started };
 }
 
-/** Records why a claimed run never started (its owner, the claimer, does). @param {string} runDir @param {string} reason */
+/**
+ * @param {string} storeRoot @param {string} name @param {{ entry: QueueEntry, runDir: string }} read @param {PumpOptions} options
+ * @returns {"full" | "lost" | { started: string } | { error: string }}
+ */
+function startEntry(storeRoot, name, read, options) {
+	const { entry, runDir } = read;
+	const space = diskSpace(storeRoot);
+	// Too little room for a run to record itself: nothing starts until there is.
+	if (space !== undefined && space < DISK_FULL_BYTES) return { error: `disk full: ${space} bytes free on the store's disk (${storeRoot}); queued runs start when space returns` };
+	let slot;
+	try {
+		ensureDir(join(storeRoot, "slots"));
+		slot = tryClaimSlot(join(storeRoot, "slots"), Math.max(1, options.maxConcurrent), { pid: process.pid, start: processStartTime(process.pid), runId: entry.runId });
+	} catch (error) {
+		return { error: error instanceof Error ? error.message : String(error) };
+	}
+	if (!slot) return "full";
+	/** @param {unknown} error @param {number} [fd] */
+	const failed = (error, fd) => {
+		if (fd !== undefined) closeSync(fd);
+		releaseSlot(slot, entry.runId);
+		return { error: `cannot start the run in ${runDir}: ${error instanceof Error ? error.message : String(error)}` };
+	};
+	let logFd;
+	try {
+		// Opened before the claim: a run that cannot get its log (a full disk) stays queued.
+		logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE);
+	} catch (error) {
+		return failed(error);
+	}
+	let claimed;
+	try {
+		claimed = claimEntry(storeRoot, name, runDir, "start", slot);
+	} catch (error) {
+		return failed(error, logFd);
+	}
+	if (!claimed) {
+		closeSync(logFd);
+		releaseSlot(slot, entry.runId);
+		return "lost";
+	}
+	try {
+		spawnRunner(runDir, slot, logFd, options.node, { ...options.env, [RUN_TAG]: entry.runId });
+	} catch (error) {
+		// The claimed run is recorded as "runner never started" by its next reader.
+		releaseSlot(slot, entry.runId);
+		return { error: `cannot start a runner in ${runDir}: ${error instanceof Error ? error.message : String(error)}` };
+	}
+	return { started: entry.runId };
+}
+
+/**
+ * Records why a claimed run never started (its owner, the claimer, does); messages waiting in its
+ * inbox are answered, rejected, so no reply is left without a receipt.
+ * @param {string} runDir @param {string} reason
+ */
 export function recordStartFailure(runDir, reason) {
 	try {
 		const statusPath = join(runDir, "status.json");
 		const status = JSON.parse(readFileSync(statusPath, "utf8"));
-		finalize(status, { code: null, signal: null, spawnError: reason, now: Date.now() });
+		const now = Date.now();
+		finalize(status, { code: null, signal: null, spawnError: reason, now });
+		rejectWaiting(runDir, status, "not-started", now, "it failed before it started");
 		writeJsonAtomic(statusPath, status);
 		const rowDir = dirname(dirname(runDir));
 		touchNotify(dirname(dirname(rowDir)), basename(rowDir));
@@ -158,14 +293,14 @@ export function recordStartFailure(runDir, reason) {
 }
 
 /**
- * Spawns the detached runner of a claimed run. Its failure to start is recorded by the runner's
- * absence: readers turn a claimed run with no runner into "failed: runner never started".
- * @param {string} runDir @param {string} slot @param {string} node @param {NodeJS.ProcessEnv} env
+ * Spawns the detached runner of a claimed run on its log fd (closed here). Its failure to start is
+ * recorded by the runner's absence: readers turn a claimed run with no runner into "failed: runner never started".
+ * @param {string} runDir @param {string} slot @param {number} logFd @param {string} node @param {NodeJS.ProcessEnv} env
  */
-export function spawnRunner(runDir, slot, node, env) {
-	const logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE);
+export function spawnRunner(runDir, slot, logFd, node, env) {
 	try {
-		const child = spawn(node, [RUNNER_PATH, join(runDir, "run.json"), slot], { detached: true, stdio: ["ignore", logFd, logFd], cwd: runDir, env });
+		// A small young generation: a long stream's garbage is collected as it comes (about 30 MB less peak RSS).
+		const child = spawn(node, ["--max-semi-space-size=2", RUNNER_PATH, join(runDir, "run.json"), slot], { detached: true, stdio: ["ignore", logFd, logFd], cwd: runDir, env });
 		child.on("error", (error) => {
 			// The pumper claimed this run and still owns it: it records why the run never started.
 			releaseSlot(slot, String(env[RUN_TAG]));

@@ -10,9 +10,11 @@ export const MAX_MESSAGE_BYTES = 1024 * 1024;
  * - malformed / unreadable: an inbox file or channel line that is not a message
  * - too-large: a message over MAX_MESSAGE_BYTES
  * - unconfirmed: the worker exited before confirming a delivery
+ * - not-started: the message waited for a queued run that was stopped or failed before it started
  * - archived, unreadable-row, not-delivered, busy: a reply or stop the row refused
  * - no-such-row, invalid: a request naming no row, or with a bad argument
  * - dispatch-failed: a dispatch that could not write its row (nothing is left behind)
+ * - disk-full: the store's disk has no room: a live or queued row waits for space, a failed run failed of it
  */
 export const REASON_CODES = /** @type {const} */ ([
 	"run-ended",
@@ -20,6 +22,7 @@ export const REASON_CODES = /** @type {const} */ ([
 	"unreadable",
 	"too-large",
 	"unconfirmed",
+	"not-started",
 	"archived",
 	"unreadable-row",
 	"not-delivered",
@@ -27,6 +30,7 @@ export const REASON_CODES = /** @type {const} */ ([
 	"no-such-row",
 	"invalid",
 	"dispatch-failed",
+	"disk-full",
 ]);
 
 /** @typedef {(typeof REASON_CODES)[number]} ReasonCode */
@@ -38,6 +42,7 @@ export const RECEIPT_REASONS = /** @type {const} */ ({
 	unreadable: "unreadable message",
 	"too-large": `message is larger than ${MAX_MESSAGE_BYTES} bytes`,
 	unconfirmed: "the worker exited before confirming delivery",
+	"not-started": "the run did not start",
 });
 
 /** @typedef {keyof typeof RECEIPT_REASONS} ReceiptCode */

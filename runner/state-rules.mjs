@@ -1,7 +1,7 @@
 // Pure state rules for one run, shared by the runner (writes status) and the extension (reads and
 // reconciles). No I/O here so both sides derive states the same way.
 import { RUN_STATES } from "./vocabulary.mjs";
-import { clip, describeTool, firstSentence, lastLine, lastSentence, looksLikeQuestion, messageText, obj, tail } from "./text-rules.mjs";
+import { clip, describeTool, firstSentence, flatWindow, lastLine, lastSentence, looksLikeQuestion, messageText, obj, tail } from "./text-rules.mjs";
 
 export { describeTool, firstSentence, looksLikeQuestion };
 
@@ -94,7 +94,7 @@ export function summarize(status) {
 
 /** @param {RunStatus} status @param {number} at @param {string} text */
 function pushEvent(status, at, text) {
-	status.recentEvents.push({ at, text: clip(text.replace(/\s+/g, " ").trim(), 200) });
+	status.recentEvents.push({ at, text: clip(flatWindow(text, "start"), 200) });
 	if (status.recentEvents.length > RECENT_EVENTS) status.recentEvents.splice(0, status.recentEvents.length - RECENT_EVENTS);
 }
 

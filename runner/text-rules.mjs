@@ -3,6 +3,19 @@
 
 const QUESTION_PATTERNS = [/should i\b/i, /which option/i, /please confirm/i, /need your input/i];
 
+/** Text cut short before its whitespace is collapsed. */
+const WINDOW = 2048;
+
+/**
+ * Whitespace collapsed to single spaces, trimmed: only the first (or last) WINDOW characters, which is
+ * all a one-line summary shows. Collapsing a whole answer of megabytes made a copy of it per event.
+ * @param {string} text @param {"start" | "end"} from
+ */
+export function flatWindow(text, from) {
+	const window = text.length <= WINDOW ? text : from === "start" ? text.slice(0, WINDOW) : text.slice(-WINDOW);
+	return window.replace(/\s+/g, " ").trim();
+}
+
 /** Fallback needs-input detection on the final assistant text. @param {string} text */
 export function looksLikeQuestion(text) {
 	const trimmed = text.trim();
@@ -13,21 +26,31 @@ export function looksLikeQuestion(text) {
 
 /** @param {string} text */
 export function firstSentence(text) {
-	const flat = text.replace(/\s+/g, " ").trim();
+	const flat = flatWindow(text, "start");
 	const match = /^(.+?[.!?])(\s|$)/.exec(flat);
 	const sentence = match?.[1] ?? flat;
-	return sentence.length > 160 ? `${sentence.slice(0, 157)}...` : sentence;
+	return own(sentence.length > 160 ? `${sentence.slice(0, 157)}...` : sentence, text);
 }
 
 /** The end of a streaming text, as much as a summary shows. @param {string} text */
 export function lastSentence(text) {
-	const flat = text.replace(/\s+/g, " ").trim();
-	return flat.length > 160 ? `...${flat.slice(-157)}` : flat;
+	const flat = flatWindow(text, "end");
+	return own(flat.length > 160 ? `...${flat.slice(-157)}` : flat, text);
+}
+
+/**
+ * A short piece cut from a long string is, in V8, a view that keeps the whole long string alive (a
+ * status field holding the start of a 20 MB answer held all 20 MB). Pieces kept beyond the event that
+ * brought them are copied out of anything much longer.
+ * @param {string} piece @param {string} source @returns {string}
+ */
+export function own(piece, source) {
+	return source.length > 2 * piece.length + 1024 ? String(JSON.parse(JSON.stringify(piece))) : piece;
 }
 
 /** @param {string} text @param {number} max */
 export function clip(text, max) {
-	return text.length > max ? `${text.slice(0, max - 3)}...` : text;
+	return text.length > max ? own(`${text.slice(0, max - 3)}...`, text) : text;
 }
 
 /** @param {unknown} value @returns {Record<string, unknown>} */
@@ -54,7 +77,7 @@ export function describeTool(name, args) {
 
 /** @param {string} text @param {number} max */
 export function tail(text, max) {
-	return text.length > max ? text.slice(-max) : text;
+	return text.length > max ? own(text.slice(-max), text) : text;
 }
 
 /** @param {string} text */

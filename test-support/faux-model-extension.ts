@@ -151,4 +151,6 @@ export default function fauxModelExtension(pi: ExtensionAPI): void {
 	registerFaux(pi, "faux-slow", [{ id: "slow-1", name: "Faux Slow", contextWindow: 200000, maxTokens: 8192 }], 12);
 	// Faster than the status write cap: many deltas per second, so the cap is what limits writes.
 	registerFaux(pi, "faux-stream", [{ id: "stream-1", name: "Faux Stream", contextWindow: 200000, maxTokens: 8192 }], 80);
+	// As fast as pi takes it, in pi's usual 3-5 token deltas: megabytes of streamed text for memory benches.
+	registerFaux(pi, "faux-bulk", [{ id: "bulk-1", name: "Faux Bulk", contextWindow: 200000, maxTokens: 8192 }], 0);
 }

@@ -16,8 +16,10 @@ export interface WorkerProcess {
 	pid: number;
 	argv: string[];
 	sessionFile: string;
-	/** Everything the worker sent on fd 3, in order. */
+	/** Everything the worker sent on fd 3, in order, but its opening `ready` (see readySent). */
 	lines: WorkerToRunner[];
+	/** Whether the worker role said `ready` (first, before anything else). */
+	readySent(): boolean;
 	/** Lines on fd 3 that are not protocol messages (must stay empty). */
 	malformed: string[];
 	events(): PiEvent[];
@@ -62,6 +64,7 @@ export function spawnWorker(agent: TestAgent, options: SpawnWorkerOptions = {}):
 	child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
 	const lines: WorkerToRunner[] = [];
 	const malformed: string[] = [];
+	let ready = false;
 	const channel = options.noChannel ? undefined : (child.stdio[3] as Socket);
 	if (channel) {
 		const splitter = new LineSplitter();
@@ -69,7 +72,8 @@ export function spawnWorker(agent: TestAgent, options: SpawnWorkerOptions = {}):
 		channel.on("data", (chunk: string) => {
 			for (const line of splitter.push(chunk)) {
 				const parsed = parseWorkerLine(line);
-				if (parsed) lines.push(parsed);
+				if (parsed?.type === "ready" && !ready && lines.length === 0) ready = true;
+				else if (parsed) lines.push(parsed);
 				else malformed.push(line);
 			}
 		});
@@ -86,6 +90,7 @@ export function spawnWorker(agent: TestAgent, options: SpawnWorkerOptions = {}):
 		argv,
 		sessionFile,
 		lines,
+		readySent: () => ready,
 		malformed,
 		events,
 		stderr: () => stderr,

@@ -17,7 +17,8 @@ afterAll(() => {
 
 // Each attempt writes its own row id into the shared file, so the attempts really differ.
 const WRITE = `printf 'attempt %s\\n' "$AGENT_BOARD_ROW" > shared.txt && printf 'mine\\n' > "own-$AGENT_BOARD_ROW.txt"`;
-const RESOLVE = `git merge main -q -m "merge main" >/dev/null 2>&1; printf 'resolved\\n' > shared.txt && git add -A && git commit -q -m "resolve conflicts with main" && echo resolved`;
+// As the follow-up asks: the work is committed first (a conflict leaves it uncommitted), then main is merged in.
+const RESOLVE = `git add -A && git commit -q -m "my attempt" >/dev/null 2>&1; git merge main -q -m "merge main" >/dev/null 2>&1; printf 'resolved\\n' > shared.txt && git add -A && git commit -q -m "resolve conflicts with main" && echo resolved`;
 
 function setup(): { agent: TestAgent; repo: string; store: string } {
 	const agent = createTestAgent({
@@ -117,7 +118,7 @@ describe("attempt sets", () => {
 		const conflict = await headless(`merge ${r2} --commit`);
 		expect(conflict.code).toBe(1);
 		expect(conflict.stderr).toContain(`merge of row ${r2} into main conflicts in: shared.txt`);
-		expect(conflict.stderr).toContain(`/agent-board reply ${r2} Bring your branch`);
+		expect(conflict.stderr).toContain(`/agent-board reply ${r2} Commit your uncommitted changes on agent-board/${r2} first. Bring your branch`);
 		expect(snapshot(repo)).toEqual(clean);
 		expect(snapshot(repo).mergeInProgress).toBe(false);
 

@@ -142,7 +142,7 @@ describe("engine file protocols", () => {
 		const runs = ["a", "b", "c"].map((id) => {
 			const runDir = join(store, id);
 			mkdirSync(runDir);
-			enqueue(store, { rowId: id, runId: `run-${id}`, runDir });
+			enqueue(store, { rowId: id, runId: `run-${id}` });
 			return runDir;
 		});
 		const names = queuedNames(store);

@@ -4,7 +4,7 @@
  * a read-only store and a full disk. pi must stay up, name the file, field, path and errno, and
  * leave the files as they were.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
@@ -14,23 +14,14 @@ import { createBoardService } from "../src/board/service.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
 import { TERMINAL_CONTROL, writeRow } from "../test-support/hardening-fixtures.ts";
 import { createTestAgent, EXTENSION_ENTRY, PI_CLI, runPi, type PiRunResult, type TestAgent } from "../test-support/pi-harness.ts";
-import { notRoot, requires } from "../test-support/requires.ts";
+import { commandFails, notRoot, requires } from "../test-support/requires.ts";
 
 const agents: TestAgent[] = [];
 const mounts: string[] = [];
 afterAll(() => {
-	for (const mount of mounts.reverse()) tryRun("umount", ["-l", mount]);
+	for (const mount of mounts.reverse()) commandFails("umount", ["-l", mount]);
 	for (const agent of agents) agent.cleanup();
 });
-
-function tryRun(command: string, args: string[]): string | undefined {
-	try {
-		execFileSync(command, args, { stdio: ["ignore", "ignore", "pipe"] });
-		return undefined;
-	} catch (error) {
-		return String((error as { stderr?: Buffer }).stderr ?? error).trim() || String(error);
-	}
-}
 
 function agentWithStore(text = "Done.") {
 	const agent = createTestAgent({ script: { rules: [], fallback: [{ text }] } });
@@ -201,7 +192,7 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 		// Root reads through chmod 000; drop the capabilities that let it (uid stays 0, so the store is still "ours").
 		const noDac = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"];
 		const wrap = process.getuid?.() === 0 ? noDac : undefined;
-		if (wrap) requires(ctx, "setpriv (to drop root's read-anything capabilities)", tryRun("setpriv", [...noDac.slice(1), "true"]));
+		if (wrap) requires(ctx, "setpriv (to drop root's read-anything capabilities)", commandFails("setpriv", [...noDac.slice(1), "true"]));
 		const list = await board(agent)("list", wrap);
 		const shown = await board(agent)("show locked-row", wrap);
 		chmodSync(paths.row("locked-row"), 0o700);
@@ -217,11 +208,11 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 		requires(ctx, "root (mount)", notRoot());
 		const { agent, store, paths } = agentWithStore();
 		writeRow(paths, "readable");
-		requires(ctx, "mount --bind", tryRun("mount", ["--bind", store, store]));
+		requires(ctx, "mount --bind", commandFails("mount", ["--bind", store, store]));
 		mounts.push(store);
-		const roError = tryRun("mount", ["-o", "remount,bind,ro", store]);
+		const roError = commandFails("mount", ["-o", "remount,bind,ro", store]);
 		expect(roError).toBeUndefined();
-		expect(tryRun("touch", [join(store, "probe")])).toMatch(/Read-only file system/);
+		expect(commandFails("touch", [join(store, "probe")])).toMatch(/Read-only file system/);
 		const readOnly = await board(agent)("list");
 		expect(readOnly.code, readOnly.stderr).toBe(0);
 		expect(readOnly.stdout).toMatch(/^readable\s+completed\s/m);
@@ -235,7 +226,7 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 	it("fails a dispatch on a full disk (ENOSPC) with the path and errno, leaves no half row, and still lists", async (ctx) => {
 		requires(ctx, "root (mounting a small tmpfs)", notRoot());
 		const { agent, store, paths } = agentWithStore();
-		requires(ctx, "a tmpfs mount", tryRun("mount", ["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", store]));
+		requires(ctx, "a tmpfs mount", commandFails("mount", ["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", store]));
 		mounts.push(store);
 		mkdirSync(paths.rows, { mode: 0o700 });
 		writeRow(paths, "before-full");

@@ -40,7 +40,7 @@ describe("protocol lines", () => {
 		const encoded = encodeLine({ type: "prompt", text }) + encodeLine({ type: "abort" });
 		const lines = [...splitter.push(encoded.slice(0, 7)), ...splitter.push(encoded.slice(7))];
 		expect(lines.map(parseRunnerLine)).toEqual([{ type: "prompt", text }, { type: "abort" }]);
-		expect(splitter.rest).toBe("");
+		expect(splitter.flush()).toBe("");
 	});
 
 	it("marks malformed runner lines invalid, keeping an id so the sender still gets a receipt", () => {

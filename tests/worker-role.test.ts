@@ -97,6 +97,7 @@ describe("prompt over the control channel", () => {
 				.filter((entry) => entry.type === "message" && entry.message?.role === "user");
 			expect(userEntries.map((entry) => entry.message && userTexts({ messages: [entry.message] } as FauxCall)[0])).toEqual([text]);
 			expect(session).not.toContain(PROMPT_PLACEHOLDER);
+			expect(worker.readySent()).toBe(true);
 			expect(worker.lines).toEqual([{ type: "closed" }]);
 			expect(worker.malformed).toEqual([]);
 		}

@@ -6,8 +6,9 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mergeRow } from "./merge.ts";
+import { sanitizeText } from "./sanitize.ts";
 import { computeOverlaps, overlapCandidates } from "./overlap.ts";
-import type { AttemptSetView, BoardRow, MergeOptions, MergeResult, MergedInfo } from "./types.ts";
+import type { AttemptSetView, BoardRow, MergeOptions, MergeResult, RowMeta } from "./types.ts";
 import { snapshotTree, touchedFiles } from "./worktree.ts";
 
 // The set rules live with the other dispatch checks; the dashboard takes them from here.
@@ -20,8 +21,10 @@ export interface AttemptDeps {
 	get(id: string): Promise<BoardRow | undefined>;
 	/** Runs `fn` holding the row lock (merge must not race a reply, resume or another merge). */
 	withRowLock<T>(id: string, fn: () => Promise<T>): Promise<T>;
-	/** Records the merge in meta, for a caller that holds the row lock. */
-	recordMerged(id: string, info: MergedInfo): void;
+	/** Changes meta, for a caller that holds the row lock. */
+	changeMeta(id: string, change: (meta: RowMeta) => void): void;
+	/** Records (or drops) the intent a killed merge left, for a caller that holds the row lock. */
+	settleMerge(id: string): void;
 }
 
 export interface AttemptViews {
@@ -52,7 +55,9 @@ export function attemptViews(deps: AttemptDeps): AttemptViews {
 		const shared = candidates.filter((row) => (perRepo.get(row.repo ?? "") ?? 0) > 1);
 		if (shared.length === 0) return rows;
 		const overlaps = computeOverlaps(shared.map((row) => ({ id: row.id, repo: row.repo ?? "", files: filesOf(row) })));
-		return rows.map((row) => (overlaps.has(row.id) ? { ...row, overlaps: overlaps.get(row.id) } : row));
+		// Matched on the names as git gave them; handed out sanitised (agents name files).
+		const shown = (row: BoardRow) => overlaps.get(row.id)?.map((overlap) => ({ ...overlap, file: sanitizeText(overlap.file) }));
+		return rows.map((row) => (overlaps.has(row.id) ? { ...row, overlaps: shown(row) } : row));
 	}
 
 	async function requireRow(id: string): Promise<BoardRow> {
@@ -71,7 +76,7 @@ export function attemptViews(deps: AttemptDeps): AttemptViews {
 			return {
 				setId: row.attempt?.setId,
 				repo: row.repo,
-				rows: members.map((member) => ({ row: member, files: filesOf(member), overlaps: member.overlaps ?? [] })),
+				rows: members.map((member) => ({ row: member, files: filesOf(member).map((file) => sanitizeText(file)), overlaps: member.overlaps ?? [] })),
 			};
 		},
 		async compareDiff(a, b) {
@@ -89,12 +94,23 @@ export function attemptViews(deps: AttemptDeps): AttemptViews {
 			});
 			const lines = out.split("\n");
 			if (lines[lines.length - 1] === "") lines.pop();
-			return lines.length > 0 ? lines : ["(the two attempts have identical files)"];
+			// Agent-made names and contents: no escape, control, bidi or line-separator character leaves here
+			// (tabs become spaces, a U+2028 inside a line a space), for every consumer, the model's tool included.
+			return lines.length > 0 ? lines.map((line) => sanitizeText(line, { multiline: true }).replace(/\n/g, " ")) : ["(the two attempts have identical files)"];
 		},
 		async merge(id, options) {
 			return deps.withRowLock(id, async () => {
+				deps.settleMerge(id);
 				const row = await requireRow(id);
-				return mergeRow(row, options ?? {}, { recordMerged: (info) => deps.recordMerged(id, info) });
+				return mergeRow(row, options ?? {}, {
+					recordIntent: (intent) => deps.changeMeta(id, (meta) => (meta.merging = intent)),
+					clearIntent: () => deps.changeMeta(id, (meta) => delete meta.merging),
+					recordMerged: (info) =>
+						deps.changeMeta(id, (meta) => {
+							meta.merged = info;
+							delete meta.merging;
+						}),
+				});
 			});
 		},
 	};

@@ -4,7 +4,7 @@
  * dispatch, launcher, run control, store poll) take it instead of closing over each other.
  */
 import { resolve } from "node:path";
-import { ensureDir } from "../../runner/fs-util.mjs";
+import { DISK_FULL_BYTES, diskSpace, ensureDir } from "../../runner/fs-util.mjs";
 import { pumpQueue, queueDir } from "../../runner/queue.mjs";
 import { nodeCommand, resolvePiCommand } from "./commands.ts";
 import { defaultStoreDir, storePaths, type StorePaths } from "./paths.ts";
@@ -42,11 +42,14 @@ export interface EngineContext {
 	pump(force?: boolean): void;
 	/** Why the queue could not start a run at the last pump, if it could not. */
 	queueBlocked(): string | undefined;
+	/** "disk full: ..." while the store's disk has no room (one statfs a second at most), else undefined. */
+	diskFull(): string | undefined;
 	/** Rows whose run was live or queued when last read, with their "state:alive": the safety poll re-checks them. */
 	readonly liveRows: Map<string, string>;
 }
 
 const PUMP_MIN_INTERVAL_MS = 200;
+const DISK_CHECK_MS = 1000;
 
 export function createEngineContext(options: BoardServiceOptions = {}): EngineContext {
 	const env = options.env ?? process.env;
@@ -57,6 +60,7 @@ export function createEngineContext(options: BoardServiceOptions = {}): EngineCo
 	let piCommand = options.piCommand;
 	let lastPump = 0;
 	let blocked: string | undefined;
+	let disk: { at: number; full: string | undefined } = { at: 0, full: undefined };
 	const maxConcurrent = options.maxConcurrent ?? (fromEnv > 0 ? fromEnv : 4);
 
 	const context: EngineContext = {
@@ -90,6 +94,13 @@ export function createEngineContext(options: BoardServiceOptions = {}): EngineCo
 			blocked = pumpQueue(storeDir, { maxConcurrent, node: nodeCommand(env), env }).error;
 		},
 		queueBlocked: () => blocked,
+		diskFull() {
+			if (Date.now() - disk.at > DISK_CHECK_MS) {
+				const free = diskSpace(storeDir);
+				disk = { at: Date.now(), full: free !== undefined && free < DISK_FULL_BYTES ? `disk full: ${free} bytes free on the store's disk (${storeDir})` : undefined };
+			}
+			return disk.full;
+		},
 	};
 	return context;
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
+import { ID_PATTERN, isValidId } from "../../runner/store-layout.mjs";
 
-const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+export { isValidId };
 
 /** Time-sortable id, safe as a path segment. */
 export function newId(prefix: string): string {
@@ -13,8 +14,4 @@ export function validateId(id: unknown): string {
 		throw new Error(`invalid row id ${JSON.stringify(id)}: use letters, digits, "-" and "_" only (no "/", "..", or absolute paths)`);
 	}
 	return id;
-}
-
-export function isValidId(id: string): boolean {
-	return ID_PATTERN.test(id);
 }

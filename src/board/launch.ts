@@ -32,7 +32,8 @@ function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: st
 		runDir,
 		storeDir: ctx.paths.root,
 		maxConcurrent: ctx.maxConcurrent,
-		sessionFile: meta.sessionFile,
+		// Derived from the ids, like every path the runner writes (the runner checks it).
+		sessionFile: ctx.paths.session(meta.id),
 		cwd: meta.runCwd,
 		prompt,
 		piCommand: ctx.piCommand(),
@@ -58,7 +59,7 @@ export function launchRun(ctx: EngineContext, meta: RowMeta, prompt: string): vo
 	writeJsonAtomic(join(runDir, "run.json"), runConfig(ctx, meta, prompt, runDir, now));
 	writeJsonAtomic(join(runDir, "status.json"), initialStatus(meta.currentRunId, meta.id, now));
 	writeMeta(ctx.paths, meta);
-	enqueue(ctx.paths.root, { rowId: meta.id, runId: meta.currentRunId, runDir });
+	enqueue(ctx.paths.root, { rowId: meta.id, runId: meta.currentRunId });
 	touchNotify(ctx.storeDir, meta.id);
 	try {
 		ctx.pump(true);

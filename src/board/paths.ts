@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
+import { rowDirOf, runDirOf, sessionFileOf } from "../../runner/store-layout.mjs";
 
 /** User-scoped store: follows PI_CODING_AGENT_DIR; AGENT_BOARD_DIR overrides it. */
 export function defaultStoreDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -28,11 +29,11 @@ export function storePaths(root: string): StorePaths {
 		sessions: join(root, "sessions"),
 		slots: join(root, "slots"),
 		worktrees: join(root, "worktrees"),
-		row: (id) => join(rows, id),
+		row: (id) => rowDirOf(root, id),
 		meta: (id) => join(rows, id, "meta.json"),
 		runs: (id) => join(rows, id, "runs"),
-		run: (id, runId) => join(rows, id, "runs", runId),
-		session: (id) => join(root, "sessions", `${id}.jsonl`),
+		run: (id, runId) => runDirOf(root, id, runId),
+		session: (id) => sessionFileOf(root, id),
 		worktree: (id) => join(root, "worktrees", id),
 	};
 }

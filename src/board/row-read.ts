@@ -7,6 +7,7 @@ import { runEnded } from "../../runner/state-rules.mjs";
 import type { EngineContext } from "./engine-context.ts";
 import { BoardError } from "./errors.ts";
 import { validateId } from "./ids.ts";
+import { settleMergeIntent } from "./merge-intent.ts";
 import { recordOrphanEnd, runOwner } from "./run-liveness.ts";
 import { errorReason, errorRow, readMeta, readStatus, rowFrom } from "./store.ts";
 import type { BoardRow, RowMeta, RunStatus } from "./types.ts";
@@ -15,7 +16,7 @@ export function readRow(ctx: EngineContext, id: string): BoardRow {
 	const { paths, cache, storeDir } = ctx;
 	let meta: RowMeta;
 	try {
-		meta = readMeta(paths, id, cache);
+		meta = settleMergeIntent(ctx, id, readMeta(paths, id, cache));
 	} catch (error) {
 		return errorRow(paths, id, errorReason(error, "meta.json"));
 	}
@@ -37,10 +38,17 @@ export function readRow(ctx: EngineContext, id: string): BoardRow {
 	}
 	const row = rowFrom(meta, status, owner === "runner" || owner === "starting");
 	// Rows with a live or queued run are the ones the safety poll re-checks.
-	if (row.alive || owner === "queue") ctx.liveRows.set(id, ctx.liveRows.get(id) ?? `${row.state}:${row.alive}`);
+	if (row.alive || owner === "queue") ctx.liveRows.set(id, ctx.liveRows.get(id) ?? `${row.state}:${row.alive}:`);
 	row.runDir = runDir;
 	const blocked = ctx.queueBlocked();
 	if (owner === "queue" && blocked) row.blockedReason = blocked;
+	// A live run on a full disk cannot record what it does: the row says why it looks stuck.
+	const full = (row.alive || owner === "queue") && ctx.diskFull();
+	if (full) {
+		row.errorCode = "disk-full";
+		row.blockedReason = full;
+		row.summary = row.alive ? "Disk full: the run goes on and records itself when space returns" : "Disk full: starts when space returns";
+	}
 	return row;
 }
 

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { touchNotify, writeJsonAtomic } from "../../runner/fs-util.mjs";
-import { dropMessage, inboxNames, receiptPath } from "../../runner/inbox.mjs";
+import { dropMessage, inboxNames, receiptPath, rejectWaiting } from "../../runner/inbox.mjs";
 import { claimEntry, queuedEntryName } from "../../runner/queue.mjs";
 import { withRowLock } from "../../runner/row-lock.mjs";
 import { markStopped, runEnded } from "../../runner/state-rules.mjs";
@@ -94,8 +94,11 @@ export function controlRun(ctx: EngineContext) {
 	function stopQueued(id: string, runDir: string, runId: string): boolean {
 		const name = queuedEntryName(paths.root, runId);
 		if (!name || !claimEntry(paths.root, name, runDir, "stop")) return false;
-		const status = readStatus(runDir, new FileCache());
-		writeJsonAtomic(join(runDir, "status.json"), markStopped(status, Date.now()));
+		const now = Date.now();
+		const status = markStopped(readStatus(runDir, new FileCache()), now);
+		// Replies that waited for this run will not be steered in: each gets its receipt, shown in the row.
+		rejectWaiting(runDir, status, "not-started", now, "it was stopped while queued");
+		writeJsonAtomic(join(runDir, "status.json"), status);
 		touchNotify(paths.root, id);
 		return true;
 	}

@@ -3,10 +3,10 @@
  * live run's files: only a run with no owner left (no queue entry, no live runner, past the start
  * grace) is ended here, once, under the row lock, after every process of the run is gone.
  */
-import { existsSync, statfsSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { touchNotify, writeJsonAtomic } from "../../runner/fs-util.mjs";
-import { claimMessages, rejectionReceipt, writeReceipt } from "../../runner/inbox.mjs";
+import { DISK_FULL_BYTES, diskSpace, touchNotify, writeJsonAtomic } from "../../runner/fs-util.mjs";
+import { rejectWaiting } from "../../runner/inbox.mjs";
 import { runProcesses, signalVerified } from "../../runner/proc.mjs";
 import { queuedEntryName } from "../../runner/queue.mjs";
 import { tryLockRow } from "../../runner/row-lock.mjs";
@@ -40,13 +40,8 @@ function mtime(path: string): number {
 
 /** A runner that died on a full disk leaves no words behind; the disk itself still tells why. */
 function diskFull(path: string): string | undefined {
-	try {
-		const fs = statfsSync(path);
-		const free = fs.bavail * fs.bsize;
-		return free < 256 * 1024 ? `no space left on the store's disk (${free} bytes free at ${path})` : undefined;
-	} catch {
-		return undefined;
-	}
+	const free = diskSpace(path);
+	return free !== undefined && free < DISK_FULL_BYTES ? `no space left on the store's disk (${free} bytes free at ${path})` : undefined;
 }
 
 /** Kills every process of a run, each verified by its start time (the owner is gone; nobody else will). */
@@ -84,11 +79,12 @@ export function endOrphanLocked(runDir: string, storeRoot: string, rowId: string
 			markRunnerDied(fresh, now);
 			if (!existsSync(join(runDir, "runner.json"))) fresh.error = "runner never started";
 			const disk = diskFull(runDir);
-			if (disk) fresh.error = `${fresh.error}: ${disk}`;
+			if (disk) {
+				fresh.error = `${fresh.error}: ${disk}`;
+				fresh.errorCode = "disk-full";
+			}
 		}
-		for (const message of claimMessages(runDir)) {
-			writeReceipt(runDir, rejectionReceipt(message.id, "run-ended", now));
-		}
+		rejectWaiting(runDir, fresh, "run-ended", now);
 		writeJsonAtomic(join(runDir, "status.json"), fresh);
 		touchNotify(storeRoot, rowId);
 		return fresh;

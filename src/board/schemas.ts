@@ -43,6 +43,16 @@ export const MergedSchema = Type.Object({
 	into: Str,
 });
 
+/** Written just before a merge moves the main checkout, removed when the merge is recorded. */
+export const MergeIntentSchema = Type.Object({
+	at: Num,
+	/** The main checkout's HEAD before the merge. */
+	head: Str,
+	/** The commit the main checkout is moved to. */
+	target: Str,
+	into: Str,
+});
+
 /** rows/<id>/meta.json: the stable part of a row, changed only under the row lock. */
 export const MetaSchema = Type.Object({
 	// Any number: a newer writer may bump it; the fields below are what this reader needs.
@@ -70,6 +80,7 @@ export const MetaSchema = Type.Object({
 	currentRunId: Str,
 	attempt: Type.Optional(AttemptSchema),
 	merged: Type.Optional(MergedSchema),
+	merging: Type.Optional(MergeIntentSchema),
 });
 
 export const UsageSchema = Type.Object({
@@ -145,6 +156,10 @@ export const StatusSchema = Type.Object({
 	model: OptStr,
 	receipts: Type.Optional(Type.Array(ReceiptSchema)),
 	parked: Type.Optional(Type.Boolean()),
+	/** Why the run failed, for programs (e.g. "disk-full"); `error` says it for people. */
+	errorCode: Type.Optional(ReasonCodeSchema),
+	/** events.jsonl lines the disk had no room for: dropped, and counted here. */
+	droppedEvents: OptNum,
 });
 
 /**

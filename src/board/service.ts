@@ -12,6 +12,7 @@ import { dispatchRows, forkOptions } from "./dispatch.ts";
 import { createEngineContext, type BoardServiceOptions } from "./engine-context.ts";
 import { BoardError } from "./errors.ts";
 import { validateId } from "./ids.ts";
+import { settleMergeLocked } from "./merge-intent.ts";
 import { metaUpdates } from "./meta-update.ts";
 import type { StorePaths } from "./paths.ts";
 import { readRow, requireMeta } from "./row-read.ts";
@@ -70,7 +71,8 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		list,
 		get,
 		withRowLock: (id, fn) => meta.withLock(id, fn, 120_000),
-		recordMerged: (id, info) => meta.changeLocked(id, (row) => (row.merged = info)),
+		changeMeta: (id, change) => meta.changeLocked(id, change),
+		settleMerge: (id) => void settleMergeLocked(ctx, id),
 	});
 
 	async function dispatchAttempts(dispatchOptions: DispatchOptions): Promise<BoardRow[]> {

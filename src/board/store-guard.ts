@@ -4,6 +4,7 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, rmSync, statSync, type Stats } from "node:fs";
 import { join } from "node:path";
+import { ownerModeProblem } from "../../runner/dir-guard.mjs";
 import { isValidId } from "./ids.ts";
 
 /** Directories directly under the store root that are checked like the root itself. */
@@ -72,14 +73,8 @@ function realName(path: string): string {
 }
 
 function checkOwned(stat: Stats, path: string, what: string): void {
-	const uid = process.getuid?.();
-	if (uid !== undefined && stat.uid !== uid) {
-		throw new StoreGuardError(`agent-board: refusing ${what} ${path}: owned by uid ${stat.uid}, not by you (uid ${uid})`, path);
-	}
-	if ((stat.mode & 0o022) !== 0) {
-		const mode = (stat.mode & 0o777).toString(8).padStart(4, "0");
-		throw new StoreGuardError(`agent-board: refusing ${what} ${path}: writable by group or others (mode ${mode}); run: chmod 700 ${path}`, path);
-	}
+	const problem = ownerModeProblem(stat, path);
+	if (problem) throw new StoreGuardError(`agent-board: refusing ${what} ${path}: ${problem}`, path);
 }
 
 /**
@@ -113,7 +108,10 @@ export function guardStore(root: string): void {
 	}
 }
 
-/** A directory inside the store, never a symlink to one. Throws "<label>: is a symbolic link (not followed)". */
+/**
+ * A directory inside the store: never a symlink to one, ours, writable by nobody else. Throws
+ * "<label>: is a symbolic link (not followed)" or "<label>: refusing <path>: writable by group or others ...".
+ */
 export function assertRealDir(path: string, label: string): void {
 	let stat: Stats;
 	try {
@@ -124,6 +122,9 @@ export function assertRealDir(path: string, label: string): void {
 	}
 	if (stat.isSymbolicLink()) throw new Error(`${label}: is a symbolic link (not followed)`);
 	if (!stat.isDirectory()) throw new Error(`${label}: not a directory`);
+	// The same stat: another user's directory, or one others can write, is refused like the store's own.
+	const problem = ownerModeProblem(stat, path);
+	if (problem) throw new Error(`${label}: refusing ${path}: ${problem}`);
 }
 
 /**

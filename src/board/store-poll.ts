@@ -69,7 +69,7 @@ export function safetyPoll(ctx: EngineContext): () => Promise<string[]> {
 			lastKeys = rowKeys(ctx);
 			for (const id of [...live.keys()]) {
 				const row = look(id, current.has(id));
-				if (row && (row.alive || row.state === "queued")) live.set(id, `${row.state}:${row.alive}`);
+				if (row && (row.alive || row.state === "queued")) live.set(id, `${row.state}:${row.alive}:${row.errorCode ?? ""}`);
 				else live.delete(id);
 			}
 			return [];
@@ -79,7 +79,8 @@ export function safetyPoll(ctx: EngineContext): () => Promise<string[]> {
 		knownIds = current;
 		for (const [id, before] of live) {
 			const row = look(id, current.has(id));
-			const now = row ? `${row.state}:${row.alive}` : "gone";
+			// A full disk changes no file: its "disk full" must still repaint the row.
+			const now = row ? `${row.state}:${row.alive}:${row.errorCode ?? ""}` : "gone";
 			if (now !== before) changed.add(id);
 			if (!row || (!row.alive && row.state !== "queued")) live.delete(id);
 			else live.set(id, now);

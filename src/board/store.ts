@@ -2,7 +2,7 @@
  * Reading and writing the durable store. One directory per row (rows/<id>/meta.json) so concurrent
  * dispatchers never share a read-modify-write file; run state lives in rows/<id>/runs/<runId>/.
  */
-import { readdirSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseJsonStrict, writeJsonAtomic } from "../../runner/fs-util.mjs";
 import { isAlive } from "../../runner/proc.mjs";
@@ -97,7 +97,8 @@ export function readMeta(paths: StorePaths, id: string, cache: FileCache): RowMe
 		const meta = checkShape(MetaSchema, value, "meta.json");
 		if (meta.id !== id) throw new Error(`meta.json: /id is ${JSON.stringify(meta.id)}, not its directory name`);
 		if (!isValidId(meta.currentRunId)) throw new Error("meta.json: /currentRunId is not a valid id");
-		return meta;
+		// The session file is where the ids say, whatever the file claims: a path in a store file is never followed.
+		return { ...meta, sessionFile: paths.session(id) };
 	});
 }
 
@@ -202,19 +203,30 @@ function eventsFrom(events: BoardEvent[]): BoardEvent[] {
 	return events.map((event) => ({ at: event.at, text: sanitizeText(event.text) }));
 }
 
+/** mtime of a path not followed through a symlink, or 0 when it cannot be read. */
+function changedAt(path: string): number {
+	try {
+		return lstatSync(path).mtimeMs;
+	} catch {
+		return 0;
+	}
+}
+
 /** A row whose files cannot be read: shown with state "error" and the reason; files stay put. */
 export function errorRow(paths: StorePaths, id: string, reason: string, meta?: RowMeta): BoardRow {
 	const now = Date.now();
 	// Parse errors quote the file's bytes: the reason is as untrusted as the file.
 	const safeReason = sanitizeText(reason);
 	const fields = meta ? metaFields(meta) : undefined;
+	// Without meta, the row directory's last change is the one time known; 0 means "unknown" (shown "?").
+	const known = meta?.updatedAt ?? changedAt(paths.row(id));
 	return {
 		id,
 		name: fields?.name ?? id,
 		cwd: fields?.cwd ?? "",
 		repo: fields?.repo,
 		sessionFile: fields?.sessionFile ?? paths.session(id),
-		createdAt: meta?.createdAt ?? 0,
+		createdAt: meta?.createdAt ?? known,
 		updatedAt: meta?.updatedAt ?? now,
 		pinned: meta?.pinned ?? false,
 		archived: meta?.archived ?? false,
@@ -226,7 +238,7 @@ export function errorRow(paths: StorePaths, id: string, reason: string, meta?: R
 		summary: `Error: ${safeReason}`,
 		error: safeReason,
 		currentRunId: meta?.currentRunId,
-		lastActivityAt: meta?.updatedAt ?? 0,
+		lastActivityAt: known,
 		lastViewedAt: meta?.lastViewedAt,
 		recentEvents: [],
 	};
@@ -266,6 +278,7 @@ export function rowFrom(meta: RowMeta, status: RunStatus, alive: boolean): Board
 		live: runEnded(status) ? undefined : liveFrom(status.live),
 		modelUsed: line(status.model),
 		receipts: receiptsFrom(status.receipts),
+		errorCode: status.errorCode,
 	};
 }
 

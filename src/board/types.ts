@@ -11,6 +11,7 @@ import type {
 	EventSchema,
 	LiveSchema,
 	MergedSchema,
+	MergeIntentSchema,
 	MetaSchema,
 	ProcessRecordSchema,
 	ReceiptSchema,
@@ -36,6 +37,7 @@ export type Receipt = Static<typeof ReceiptSchema>;
 export type BoardEvent = Static<typeof EventSchema>;
 export type AttemptInfo = Static<typeof AttemptSchema>;
 export type MergedInfo = Static<typeof MergedSchema>;
+export type MergeIntent = Static<typeof MergeIntentSchema>;
 /** rows/<id>/meta.json. */
 export type RowMeta = Static<typeof MetaSchema>;
 /** runs/<runId>/status.json (the runner's RunStatus). */
@@ -120,8 +122,10 @@ export interface BoardRow {
 	modelUsed?: string;
 	/** Latest receipts of messages sent to the current run, oldest first. */
 	receipts?: Receipt[];
-	/** Why a queued run cannot start yet (e.g. the slots directory is unreadable). */
+	/** Why a queued run cannot start yet (e.g. the slots directory is unreadable), or why a live one cannot write (disk full). */
 	blockedReason?: string;
+	/** For programs: why the row failed or is blocked ("disk-full"); `error`/`blockedReason` say it for people. */
+	errorCode?: ReasonCode;
 	/** Member of an attempt set (dispatch --count N, or fork N). */
 	attempt?: AttemptInfo;
 	/** Set once the row's branch was merged into the main checkout (persists in meta.json). */

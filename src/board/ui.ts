@@ -4,12 +4,12 @@
  * strip, notices, the attached-row line). One BoardFeed per pi process feeds all of them, so they
  * never disagree; one DiffCache keeps git off the UI thread.
  */
-import { writeSync } from "node:fs";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { completeArgs, parseSubcommand, runSubcommand } from "./subcommands/subcommands.ts";
 import { formatTable } from "./subcommands/table.ts";
 import { COMMAND_DESCRIPTION } from "./subcommands/usage.ts";
 import { openBoard } from "./dashboard/open-board.ts";
+import { writeWhole } from "./write-whole.ts";
 import { ATTACH_STATUS_KEY, type AttachRecord, attachedStatus, attachTo, goBack, loadAttach } from "./presence/attach.ts";
 import { resolveSettings } from "./presence/notify.ts";
 import { BoardPresence } from "./presence/presence.ts";
@@ -99,9 +99,9 @@ export function registerBoardUi(pi: ExtensionAPI, getService: () => BoardService
 function output(ctx: ExtensionCommandContext, text: string, type: "info" | "error"): void {
 	if (ctx.hasUI) ctx.ui.notify(text, type);
 	else if (ctx.mode === "json" || type === "error") {
-		process.stderr.write(`${text}\n`);
+		writeWhole(2, `${text}\n`);
 		if (type === "error") process.exitCode = 1;
 	}
 	// pi redirects process.stdout to stderr in print mode to guard its output; the table is the output.
-	else writeSync(1, `${text}\n`);
+	else writeWhole(1, `${text}\n`);
 }

@@ -95,5 +95,7 @@ function connect(pi: ExtensionAPI, fd: number): WorkerControl | undefined {
 		if (exiting) setImmediate(exitNow);
 	});
 
+	// The runner sends the prompt only after this: it then knows the placeholder will be replaced.
+	channel.send({ type: "ready" });
 	return control;
 }

@@ -10,6 +10,11 @@ export function git(cwd: string, args: string[]): string {
 	return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 15_000 }).trim();
 }
 
+/** Output as git wrote it, for -z lists. */
+function gitRaw(cwd: string, args: string[]): string {
+	return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 15_000, maxBuffer: 64 * 1024 * 1024 });
+}
+
 export function repoRoot(cwd: string): string | undefined {
 	try {
 		return git(cwd, ["rev-parse", "--show-toplevel"]) || undefined;
@@ -64,8 +69,9 @@ export function touchedFiles(path: string, repo: string | undefined): string[] |
 		} catch {
 			// Unrelated histories or a main checkout without commits: changes since the row's HEAD.
 		}
-		const tracked = git(path, ["diff", "--name-only", "--no-renames", base]).split("\n");
-		const untracked = git(path, ["ls-files", "--others", "--exclude-standard"]).split("\n");
+		// -z: names whole and unquoted (a leading space, a newline, non-ASCII), never trimmed.
+		const tracked = gitRaw(path, ["diff", "--name-only", "--no-renames", "-z", base]).split("\0");
+		const untracked = gitRaw(path, ["ls-files", "--others", "--exclude-standard", "-z"]).split("\0");
 		return [...new Set([...tracked, ...untracked].filter(Boolean))].sort();
 	} catch {
 		return undefined;
@@ -93,7 +99,8 @@ export function snapshotTree(path: string): string {
 
 function gitAsync(cwd: string, args: string[]): Promise<string> {
 	return new Promise((resolve, reject) => {
-		execFile("git", args, { cwd, encoding: "utf8", timeout: 15_000, maxBuffer: 8 * 1024 * 1024 }, (error, stdout) => (error ? reject(error) : resolve(stdout.trim())));
+		// Untrimmed: a -z list may start with a name that starts with a space.
+		execFile("git", args, { cwd, encoding: "utf8", timeout: 15_000, maxBuffer: 8 * 1024 * 1024 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
 	});
 }
 
@@ -104,8 +111,8 @@ function gitAsync(cwd: string, args: string[]): Promise<string> {
 export async function diffStats(path: string, baseCommit: string | undefined): Promise<DiffStats | undefined> {
 	try {
 		await stat(path);
-		const [out, others] = await Promise.all([gitAsync(path, ["diff", "--numstat", baseCommit ?? "HEAD"]), gitAsync(path, ["ls-files", "--others", "--exclude-standard"])]);
-		const untracked = others.split("\n").filter(Boolean);
+		const [out, others] = await Promise.all([gitAsync(path, ["diff", "--numstat", baseCommit ?? "HEAD"]), gitAsync(path, ["ls-files", "--others", "--exclude-standard", "-z"])]);
+		const untracked = others.split("\0").filter(Boolean);
 		const stats: DiffStats = { added: 0, removed: 0, files: untracked.length };
 		for (const file of untracked.slice(0, 200)) stats.added += await countLinesAsync(join(path, file));
 		for (const line of out.split("\n").filter(Boolean)) {

@@ -53,6 +53,8 @@ export function lastActive(row: BoardRow): number {
 }
 
 export function formatAge(ms: number): string {
+	// An age of decades comes from time 0 (a time nobody recorded): it is unknown, not 20790 days.
+	if (!Number.isFinite(ms) || ms > 30 * 365 * 86_400_000) return "?";
 	const s = Math.max(0, Math.floor(ms / 1000));
 	if (s < 60) return `${s}s`;
 	const m = Math.floor(s / 60);
@@ -167,6 +169,7 @@ export function summaryParts(row: BoardRow, now: number): SummaryParts {
 		return { head: `${clean(row.question)}${options}`, tail: "" };
 	}
 	if (row.state === "working" || row.state === "queued") {
+		if (row.errorCode === "disk-full") return { head: clean(row.summary), tail: "" };
 		const activity = liveActivity(row, now);
 		const text = clean(row.live?.text);
 		if (text) return { head: activity ? `${activity} · ` : "", tail: text };
