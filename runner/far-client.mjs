@@ -1,0 +1,168 @@
+// The link's side of host-agent.mjs: runs a verb at a target (over ssh, or as a local process for a
+// container's dirs and for tests) and speaks its frames. Whatever comes back is checked by frames.mjs;
+// ssh's own failures become a short reason (ssh-transport.mjs).
+import { spawn } from "node:child_process";
+import { closeSync, openSync, readSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { encodeFrame, readFrames, SESSION_CHUNK_BYTES } from "./frames.mjs";
+import { fileDigest } from "./far-run.mjs";
+import { sshArgv, sshEnv, sshFailure } from "./ssh-transport.mjs";
+
+export const HOST_AGENT = resolve(dirname(fileURLToPath(import.meta.url)), "host-agent.mjs");
+
+/**
+ * @typedef {object} FarTransport
+ * @property {string} name
+ * @property {(verb: string, args: string[]) => import("node:child_process").ChildProcessWithoutNullStreams} spawn
+ * @property {(stderr: string, code: number | null) => { kind: string, reason: string } | undefined} failure
+ */
+
+/** host-agent as a local child (a container's target-side dirs live on this machine). @returns {FarTransport} */
+export function localTransport(options = { node: process.execPath, agent: HOST_AGENT }) {
+	return {
+		name: "local",
+		spawn: (verb, args) => spawn(options.node, [options.agent, verb, ...args], { stdio: ["pipe", "pipe", "pipe"], env: sshEnv() }),
+		failure: () => undefined,
+	};
+}
+
+/**
+ * host-agent on an ssh host: `node <dir>/pkg/<version>/runner/host-agent.mjs <verb> <args>`.
+ * @param {import("./ssh-transport.mjs").SshTarget & { dir: string, pkgVersion: string }} target
+ * @returns {FarTransport}
+ */
+export function sshTransport(target) {
+	const agent = `${target.dir}/pkg/${target.pkgVersion}/runner/host-agent.mjs`;
+	return {
+		name: target.host,
+		spawn: (verb, args) => spawn("ssh", sshArgv(target, ["node", agent, verb, ...args]), { stdio: ["pipe", "pipe", "pipe"], env: sshEnv() }),
+		failure: sshFailure,
+	};
+}
+
+/** A verb that failed at the target or on the way there. */
+export class FarError extends Error {
+	/** @param {string} message @param {string} kind */
+	constructor(message, kind) {
+		super(message);
+		this.kind = kind;
+	}
+}
+
+/**
+ * Runs a one-shot verb: sends `input` frames, resolves with the result, or rejects with a FarError
+ * whose kind is ssh's failure kind, "remote" (host-agent said why) or "protocol".
+ * @param {FarTransport} transport @param {string} verb @param {string[]} args
+ * @param {{ input?: import("./frames.mjs").Frame[], onFrame?: (frame: import("./frames.mjs").Frame, child: import("node:child_process").ChildProcessWithoutNullStreams) => void }} [options]
+ * @returns {Promise<Record<string, unknown>>}
+ */
+export function callVerb(transport, verb, args, options = {}) {
+	return new Promise((resolvePromise, reject) => {
+		const child = transport.spawn(verb, args);
+		/** @type {Record<string, unknown> | undefined} */
+		let result;
+		let remoteError = "";
+		let stderr = "";
+		child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
+		child.stdin.on("error", () => undefined);
+		readFrames(child.stdout, (frame) => {
+			if (frame.t === "error") remoteError = frame.message;
+			else if (options.onFrame) options.onFrame(frame, child);
+			else if (frame.t === "result") result = frame.value;
+		});
+		if (options.input) for (const frame of options.input) child.stdin.write(encodeFrame(frame));
+		if (!options.onFrame) child.stdin.end();
+		child.on("error", (error) => reject(new FarError(`${transport.name}: ${error.message}`, "unreachable")));
+		child.on("close", (code) => {
+			const failure = transport.failure(stderr, code);
+			if (failure) return reject(new FarError(failure.reason, failure.kind));
+			if (remoteError) return reject(new FarError(remoteError, "remote"));
+			if (code === 0 && (result || options.onFrame)) return resolvePromise(result ?? {});
+			const tail = stderr.trim().split("\n").pop() ?? "";
+			reject(new FarError(`${verb} at ${transport.name} failed (exit ${code})${tail ? `: ${tail}` : ""}`, code === 127 ? "remote" : "protocol"));
+		});
+	});
+}
+
+/**
+ * prepare: sends the run config; sends the local session when the target asks for it (its copy
+ * differs). The config's session digest is filled from `sessionFile`.
+ * @param {FarTransport} transport @param {string} dir
+ * @param {Omit<import("./far-run.mjs").FarRunConfig, "session">} config @param {string} sessionFile
+ */
+export async function farPrepare(transport, dir, config, sessionFile) {
+	const session = fileDigest(sessionFile);
+	/** @type {Record<string, unknown> | undefined} */
+	let prepared;
+	let answered = false;
+	await callVerb(transport, "prepare", [dir], {
+		input: [{ t: "config", config: { ...config, session } }],
+		onFrame(frame, child) {
+			if (frame.t !== "result") return;
+			if (answered) {
+				prepared = frame.value;
+				return;
+			}
+			answered = true;
+			if (frame.value.want === "session" && session) writeSession(child.stdin, sessionFile, session.size);
+			child.stdin.end(encodeFrame({ t: "done" }));
+		},
+	});
+	if (!prepared) throw new FarError(`prepare at ${transport.name} ended without an answer`, "protocol");
+	return prepared;
+}
+
+/** @param {NodeJS.WritableStream} stdin @param {string} path @param {number} size */
+function writeSession(stdin, path, size) {
+	const fd = openSync(path, "r");
+	try {
+		for (let offset = 0; offset < size; ) {
+			const buffer = Buffer.alloc(Math.min(SESSION_CHUNK_BYTES, size - offset));
+			const read = readSync(fd, buffer, 0, buffer.length, offset);
+			if (read <= 0) break;
+			stdin.write(encodeFrame({ t: "session", offset, data: buffer.subarray(0, read).toString("base64") }));
+			offset += read;
+		}
+	} finally {
+		closeSync(fd);
+	}
+}
+
+/**
+ * follow: streams the run's frames to `onFrame` until "end", the connection drops or close().
+ * `onClose` gets the reason when it was not a clean end.
+ * @param {FarTransport} transport @param {string} runDir @param {number} fromSeq @param {number} sessionFrom
+ * @param {(frame: import("./frames.mjs").Frame) => void} onFrame
+ * @param {(outcome: { ended: boolean, failure?: { kind: string, reason: string } }) => void} onClose
+ */
+export function farFollow(transport, runDir, fromSeq, sessionFrom, onFrame, onClose) {
+	const child = transport.spawn("follow", [runDir, String(fromSeq), String(sessionFrom)]);
+	let ended = false;
+	let stderr = "";
+	child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
+	child.stdin.on("error", () => undefined);
+	readFrames(child.stdout, (frame) => {
+		if (frame.t === "end") ended = true;
+		onFrame(frame);
+	});
+	child.on("error", (error) => onClose({ ended: false, failure: { kind: "unreachable", reason: error.message } }));
+	child.on("close", (code) => {
+		const failure = ended ? undefined : (transport.failure(stderr, code) ?? { kind: "protocol", reason: `follow ended (exit ${code})${stderr.trim() ? `: ${stderr.trim().split("\n").pop()}` : ""}` });
+		onClose({ ended, failure });
+	});
+	return {
+		/** @param {Record<string, unknown>} message an inbox message ({ id, kind, text?, deliverAs?, at }) */
+		deliver(message) {
+			child.stdin.write(encodeFrame({ t: "inbox", message }));
+		},
+		close() {
+			child.stdin.end();
+			child.kill("SIGTERM");
+		},
+		child,
+	};
+}
+
+/** @param {string} dir @param {string} repoKey */
+export const farMirror = (dir, repoKey) => join(dir, "repos", `${repoKey}.git`);
