@@ -2,12 +2,12 @@
 // container's dirs and for tests) and speaks its frames. Whatever comes back is checked by frames.mjs;
 // ssh's own failures become a short reason (ssh-transport.mjs).
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { encodeFrame, readFrames, SESSION_CHUNK_BYTES } from "./frames.mjs";
 import { fileDigest } from "./far-run.mjs";
-import { sshArgv, sshEnv, sshFailure } from "./ssh-transport.mjs";
+import { gitRemote, shellQuote, sshArgv, sshEnv, sshFailure } from "./ssh-transport.mjs";
 
 export const HOST_AGENT = resolve(dirname(fileURLToPath(import.meta.url)), "host-agent.mjs");
 
@@ -166,3 +166,46 @@ export function farFollow(transport, runDir, fromSeq, sessionFrom, onFrame, onCl
 
 /** @param {string} dir @param {string} repoKey */
 export const farMirror = (dir, repoKey) => join(dir, "repos", `${repoKey}.git`);
+
+/**
+ * The row's repository mirror on an ssh host as a git remote, over the target's connection; the push
+ * creates the mirror when missing (host-agent receive-pack).
+ * @param {import("./ssh-transport.mjs").SshTarget & { dir: string, pkgVersion: string }} target @param {string} repoKey
+ * @returns {import("./git-travel.mjs").GitRemote}
+ */
+export function sshMirrorRemote(target, repoKey) {
+	const agent = `${target.dir}/pkg/${target.pkgVersion}/runner/host-agent.mjs`;
+	return { ...gitRemote(target, farMirror(target.dir, repoKey)), receivePack: ["node", agent, "receive-pack"].map(shellQuote).join(" ") };
+}
+
+/**
+ * `targets check` before our files are on the host: host-check.mjs itself goes over ssh stdin to the
+ * host's node, so a missing or too-old node, pi or git is reported, not just "host-agent not found".
+ * @param {import("./ssh-transport.mjs").SshTarget} target @param {string} dir
+ * @param {{ pi?: string[], pkgVersion?: string }} config
+ * @returns {Promise<ReturnType<typeof import("./host-check.mjs").checkHost>>}
+ */
+export function checkOverSsh(target, dir, config) {
+	const source = readFileSync(join(dirname(HOST_AGENT), "host-check.mjs"), "utf8");
+	const program = `${source}\nprocess.stdout.write(JSON.stringify(checkHost(${JSON.stringify(dir)}, ${JSON.stringify(config)})));\n`;
+	return new Promise((resolvePromise, reject) => {
+		const child = spawn("ssh", sshArgv(target, ["node", "--input-type=module", "-"]), { stdio: ["pipe", "pipe", "pipe"], env: sshEnv() });
+		let out = "";
+		let stderr = "";
+		child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ c) => (out += c));
+		child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ c) => (stderr = (stderr + c).slice(-8000)));
+		child.stdin.on("error", () => undefined);
+		child.stdin.end(program);
+		child.on("error", (error) => reject(new FarError(error.message, "unreachable")));
+		child.on("close", (code) => {
+			const failure = sshFailure(stderr, code);
+			if (failure) return reject(new FarError(failure.reason, failure.kind));
+			if (code === 127) return reject(new FarError(`node not found on the host's non-interactive PATH (${stderr.trim().split("\n").pop() ?? ""})`, "remote"));
+			try {
+				resolvePromise(JSON.parse(out));
+			} catch {
+				reject(new FarError(`check failed (exit ${code}): ${stderr.trim().split("\n").pop() ?? out.slice(0, 200)}`, "remote"));
+			}
+		});
+	});
+}

@@ -3,7 +3,7 @@
 // snapshot of uncommitted work the link fetches back. The agent's own index is never touched: the
 // snapshot is built in a temporary index.
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, unlinkSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { DIR_MODE } from "./fs-util.mjs";
 
@@ -72,7 +72,13 @@ export function worktreeTree(worktree) {
 	const index = resolve(worktree, git(worktree, ["rev-parse", "--git-path", "index"]));
 	const temp = `${index}.agent-board-${process.pid}-${Date.now()}`;
 	try {
-		if (existsSync(index)) copyFileSync(index, temp);
+		if (existsSync(index)) {
+			copyFileSync(index, temp);
+			// Keep the index's own mtime: git's racy-entry check compares file mtimes against it, and a
+			// fresh copy would make a same-size edit made in the index's second look unchanged.
+			const { atime, mtime } = statSync(index);
+			utimesSync(temp, atime, mtime);
+		}
 		const env = { GIT_INDEX_FILE: temp };
 		git(worktree, ["add", "-A", "--", "."], env);
 		return git(worktree, ["write-tree"], env);

@@ -149,7 +149,7 @@ export function sshFailure(stderr, code) {
 	for (const [kind, pattern, what] of PATTERNS) {
 		const line = lines.find((l) => pattern.test(l));
 		if (line) {
-			const detail = kind === "host-key-changed" ? (lines.find((l) => /has changed and you have requested strict checking|Offending/i.test(l)) ?? line) : line;
+			const detail = kind === "host-key-changed" ? (lines.find((l) => /has changed and you have requested strict checking/i.test(l)) ?? line) : line;
 			return { kind, reason: `${what} (ssh: ${clip(detail.replace(/^ssh: /, ""))})` };
 		}
 	}
