@@ -37,7 +37,8 @@ export const containerName = (runId) => `ab-${runId}`;
  * @property {string} storeDir
  * @property {string} rowId
  * @property {string} runId
- * @property {{ pkg: string, run: string, session: string, piHome: string, workspace: string }} mounts  host paths
+ * @property {{ pkg: string, run: string, session: string, piHome: string, workspace: string, objects?: string }} mounts
+ *   host paths; `objects`: the user's repository objects the workspace borrows (mounted read-only at the same path)
  * @property {number} uid
  * @property {number} gid
  * @property {number} [pidsLimit]
@@ -101,6 +102,7 @@ export function containerRunArgs(plan) {
 		...volume(plan.mounts.session, IN.session),
 		...volume(plan.mounts.piHome, IN.pi),
 		...volume(plan.mounts.workspace, IN.workspace),
+		...(plan.mounts.objects ? volume(plan.mounts.objects, plan.mounts.objects, true) : []),
 		"-e", `HOME=${IN.home}`,
 		"-e", `PI_CODING_AGENT_DIR=${IN.pi}`,
 		"-e", `AGENT_BOARD_RUN_ID=${plan.runId}`,

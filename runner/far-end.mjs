@@ -28,14 +28,15 @@ export function runnerAlive(runDir) {
  * Records the end of a run whose runner is gone without having recorded it; once, under the row
  * lock. Returns the status as it is now (another holder of the lock is recording the same end).
  * @param {string} runDir @param {"died" | "stopped"} how
+ * @param {() => boolean} [alive] the runner's liveness when runner.json cannot tell (a container's pid)
  */
-export async function recordFarEnd(runDir, how) {
+export async function recordFarEnd(runDir, how, alive = () => runnerAlive(runDir)) {
 	const rowDir = dirname(dirname(runDir));
 	const release = tryLockRow(rowDir);
 	if (!release) return safeStatus(runDir);
 	try {
 		const status = safeStatus(runDir);
-		if (!status || typeof status.endedAt === "number" || runnerAlive(runDir)) return status;
+		if (!status || typeof status.endedAt === "number" || alive()) return status;
 		await endRunProcesses(String(status.runId), { graceMs: 200 });
 		const now = Date.now();
 		const ended = /** @type {import("./state-rules.mjs").RunStatus} */ (/** @type {unknown} */ (status));

@@ -1,40 +1,44 @@
-// host-agent.mjs follow: streams one run's files at the target to the link as frames, from where the
-// link's mirror stops (events after a seq, session bytes after an offset), and writes the link's inbox
-// messages into the run's inbox, idempotently by message id. Ends with an "end" frame once the runner
-// is gone and the status is terminal; a runner that died without recording its end (a host reboot) has
-// its end recorded here first.
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, watch } from "node:fs";
+// host-agent.mjs follow (and the link itself, in process, for a container's dirs): streams one run's
+// files at the target as frames, from where the link's mirror stops (events after a seq, session bytes
+// after an offset), and writes the link's inbox messages into the run's inbox, idempotently by message
+// id. Ends with an "end" frame once the runner is gone and the status is terminal; a runner that died
+// without recording its end (a host reboot) has its end recorded here first. Every file is read as
+// untrusted (safe-read.mjs): never through a symlink, never outside its directory.
+import { existsSync, readFileSync, watch } from "node:fs";
 import { dirname, join } from "node:path";
 import { writeJsonAtomic, ensureDir } from "./fs-util.mjs";
 import { SESSION_CHUNK_BYTES, safeMessageId } from "./frames.mjs";
 import { recordFarEnd, runnerAlive } from "./far-end.mjs";
-import { fileSize, safeStatus } from "./far-run.mjs";
+import { safeStatus } from "./far-run.mjs";
 import { snapshotWip } from "./git-workspace.mjs";
+import { listInside, readInside, sizeInside } from "./safe-read.mjs";
 
 const SAFETY_POLL_MS = 1000;
-
-/** Bytes [from, to) of a file. @param {string} path @param {number} from @param {number} to */
-function readRange(path, from, to) {
-	const buffer = Buffer.alloc(to - from);
-	const fd = openSync(path, "r");
-	try {
-		const read = readSync(fd, buffer, 0, buffer.length, from);
-		return buffer.subarray(0, read);
-	} finally {
-		closeSync(fd);
-	}
-}
 /** Events after which the worktree may have changed (tools ran, a turn or the run ended). */
 const GIT_EVENTS = new Set(["tool_execution_end", "turn_end", "agent_end"]);
 
 /**
- * @param {{ runDir: string, fromSeq: number, sessionFrom: number, send: (frame: import("./frames.mjs").Frame) => void, onDone: () => void }} options
+ * @typedef {object} FollowOptions
+ * @property {string} runDir
+ * @property {number} fromSeq        last event seq the link has
+ * @property {number} sessionFrom    session bytes the link has
+ * @property {(frame: import("./frames.mjs").Frame) => void} send
+ * @property {() => void} onDone
+ * @property {string} [sessionFile]  default: run.json's (ssh: written by host-agent itself)
+ * @property {string | null} [worktree]  null: no git snapshots here (a container snapshots inside)
+ * @property {string} [rowId]
+ * @property {() => boolean} [alive] whether the runner lives (default: runner.json, start time verified)
  */
-export function followRun({ runDir, fromSeq, sessionFrom, send, onDone }) {
-	const config = JSON.parse(readFileSync(join(runDir, "run.json"), "utf8"));
-	const sessionFile = String(config.sessionFile);
-	const worktree = String(config.cwd);
-	const rowId = String(config.rowId);
+
+/** @param {FollowOptions} options */
+export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, ...options }) {
+	const needConfig = options.sessionFile === undefined || options.worktree === undefined || (options.worktree !== null && options.rowId === undefined);
+	const config = needConfig ? JSON.parse(readFileSync(join(runDir, "run.json"), "utf8")) : {};
+	const rowId = String(options.rowId ?? config.rowId);
+	const sessionFile = options.sessionFile ?? String(config.sessionFile);
+	const sessionDir = dirname(sessionFile);
+	const worktree = options.worktree === undefined ? String(config.cwd) : options.worktree;
+	const alive = options.alive ?? (() => runnerAlive(runDir));
 	let lastSeq = fromSeq;
 	let eventsOffset = 0;
 	let sessionOffset = sessionFrom;
@@ -49,11 +53,11 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone }) {
 
 	const readEvents = () => {
 		const path = join(runDir, "events.jsonl");
-		const size = fileSize(path);
+		const size = sizeInside(runDir, path);
 		if (size <= eventsOffset) return;
-		const bytes = readRange(path, eventsOffset, size);
-		const end = bytes.lastIndexOf(0x0a);
-		if (end < 0) return;
+		const bytes = readInside(runDir, path, eventsOffset, size);
+		const end = bytes ? bytes.lastIndexOf(0x0a) : -1;
+		if (!bytes || end < 0) return;
 		eventsOffset += end + 1;
 		for (const line of bytes.subarray(0, end).toString("utf8").split("\n")) {
 			let seq;
@@ -71,14 +75,14 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone }) {
 	};
 
 	const readSession = () => {
-		const size = fileSize(sessionFile);
+		const size = sizeInside(sessionDir, sessionFile);
 		if (size < 0 || size === sessionOffset) return;
 		// pi rewrote the file (shorter than what was sent): send it again from the start.
 		let reset = size < sessionOffset;
 		if (reset) sessionOffset = 0;
 		while (sessionOffset < size) {
-			const bytes = readRange(sessionFile, sessionOffset, Math.min(size, sessionOffset + SESSION_CHUNK_BYTES));
-			if (bytes.length === 0) break;
+			const bytes = readInside(sessionDir, sessionFile, sessionOffset, Math.min(size, sessionOffset + SESSION_CHUNK_BYTES));
+			if (!bytes || bytes.length === 0) break;
 			send({ t: "session", offset: sessionOffset, data: bytes.toString("base64"), ...(reset ? { reset: true } : {}) });
 			sessionOffset += bytes.length;
 			reset = false;
@@ -86,31 +90,21 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone }) {
 	};
 
 	const readReceipts = () => {
-		let names;
-		try {
-			names = readdirSync(join(runDir, "receipts")).filter((n) => n.endsWith(".json") && !n.startsWith(".")).sort();
-		} catch {
-			return;
-		}
-		for (const name of names) {
-			if (receiptsSent.has(name)) continue;
+		const dir = join(runDir, "receipts");
+		for (const name of listInside(dir)) {
+			if (!name.endsWith(".json") || name.startsWith(".") || receiptsSent.has(name)) continue;
 			try {
-				send({ t: "receipt", receipt: JSON.parse(readFileSync(join(runDir, "receipts", name), "utf8")) });
+				send({ t: "receipt", receipt: JSON.parse(String(readInside(runDir, join(dir, name)) ?? "")) });
 				receiptsSent.add(name);
 			} catch {
-				// Torn or unreadable: tried again on the next pass.
+				// Torn, unreadable or not a plain file: tried again on the next pass.
 			}
 		}
 	};
 
 	const readStatus = () => {
-		let text;
-		try {
-			text = readFileSync(join(runDir, "status.json"), "utf8");
-		} catch {
-			return;
-		}
-		if (text === lastStatus) return;
+		const text = readInside(runDir, join(runDir, "status.json"))?.toString("utf8");
+		if (text === undefined || text === lastStatus) return;
 		try {
 			send({ t: "status", status: JSON.parse(text) });
 			lastStatus = text;
@@ -120,7 +114,7 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone }) {
 	};
 
 	const readGit = () => {
-		if (!gitDue || !existsSync(worktree)) return;
+		if (!gitDue || !worktree || !existsSync(worktree)) return;
 		gitDue = false;
 		try {
 			const snap = snapshotWip(worktree, rowId);
@@ -130,6 +124,13 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone }) {
 		} catch (error) {
 			send({ t: "error", message: error instanceof Error ? error.message : String(error) });
 		}
+	};
+
+	const drain = () => {
+		readEvents();
+		readReceipts();
+		readSession();
+		readStatus();
 	};
 
 	const pass = async () => {
@@ -142,20 +143,14 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone }) {
 		try {
 			do {
 				again = false;
-				const alive = runnerAlive(runDir);
-				readEvents();
-				readReceipts();
-				readSession();
-				readStatus();
-				if (!alive) {
+				const living = alive();
+				drain();
+				if (!living) {
 					let status = safeStatus(runDir);
 					// A runner gone without its end (killed, host rebooted): record it, then report it.
-					if (status && typeof status.endedAt !== "number" && existsSync(join(runDir, "runner.json"))) status = await recordFarEnd(runDir, "died");
+					if (status && typeof status.endedAt !== "number" && existsSync(join(runDir, "runner.json"))) status = await recordFarEnd(runDir, "died", options.alive);
 					if (status && typeof status.endedAt === "number") {
-						readEvents();
-						readReceipts();
-						readSession();
-						readStatus();
+						drain();
 						gitDue = true;
 						readGit();
 						send({ t: "end", status });
@@ -173,7 +168,7 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone }) {
 	ensureDir(join(runDir, "receipts"));
 	/** @type {import("node:fs").FSWatcher[]} */
 	const watchers = [];
-	for (const dir of [runDir, join(runDir, "receipts"), dirname(sessionFile)]) {
+	for (const dir of [runDir, join(runDir, "receipts"), sessionDir]) {
 		try {
 			const watcher = watch(dir, () => void pass());
 			watcher.on("error", () => undefined);
@@ -205,6 +200,8 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone }) {
 			ensureDir(join(runDir, "inbox"));
 			writeJsonAtomic(join(runDir, "inbox", name), message);
 		},
+		/** Re-checks now (the link learnt something, e.g. the container exited). */
+		poke: () => void pass(),
 		close,
 	};
 }

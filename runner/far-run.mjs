@@ -2,14 +2,16 @@
 // layout as the local one under <dir>/store, so the unchanged job-runner.mjs runs against it. The link
 // sends the run's config (prompt and --env values included) and the session over stdin, never argv.
 import { createHash } from "node:crypto";
-import { createWriteStream, existsSync, readFileSync, renameSync, statSync } from "node:fs";
+import { createWriteStream, existsSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureDir, FILE_MODE, writeJsonAtomic } from "./fs-util.mjs";
 import { isAlive, RUN_TAG } from "./proc.mjs";
 import { spawnRunner } from "./queue.mjs";
 import { initialStatus } from "./state-rules.mjs";
-import { ensureMirror, syncWorktree } from "./git-workspace.mjs";
+import { IN } from "./container-argv.mjs";
+import { ensureClone, ensureMirror, syncWorktree } from "./git-workspace.mjs";
+import { readInside } from "./safe-read.mjs";
 
 /** This package's root at the target (<dir>/pkg/<version>/ over ssh). */
 export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -53,14 +55,18 @@ export function checkFarConfig(value) {
 	return /** @type {FarRunConfig} */ (/** @type {unknown} */ (v));
 }
 
-/** @param {string} dir @param {string} rowId @param {string} [runId] */
+/**
+ * A target's dirs. Each row's session has a directory of its own, so a container gets its row's
+ * session and nothing of the others.
+ * @param {string} dir @param {string} rowId @param {string} [runId]
+ */
 export function farPaths(dir, rowId, runId = "") {
 	const store = join(dir, "store");
 	return {
 		store,
 		row: join(store, "rows", rowId),
 		run: join(store, "rows", rowId, "runs", runId),
-		session: join(store, "sessions", `${rowId}.jsonl`),
+		session: join(store, "sessions", rowId, `${rowId}.jsonl`),
 		work: join(dir, "work", rowId),
 	};
 }
@@ -88,7 +94,9 @@ export function sameDigest(a, b) {
 export function sessionReceiver(path, expected) {
 	ensureDir(dirname(path));
 	const temp = `${path}.incoming-${process.pid}`;
-	const out = createWriteStream(temp, { mode: FILE_MODE });
+	rmSync(temp, { force: true });
+	// "wx": nothing planted at the temp name is written through.
+	const out = createWriteStream(temp, { mode: FILE_MODE, flags: "wx" });
 	const hash = createHash("sha256");
 	let size = 0;
 	return {
@@ -115,49 +123,60 @@ export function sessionReceiver(path, expected) {
 }
 
 /**
- * Everything before the runner starts: dirs (0700), the mirror's worktree at the pushed base, run.json
- * (0600, holds the prompt and --env values) and a queued status. A session the link did not send is
- * moved aside, never overwritten (a new row must not resume a stranger's session).
- * @param {string} dir @param {FarRunConfig} config
+ * Everything before the runner starts: dirs (0700), the workspace at the pushed base, run.json (0600,
+ * holds the prompt and --env values) and a queued status. A session the link did not send is moved
+ * aside, never overwritten (a new row must not resume a stranger's session).
+ * ssh: the workspace is a worktree of the bare mirror; run.json holds this machine's paths.
+ * container (`options.container`): the workspace is a shared clone of `source`, and run.json holds the
+ * paths the runner sees inside (container-argv.mjs IN); the link runs this on its own machine.
+ * @param {string} dir @param {FarRunConfig} config @param {{ container?: { source: string } }} [options]
  */
-export function prepareRun(dir, config) {
+export function prepareRun(dir, config, options = {}) {
 	const paths = farPaths(dir, config.rowId, config.runId);
 	const tmp = join(dir, "tmp");
 	if (existsSync(join(paths.run, "runner.json"))) throw new Error(`run ${config.runId} already started at ${paths.run}`);
 	for (const path of [paths.run, dirname(paths.session), join(paths.store, "notify"), tmp]) ensureDir(path);
 	if (config.session === null && existsSync(paths.session)) renameSync(paths.session, `${paths.session}.aside-${Date.now()}`);
-	const mirror = mirrorPath(dir, config.repoKey);
-	ensureMirror(mirror);
-	const workspace = syncWorktree({ mirror, worktree: paths.work, rowId: config.rowId, base: config.base });
+	/** @type {{ head: string, action: string, objects?: string }} */
+	let workspace;
+	if (options.container) workspace = ensureClone({ source: options.container.source, worktree: paths.work, rowId: config.rowId, base: config.base });
+	else {
+		const mirror = mirrorPath(dir, config.repoKey);
+		ensureMirror(mirror);
+		workspace = syncWorktree({ mirror, worktree: paths.work, rowId: config.rowId, base: config.base });
+	}
+	const inside = options.container
+		? { runDir: IN.run, storeDir: "/tmp/ab-store", sessionFile: `${IN.session}/${config.rowId}.jsonl`, cwd: IN.workspace, extensionPath: `${IN.src}/index.ts`, tmp: IN.home }
+		: { runDir: paths.run, storeDir: paths.store, sessionFile: paths.session, cwd: paths.work, extensionPath: join(PACKAGE_ROOT, "src", "index.ts"), tmp };
 	writeJsonAtomic(join(paths.run, "run.json"), {
 		rowId: config.rowId,
 		runId: config.runId,
-		runDir: paths.run,
-		storeDir: paths.store,
+		runDir: inside.runDir,
+		storeDir: inside.storeDir,
 		maxConcurrent: 1,
-		sessionFile: paths.session,
-		cwd: paths.work,
+		sessionFile: inside.sessionFile,
+		cwd: inside.cwd,
 		prompt: config.prompt,
 		piCommand: config.piCommand ?? ["pi"],
 		model: config.model,
 		thinking: config.thinking,
-		extensionPath: join(PACKAGE_ROOT, "src", "index.ts"),
+		extensionPath: inside.extensionPath,
 		// Every run here is a board worker. A private TMPDIR: a shared host's /tmp/jiti belongs to whoever
 		// ran pi first, and without a writable cache pi compiles our extension on every start.
-		env: { AGENT_BOARD_WORKER: "1", AGENT_BOARD_ROW: config.rowId, TMPDIR: tmp, ...config.env },
+		env: { AGENT_BOARD_WORKER: "1", AGENT_BOARD_ROW: config.rowId, TMPDIR: inside.tmp, ...config.env },
 		summaryModel: config.summaryModel,
 		summaryTimeoutMs: config.summaryTimeoutMs,
 		stopGraceMs: config.stopGraceMs,
 		createdAt: config.createdAt,
 	});
 	if (!existsSync(join(paths.run, "status.json"))) writeJsonAtomic(join(paths.run, "status.json"), initialStatus(config.runId, config.rowId, config.createdAt));
-	return { runDir: paths.run, worktree: paths.work, head: workspace.head, action: workspace.action, session: fileDigest(paths.session) };
+	return { runDir: paths.run, worktree: paths.work, sessionFile: paths.session, head: workspace.head, action: workspace.action, objects: workspace.objects, session: fileDigest(paths.session) };
 }
 
 /** @param {string} path @returns {{ pid: number, start: string } | undefined} */
 export function readProcessFile(path) {
 	try {
-		const value = JSON.parse(readFileSync(path, "utf8"));
+		const value = JSON.parse(String(readInside(dirname(path), path) ?? ""));
 		if (typeof value?.pid === "number" && typeof value?.start === "string") return value;
 	} catch {
 		// Missing or torn: no process recorded.
@@ -193,18 +212,9 @@ export async function startRun(runDir, options = {}) {
 /** @param {string} runDir @returns {Record<string, unknown> | undefined} */
 export function safeStatus(runDir) {
 	try {
-		const value = JSON.parse(readFileSync(join(runDir, "status.json"), "utf8"));
+		const value = JSON.parse(String(readInside(runDir, join(runDir, "status.json")) ?? ""));
 		return value && typeof value === "object" ? value : undefined;
 	} catch {
 		return undefined;
-	}
-}
-
-/** @param {string} path */
-export function fileSize(path) {
-	try {
-		return statSync(path).size;
-	} catch {
-		return -1;
 	}
 }

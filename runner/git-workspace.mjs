@@ -146,3 +146,22 @@ export function syncWorktree({ mirror, worktree, rowId, base }) {
 	if (isAncestor(worktree, base, head)) return { head, action: "kept" };
 	throw new Error(`the workspace ${worktree} has work that is not in the pushed base ${base.slice(0, 12)} (fetch it back first)`);
 }
+
+/**
+ * A container's /workspace: `git clone --shared` of the user's repository on agent-board/<rowId> at
+ * `base`. Its objects are borrowed through alternates, which the container gets mounted read-only at
+ * the same path, so it can neither need a copy nor write into the user's objects (a hard-linked clone
+ * would let it). Created once; a workspace the container has had is never run git in on this side
+ * (its config and hooks are the agent's to write).
+ * @param {{ source: string, worktree: string, rowId: string, base: string }} options
+ * @returns {{ head: string, action: "created" | "existing", objects: string }}
+ */
+export function ensureClone({ source, worktree, rowId, base }) {
+	const objects = resolve(source, git(source, ["rev-parse", "--git-common-dir"]), "objects");
+	if (existsSync(worktree)) return { head: base, action: "existing", objects };
+	mkdirSync(dirname(worktree), { recursive: true, mode: DIR_MODE });
+	git(dirname(worktree), ["clone", "-q", "--shared", "--no-checkout", source, worktree]);
+	git(worktree, ["remote", "remove", "origin"]);
+	git(worktree, ["checkout", "-q", "-b", branchName(rowId), base]);
+	return { head: base, action: "created", objects };
+}

@@ -4,7 +4,7 @@
  * must leave the local mirror worktree byte-identical to the target's worktree.
  */
 import { spawnSync } from "node:child_process";
-import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -90,6 +90,34 @@ describe("follow", () => {
 		expect(JSON.parse(readFileSync(join(runDir, "receipts", "m1.json"), "utf8"))).toMatchObject({ status: "rejected", reason: "run ended" });
 		const seqs = frames.filter((f) => f.t === "event").map((f) => (f.t === "event" ? f.seq : 0));
 		expect(seqs).toEqual([3, 4, 5]);
+	});
+
+	it("never reads or writes through a symlink the target planted (a container's agent owns those dirs)", async () => {
+		const dir = temp();
+		const { runDir } = preparedRun(dir);
+		const secretDir = join(temp(), "home");
+		mkdirSync(secretDir);
+		writeFileSync(join(secretDir, "auth.json"), JSON.stringify({ anthropic: { key: "SECRET-KEY" } }));
+		writeFileSync(join(secretDir, "id_ed25519"), "SECRET-PRIVATE-KEY\n");
+		const sessionDir = join(dir, "far/store/sessions/row1");
+		mkdirSync(join(runDir, "receipts"), { recursive: true });
+		rmSync(join(runDir, "status.json"));
+		symlinkSync(join(secretDir, "auth.json"), join(runDir, "status.json"));
+		symlinkSync(join(secretDir, "id_ed25519"), join(runDir, "events.jsonl"));
+		symlinkSync(join(secretDir, "auth.json"), join(runDir, "receipts", "r.json"));
+		symlinkSync(join(secretDir, "id_ed25519"), join(sessionDir, "row1.jsonl"));
+		// The temp name the next inbox write would use, planted in advance for a range of counters.
+		mkdirSync(join(runDir, "inbox"), { recursive: true });
+		for (let n = 0; n < 200; n++) symlinkSync(join(secretDir, "victim"), join(runDir, "inbox", `.m1.json.${process.pid}.${n}.tmp`));
+		const frames: Frame[] = [];
+		const follower = followRun({ runDir, fromSeq: 0, sessionFrom: 0, send: (f) => frames.push(f), onDone: () => undefined, alive: () => true });
+		follower.deliver({ id: "m1", kind: "message", text: "hello", at: 1 });
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		follower.close();
+		expect(JSON.stringify(frames)).not.toMatch(/SECRET/);
+		expect(frames.filter((f) => f.t === "status" || f.t === "event" || f.t === "receipt" || f.t === "session")).toEqual([]);
+		expect(existsSync(join(secretDir, "victim"))).toBe(false);
+		expect(JSON.parse(readFileSync(join(runDir, "inbox", "m1.json"), "utf8")).text).toBe("hello");
 	});
 
 	it("keeps a run's session from being overwritten by a new row's first run", () => {

@@ -114,7 +114,7 @@ describe("ssh targets", () => {
 		expect(log.end).toMatchObject({ state: "completed" });
 		expect(log.seqs()).toEqual(Array.from({ length: log.seqs().length }, (_, i) => i + 1));
 		expect(log.eventLines().join("\n")).toBe(readFileSync(join(run.runDir, "events.jsonl"), "utf8").trimEnd());
-		expect(log.session.equals(readFileSync(join(target.dir, "store/sessions", `${run.rowId}.jsonl`)))).toBe(true);
+		expect(log.session.equals(readFileSync(join(target.dir, "store/sessions", run.rowId, `${run.rowId}.jsonl`)))).toBe(true);
 		expect(log.git).toBeDefined();
 		fetchBack({ repo, remote: sshMirrorRemote(target, repoKey(repo)), rowId: run.rowId });
 		layOver({ worktree: run.mirror, rowId: run.rowId });
@@ -149,7 +149,7 @@ describe("ssh targets", () => {
 		expect(log.end).toMatchObject({ state: "completed" });
 		expect(log.seqs()).toEqual(Array.from({ length: log.seqs().length }, (_, i) => i + 1));
 		expect(log.eventLines().join("\n")).toBe(readFileSync(join(run.runDir, "events.jsonl"), "utf8").trimEnd());
-		expect(log.session.equals(readFileSync(join(target.dir, "store/sessions", `${run.rowId}.jsonl`)))).toBe(true);
+		expect(log.session.equals(readFileSync(join(target.dir, "store/sessions", run.rowId, `${run.rowId}.jsonl`)))).toBe(true);
 		const receipts = log.frames.flatMap((f) => (f.t === "receipt" && f.receipt.id === "steer-1" ? [f.receipt] : []));
 		expect(receipts.length).toBeGreaterThanOrEqual(1);
 		expect(receipts.every((r) => r.status === "delivered")).toBe(true);
