@@ -7,7 +7,7 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, linkSync, writeFileSync, constants } from "node:fs";
+import { chmodSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, linkSync, writeFileSync, constants } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -83,40 +83,82 @@ class RootFs {
 		if (existsSync(dest)) return;
 		const inode = `${stat.dev}:${stat.ino}`;
 		const twin = this.inodes.get(inode);
-		if (twin) linkSync(twin, dest);
-		else {
-			copyFileSync(real, dest);
-			chmodSync(dest, stat.mode & 0o7777);
-			this.inodes.set(inode, dest);
+		if (twin) {
+			linkSync(twin, dest);
+			return;
 		}
-		if (stat.mode & 0o111 && isElf(real)) for (const lib of sharedLibraries(real)) this.add(lib);
+		linkOrCopy(real, dest);
+		this.inodes.set(inode, dest);
+		for (const library of elfNeeds(real)) this.add(library);
 	}
 }
 
-function isElf(path: string): boolean {
+/** The staging tree only feeds tar: a hard link (same file system) saves copying hundreds of MB. */
+function linkOrCopy(source: string, dest: string): void {
+	try {
+		linkSync(source, dest);
+	} catch {
+		copyFileSync(source, dest);
+		chmodSync(dest, statSync(source).mode & 0o7777);
+	}
+}
+
+/** Source maps, type declarations and docs: half of pi's closure, never read at run time. */
+const NOT_AT_RUN_TIME = /\.(map|d\.[cm]?ts|md)$/;
+
+/** A package tree as hard links (symlinks kept as symlinks), without what only tools read. */
+function linkTree(source: string, dest: string): void {
+	const stat = lstatSync(source);
+	if (stat.isSymbolicLink()) symlinkSync(readlinkSync(source), dest);
+	else if (stat.isDirectory()) {
+		mkdirSync(dest, { recursive: true });
+		for (const name of readdirSync(source)) linkTree(join(source, name), join(dest, name));
+	} else if (stat.isFile() && !NOT_AT_RUN_TIME.test(source)) linkOrCopy(source, dest);
+}
+
+const LIBRARY_DIRS = [`/lib/${process.arch === "arm64" ? "aarch64" : "x86_64"}-linux-gnu`, `/usr/lib/${process.arch === "arm64" ? "aarch64" : "x86_64"}-linux-gnu`, "/lib64", "/usr/lib64", "/lib", "/usr/lib"];
+
+/**
+ * What the dynamic loader needs for an ELF file: its interpreter and DT_NEEDED libraries, found in
+ * the system's library directories. Read from the file itself (64-bit little-endian ELF), which is
+ * what ldd would report one process per binary later. Not an ELF file: nothing.
+ */
+function elfNeeds(path: string): string[] {
 	const fd = openSync(path, constants.O_RDONLY);
 	try {
-		const head = Buffer.alloc(4);
-		return readSync(fd, head, 0, 4, 0) === 4 && head.toString("latin1") === "\x7fELF";
+		const read = (offset: number, length: number): Buffer => {
+			const buffer = Buffer.alloc(length);
+			readSync(fd, buffer, 0, length, offset);
+			return buffer;
+		};
+		const header = read(0, 64);
+		if (header.toString("latin1", 0, 4) !== "\x7fELF" || header[4] !== 2 || header[5] !== 1) return [];
+		const out: string[] = [];
+		const phoff = Number(header.readBigUInt64LE(0x20));
+		for (let i = 0; i < header.readUInt16LE(0x38); i++) {
+			const ph = read(phoff + i * header.readUInt16LE(0x36), 56);
+			if (ph.readUInt32LE(0) === 3) out.push(read(Number(ph.readBigUInt64LE(8)), Number(ph.readBigUInt64LE(0x20))).toString("latin1").replace(/\0.*$/s, ""));
+		}
+		const shoff = Number(header.readBigUInt64LE(0x28));
+		const shentsize = header.readUInt16LE(0x3a);
+		const section = (index: number): Buffer => read(shoff + index * shentsize, 64);
+		for (let i = 0; i < header.readUInt16LE(0x3c); i++) {
+			const sh = section(i);
+			if (sh.readUInt32LE(4) !== 6) continue; // SHT_DYNAMIC
+			const dynamic = read(Number(sh.readBigUInt64LE(0x18)), Number(sh.readBigUInt64LE(0x20)));
+			const strtab = Number(section(sh.readUInt32LE(0x28)).readBigUInt64LE(0x18));
+			for (let at = 0; at + 16 <= dynamic.length; at += 16) {
+				if (dynamic.readBigUInt64LE(at) !== 1n) continue; // DT_NEEDED
+				const name = read(strtab + Number(dynamic.readBigUInt64LE(at + 8)), 256).toString("latin1").replace(/\0.*$/s, "");
+				const found = LIBRARY_DIRS.map((dir) => join(dir, name)).find((candidate) => existsSync(candidate));
+				if (!found) throw new Error(`worker image: ${path} needs ${name}, not found in ${LIBRARY_DIRS.join(", ")}`);
+				out.push(found);
+			}
+		}
+		return out;
 	} finally {
 		closeSync(fd);
 	}
-}
-
-function sharedLibraries(binary: string): string[] {
-	let out = "";
-	try {
-		out = run("ldd", [binary]);
-	} catch {
-		return []; // statically linked or not a dynamic executable
-	}
-	const libs: string[] = [];
-	for (const line of out.split("\n")) {
-		const match = /=>\s+(\/\S+)|^\s*(\/\S+)\s+\(/.exec(line);
-		const path = match?.[1] ?? match?.[2];
-		if (path) libs.push(path);
-	}
-	return libs;
 }
 
 function buildRootFs(root: string): void {
@@ -129,16 +171,13 @@ function buildRootFs(root: string): void {
 	if (!existsSync(join(root, "usr/bin/sh"))) symlinkSync("bash", join(root, "usr/bin/sh"));
 	const bin = join(root, "usr/local/bin");
 	mkdirSync(bin, { recursive: true });
-	copyFileSync(realpathSync(process.execPath), join(bin, "node"));
-	chmodSync(join(bin, "node"), 0o755);
-	fs.add(realpathSync(process.execPath)); // its shared libraries (the copy lands at its own path too)
-	rmSync(join(root, realpathSync(process.execPath)), { force: true });
+	linkOrCopy(realpathSync(process.execPath), join(bin, "node"));
+	for (const library of elfNeeds(realpathSync(process.execPath))) fs.add(library);
 	const lib = join(root, "usr/local/lib");
 	for (const path of piClosure()) {
 		// A nested node_modules came along with its parent package already.
 		if (!existsSync(join(REPO_ROOT, path)) || existsSync(join(lib, path))) continue;
-		mkdirSync(dirname(join(lib, path)), { recursive: true });
-		execFileSync("cp", ["-a", join(REPO_ROOT, path), dirname(join(lib, path))], { stdio: "ignore" });
+		linkTree(join(REPO_ROOT, path), join(lib, path));
 	}
 	symlinkSync(relative(bin, join(lib, "node_modules", PI_PACKAGE, PI_BIN)), join(bin, "pi"));
 	mkdirSync(join(root, "etc"), { recursive: true });
@@ -178,14 +217,14 @@ async function withLock<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 async function importRootFs(root: string, tag: string): Promise<void> {
+	// A shell pipe: hundreds of MB should not flow through this process.
+	const script = 'set -o pipefail; tar -C "$1" --numeric-owner -cf - . | podman import -q --change "ENV PATH=/usr/local/bin:/usr/bin:/bin" --change "WORKDIR /workspace" - "$2" >/dev/null';
 	await new Promise<void>((resolve, reject) => {
-		const tar = spawn("tar", ["-C", root, "--numeric-owner", "-cf", "-", "."], { stdio: ["ignore", "pipe", "inherit"] });
-		const podman = spawn("podman", ["import", "-q", "--change", "ENV PATH=/usr/local/bin:/usr/bin:/bin", "--change", "WORKDIR /workspace", "-", tag], { stdio: ["pipe", "ignore", "pipe"] });
+		const child = spawn("bash", ["-c", script, "import", root, tag], { stdio: ["ignore", "ignore", "pipe"] });
 		let stderr = "";
-		podman.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-		tar.stdout.pipe(podman.stdin);
-		podman.on("error", reject);
-		podman.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`podman import failed (${code}): ${stderr}`))));
+		child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+		child.on("error", reject);
+		child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`podman import failed (${code}): ${stderr}`))));
 	});
 }
 
