@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { followRun } from "../runner/far-follow.mjs";
 import { prepareRun } from "../runner/far-run.mjs";
@@ -17,6 +17,7 @@ import { processStartTime } from "../runner/proc.mjs";
 import { initialStatus } from "../runner/state-rules.mjs";
 import { git, initRepo } from "../test-support/git-repo.ts";
 import { waitFor } from "../test-support/pi-harness.ts";
+import { farTree } from "../test-support/target-helpers.ts";
 
 const temps: string[] = [];
 const temp = (): string => {
@@ -134,22 +135,6 @@ describe("follow", () => {
 	});
 });
 
-/** Every file under `dir` except .git, as relative path -> mode + bytes. */
-function tree(dir: string): Record<string, string> {
-	const out: Record<string, string> = {};
-	const walk = (path: string): void => {
-		for (const name of readdirSync(path)) {
-			if (path === dir && name === ".git") continue;
-			const full = join(path, name);
-			const stat = statSync(full);
-			if (stat.isDirectory()) walk(full);
-			else out[relative(dir, full)] = `${(stat.mode & 0o111) !== 0 ? "x" : "-"} ${readFileSync(full, "base64")}`;
-		}
-	};
-	walk(dir);
-	return out;
-}
-
 describe("git travel", () => {
 	it("lays the target's committed, modified, untracked and deleted files over the local mirror, round after round", () => {
 		const dir = temp();
@@ -170,7 +155,7 @@ describe("git travel", () => {
 			expect(readFileSync(join(mirror, "worktrees/row1/index")).equals(indexBefore)).toBe(true);
 			fetchBack({ repo, remote: { url: mirror }, rowId: "row1" });
 			layOver({ worktree: local, rowId: "row1" });
-			expect(tree(local)).toEqual(Object.fromEntries(Object.entries(tree(remote)).filter(([path]) => !path.startsWith("ignored/"))));
+			expect(farTree(local)).toEqual(Object.fromEntries(Object.entries(farTree(remote)).filter(([path]) => !path.startsWith("ignored/"))));
 			expect(git(local, "status", "--porcelain")).toBe(git(remote, "status", "--porcelain"));
 			expect(git(local, "rev-parse", "HEAD")).toBe(git(remote, "rev-parse", "HEAD"));
 		};
