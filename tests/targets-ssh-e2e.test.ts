@@ -6,7 +6,7 @@
  * runner ended on the host, and ssh's own reasons for an unreachable host or a changed host key.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -201,6 +201,14 @@ describe("ssh targets", () => {
 		await expect(check()).rejects.toMatchObject({ kind: "unreachable", message: expect.stringMatching(/^unreachable \(ssh: .*Connection refused\)$/) });
 		await host.start();
 		await expect(check()).resolves.toMatchObject({ node: { ok: true } });
+
+		// A key the host does not accept: an auth failure, not "unreachable".
+		const wrongKey = join(local, "wrong_key");
+		spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", wrongKey]);
+		const wrongConfig = join(local, "wrong_ssh_config");
+		writeFileSync(wrongConfig, readFileSync(host.configFile, "utf8").replace(/IdentityFile .*/, `IdentityFile ${wrongKey}`));
+		const wrong = { ...fresh, sshConfig: wrongConfig, controlPath: controlPathFor(join(local, "store/targets/wrong")) };
+		await expect(callVerb(sshTransport(wrong), "check", [target.dir])).rejects.toMatchObject({ kind: "auth", message: expect.stringContaining("Permission denied (publickey)") });
 
 		await host.changeHostKey();
 		await expect(check()).rejects.toMatchObject({ kind: "host-key-changed", message: expect.stringContaining("has changed and you have requested strict checking") });
