@@ -47,7 +47,8 @@ function clipJson(value) {
  */
 export function compactEvent(event, seq, at) {
 	/** @type {Record<string, unknown>} */
-	const out = { seq, at, type: event.type };
+	// Every line names a type (its reader checks that): a worker's typeless object is logged as "unknown".
+	const out = { seq, at, type: typeof event.type === "string" ? event.type : "unknown" };
 	switch (event.type) {
 		case "message_start":
 		case "message_end":

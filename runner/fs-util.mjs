@@ -1,6 +1,6 @@
 // Durable file writes: every write goes to a temp file in the same directory and is renamed over.
 import { randomInt } from "node:crypto";
-import { mkdirSync, renameSync, writeFileSync, readFileSync, unlinkSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync, unlinkSync } from "node:fs";
 import { dirname, basename, join } from "node:path";
 
 export const DIR_MODE = 0o700;
@@ -51,16 +51,9 @@ export function writeJsonAtomic(path, value) {
 }
 
 /**
- * Reads a JSON file strictly: a BOM, truncation or bad JSON is an error with a clear reason.
- * @param {string} path
- * @returns {unknown}
+ * Parses a store file strictly: a BOM, an empty file or bad JSON is an error naming the file.
+ * @param {string} text @param {string} name
  */
-export function readJsonStrict(path) {
-	const text = readFileSync(path, "utf8");
-	return parseJsonStrict(text, basename(path));
-}
-
-/** @param {string} text @param {string} name */
 export function parseJsonStrict(text, name) {
 	if (text.charCodeAt(0) === 0xfeff) throw new Error(`${name}: starts with a byte order mark`);
 	if (!text.trim()) throw new Error(`${name}: empty file`);

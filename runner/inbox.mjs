@@ -2,30 +2,31 @@
 // only the run's owner (its runner) claims it, once, by renaming it into claimed/, and answers with
 // receipts/<id>.json. A message nobody could deliver is answered "rejected" with the reason.
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, renameSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ensureDir, writeJsonAtomic } from "./fs-util.mjs";
+import { isOneOf } from "./protocol.mjs";
+import { MAX_MESSAGE_BYTES, RECEIPT_REASONS } from "./reasons.mjs";
+import { DELIVER_AS } from "./vocabulary.mjs";
 
-export const MAX_MESSAGE_BYTES = 1024 * 1024;
 const PREVIEW_CHARS = 80;
+/** JSON escaping can make a text up to six times longer; a bigger file is refused without reading it. */
+const MAX_MESSAGE_FILE_BYTES = 6 * MAX_MESSAGE_BYTES + 4096;
 
 /**
  * @typedef {object} InboxMessage
  * @property {string} id
  * @property {"message" | "stop"} kind
  * @property {string} [text]
- * @property {"steer" | "followUp"} [deliverAs]
+ * @property {import("./protocol.mjs").DeliverAs} [deliverAs]
  * @property {number} at
  */
 
+/** @typedef {import("../src/board/types.ts").Receipt} Receipt */
+
 /**
- * @typedef {object} Receipt
- * @property {string} id
- * @property {"delivered" | "rejected"} status
- * @property {"steer" | "followUp" | "answer"} [as]
- * @property {number} at
- * @property {string} [reason]
- * @property {string} preview
+ * A claimed file that is no message, or one too large to deliver: rejected with this code.
+ * @typedef {{ id: string, rejected: import("./reasons.mjs").ReceiptCode, detail?: string }} RejectedMessage
  */
 
 /** @param {string} runDir */
@@ -43,7 +44,7 @@ export function preview(text) {
 
 /**
  * @param {string} runDir
- * @param {{ kind: "message" | "stop", text?: string, deliverAs?: "steer" | "followUp" }} message
+ * @param {{ kind: "message" | "stop", text?: string, deliverAs?: import("./protocol.mjs").DeliverAs }} message
  * @returns {string} the message id
  */
 export function dropMessage(runDir, message) {
@@ -64,22 +65,33 @@ export function inboxNames(runDir) {
 	}
 }
 
+/** Whether a stop waits in the inbox (read, not claimed: the owner claims it when it serves the inbox). @param {string} runDir */
+export function stopWaiting(runDir) {
+	return inboxNames(runDir).some((name) => {
+		try {
+			return JSON.parse(readFileSync(join(inboxDir(runDir), name), "utf8"))?.kind === "stop";
+		} catch {
+			return false;
+		}
+	});
+}
+
 /** @param {unknown} value @returns {value is InboxMessage} */
 function validMessage(value) {
 	const m = /** @type {Record<string, unknown>} */ (value);
 	if (!m || typeof m !== "object" || typeof m.id !== "string") return false;
 	if (m.kind === "stop") return true;
-	return m.kind === "message" && typeof m.text === "string" && (m.deliverAs === undefined || m.deliverAs === "steer" || m.deliverAs === "followUp");
+	return m.kind === "message" && typeof m.text === "string" && (m.deliverAs === undefined || isOneOf(DELIVER_AS, m.deliverAs));
 }
 
 /**
- * Claims every message waiting in the inbox, oldest first. Malformed files are claimed too and come
- * back as `{ id, invalid }` so the owner can reject them with a reason.
+ * Claims every message waiting in the inbox, oldest first. Files that are no message, and messages
+ * over MAX_MESSAGE_BYTES, are claimed too and come back as `{ id, rejected }` so the owner answers them.
  * @param {string} runDir
- * @returns {Array<InboxMessage | { id: string, invalid: string }>}
+ * @returns {Array<InboxMessage | RejectedMessage>}
  */
 export function claimMessages(runDir) {
-	/** @type {Array<InboxMessage | { id: string, invalid: string }>} */
+	/** @type {Array<InboxMessage | RejectedMessage>} */
 	const out = [];
 	for (const name of inboxNames(runDir)) {
 		const id = name.slice(0, -".json".length);
@@ -90,16 +102,32 @@ export function claimMessages(runDir) {
 		} catch {
 			continue;
 		}
-		let value;
-		try {
-			value = JSON.parse(readFileSync(target, "utf8"));
-		} catch (error) {
-			out.push({ id, invalid: `unreadable message: ${error instanceof Error ? error.message : String(error)}` });
-			continue;
-		}
-		out.push(validMessage(value) && value.id === id ? value : { id, invalid: "malformed message" });
+		out.push(readClaimed(target, id));
 	}
 	return out;
+}
+
+/** @param {string} path @param {string} id @returns {InboxMessage | RejectedMessage} */
+function readClaimed(path, id) {
+	let value;
+	try {
+		if (statSync(path).size > MAX_MESSAGE_FILE_BYTES) return { id, rejected: "too-large" };
+		value = JSON.parse(readFileSync(path, "utf8"));
+	} catch (error) {
+		return { id, rejected: "unreadable", detail: error instanceof Error ? error.message : String(error) };
+	}
+	if (!validMessage(value) || value.id !== id) return { id, rejected: "malformed" };
+	if (value.text !== undefined && Buffer.byteLength(value.text) > MAX_MESSAGE_BYTES) return { id, rejected: "too-large" };
+	return value;
+}
+
+/**
+ * The receipt for a message nobody will deliver; `reason` is the code's words (and a detail).
+ * @param {string} id @param {import("./reasons.mjs").ReceiptCode} code @param {number} at @param {string} [preview] @param {string} [detail]
+ * @returns {Receipt}
+ */
+export function rejectionReceipt(id, code, at, preview = "", detail) {
+	return { id, status: "rejected", code, reason: detail ? `${RECEIPT_REASONS[code]}: ${detail}` : RECEIPT_REASONS[code], at, preview };
 }
 
 /** @param {string} runDir @param {Receipt} receipt */
@@ -108,13 +136,7 @@ export function writeReceipt(runDir, receipt) {
 	writeJsonAtomic(join(receiptsDir(runDir), `${receipt.id}.json`), receipt);
 }
 
-/** @param {string} runDir @param {string} id @returns {Receipt | undefined} */
-export function readReceipt(runDir, id) {
-	try {
-		const value = JSON.parse(readFileSync(join(receiptsDir(runDir), `${id}.json`), "utf8"));
-		if (value && (value.status === "delivered" || value.status === "rejected")) return value;
-	} catch {
-		// Not answered yet.
-	}
-	return undefined;
+/** @param {string} runDir @param {string} id */
+export function receiptPath(runDir, id) {
+	return join(receiptsDir(runDir), `${id}.json`);
 }

@@ -3,51 +3,51 @@
 // control channel (inbox/ on disk, fd 3 to the worker), and leaves a terminal state, a free slot and no
 // process of the run behind, whatever happens. Usage: node job-runner.mjs <run.json> <slot-file>
 import { spawn } from "node:child_process";
-import { appendFileSync, chmodSync, existsSync, readFileSync, watch } from "node:fs";
-import { join } from "node:path";
+import { appendFileSync, chmodSync, existsSync, watch } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { addReceipt, applyEvent, finalize, initialStatus, summarize, visibleKey } from "./state-rules.mjs";
 import { compactEvent } from "./compact-event.mjs";
 import { ensureDir, FILE_MODE, touchNotify, writeJsonAtomic } from "./fs-util.mjs";
-import { claimMessages, inboxDir, preview, writeReceipt } from "./inbox.mjs";
+import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting, writeReceipt } from "./inbox.mjs";
+import { LineSplitter } from "./lines.mjs";
 import { endRunProcesses, processStartTime, RUN_TAG, runProcesses, signalVerified } from "./proc.mjs";
 import { PROMPT_PLACEHOLDER } from "./protocol.mjs";
-import { pumpQueue } from "./queue.mjs";
+import { pumpQueue, recordStartFailure } from "./queue.mjs";
+import { readRunConfig } from "./run-config.mjs";
 import { adoptSlot, releaseSlot } from "./slots.mjs";
 import { openWorkerLink } from "./worker-link.mjs";
-
-/**
- * @typedef {object} RunConfig
- * @property {string} rowId
- * @property {string} runId
- * @property {string} runDir
- * @property {string} storeDir
- * @property {number} maxConcurrent
- * @property {string} sessionFile
- * @property {string} cwd
- * @property {string} prompt
- * @property {string[]} piCommand
- * @property {string} [model]
- * @property {string} [thinking]
- * @property {string} [extensionPath]
- * @property {Record<string, string>} env
- * @property {string} [summaryModel]
- * @property {number} [summaryTimeoutMs]
- * @property {number} [stopGraceMs]
- * @property {number} createdAt
- */
 
 const STATUS_INTERVAL_MS = 250;
 const INBOX_POLL_MS = 1000;
 const STDERR_TAIL = 4000;
 const STDERR_LOG_CAP = 256 * 1024;
 
+/**
+ * A run.json of the wrong shape is refused: its run is recorded failed with the path and the field
+ * (in the directory the file is in, the one place it can name truthfully), its slot freed.
+ * @param {string} path @param {string} slot
+ */
+function readConfig(path, slot) {
+	const dir = dirname(resolve(path));
+	try {
+		const read = readRunConfig(path);
+		if (resolve(read.runDir) !== dir) throw new Error(`${path}: /runDir is not the directory of run.json`);
+		return read;
+	} catch (error) {
+		const reason = error instanceof Error ? error.message : String(error);
+		process.stderr.write(`agent-board runner: ${reason}\n`);
+		recordStartFailure(dir, reason);
+		releaseSlot(slot, basename(dir));
+		process.exit(1);
+	}
+}
+
 const [configPath, slotPath] = process.argv.slice(2);
 if (!configPath || !slotPath) {
 	process.stderr.write("usage: job-runner.mjs <run.json> <slot-file>\n");
 	process.exit(2);
 }
-/** @type {RunConfig} */
-const config = JSON.parse(readFileSync(configPath, "utf8"));
+const config = readConfig(configPath, slotPath);
 const runDir = config.runDir;
 const paths = {
 	status: join(runDir, "status.json"),
@@ -81,9 +81,7 @@ let stopping = false;
 let finished = false;
 let agentStarted = false;
 let workerClosed = false;
-/** Messages claimed before the worker's agent started: forwarded at agent_start. @type {import("./inbox.mjs").InboxMessage[]} */
-const held = [];
-/** Forwarded, waiting for the worker's receipt. @type {Map<string, import("./inbox.mjs").InboxMessage>} */
+/** Forwarded, waiting for the worker's receipt (the worker holds them until its agent starts). @type {Map<string, import("./inbox.mjs").InboxMessage>} */
 const forwarded = new Map();
 
 /** A full or failing disk must not kill the run: the write is retried with the next change. */
@@ -126,18 +124,27 @@ function scheduleStatus() {
 
 writeStatus();
 
-/** @param {import("./inbox.mjs").InboxMessage} message @param {"delivered" | "rejected"} outcome @param {{ as?: "steer" | "followUp" | "answer", reason?: string }} [extra] */
-function answer(message, outcome, extra = {}) {
-	const receipt = { id: message.id, status: outcome, as: extra.as, reason: extra.reason, at: Date.now(), preview: preview(message.text ?? message.kind) };
+/** @param {import("../src/board/types.ts").Receipt} receipt */
+function record(receipt) {
 	writeReceipt(runDir, receipt);
 	addReceipt(status, receipt);
 	scheduleStatus();
 }
 
+/** @param {import("./inbox.mjs").InboxMessage} message @param {import("./protocol.mjs").DeliveryKind} [as] */
+function delivered(message, as) {
+	record({ id: message.id, status: "delivered", as, at: Date.now(), preview: preview(message.text ?? message.kind) });
+}
+
+/** @param {import("./inbox.mjs").InboxMessage} message @param {import("./reasons.mjs").ReceiptCode} code */
+function rejected(message, code) {
+	record(rejectionReceipt(message.id, code, Date.now(), preview(message.text ?? message.kind)));
+}
+
 /** @param {import("./inbox.mjs").InboxMessage} message */
 function forward(message) {
 	if (workerClosed || finished || !link?.send({ type: "message", id: message.id, text: message.text ?? "", deliverAs: message.deliverAs ?? "steer" })) {
-		answer(message, "rejected", { reason: "run ended" });
+		rejected(message, "run-ended");
 		return;
 	}
 	forwarded.set(message.id, message);
@@ -145,22 +152,12 @@ function forward(message) {
 
 function serveInbox() {
 	for (const message of claimMessages(runDir)) {
-		if ("invalid" in message) {
-			const receipt = { id: message.id, status: /** @type {const} */ ("rejected"), reason: message.invalid, at: Date.now(), preview: "" };
-			writeReceipt(runDir, receipt);
-			addReceipt(status, receipt);
-		} else if (finished) {
-			answer(message, "rejected", { reason: "run ended" });
-		} else if (message.kind === "stop") {
-			answer(message, "delivered");
+		if ("rejected" in message) record(rejectionReceipt(message.id, message.rejected, Date.now(), "", message.detail));
+		else if (message.kind === "stop" && !finished) {
+			delivered(message);
 			stop();
-		} else if (finished || workerClosed || stopping) {
-			answer(message, "rejected", { reason: "run ended" });
-		} else if (!agentStarted) {
-			held.push(message);
-		} else {
-			forward(message);
-		}
+		} else if (finished || workerClosed || stopping) rejected(message, "run-ended");
+		else forward(message);
 	}
 	scheduleStatus();
 }
@@ -182,8 +179,8 @@ async function finish(exit) {
 	writeStatus();
 	// pi starts tools in their own process groups: end whatever of this run is still running.
 	await endRunProcesses(config.runId, { exclude: process.pid, graceMs: 500 });
-	for (const message of held.splice(0)) answer(message, "rejected", { reason: "run ended" });
-	for (const message of forwarded.values()) answer(message, "rejected", { reason: "the worker exited before confirming delivery" });
+	// Before its agent started the worker delivers nothing: an unanswered message certainly missed the run.
+	for (const message of forwarded.values()) rejected(message, agentStarted ? "unconfirmed" : "run-ended");
 	forwarded.clear();
 	serveInbox();
 	// The end of a run must be recorded: on a full disk keep trying for a while before giving up.
@@ -247,10 +244,7 @@ function onStderr(chunk) {
 
 /** @param {Record<string, unknown>} event */
 function onWorkerEvent(event) {
-	if (event.type === "agent_start" && !agentStarted) {
-		agentStarted = true;
-		for (const message of held.splice(0)) forward(message);
-	}
+	if (event.type === "agent_start") agentStarted = true;
 	if (event.type === "message_end") {
 		protectSession();
 		const message = /** @type {{ role?: string, content?: unknown }} */ (event.message ?? {});
@@ -279,16 +273,16 @@ function startWorker() {
 	link = openWorkerLink(/** @type {import("node:stream").Duplex | null} */ (child.stdio[3]), (report) => {
 		if (report.type === "closed") {
 			workerClosed = true;
-			for (const message of held.splice(0)) answer(message, "rejected", { reason: "run ended" });
 			return;
 		}
 		const message = forwarded.get(report.id);
 		if (!message) return;
 		forwarded.delete(report.id);
-		answer(message, report.status, { as: report.as, reason: report.reason });
+		if (report.status === "delivered") delivered(message, report.as);
+		else rejected(message, report.code ?? "run-ended");
 	});
 	link.send({ type: "prompt", text: config.prompt });
-	let buffer = "";
+	const lines = new LineSplitter();
 	let seq = 0;
 	/** @param {string} line */
 	const onLine = (line) => {
@@ -309,12 +303,7 @@ function startWorker() {
 	};
 	const stdoutDone = new Promise((resolve) => {
 		stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => {
-			buffer += chunk;
-			let index;
-			while ((index = buffer.indexOf("\n")) >= 0) {
-				onLine(buffer.slice(0, index));
-				buffer = buffer.slice(index + 1);
-			}
+			for (const line of lines.push(chunk)) onLine(line);
 			scheduleStatus();
 		});
 		stdout.on("end", resolve);
@@ -330,8 +319,8 @@ function startWorker() {
 	child.on("exit", (code, signal) => {
 		const flushed = Promise.race([stdoutDone, new Promise((r) => setTimeout(r, 2000))]);
 		void flushed.then(() => {
-			if (buffer) onLine(buffer);
-			buffer = "";
+			const tail = lines.flush();
+			if (tail) onLine(tail);
 			void finish({ code, signal });
 		});
 	});
@@ -378,9 +367,11 @@ process.on("uncaughtException", (error) => {
 	}
 });
 
-// A stop (or messages) may have arrived while the run was queued.
-serveInbox();
-if (stopping) {
-	// stop() already finished the run.
-} else if (!existsSync(config.cwd)) void finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });
-else startWorker();
+if (!existsSync(config.cwd)) void finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });
+// A stop that arrived while the run was queued ends it before any worker starts.
+else if (stopWaiting(runDir)) serveInbox();
+else {
+	startWorker();
+	// Messages (or a stop) that arrived while the run was queued go to the worker, which holds them until its agent starts.
+	serveInbox();
+}

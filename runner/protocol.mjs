@@ -1,6 +1,15 @@
 // The runner <-> worker control channel (fd 3 of the worker, a socketpair): JSON lines, one object per
-// line, split on "\n" only (JSON.stringify escapes "\n" inside strings; U+2028/U+2029 stay raw and are
-// not line ends). Plain .mjs so the runner can import it; the worker role imports it too.
+// line (runner/lines.mjs splits them). Plain .mjs so the runner can import it; the worker role imports it too.
+import { isReceiptCode } from "./reasons.mjs";
+import { DELIVER_AS, DELIVERY_KINDS, RECEIPT_STATUSES } from "./vocabulary.mjs";
+
+/** @typedef {(typeof DELIVER_AS)[number]} DeliverAs */
+/** @typedef {(typeof DELIVERY_KINDS)[number]} DeliveryKind */
+
+/** @template {string} T @param {readonly T[]} words @param {unknown} value @returns {value is T} */
+export function isOneOf(words, value) {
+	return words.some((word) => word === value);
+}
 
 /** The worker's only argv message. Its `input` handler swaps it for the prompt from the channel. */
 export const PROMPT_PLACEHOLDER = "[agent-board: prompt arrives on the control channel]";
@@ -12,20 +21,9 @@ export const CONTROL_FD_ENV = "AGENT_BOARD_CONTROL_FD";
 export const ASK_WAIT_ENV = "AGENT_BOARD_ASK_WAIT";
 export const DEFAULT_ASK_WAIT_SECONDS = 600;
 
-/** runner -> worker */
-export const MSG_PROMPT = "prompt";
-export const MSG_MESSAGE = "message";
-export const MSG_ABORT = "abort";
-/** worker -> runner */
-export const MSG_RECEIPT = "receipt";
-export const MSG_CLOSED = "closed";
-
-/** Receipt reason when the worker accepts no more messages. */
-export const REASON_RUN_ENDED = "run ended";
-
 /**
  * @typedef {{ type: "prompt", text: string }
- *   | { type: "message", id: string, text: string, deliverAs: "steer" | "followUp" }
+ *   | { type: "message", id: string, text: string, deliverAs: DeliverAs }
  *   | { type: "abort" }} RunnerToWorker
  */
 
@@ -34,7 +32,8 @@ export const REASON_RUN_ENDED = "run ended";
  */
 
 /**
- * @typedef {{ type: "receipt", id: string, status: "delivered" | "rejected", as?: "steer" | "followUp" | "answer", reason?: string }
+ * A rejection carries its code; the runner puts the words for people in the receipt.
+ * @typedef {{ type: "receipt", id: string, status: (typeof RECEIPT_STATUSES)[number], as?: DeliveryKind, code?: import("./reasons.mjs").ReceiptCode }
  *   | { type: "closed" }} WorkerToRunner
  */
 
@@ -45,27 +44,6 @@ export const REASON_RUN_ENDED = "run ended";
  */
 export function encodeLine(message) {
 	return `${JSON.stringify(message)}\n`;
-}
-
-/**
- * Splits decoded text (feed strings from a stream with setEncoding("utf8"), so multi-byte characters
- * are never cut) into complete lines; keeps the unterminated tail for the next chunk.
- */
-export class LineSplitter {
-	constructor() {
-		/** @type {string} */
-		this.rest = "";
-	}
-
-	/**
-	 * @param {string} chunk
-	 * @returns {string[]} complete lines, without their "\n"
-	 */
-	push(chunk) {
-		const parts = (this.rest + chunk).split("\n");
-		this.rest = parts.pop() ?? "";
-		return parts.filter((line) => line.length > 0);
-	}
 }
 
 /**
@@ -83,22 +61,19 @@ export function parseRunnerLine(line) {
 	}
 	if (typeof value !== "object" || value === null) return { type: "invalid" };
 	const record = /** @type {Record<string, unknown>} */ (value);
-	if (record.type === MSG_PROMPT && typeof record.text === "string") return { type: "prompt", text: record.text };
-	if (record.type === MSG_ABORT) return { type: "abort" };
+	if (record.type === "prompt" && typeof record.text === "string") return { type: "prompt", text: record.text };
+	if (record.type === "abort") return { type: "abort" };
 	if (
-		record.type === MSG_MESSAGE &&
+		record.type === "message" &&
 		typeof record.id === "string" &&
 		record.id.length > 0 &&
 		typeof record.text === "string" &&
-		(record.deliverAs === "steer" || record.deliverAs === "followUp")
+		isOneOf(DELIVER_AS, record.deliverAs)
 	) {
 		return { type: "message", id: record.id, text: record.text, deliverAs: record.deliverAs };
 	}
 	return typeof record.id === "string" && record.id.length > 0 ? { type: "invalid", id: record.id } : { type: "invalid" };
 }
-
-/** Receipt reason for a message line the worker could not parse. */
-export const REASON_MALFORMED = "malformed message";
 
 /**
  * Parses one worker -> runner line; undefined for anything malformed.
@@ -115,13 +90,13 @@ export function parseWorkerLine(line) {
 	}
 	if (typeof value !== "object" || value === null) return undefined;
 	const record = /** @type {Record<string, unknown>} */ (value);
-	if (record.type === MSG_CLOSED) return { type: "closed" };
-	if (record.type !== MSG_RECEIPT || typeof record.id !== "string") return undefined;
-	if (record.status !== "delivered" && record.status !== "rejected") return undefined;
+	if (record.type === "closed") return { type: "closed" };
+	if (record.type !== "receipt" || typeof record.id !== "string") return undefined;
+	if (!isOneOf(RECEIPT_STATUSES, record.status)) return undefined;
 	/** @type {WorkerToRunner} */
 	const receipt = { type: "receipt", id: record.id, status: record.status };
-	if (record.as === "steer" || record.as === "followUp" || record.as === "answer") receipt.as = record.as;
-	if (typeof record.reason === "string") receipt.reason = record.reason;
+	if (isOneOf(DELIVERY_KINDS, record.as)) receipt.as = record.as;
+	if (isReceiptCode(record.code)) receipt.code = record.code;
 	return receipt;
 }
 

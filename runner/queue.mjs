@@ -72,9 +72,10 @@ function readEntry(path) {
 
 /**
  * Takes a queued run out of the queue: whoever's rename succeeds owns the run (to start or to stop).
- * @param {string} storeRoot @param {string} name @param {string} runDir @param {string} purpose
+ * A start names the slot it holds, so the runs' own records show which run held which slot when.
+ * @param {string} storeRoot @param {string} name @param {string} runDir @param {string} purpose @param {string} [slot]
  */
-export function claimEntry(storeRoot, name, runDir, purpose) {
+export function claimEntry(storeRoot, name, runDir, purpose, slot) {
 	const claim = join(runDir, "claim.json");
 	try {
 		renameSync(join(queueDir(storeRoot), name), claim);
@@ -88,7 +89,7 @@ export function claimEntry(storeRoot, name, runDir, purpose) {
 	} catch {
 		// Unknown.
 	}
-	writeJsonAtomic(claim, { by: process.pid, start: processStartTime(process.pid), purpose, at: Date.now(), olderWaiting });
+	writeJsonAtomic(claim, { by: process.pid, start: processStartTime(process.pid), purpose, at: Date.now(), olderWaiting, ...(slot ? { slot: basename(slot) } : {}) });
 	return true;
 }
 
@@ -126,7 +127,7 @@ export function pumpQueue(storeRoot, options) {
 			return { started, error: error instanceof Error ? error.message : String(error) };
 		}
 		if (!slot) break;
-		if (!claimEntry(storeRoot, name, entry.runDir, "start")) {
+		if (!claimEntry(storeRoot, name, entry.runDir, "start", slot)) {
 			releaseSlot(slot, entry.runId);
 			continue;
 		}
@@ -142,8 +143,8 @@ export function pumpQueue(storeRoot, options) {
 	return { started };
 }
 
-/** @param {string} runDir @param {string} reason */
-function recordStartFailure(runDir, reason) {
+/** Records why a claimed run never started (its owner, the claimer, does). @param {string} runDir @param {string} reason */
+export function recordStartFailure(runDir, reason) {
 	try {
 		const statusPath = join(runDir, "status.json");
 		const status = JSON.parse(readFileSync(statusPath, "utf8"));

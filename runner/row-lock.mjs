@@ -2,9 +2,9 @@
 // guards meta changes, resume, attach, merge and recording a dead runner's end. A lock is broken only
 // when its owner is provably gone (or the file never got its content), by moving it aside with one
 // rename, so two breakers cannot both win.
-import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, constants } from "node:fs";
+import { readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { FILE_MODE } from "./fs-util.mjs";
+import { breakStale, createExclusive } from "./owner-file.mjs";
 import { isAlive, processStartTime } from "./proc.mjs";
 
 /** A lock file still empty after this long belongs to a holder that died between create and write. */
@@ -50,19 +50,10 @@ export function tryLockRow(rowDir) {
 	const path = lockPath(rowDir);
 	const token = `${process.pid}-${Date.now()}-${++counter}`;
 	for (let attempt = 0; attempt < 2; attempt++) {
-		let fd;
-		try {
-			fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, FILE_MODE);
-		} catch (error) {
-			if (/** @type {NodeJS.ErrnoException} */ (error).code !== "EEXIST") throw error;
+		if (!createExclusive(path, JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), token, at: Date.now() }))) {
 			if (!stale(path)) return undefined;
-			breakLock(path);
+			breakStale(path, liveHolder);
 			continue;
-		}
-		try {
-			writeSync(fd, JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), token, at: Date.now() }));
-		} finally {
-			closeSync(fd);
 		}
 		return () => {
 			// Release only our own lock: a breaker may have taken it over if we looked dead.
@@ -78,29 +69,9 @@ export function tryLockRow(rowDir) {
 }
 
 /** @param {string} path */
-function breakLock(path) {
-	const aside = `${path}.stale-${process.pid}-${++counter}`;
-	try {
-		renameSync(path, aside);
-	} catch {
-		return;
-	}
-	// If a live holder re-created the lock between our check and the rename, we moved a live lock:
-	// put it back rather than let two holders run.
-	const moved = readLock(aside);
-	if (moved && typeof moved.pid === "number" && isAlive(moved.pid, moved.start)) {
-		try {
-			// link, not rename: never replace a lock someone else created meanwhile.
-			linkSync(aside, path);
-		} catch {
-			// Someone holds the path again; the moved holder's release will find a foreign token.
-		}
-	}
-	try {
-		unlinkSync(aside);
-	} catch {
-		// Already gone.
-	}
+function liveHolder(path) {
+	const holder = readLock(path);
+	return !!holder && typeof holder.pid === "number" && isAlive(holder.pid, holder.start);
 }
 
 /**

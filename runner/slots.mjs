@@ -2,10 +2,11 @@
 // holds it and the process that claimed it. A slot is free only when its claimer is gone AND no
 // process of its run is left (see RUN_TAG in proc.mjs): a killed runner whose worker or tools still
 // run keeps its slot, so the limit holds whatever gets killed.
-import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, constants } from "node:fs";
+import { readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { isAlive, runProcesses } from "./proc.mjs";
-import { FILE_MODE, writeJsonAtomic } from "./fs-util.mjs";
+import { writeJsonAtomic } from "./fs-util.mjs";
+import { breakStale, createExclusive } from "./owner-file.mjs";
 
 /** A slot file still empty or unparsable after this long was left by a claimer killed mid-write. */
 const GARBAGE_GRACE_MS = 2000;
@@ -68,7 +69,8 @@ export function tryClaimSlot(dir, max, owner) {
 	// All taken: look for one whose run is over (a /proc scan, so only when we actually need a slot).
 	for (const path of taken) {
 		if (!isStale(path)) continue;
-		reclaim(path);
+		// A live claimer that replaced it in between is put back.
+		breakStale(path, (moved) => !isStale(moved));
 		if (create(path, owner)) return path;
 	}
 	return undefined;
@@ -76,52 +78,11 @@ export function tryClaimSlot(dir, max, owner) {
 
 /** @param {string} path @param {SlotOwner} owner */
 function create(path, owner) {
-	let fd;
 	try {
-		fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, FILE_MODE);
+		return createExclusive(path, JSON.stringify(owner));
 	} catch (error) {
-		if (/** @type {NodeJS.ErrnoException} */ (error).code === "EEXIST") return false;
-		throw new Error(`cannot claim a concurrency slot: ${path}: ${describeError(error)}`);
-	}
-	try {
-		writeSync(fd, JSON.stringify(owner));
-	} catch (error) {
-		closeSync(fd);
-		unlinkSync(path);
-		throw new Error(`cannot claim a concurrency slot: ${path}: ${describeError(error)}`);
-	}
-	closeSync(fd);
-	return true;
-}
-
-/** @param {unknown} error */
-function describeError(error) {
-	const e = /** @type {NodeJS.ErrnoException} */ (error);
-	return e.code ? `${e.code} (${e.message})` : String(error);
-}
-
-/**
- * Moves a stale slot aside; if a live claimer replaced it in between, puts that one back.
- * @param {string} path
- */
-function reclaim(path) {
-	const aside = `${path}.reclaim-${process.pid}-${Date.now()}`;
-	try {
-		renameSync(path, aside);
-	} catch {
-		return;
-	}
-	if (!isStale(aside)) {
-		try {
-			linkSync(aside, path);
-		} catch {
-			// The path was claimed again meanwhile; the moved holder keeps running and its release is a no-op.
-		}
-	}
-	try {
-		unlinkSync(aside);
-	} catch {
-		// Already gone.
+		const e = /** @type {NodeJS.ErrnoException} */ (error);
+		throw new Error(`cannot claim a concurrency slot: ${path}: ${e.code ? `${e.code} (${e.message})` : String(error)}`);
 	}
 }
 

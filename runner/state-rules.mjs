@@ -1,73 +1,19 @@
 // Pure state rules for one run, shared by the runner (writes status) and the extension (reads and
 // reconciles). No I/O here so both sides derive states the same way.
+import { RUN_STATES } from "./vocabulary.mjs";
 import { clip, describeTool, firstSentence, lastLine, lastSentence, looksLikeQuestion, messageText, obj, tail } from "./text-rules.mjs";
 
 export { describeTool, firstSentence, looksLikeQuestion };
 
-/** @typedef {"queued"|"working"|"needs_input"|"completed"|"idle"|"failed"|"stopped"|"error"} RunState */
+// The shapes live once, as the store's checked schemas (src/board/schemas.ts); these names point at
+// the types derived from them. Type-only: the runner imports nothing but node:* and .mjs at run time.
+/** @typedef {import("../src/board/types.ts").RowState} RunState */
+/** @typedef {import("../src/board/types.ts").RunStatus} RunStatus */
+/** @typedef {import("../src/board/types.ts").LiveView} LiveView */
+/** @typedef {import("../src/board/types.ts").Receipt} Receipt */
 
-/**
- * @typedef {object} RunUsage
- * @property {number} input
- * @property {number} output
- * @property {number} cacheRead
- * @property {number} cacheWrite
- * @property {number} totalTokens
- * @property {number} cost
- */
-
-/**
- * @typedef {object} RunEvent
- * @property {number} at
- * @property {string} text
- */
-
-/**
- * @typedef {object} RunStatus
- * @property {number} version
- * @property {string} runId
- * @property {string} rowId
- * @property {RunState} state
- * @property {number} createdAt
- * @property {number} updatedAt
- * @property {number} [startedAt]
- * @property {number} [endedAt]
- * @property {number} lastActivityAt
- * @property {string} [currentTool]
- * @property {string} [latestAssistant]
- * @property {string} [lastStopReason]
- * @property {string} [question]
- * @property {string[]} [questionOptions]
- * @property {"tool"|"heuristic"} [questionSource]
- * @property {string} [error]
- * @property {string} [stderrTail]
- * @property {number|null} [exitCode]
- * @property {string|null} [exitSignal]
- * @property {boolean} settled
- * @property {boolean} [stopRequested]
- * @property {boolean} [retryFailed]
- * @property {RunUsage} usage
- * @property {number} eventCount
- * @property {RunEvent[]} recentEvents
- * @property {string} [modelSummary]
- * @property {string} summary
- * @property {LiveView} [live]
- * @property {string} [model]
- * @property {import("./inbox.mjs").Receipt[]} [receipts]
- * @property {boolean} [parked]
- */
-
-/**
- * What the agent is doing right now; cleared when the run ends.
- * @typedef {object} LiveView
- * @property {string} [text]
- * @property {{ name: string, detail: string, startedAt: number }} [tool]
- * @property {number} [waitingSince]
- * @property {{ attempt: number, max: number, reason: string, at: number }} [retry]
- * @property {number} [compactingSince]
- */
-
-export const TERMINAL_STATES = ["needs_input", "completed", "idle", "failed", "stopped", "error"];
+/** Every state but queued and working (a needs_input run may still wait in place: see runEnded). */
+export const TERMINAL_STATES = RUN_STATES.filter((state) => state !== "queued" && state !== "working");
 export const RECENT_EVENTS = 12;
 const PREVIEW_CHARS = 400;
 /** Bounded tail of the assistant text being streamed, kept in the status for live views. */
@@ -76,7 +22,7 @@ export const RECEIPTS_KEPT = 5;
 
 /** @param {string} state */
 export function isTerminal(state) {
-	return TERMINAL_STATES.includes(state);
+	return TERMINAL_STATES.some((terminal) => terminal === state);
 }
 
 /** The run is over (a needs_input run may still be live, waiting in place for its answer). @param {RunStatus} status */
@@ -132,7 +78,7 @@ export function summarize(status) {
 	if (status.state === "failed" && status.error) return `Failed: ${firstSentence(status.error)}`;
 	if (status.latestAssistant) return firstSentence(status.latestAssistant);
 	if (status.error) return firstSentence(status.error);
-	/** @type {Record<string, string>} */
+	/** @type {Record<RunState, string>} */
 	const fallback = {
 		queued: "Waiting for a free slot",
 		working: "Working",
@@ -143,7 +89,7 @@ export function summarize(status) {
 		stopped: "Stopped",
 		error: "Error",
 	};
-	return fallback[status.state] ?? status.state;
+	return fallback[status.state];
 }
 
 /** @param {RunStatus} status @param {number} at @param {string} text */
@@ -299,7 +245,7 @@ export function applyEvent(status, event, now) {
 	return status;
 }
 
-/** Records the runner's answer to one inbox message (bounded list for the board). @param {RunStatus} status @param {import("./inbox.mjs").Receipt} receipt */
+/** Records the runner's answer to one inbox message (bounded list for the board). @param {RunStatus} status @param {Receipt} receipt */
 export function addReceipt(status, receipt) {
 	status.receipts = [...(status.receipts ?? []), receipt].slice(-RECEIPTS_KEPT);
 	const what = receipt.status === "delivered" ? `${receipt.as ?? "message"} delivered` : `message rejected (${receipt.reason ?? "no reason"})`;

@@ -1,5 +1,6 @@
-// The runner's end of the worker's fd 3 socketpair: JSON lines both ways, split on "\n" only.
+// The runner's end of the worker's fd 3 socketpair: JSON lines both ways.
 // Worker output is untrusted: anything that is not a well-formed protocol object is ignored.
+import { LineSplitter } from "./lines.mjs";
 import { encodeLine, parseWorkerLine } from "./protocol.mjs";
 
 /**
@@ -7,18 +8,13 @@ import { encodeLine, parseWorkerLine } from "./protocol.mjs";
  * @param {(report: import("./protocol.mjs").WorkerToRunner) => void} onReport
  */
 export function openWorkerLink(socket, onReport) {
-	let buffer = "";
+	// A worker that never ends a line must not grow the runner without bound.
+	const lines = new LineSplitter({ maxLine: 1024 * 1024 });
 	let open = !!socket;
 	if (socket) {
 		socket.setEncoding("utf8");
 		socket.on("data", (/** @type {string} */ chunk) => {
-			buffer += chunk;
-			// A worker that never ends a line must not grow the runner without bound.
-			if (buffer.length > 1024 * 1024) buffer = "";
-			let index;
-			while ((index = buffer.indexOf("\n")) >= 0) {
-				const line = buffer.slice(0, index);
-				buffer = buffer.slice(index + 1);
+			for (const line of lines.push(chunk)) {
 				const report = parseWorkerLine(line);
 				if (report) onReport(report);
 			}

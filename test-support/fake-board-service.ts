@@ -108,6 +108,7 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 			const error = board.replyError;
 			board.replyError = undefined;
 			if (error) throw error;
+			if (must(board, id).archived) throw new Error(`row ${id} is archived; unarchive it before replying`);
 			const wasAlive = must(board, id).alive;
 			board.setState(id, "working", { alive: true, question: undefined });
 			return { row: { ...must(board, id) }, delivery: wasAlive ? (options?.followUp ? "followUp" : "steer") : "new-run" };
@@ -129,7 +130,8 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 		},
 		async rename(id, name) {
 			board.calls.push({ method: "rename", args: [id, name] });
-			must(board, id).name = name;
+			if (!name.trim()) throw new Error("name must be a non-empty string");
+			must(board, id).name = name.trim();
 			changed(id);
 		},
 		async pin(id, pinned) {

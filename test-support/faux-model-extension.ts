@@ -10,24 +10,29 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-// Kept structurally in sync with FauxStep in test-support/faux-script.ts (this file must not import it:
-// it is copied alone into a throwaway agent dir).
-type Step =
+// The scripted model's vocabulary lives here, once: this file is copied alone into a throwaway agent
+// dir, so it imports nothing of ours; tests take the types through faux-script.ts.
+export type FauxStep =
 	| { text: string; usage?: { input: number; output: number } }
 	| { toolCall: { name: string; args: JsonObject }; text?: string }
 	| { error: string }
 	| { stall: true }
-	| { waitForFile: string; then: Step }
-	| { delayMs: number; then: Step };
+	| { waitForFile: string; then: FauxStep }
+	| { delayMs: number; then: FauxStep };
 
-interface Rule {
+/**
+ * The first rule whose `match` occurs in the latest user message answers. Its steps are played in
+ * order across the turns of one run: step N answers the request that follows N assistant messages
+ * after that user message (the last step repeats).
+ */
+export interface FauxRule {
 	match?: string;
-	steps: Step[];
+	steps: FauxStep[];
 }
 
-interface Script {
-	rules: Rule[];
-	fallback?: Step[];
+export interface FauxScript {
+	rules: FauxRule[];
+	fallback?: FauxStep[];
 }
 
 function agentDir(): string {
@@ -36,10 +41,10 @@ function agentDir(): string {
 	return dir;
 }
 
-function readScript(): Script {
+function readScript(): FauxScript {
 	const file = join(agentDir(), "faux-script.json");
 	if (!existsSync(file)) return { rules: [], fallback: [{ text: "ok" }] };
-	return JSON.parse(readFileSync(file, "utf8")) as Script;
+	return JSON.parse(readFileSync(file, "utf8")) as FauxScript;
 }
 
 function textOf(message: Message): string {
@@ -72,7 +77,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 	});
 }
 
-async function play(step: Step, signal: AbortSignal | undefined): Promise<AssistantMessage> {
+async function play(step: FauxStep, signal: AbortSignal | undefined): Promise<AssistantMessage> {
 	if ("stall" in step) {
 		while (!signal?.aborted) await sleep(1000, signal);
 		return fauxAssistantMessage("", { stopReason: "aborted", errorMessage: "aborted" });

@@ -1,16 +1,30 @@
 /** Hand-built store rows for the hardening tests: real files in the real layout, no runner needed. */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { initialStatus, type RunStatus } from "../runner/state-rules.mjs";
+import { afterAll } from "vitest";
+import { initialStatus } from "../runner/state-rules.mjs";
 import { storePaths, type StorePaths } from "../src/board/paths.ts";
-import type { RowMeta } from "../src/board/store.ts";
+import type { RowMeta, RunStatus } from "../src/board/types.ts";
 
 export function tempStore(prefix = "pab-hard-"): { root: string; store: string; paths: StorePaths } {
 	const root = mkdtempSync(join(tmpdir(), prefix));
 	const store = join(root, "store");
 	mkdirSync(join(store, "rows"), { recursive: true, mode: 0o700 });
 	return { root, store, paths: storePaths(store) };
+}
+
+/** Temp stores for one test file, all removed after its tests: `const store = tempStores();`, then `store()`. */
+export function tempStores(prefix?: string): () => ReturnType<typeof tempStore> {
+	const roots: string[] = [];
+	afterAll(() => {
+		for (const root of roots) rmSync(root, { recursive: true, force: true });
+	});
+	return () => {
+		const made = tempStore(prefix);
+		roots.push(made.root);
+		return made;
+	};
 }
 
 export interface FixtureRow {

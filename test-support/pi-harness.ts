@@ -11,6 +11,9 @@ import type { Message, SystemMessage } from "@earendil-works/pi-ai";
 import type { FauxScript } from "./faux-script.ts";
 import { procsWithEnv } from "./proc-scan.ts";
 
+// Re-exported: tests and the tmux driver take it from here.
+export { waitFor } from "./wait.ts";
+
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const PI_CLI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js");
 export const EXTENSION_ENTRY = join(REPO_ROOT, "src/index.ts");
@@ -248,21 +251,3 @@ export function assistantText(events: PiEvent[]): string {
 	return texts.join("\n");
 }
 
-/** Polls until `predicate` returns a truthy value; the timeout is a hang guard. */
-export async function waitFor<T>(predicate: () => T | Promise<T>, what: string | (() => string), timeoutMs = 20_000, intervalMs = 50): Promise<NonNullable<T>> {
-	const deadline = Date.now() + timeoutMs;
-	let last: unknown;
-	for (;;) {
-		try {
-			const value = await predicate();
-			if (value) return value as NonNullable<T>;
-		} catch (error) {
-			last = error;
-		}
-		if (Date.now() > deadline) {
-			const described = typeof what === "function" ? what() : what;
-			throw new Error(`timed out waiting for ${described}${last ? `: ${String(last)}` : ""}`);
-		}
-		await new Promise((r) => setTimeout(r, intervalMs));
-	}
-}

@@ -1,21 +1,25 @@
 /**
- * The prerequisite rule for tests that need something of the machine (sshd, podman, root): under
- * CI=true a missing prerequisite fails the test; elsewhere the test is skipped with the reason printed.
- * A probe returns undefined when everything is there, or the reason it is not.
+ * A test's prerequisite (root, tmux, a mount, setpriv, sshd, podman...). Missing under CI=true, the test
+ * fails: CI must run everything. Missing elsewhere, the test is skipped with the reason printed. Never a
+ * silent early return that passes. A probe returns undefined when everything is there, or why it is not.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import type { TestContext } from "vitest";
 
-interface SkipContext {
-	skip(note?: string): void;
+/** `missing` is why the prerequisite is not there (falsy: it is). */
+export function requires(ctx: TestContext, what: string, missing: string | false | undefined): void {
+	if (!missing) return;
+	const reason = `requires ${what}: ${missing}`;
+	if (process.env.CI === "true") throw new Error(`${reason} (under CI=true a missing prerequisite fails the test)`);
+	console.warn(`skipped: ${reason}`);
+	ctx.skip(reason);
 }
 
-/** Call first in a test: fails under CI, skips (with the reason printed) elsewhere. */
-export function requires(ctx: SkipContext, missing: string | undefined): void {
-	if (!missing) return;
-	if (process.env.CI === "true") throw new Error(`prerequisite missing under CI=true: ${missing}`);
-	console.warn(`skipped: ${missing}`);
-	ctx.skip(missing);
+/** Why this process is not root, or undefined when it is. */
+export function notRoot(): string | undefined {
+	const uid = process.getuid?.();
+	return uid === 0 ? undefined : `running as uid ${uid ?? "unknown"}, not root`;
 }
 
 function runs(command: string, args: string[]): string | undefined {
@@ -28,15 +32,10 @@ function runs(command: string, args: string[]): string | undefined {
 	}
 }
 
-/** Root: creating a second Unix user and running sshd need it. */
-export function rootMissing(): string | undefined {
-	return process.getuid?.() === 0 ? undefined : "needs root (creates a Unix user, runs sshd)";
-}
-
-/** OpenSSH server and client (Debian: openssh-server, openssh-client) plus useradd. */
+/** OpenSSH server and client (Debian: openssh-server, openssh-client) plus useradd; root to run them. */
 export function sshdMissing(): string | undefined {
-	const root = rootMissing();
-	if (root) return root;
+	const root = notRoot();
+	if (root) return `${root} (a second Unix user and sshd need root)`;
 	for (const path of ["/usr/sbin/sshd", "/usr/sbin/useradd", "/usr/sbin/userdel"]) {
 		if (!existsSync(path)) return `${path} is missing (apt-get install openssh-server passwd)`;
 	}
@@ -49,7 +48,7 @@ let podmanProbe: string | undefined | null = null;
 /** podman that can run a container here (runc configured on hybrid cgroups, see .ci/run). */
 export function podmanMissing(): string | undefined {
 	if (podmanProbe !== null) return podmanProbe;
-	const root = rootMissing();
+	const root = notRoot();
 	if (root) return (podmanProbe = root);
 	const info = runs("podman", ["info", "--format", "{{.Host.OCIRuntime.Name}}"]);
 	podmanProbe = info ? `podman is not usable: ${info} (apt-get install podman runc; see .ci/run for containers.conf)` : undefined;

@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Socket } from "node:net";
-import { encodeLine, LineSplitter, parseWorkerLine, PROMPT_PLACEHOLDER, type RunnerToWorker, type WorkerToRunner } from "../runner/protocol.mjs";
+import { LineSplitter } from "../runner/lines.mjs";
+import { encodeLine, parseWorkerLine, PROMPT_PLACEHOLDER, type RunnerToWorker, type WorkerToRunner } from "../runner/protocol.mjs";
 import { EXTENSION_ENTRY, parseJsonLines, PI_CLI, waitFor, type PiEvent, type TestAgent } from "./pi-harness.ts";
 
 export interface WorkerProcess {

@@ -1,6 +1,6 @@
 /** Pure parts of attempts: subcommand parsing (bad input rejected before anything runs) and overlap detection. */
 import { describe, expect, it } from "vitest";
-import { checkCount } from "../src/board/attempts.ts";
+import { checkCount } from "../src/board/dispatch-checks.ts";
 import { computeOverlaps, overlapCandidates } from "../src/board/overlap.ts";
 import { plain, plainLines } from "../src/board/ui/plain.ts";
 import { parseSubcommand } from "../src/board/ui/subcommands.ts";
@@ -81,7 +81,9 @@ describe("overlaps", () => {
 	});
 
 	it("strips escape and control sequences from untrusted text", () => {
-		expect(plain("a\x1b[2Jb\x1b]0;t\x07c\x9b1md\ne\x00")).toBe("abcd e ");
-		expect(plainLines("+x\x1b[31m\r\n-y")).toBe("+x?\n-y");
+		expect(plain("a\x1b[2Jb\x1b]0;t\x07c\x9b1md\ne\x00")).toBe("abcd e\u2400");
+		expect(plainLines("+x\x1b[31m\r\n-y")).toBe("+x\n-y");
+		// Bidi controls too: the same rules as every other text the board prints.
+		expect(plain("abc \u202eevil\u202c")).toBe("abc \ufffdevil\ufffd");
 	});
 });

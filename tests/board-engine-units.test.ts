@@ -4,12 +4,15 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { claimMessages, dropMessage, readReceipt, writeReceipt } from "../runner/inbox.mjs";
+import { claimMessages, dropMessage, receiptPath, writeReceipt } from "../runner/inbox.mjs";
+import { MAX_MESSAGE_BYTES } from "../runner/reasons.mjs";
 import { isAlive, processStartTime, runProcesses, RUN_TAG, signalVerified } from "../runner/proc.mjs";
 import { claimEntry, enqueue, queuedNames } from "../runner/queue.mjs";
 import { tryLockRow, withRowLock } from "../runner/row-lock.mjs";
 import { liveSlots, tryClaimSlot } from "../runner/slots.mjs";
 import { addReceipt, applyEvent, finalize, initialStatus, runEnded, visibleKey } from "../runner/state-rules.mjs";
+import { readReceiptFile } from "../src/board/store.ts";
+import { waitFor } from "../test-support/wait.ts";
 
 const dirs: string[] = [];
 function scratch(): string {
@@ -95,8 +98,12 @@ describe("engine file protocols", () => {
 	it("finds a run's processes by their tag, including a child in its own process group", async () => {
 		const child = spawn("sleep", ["30"], { detached: true, env: { ...process.env, [RUN_TAG]: "run-tag-test" }, stdio: "ignore" });
 		try {
-			await new Promise((r) => setTimeout(r, 100));
-			expect(runProcesses("run-tag-test").map((p) => p.pid)).toEqual([child.pid]);
+			// The tag is visible once the child has exec'd sleep with its environment: wait for that.
+			const found = await waitFor(() => {
+				const procs = runProcesses("run-tag-test");
+				return procs.length > 0 ? procs : undefined;
+			}, "the tagged child to exec");
+			expect(found.map((p) => p.pid)).toEqual([child.pid]);
 			expect(runProcesses("run-tag-other")).toEqual([]);
 		} finally {
 			child.kill("SIGKILL");
@@ -120,7 +127,8 @@ describe("engine file protocols", () => {
 				withRowLock(row, async () => {
 					inside += 1;
 					maxInside = Math.max(maxInside, inside);
-					await new Promise((r) => setTimeout(r, 5));
+					// Hold the lock across a turn of the event loop, so the others' retries really meet it.
+					await new Promise((r) => setImmediate(r));
 					inside -= 1;
 				}),
 			),
@@ -153,15 +161,25 @@ describe("engine file protocols", () => {
 		expect(liveSlots(slots, 2)).toBe(2);
 	});
 
-	it("inbox: messages are claimed once, malformed ones come back invalid, receipts are read back", () => {
+	it("inbox: messages are claimed once, bad or oversized ones come back rejected with a code, receipts are read back checked", () => {
 		const run = scratch();
 		const id = dropMessage(run, { kind: "message", text: "use sqlite\nplease", deliverAs: "followUp" });
 		writeFileSync(join(run, "inbox", "zz-bad.json"), "{nope");
+		writeFileSync(join(run, "inbox", "zz-big.json"), JSON.stringify({ id: "zz-big", kind: "message", text: "x".repeat(MAX_MESSAGE_BYTES + 1), at: 1 }));
+		writeFileSync(join(run, "inbox", "zz-odd.json"), JSON.stringify({ id: "zz-odd", kind: "message", text: 7, at: 1 }));
 		const claimed = claimMessages(run);
-		expect(claimed).toEqual([expect.objectContaining({ id, kind: "message", text: "use sqlite\nplease", deliverAs: "followUp" }), { id: "zz-bad", invalid: expect.stringMatching(/unreadable/) }]);
+		expect(claimed).toEqual([
+			expect.objectContaining({ id, kind: "message", text: "use sqlite\nplease", deliverAs: "followUp" }),
+			{ id: "zz-bad", rejected: "unreadable", detail: expect.any(String) },
+			{ id: "zz-big", rejected: "too-large" },
+			{ id: "zz-odd", rejected: "malformed" },
+		]);
 		expect(claimMessages(run)).toEqual([]);
-		expect(readReceipt(run, id)).toBeUndefined();
+		expect(readReceiptFile(receiptPath(run, id))).toBeUndefined();
 		writeReceipt(run, { id, status: "delivered", as: "followUp", at: 1, preview: "use sqlite please" });
-		expect(readReceipt(run, id)).toMatchObject({ status: "delivered", as: "followUp" });
+		expect(readReceiptFile(receiptPath(run, id))).toMatchObject({ status: "delivered", as: "followUp" });
+		// A receipt of the wrong shape is an error naming its path, not a silent "no answer yet".
+		writeFileSync(receiptPath(run, "odd"), JSON.stringify({ id: "odd", status: "delivered", at: "soon", preview: "" }));
+		expect(() => readReceiptFile(receiptPath(run, "odd"))).toThrow(`${receiptPath(run, "odd")}: /at must be number`);
 	});
 });

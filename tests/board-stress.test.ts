@@ -1,16 +1,18 @@
 /**
- * Bounded stress: 3 processes x 20 dispatches, limit 5, runners killed at random. Observed from /proc
- * (every few ms): never more than 5 workers; queued runs hold no process; FIFO starts; every row
- * not killed completes; killed rows end with a reason; no slot and no process of any run is left.
+ * Bounded stress: 3 processes x 20 dispatches, limit 5, runners killed at random. The limit is
+ * proven twice: from the runs' own records (each claim names its slot; a slot passes on only after
+ * its run's worker is over) and observed from /proc at every change of the store. Queued runs hold
+ * no process; FIFO starts; every row not killed completes; killed rows end with a reason; no slot
+ * and no process of any run is left.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, watch } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { BoardRow } from "../src/board/types.ts";
-import { boardFor } from "../test-support/board-helpers.ts";
+import { boardFor, readEvents } from "../test-support/board-helpers.ts";
 import { createTestAgent, REPO_ROOT, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
-import { runTaggedProcs, storeRunners, storeWorkers } from "../test-support/proc-scan.ts";
+import { runTaggedProcs, storeRunners, storeWorkers, type ProcInfo } from "../test-support/proc-scan.ts";
 
 const agents: TestAgent[] = [];
 afterAll(() => {
@@ -32,7 +34,34 @@ function dispatchFrom(agent: TestAgent, storeDir: string, count: number, max: nu
 	});
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Resolves at the next change in the store's notify/ or slots/ (every status write and slot change touches one), or when `stop` does. */
+function storeChanged(storeDir: string, stop: Promise<void>): Promise<void> {
+	return new Promise((resolve) => {
+		const watchers = ["notify", "slots"].map((dir) => watch(join(storeDir, dir), () => done()));
+		const done = () => {
+			for (const watcher of watchers) watcher.close();
+			resolve();
+		};
+		void stop.then(done);
+	});
+}
+
+interface RunRecord {
+	runDir: string;
+	slot?: string;
+	claimedAt: number;
+	endedAt?: number;
+	lastEventAt?: number;
+	killed: boolean;
+}
+
+/** Each run from its own files: the slot it claimed and when, when its runner recorded the end, its last event. */
+function runRecord(runDir: string, killed: boolean): RunRecord {
+	const claim = JSON.parse(readFileSync(join(runDir, "claim.json"), "utf8")) as { slot?: string; at: number };
+	const status = JSON.parse(readFileSync(join(runDir, "status.json"), "utf8")) as { endedAt?: number };
+	const events = existsSync(join(runDir, "events.jsonl")) ? readEvents(runDir) : [];
+	return { runDir, slot: claim.slot, claimedAt: claim.at, endedAt: status.endedAt, lastEventAt: events.at(-1)?.at as number | undefined, killed };
+}
 
 describe("board under stress", () => {
 	it("3 dispatchers x 20 runs, limit 5, runners killed at random: the limit, FIFO and cleanup hold", async () => {
@@ -42,12 +71,16 @@ describe("board under stress", () => {
 		const board = boardFor(agent, { maxConcurrent: LIMIT });
 		const storeDir = board.storeDir;
 
+		for (const dir of ["notify", "slots"]) mkdirSync(join(storeDir, dir), { recursive: true, mode: 0o700 });
 		let observing = true;
+		let stopObserving = (): void => undefined;
+		const stopped = new Promise<void>((resolve) => (stopObserving = resolve));
 		let maxWorkers = 0;
 		let maxRunners = 0;
 		let maxQueued = 0;
 		let samples = 0;
 		const over: string[][] = [];
+		// Workers start and end only with a store change (their runner writes status, slots change): look then.
 		const observer = (async () => {
 			while (observing) {
 				const workers = storeWorkers(storeDir);
@@ -61,27 +94,28 @@ describe("board under stress", () => {
 					// Not created yet.
 				}
 				samples += 1;
-				await sleep(2);
+				await storeChanged(storeDir, stopped);
 			}
 		})();
 
 		const killed = new Set<string>();
 		let killing = true;
+		const runDirOf = (runner: ProcInfo) => dirname(runner.argv.find((a) => a.endsWith("run.json")) ?? "/");
+		// A runner whose run has a worker (so a kill really cuts a run short), not one killed already.
+		const killable = () => storeRunners(storeDir).find((runner) => !killed.has(runDirOf(runner)) && existsSync(join(runDirOf(runner), "worker.json")));
 		const killer = (async () => {
-			await sleep(1500);
 			while (killing && killed.size < 8) {
-				const runners = storeRunners(storeDir);
-				const victim = runners[Math.floor(Math.random() * runners.length)];
-				if (victim) {
-					const config = victim.argv.find((a) => a.endsWith("run.json"));
-					try {
-						process.kill(victim.pid, "SIGKILL");
-						if (config) killed.add(dirname(config));
-					} catch {
-						// Exited on its own meanwhile.
-					}
+				const victim = await waitFor(() => !killing || killable(), "a runner with a worker to kill", 170_000, 20);
+				if (victim === true) break;
+				try {
+					process.kill(victim.pid, "SIGKILL");
+					killed.add(runDirOf(victim));
+				} catch {
+					// Exited on its own meanwhile.
 				}
-				await sleep(300 + Math.floor(Math.random() * 300));
+				// The next kill once another run has started: the queue must keep moving between kills.
+				const seen = new Set(storeRunners(storeDir).map((runner) => runner.pid));
+				await waitFor(() => !killing || storeRunners(storeDir).some((runner) => !seen.has(runner.pid)), "another runner to start", 170_000, 20);
 			}
 		})();
 
@@ -103,6 +137,7 @@ describe("board under stress", () => {
 		await killer;
 		await waitFor(() => storeWorkers(storeDir).length === 0 && storeRunners(storeDir).length === 0, "every worker and runner to exit", 20_000);
 		observing = false;
+		stopObserving();
 		await observer;
 
 		const byRunDir = new Map(rows.map((row) => [row.runDir!, row] as const));
@@ -115,6 +150,33 @@ describe("board under stress", () => {
 			if (row.state !== "completed") expect({ state: row.state, error: row.error }).toMatchObject({ state: "failed", error: expect.stringMatching(/runner/) });
 		}
 		expect(killed.size).toBeGreaterThan(0);
+
+		// The limit from the runs' own records. Every start names its slot; slots are slot-0 .. slot-(LIMIT-1).
+		// On each slot, a run's worker is over before the next run claims it: its runner records the end
+		// before it frees the slot, and a killed runner's last event comes before the slot can be taken.
+		const records = rows.map((row) => runRecord(row.runDir!, killed.has(row.runDir!)));
+		const slotNames = Array.from({ length: LIMIT }, (_, n) => `slot-${n}.json`);
+		expect(records.filter((record) => !slotNames.includes(record.slot ?? "")).map((record) => record.runDir)).toEqual([]);
+		const handovers: string[] = [];
+		for (const slot of slotNames) {
+			const onSlot = records.filter((record) => record.slot === slot).sort((a, b) => a.claimedAt - b.claimedAt);
+			for (let n = 1; n < onSlot.length; n++) {
+				const [before, next] = [onSlot[n - 1]!, onSlot[n]!];
+				const over = before.killed ? (before.lastEventAt ?? before.claimedAt) : before.endedAt;
+				if (over === undefined || over > next.claimedAt) handovers.push(`${slot}: ${before.runDir} over at ${over}, ${next.runDir} claimed at ${next.claimedAt}`);
+			}
+		}
+		expect(handovers).toEqual([]);
+		// So at no instant did more than LIMIT runs hold a worker: the same, as one sweep over every run's span.
+		const edges = records.flatMap((record) => [
+			{ at: record.claimedAt, step: 1 },
+			{ at: (record.killed ? record.lastEventAt : record.endedAt) ?? record.claimedAt, step: -1 },
+		]);
+		let holding = 0;
+		let maxHolding = 0;
+		for (const edge of edges.sort((a, b) => a.at - b.at || a.step - b.step)) maxHolding = Math.max(maxHolding, (holding += edge.step));
+		expect(maxHolding).toBeLessThanOrEqual(LIMIT);
+		expect(maxHolding).toBeGreaterThan(1);
 
 		expect(samples).toBeGreaterThan(100);
 		expect(maxWorkers).toBeGreaterThan(0);

@@ -215,10 +215,11 @@ describe("dashboard in real pi", { timeout: 120_000 }, () => {
 		tmux.keys("w");
 		await tmux.waitForText("Remove worktree");
 		tmux.keys("y");
-		// If git refuses a plain removal (untracked worker files), the board asks again before forcing.
-		const outcome = await tmux.waitForText(/Force-remove the worktree|removed worktree of make notes please/, 15_000);
-		if (/Force-remove the worktree/.test(outcome)) tmux.keys("y");
-		await tmux.waitForText("removed worktree of make notes please", 15_000);
+		// The worker's notes.txt is untracked, so git refuses a plain removal and the board asks again
+		// before forcing. (A clean worktree's plain removal: attempts-e2e; refused then forced: board-store.)
+		await tmux.waitForText("Force-remove the worktree", 15_000);
+		tmux.keys("y");
+		await tmux.waitForText("force-removed worktree of make notes please", 15_000);
 		await tmux.waitForGone(/^worktree\s/m);
 		expect(git("worktree", "list")).not.toMatch(/worktrees/);
 	});

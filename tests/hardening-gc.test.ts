@@ -1,20 +1,12 @@
 /** Retention: `gc` trims old runs of archived rows only, `autoGc` runs at most once a day, `/agent-board gc` parses. */
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { autoGc, formatGcReport, gc } from "../src/board/gc.ts";
 import { parseSubcommand } from "../src/board/ui/subcommands.ts";
-import { tempStore, writeRow } from "../test-support/hardening-fixtures.ts";
+import { tempStores, writeRow } from "../test-support/hardening-fixtures.ts";
 
-const roots: string[] = [];
-afterAll(() => {
-	for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
-function store() {
-	const made = tempStore();
-	roots.push(made.root);
-	return made;
-}
+const store = tempStores();
 
 describe("retention", () => {
 	const DAY = 24 * 60 * 60 * 1000;
@@ -65,8 +57,7 @@ describe("retention", () => {
 		expect(readFileSync(precious, "utf8")).toBe("keep me");
 		expect(gc(dir, { now }).files).toEqual([]);
 		// keepRuns and maxAgeDays: nothing is old enough at 40 days; keeping 3 keeps everything.
-		const again = tempStore();
-		roots.push(again.root);
+		const again = store();
 		archivedRowWithRuns(again.paths, "r", true, now);
 		expect(gc(again.store, { dryRun: true, now, maxAgeDays: 40 }).files).toEqual([]);
 		expect(gc(again.store, { dryRun: true, now, keepRuns: 3 }).files).toEqual([]);

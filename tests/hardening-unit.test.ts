@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KeybindingsManager, TUI_KEYBINDINGS, type TUI } from "@earendil-works/pi-tui";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { BoardFeed } from "../src/board/ui/board-feed.ts";
 import { Dashboard } from "../src/board/ui/dashboard.ts";
 import { createBoardService } from "../src/board/service.ts";
@@ -16,17 +16,10 @@ import { FileCache, readProcess, readProcessRecord, readSlot, readStatus } from 
 import { fsErrorMessage, guardStore, removeHalfRow } from "../src/board/store-guard.ts";
 import { loadPrefs, PREFS_FILE, savePrefs } from "../src/board/ui/prefs.ts";
 import { formatDetail, formatTable } from "../src/board/ui/table.ts";
-import { TERMINAL_CONTROL, tempStore, writeRow } from "../test-support/hardening-fixtures.ts";
+import { TERMINAL_CONTROL, tempStores, writeRow } from "../test-support/hardening-fixtures.ts";
+import { notRoot, requires } from "../test-support/requires.ts";
 
-const roots: string[] = [];
-afterAll(() => {
-	for (const root of roots) rmSync(root, { recursive: true, force: true });
-});
-function store() {
-	const made = tempStore();
-	roots.push(made.root);
-	return made;
-}
+const store = tempStores();
 
 const ESC = "\x1b";
 const BEL = "\x07";
@@ -82,6 +75,11 @@ describe("store shapes", () => {
 			"options-num": { status: { questionOptions: [1] }, reason: "status.json: /questionOptions/0 must be string" },
 			"live-tool": { status: { live: { tool: { name: 1 } } }, reason: "status.json: /live/tool" },
 			"receipt-bad": { status: { receipts: [{ id: "m", status: "lost", at: 1, preview: "" }] }, reason: "status.json: /receipts/0/status" },
+			"receipt-code": { status: { receipts: [{ id: "m", status: "rejected", code: "later", at: 1, preview: "" }] }, reason: "status.json: /receipts/0/code" },
+			"settled-gone": { status: { settled: undefined }, reason: "status.json: / must have required properties settled" },
+			"attempt-str": { meta: { attempt: "2 of 3" }, reason: "meta.json: /attempt must be object" },
+			"attempt-index": { meta: { attempt: { setId: "set-1", index: "1", count: 2 } }, reason: "meta.json: /attempt/index must be integer" },
+			"merged-commit": { meta: { merged: { at: 1, commit: 5, into: "main" } }, reason: "meta.json: /merged/commit must be string" },
 		};
 		const before = new Map<string, string>();
 		for (const [id, spec] of Object.entries(cases)) {
@@ -156,7 +154,7 @@ describe("dashboard over a hostile store", () => {
 		writeRow(paths, "state-bogus", { statusPatch: { state: "bogus" } });
 		writeRow(paths, "usage-x", { statusPatch: { usage: "x" } });
 		writeRow(paths, "hostile", {
-			metaPatch: { name: `evil ${HOSTILE}` },
+			metaPatch: { name: `evil ${HOSTILE}`, attempt: { setId: HOSTILE, index: 1, count: 2, forkOf: HOSTILE }, merged: { at: 1, commit: HOSTILE, into: HOSTILE } },
 			statusPatch: {
 				state: "needs_input",
 				question: `Which? ${HOSTILE}`,
@@ -215,8 +213,7 @@ describe("symlinks and special files in the store", () => {
 		const outside = join(root, "outside");
 		mkdirSync(outside);
 		// A complete, valid row living outside the store.
-		const elsewhere = tempStore();
-		roots.push(elsewhere.root);
+		const elsewhere = store();
 		writeRow(elsewhere.paths, "linked-dir");
 		symlinkSync(elsewhere.paths.row("linked-dir"), paths.row("linked-dir"));
 		const target = writeRow(paths, "linked-meta");
@@ -277,11 +274,15 @@ describe("store guard", () => {
 		symlinkSync(other, join(dir, "slots"));
 		expect(() => guardStore(dir)).toThrow(`refusing store directory ${join(dir, "slots")}: is a symbolic link (not followed)`);
 		rmSync(join(dir, "slots"));
-		if (process.getuid?.() === 0) {
-			chownSync(dir, 65534, 65534);
-			expect(() => guardStore(dir)).toThrow(`agent-board: refusing store ${dir}: owned by uid 65534, not by you (uid 0)`);
-			chownSync(dir, 0, 0);
-		}
+		expect(() => guardStore(dir)).not.toThrow();
+	});
+
+	it("refuses a store owned by another user", (ctx) => {
+		requires(ctx, "root (chown to another user)", notRoot());
+		const { store: dir } = store();
+		chownSync(dir, 65534, 65534);
+		expect(() => guardStore(dir)).toThrow(`agent-board: refusing store ${dir}: owned by uid 65534, not by you (uid 0)`);
+		chownSync(dir, 0, 0);
 		expect(() => guardStore(dir)).not.toThrow();
 	});
 

@@ -102,7 +102,7 @@ function containersOfStore(): string[] {
 
 describe("container targets", () => {
 	it("runs the runner and pi in a hardened container that sees only what the task needs", async (ctx) => {
-		requires(ctx, missing);
+		requires(ctx, "podman", missing);
 		const probe = [
 			`cat ${canary} 2>&1 | head -1`,
 			"cat /ab/pi/auth.json /ab/pi/models.json",
@@ -147,7 +147,7 @@ describe("container targets", () => {
 	});
 
 	it("stop ends the container with its run recorded as stopped; a container no row owns is found by label", async (ctx) => {
-		requires(ctx, missing);
+		requires(ctx, "podman", missing);
 		model.setScript({ rules: [{ match: "CTR-STALL", steps: [{ stall: true }] }] });
 		const run = startContainerRun("crow2", "CTR-STALL wait forever");
 		await model.waitForRequest((r) => r.prompt.startsWith("CTR-STALL"), "the stalled worker");

@@ -79,7 +79,7 @@ function follow(runDir: string, log: FollowLog): { done: Promise<{ ended: boolea
 
 describe("ssh targets", () => {
 	it("installs over ssh, runs pi with our extension as the host user, mirrors events, session and git back", async (ctx) => {
-		requires(ctx, missing);
+		requires(ctx, "sshd and a second Unix user", missing);
 		const before = await checkOverSsh(target, target.dir, { pkgVersion: target.pkgVersion });
 		expect(before).toMatchObject({ node: { ok: true }, pi: { ok: true, version: "1.6.0" }, git: { ok: true }, dir: { ok: true, path: target.dir }, disk: { ok: true }, pkg: { present: false } });
 		expect(await installed()).toEqual({ version: target.pkgVersion, outcome: "installed" });
@@ -126,7 +126,7 @@ describe("ssh targets", () => {
 	});
 
 	it("a dropped connection is not a dead run: follow resumes with no gap or duplicate, the inbox delivers once", async (ctx) => {
-		requires(ctx, missing);
+		requires(ctx, "sshd and a second Unix user", missing);
 		await installed();
 		model.setScript({ rules: [{ match: "DROP-RUN", steps: [{ text: "First answer." }] }], fallback: [{ text: "After the steer." }] });
 		const release = model.hold();
@@ -158,7 +158,7 @@ describe("ssh targets", () => {
 	});
 
 	it("stop ends the remote runner, worker and tools, verified by start time; nothing of the host user is left", async (ctx) => {
-		requires(ctx, missing);
+		requires(ctx, "sshd and a second Unix user", missing);
 		await installed();
 		model.setScript({ rules: [{ match: "STOP-RUN", steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }] }] });
 		const run = await startRemoteRun("STOP-RUN now");
@@ -170,7 +170,7 @@ describe("ssh targets", () => {
 	});
 
 	it("records the end of a run whose runner died with the host (a reboot)", async (ctx) => {
-		requires(ctx, missing);
+		requires(ctx, "sshd and a second Unix user", missing);
 		await installed();
 		model.setScript({ rules: [{ match: "REBOOT-RUN", steps: [{ stall: true }] }] });
 		const run = await startRemoteRun("REBOOT-RUN");
@@ -182,7 +182,7 @@ describe("ssh targets", () => {
 	});
 
 	it("says why ssh failed (unreachable, changed host key) and comes back; the master carries no run tag", async (ctx) => {
-		requires(ctx, missing);
+		requires(ctx, "sshd and a second Unix user", missing);
 		await installed();
 		const fresh = { ...target, controlPath: controlPathFor(join(local, "store/targets/fresh")) };
 		const check = () => callVerb(sshTransport(fresh), "check", [target.dir]);

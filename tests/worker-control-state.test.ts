@@ -3,7 +3,8 @@
  * runner message in every phase, exactly one receipt per message id, `closed` exactly once.
  */
 import { describe, expect, it } from "vitest";
-import { encodeLine, LineSplitter, parseRunnerLine, parseWorkerLine, type WorkerToRunner } from "../runner/protocol.mjs";
+import { LineSplitter } from "../runner/lines.mjs";
+import { encodeLine, parseRunnerLine, parseWorkerLine, type WorkerToRunner } from "../runner/protocol.mjs";
 import { askWaitMs } from "../src/board/worker/ask-user.ts";
 import { controlFd } from "../src/board/worker/channel.ts";
 import { WorkerControl, type DeliverAs } from "../src/board/worker/control-state.ts";
@@ -47,12 +48,14 @@ describe("protocol lines", () => {
 		expect(parseRunnerLine('{"type":"message","id":"m1","text":"x"}')).toEqual({ type: "invalid", id: "m1" });
 		expect(parseRunnerLine('{"type":"message","id":"m1","text":"x","deliverAs":"later"}')).toEqual({ type: "invalid", id: "m1" });
 		expect(parseWorkerLine('{"type":"receipt","id":"m1","status":"maybe"}')).toBeUndefined();
-		expect(parseWorkerLine('{"type":"receipt","id":"m1","status":"rejected","reason":"run ended"}')).toEqual({
+		expect(parseWorkerLine('{"type":"receipt","id":"m1","status":"rejected","code":"run-ended"}')).toEqual({
 			type: "receipt",
 			id: "m1",
 			status: "rejected",
-			reason: "run ended",
+			code: "run-ended",
 		});
+		// A code the runner does not know is dropped, never passed on as text.
+		expect(parseWorkerLine('{"type":"receipt","id":"m1","status":"rejected","code":"please retry"}')).toEqual({ type: "receipt", id: "m1", status: "rejected" });
 	});
 
 	it("reads the fd and the park timeout from the environment", () => {
@@ -107,7 +110,7 @@ describe("WorkerControl", () => {
 		expect(await wait.outcome).toEqual({ kind: "aborted" });
 		expect(aborts()).toBe(1);
 		control.onLine({ type: "message", id: "m2", text: "x", deliverAs: "steer" });
-		expect(sent).toEqual([{ type: "receipt", id: "m2", status: "rejected", reason: "run ended" }]);
+		expect(sent).toEqual([{ type: "receipt", id: "m2", status: "rejected", code: "run-ended" }]);
 	});
 
 	it("an abort before the run starts skips the prompt and aborts at agent_start", async () => {
@@ -125,7 +128,7 @@ describe("WorkerControl", () => {
 		await control.beforeSettle(() => false, immediate);
 		control.onSettled();
 		control.onLine({ type: "message", id: "late", text: "x", deliverAs: "steer" });
-		expect(sent).toEqual([{ type: "closed" }, { type: "receipt", id: "late", status: "rejected", reason: "run ended" }]);
+		expect(sent).toEqual([{ type: "closed" }, { type: "receipt", id: "late", status: "rejected", code: "run-ended" }]);
 	});
 
 	it("stays open at before-settle when a message arrived meanwhile (pi continues with it)", async () => {
@@ -150,14 +153,14 @@ describe("WorkerControl", () => {
 		state.idle = true;
 		control.onLine({ type: "message", id: "m1", text: "x", deliverAs: "steer" });
 		expect(delivered).toEqual([]);
-		expect(sent).toEqual([{ type: "receipt", id: "m1", status: "rejected", reason: "run ended" }]);
+		expect(sent).toEqual([{ type: "receipt", id: "m1", status: "rejected", code: "run-ended" }]);
 	});
 
 	it("answers a malformed message that has an id with a rejection", () => {
 		const { control, sent } = harness();
 		control.onLine({ type: "invalid", id: "bad" });
 		control.onLine({ type: "invalid" });
-		expect(sent).toEqual([{ type: "receipt", id: "bad", status: "rejected", reason: "malformed message" }]);
+		expect(sent).toEqual([{ type: "receipt", id: "bad", status: "rejected", code: "malformed" }]);
 	});
 
 	it("runner gone: aborts a running agent, settles waiters, sends nothing more", async () => {

@@ -172,11 +172,11 @@ describe("messages into a running worker", () => {
 		worker.send({ type: "prompt", text: "just answer" });
 		await worker.waitForLine(isClosed, "closed");
 		worker.send({ type: "message", id: "late", text: "too late", deliverAs: "steer" });
-		expect(await worker.waitForLine(isReceipt("late"), "receipt late")).toEqual({ type: "receipt", id: "late", status: "rejected", reason: "run ended" });
+		expect(await worker.waitForLine(isReceipt("late"), "receipt late")).toEqual({ type: "receipt", id: "late", status: "rejected", code: "run-ended" });
 		writeFileSync(hold, "");
 		expect((await worker.exited()).code).toBe(0);
 		expect(agent.calls()).toHaveLength(1);
-		expect(worker.lines).toEqual([{ type: "closed" }, { type: "receipt", id: "late", status: "rejected", reason: "run ended" }]);
+		expect(worker.lines).toEqual([{ type: "closed" }, { type: "receipt", id: "late", status: "rejected", code: "run-ended" }]);
 	});
 });
 

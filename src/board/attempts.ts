@@ -1,72 +1,38 @@
 /**
- * Attempt sets, forks, compare and merge on top of the engine's single-row service. The engine
- * keeps one job (one row, one run); this module adds the set logic and hands every row start to
- * the engine's own dispatch.
+ * Attempt sets seen together: which files each worktree row touched, which rows overlap, compare
+ * and the diff between two attempts, and merging a finished row. Dispatching a set lives in
+ * dispatch.ts; this module only reads rows and, for a merge, records it in meta.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, renameSync, rmSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { SessionManager } from "@earendil-works/pi-coding-agent";
-import { newId } from "./ids.ts";
+import { existsSync } from "node:fs";
 import { mergeRow } from "./merge.ts";
 import { computeOverlaps, overlapCandidates } from "./overlap.ts";
-import type { RowMeta } from "./store.ts";
-import type { BoardEngine } from "./service.ts";
-import type { AttemptInfo, AttemptSetView, BoardRow, DispatchOptions } from "./types.ts";
-import { repoRoot, snapshotTree, touchedFiles } from "./worktree.ts";
+import type { AttemptSetView, BoardRow, MergeOptions, MergeResult, MergedInfo } from "./types.ts";
+import { snapshotTree, touchedFiles } from "./worktree.ts";
 
-export const MAX_ATTEMPTS = 8;
-/** What a fork runs when the caller gives no prompt: carry on from the copied conversation. */
-export const DEFAULT_FORK_PROMPT = "Continue from where this conversation left off.";
+// The set rules live with the other dispatch checks; the dashboard takes them from here.
+export { checkCount, MAX_ATTEMPTS } from "./dispatch-checks.ts";
+
 const TOUCHED_TTL_MS = 3000;
 
-export function checkCount(count: unknown): number {
-	if (count === undefined) return 1;
-	if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > MAX_ATTEMPTS) {
-		throw new Error(`count must be a whole number from 1 to ${MAX_ATTEMPTS} (got ${JSON.stringify(count)})`);
-	}
-	return count;
-}
-
-/**
- * Writes `target` as a fork of the session file `source` with pi's own SessionManager (new session
- * id, parentSession header, every entry copied), re-homed to `cwd`. pi names its files itself, so
- * the fork is made in a scratch directory and moved to the row's fixed path.
- */
-export function seedFork(source: string, target: string, cwd: string): void {
-	const scratch = mkdtempSync(join(dirname(target), ".fork-"));
-	try {
-		const file = SessionManager.forkFrom(source, cwd, scratch).getSessionFile();
-		if (!file || !existsSync(file)) throw new Error(`pi did not write a forked session for ${source}`);
-		chmodSync(file, 0o600);
-		renameSync(file, target);
-	} finally {
-		rmSync(scratch, { recursive: true, force: true });
-	}
-}
-
-function hasCommits(repo: string): boolean {
-	try {
-		execFileSync("git", ["rev-parse", "--verify", "-q", "HEAD"], { cwd: repo, stdio: "ignore", timeout: 15_000 });
-		return true;
-	} catch {
-		return false;
-	}
-}
-
-/** The engine without the methods this module adds (dispatch and list it wraps). */
-export type CoreEngine = Omit<BoardEngine, "dispatchAttempts" | "fork" | "compare" | "compareDiff" | "merge">;
-
-export interface AttemptHooks {
-	/** Meta change under the engine's row discipline (lock, temp + rename). */
-	updateMeta(id: string, change: (meta: RowMeta) => void): void | Promise<void>;
+export interface AttemptDeps {
+	list(options?: { includeArchived?: boolean }): Promise<BoardRow[]>;
+	get(id: string): Promise<BoardRow | undefined>;
 	/** Runs `fn` holding the row lock (merge must not race a reply, resume or another merge). */
 	withRowLock<T>(id: string, fn: () => Promise<T>): Promise<T>;
-	/** Meta change for a caller that already holds the row lock. */
-	changeMetaLocked(id: string, change: (meta: RowMeta) => void): void;
+	/** Records the merge in meta, for a caller that holds the row lock. */
+	recordMerged(id: string, info: MergedInfo): void;
 }
 
-export function withAttempts(base: CoreEngine, hooks: AttemptHooks): BoardEngine {
+export interface AttemptViews {
+	/** Adds `overlaps` to rows; git runs only for repos with two or more candidate rows. */
+	annotate(rows: BoardRow[]): BoardRow[];
+	compare(id: string): Promise<AttemptSetView>;
+	compareDiff(a: string, b: string): Promise<string[]>;
+	merge(id: string, options?: MergeOptions): Promise<MergeResult>;
+}
+
+export function attemptViews(deps: AttemptDeps): AttemptViews {
 	const touched = new Map<string, { at: number; key: string; files: string[] }>();
 
 	function filesOf(row: BoardRow): string[] {
@@ -79,7 +45,6 @@ export function withAttempts(base: CoreEngine, hooks: AttemptHooks): BoardEngine
 		return files;
 	}
 
-	/** Adds `overlaps` to rows; git runs only for repos with two or more candidate rows. */
 	function annotate(rows: BoardRow[]): BoardRow[] {
 		const candidates = overlapCandidates(rows);
 		const perRepo = new Map<string, number>();
@@ -91,77 +56,15 @@ export function withAttempts(base: CoreEngine, hooks: AttemptHooks): BoardEngine
 	}
 
 	async function requireRow(id: string): Promise<BoardRow> {
-		const row = await base.get(id);
+		const row = await deps.get(id);
 		if (!row) throw new Error(`no such row: ${id}`);
 		return row;
 	}
 
-	async function dispatchAttempts(options: DispatchOptions): Promise<BoardRow[]> {
-		const count = checkCount(options.count);
-		const source = options.forkFrom !== undefined ? await forkSource(options.forkFrom) : undefined;
-		const isolate = count > 1 || source !== undefined || options.worktreeMode === "worktree";
-		if (isolate) {
-			if (typeof options.cwd !== "string" || !options.cwd || !existsSync(options.cwd)) throw new Error(`working directory does not exist: ${String(options.cwd)}`);
-			const repo = repoRoot(resolve(options.cwd));
-			const why = count > 1 ? "an attempt set (each attempt runs in its own worktree)" : source ? "a fork (it runs in a fresh worktree)" : "worktree mode";
-			if (!repo) throw new Error(`${why} needs a git repository: ${options.cwd} is not inside one`);
-			if (!hasCommits(repo)) throw new Error(`${why} needs a commit to branch from: repository ${repo} has no commits yet`);
-		}
-		if (count === 1 && !source) return [await base.dispatch({ ...options, count: undefined })];
-		const setId = newId("set-");
-		const baseName = options.name?.trim() || (typeof options.prompt === "string" ? options.prompt.replace(/\s+/g, " ").trim().slice(0, 56) : "");
-		const rows: BoardRow[] = [];
-		for (let index = 1; index <= count; index++) {
-			const name = source ? `${source.name.slice(0, 48)} fork ${index}/${count}` : `${baseName} [${index}/${count}]`;
-			const row = await base.dispatch({ ...options, name, count: undefined, worktreeMode: "worktree" });
-			const attempt: AttemptInfo = { setId, index, count, ...(source ? { forkOf: source.id } : {}) };
-			await hooks.updateMeta(row.id, (meta) => (meta.attempt = attempt));
-			rows.push({ ...row, attempt });
-		}
-		return rows;
-	}
-
-	async function forkSource(id: string): Promise<BoardRow> {
-		const row = await requireRow(id);
-		if (row.state === "queued" || row.state === "working") throw new Error(`row ${id} is still ${row.state}; fork it once it has finished or stopped`);
-		let size = 0;
-		try {
-			size = statSync(row.sessionFile).size;
-		} catch {
-			throw new Error(`row ${id} has no session file to fork (${row.sessionFile})`);
-		}
-		if (size === 0) throw new Error(`row ${id}'s session file is empty; there is no conversation to fork`);
-		return row;
-	}
-
-	async function list(options?: { includeArchived?: boolean }): Promise<BoardRow[]> {
-		return annotate(await base.list(options));
-	}
-
 	return {
-		...base,
-		list,
-		dispatchAttempts,
-		async dispatch(options) {
-			const rows = await dispatchAttempts(options);
-			const first = rows[0];
-			if (!first) throw new Error("dispatch started no row");
-			return first;
-		},
-		async fork(id, options) {
-			const source = await requireRow(id);
-			return dispatchAttempts({
-				prompt: options?.prompt ?? DEFAULT_FORK_PROMPT,
-				cwd: source.cwd,
-				model: source.model,
-				thinking: source.thinking,
-				ponytailMode: source.ponytailMode,
-				count: options?.count ?? 1,
-				forkFrom: id,
-			});
-		},
-		async compare(id): Promise<AttemptSetView> {
-			const rows = await list({ includeArchived: true });
+		annotate,
+		async compare(id) {
+			const rows = annotate(await deps.list({ includeArchived: true }));
 			const row = rows.find((candidate) => candidate.id === id);
 			if (!row) throw new Error(`no such row: ${id}`);
 			const members = row.attempt ? rows.filter((r) => r.attempt?.setId === row.attempt?.setId).sort((a, b) => (a.attempt?.index ?? 0) - (b.attempt?.index ?? 0)) : [row];
@@ -189,9 +92,9 @@ export function withAttempts(base: CoreEngine, hooks: AttemptHooks): BoardEngine
 			return lines.length > 0 ? lines : ["(the two attempts have identical files)"];
 		},
 		async merge(id, options) {
-			return hooks.withRowLock(id, async () => {
+			return deps.withRowLock(id, async () => {
 				const row = await requireRow(id);
-				return mergeRow(row, options ?? {}, { recordMerged: (info) => hooks.changeMetaLocked(id, (meta) => (meta.merged = info)) });
+				return mergeRow(row, options ?? {}, { recordMerged: (info) => deps.recordMerged(id, info) });
 			});
 		},
 	};

@@ -1,105 +1,74 @@
-/** Prepares one run: its config and queued status, then its place in the queue. */
-import { basename, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { ensureDir, writeJsonAtomic } from "../../runner/fs-util.mjs";
-import { enqueue } from "../../runner/queue.mjs";
-import { initialStatus } from "../../runner/state-rules.mjs";
-import { newId } from "./ids.ts";
-import type { StorePaths } from "./paths.ts";
-import type { RowMeta } from "./store.ts";
-
-const HERE = dirname(fileURLToPath(import.meta.url));
-export const EXTENSION_PATH = resolve(HERE, "../index.ts");
-
 /**
- * The pi that runs the extension also runs the workers; AGENT_BOARD_PI (a path, or a JSON array
- * of argv words) overrides it.
+ * The launcher: how a row's run starts. It writes the run's config and queued status, then the meta
+ * that names the run, then the run's queue entry, and pumps the queue; the queue starts the runner
+ * when a slot is free. Every run starts here, a dispatch's first run and a resume alike, so where a
+ * run goes is decided in one place: today always the local queue. A target (docs/engine.md,
+ * "Targets") plugs in here: its config snapshotted into run.json, its entry in that target's queue.
  */
-export function resolvePiCommand(env: NodeJS.ProcessEnv = process.env): string[] {
-	const override = env.AGENT_BOARD_PI;
-	if (override) {
-		if (override.trim().startsWith("[")) {
-			const parsed = JSON.parse(override) as unknown;
-			if (Array.isArray(parsed) && parsed.length > 0 && parsed.every((w) => typeof w === "string")) return parsed as string[];
-			throw new Error("AGENT_BOARD_PI: expected a path or a JSON array of strings");
-		}
-		return [override];
-	}
-	// A compiled pi binary is its own executable; under node, pi is the script node runs.
-	if (!isNode(process.execPath)) return [process.execPath];
-	const script = process.argv[1];
-	if (script && (/pi-coding-agent/.test(script) || ["pi", "cli.js", "cli.mjs"].includes(basename(script)))) return [process.execPath, script];
-	return ["pi"];
-}
-
-function isNode(path: string): boolean {
-	return /^node(\d+)?(\.exe)?$/.test(basename(path));
-}
-
-/** The runner is plain node; inside a compiled pi binary use node from PATH (or AGENT_BOARD_NODE). */
-export function nodeCommand(env: NodeJS.ProcessEnv = process.env): string {
-	if (env.AGENT_BOARD_NODE) return env.AGENT_BOARD_NODE;
-	return isNode(process.execPath) ? process.execPath : "node";
-}
-
-export interface LaunchOptions {
-	paths: StorePaths;
-	meta: RowMeta;
-	prompt: string;
-	piCommand: string[];
-	maxConcurrent: number;
-	summaryModel?: string;
-	env?: Record<string, string>;
-	stopGraceMs?: number;
-}
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { ensureDir, touchNotify, writeJsonAtomic } from "../../runner/fs-util.mjs";
+import { enqueue } from "../../runner/queue.mjs";
+import type { RunConfig } from "../../runner/run-config.mjs";
+import { initialStatus } from "../../runner/state-rules.mjs";
+import { EXTENSION_PATH } from "./commands.ts";
+import type { EngineContext } from "./engine-context.ts";
+import { BoardError } from "./errors.ts";
+import { newId } from "./ids.ts";
+import { writeMeta } from "./store.ts";
+import type { RowMeta } from "./types.ts";
 
 export function newRunId(): string {
 	return newId("run-");
 }
 
-/**
- * Writes the run's config (0600: it holds the prompt) and its queued status under
- * rows/<id>/runs/<runId>/ (meta.currentRunId must already name it). Callers write meta, then
- * enqueue, so a reader never sees meta pointing at a run without a status.
- */
-export function prepareRun(options: LaunchOptions): { runId: string; runDir: string; configPath: string; createdAt: number } {
-	const { paths, meta } = options;
-	const runId = meta.currentRunId;
-	const runDir = paths.run(meta.id, runId);
-	ensureDir(runDir);
-	const now = Date.now();
-	const env: Record<string, string> = {
-		AGENT_BOARD_WORKER: "1",
-		AGENT_BOARD_ROW: meta.id,
-		PONYTAIL_CONDENSED: "1",
-		...options.env,
-	};
+/** run.json: everything the runner needs, the prompt included (the file is 0600; argv never sees it). */
+function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: string, now: number): RunConfig {
+	const env: Record<string, string> = { AGENT_BOARD_WORKER: "1", AGENT_BOARD_ROW: meta.id, PONYTAIL_CONDENSED: "1" };
 	if (meta.ponytailMode) env.PONYTAIL_DEFAULT_MODE = meta.ponytailMode;
-	const config = {
+	return {
 		rowId: meta.id,
-		runId,
+		runId: meta.currentRunId,
 		runDir,
-		storeDir: paths.root,
-		maxConcurrent: options.maxConcurrent,
+		storeDir: ctx.paths.root,
+		maxConcurrent: ctx.maxConcurrent,
 		sessionFile: meta.sessionFile,
 		cwd: meta.runCwd,
-		prompt: options.prompt,
-		piCommand: options.piCommand,
+		prompt,
+		piCommand: ctx.piCommand(),
 		model: meta.model,
 		thinking: meta.thinking,
 		extensionPath: EXTENSION_PATH,
 		env,
-		summaryModel: options.summaryModel,
-		stopGraceMs: options.stopGraceMs,
+		summaryModel: ctx.summaryModel,
+		stopGraceMs: ctx.stopGraceMs,
 		createdAt: now,
 	};
-	const configPath = join(runDir, "run.json");
-	writeJsonAtomic(configPath, config);
-	writeJsonAtomic(join(runDir, "status.json"), initialStatus(runId, meta.id, now));
-	return { runId, runDir, configPath, createdAt: now };
 }
 
-/** Puts a prepared run in the FIFO queue; pumpQueue() starts it when a slot is free. */
-export function queueRun(paths: StorePaths, meta: RowMeta, runDir: string): void {
-	enqueue(paths.root, { rowId: meta.id, runId: meta.currentRunId, runDir });
+/**
+ * Starts the run `meta.currentRunId` of the row `meta` with `prompt`. The run's files come first and
+ * meta after them, so a reader never sees meta naming a run without a status; the queue entry comes
+ * last, so nothing starts a run whose row is not written. Errors leave the caller to clean up.
+ */
+export function launchRun(ctx: EngineContext, meta: RowMeta, prompt: string): void {
+	const runDir = ctx.paths.run(meta.id, meta.currentRunId);
+	ensureDir(runDir);
+	const now = Date.now();
+	writeJsonAtomic(join(runDir, "run.json"), runConfig(ctx, meta, prompt, runDir, now));
+	writeJsonAtomic(join(runDir, "status.json"), initialStatus(meta.currentRunId, meta.id, now));
+	writeMeta(ctx.paths, meta);
+	enqueue(ctx.paths.root, { rowId: meta.id, runId: meta.currentRunId, runDir });
+	touchNotify(ctx.storeDir, meta.id);
+	try {
+		ctx.pump(true);
+	} catch {
+		// The run is queued; a later read starts it or says why it cannot start.
+	}
+}
+
+/** A new run of an existing row on its session, with the earlier conversation (the caller holds the row lock). */
+export function resumeRun(ctx: EngineContext, meta: RowMeta, prompt: string): void {
+	if (!existsSync(meta.runCwd)) throw new BoardError("invalid", `working directory does not exist: ${meta.runCwd}`);
+	launchRun(ctx, { ...meta, currentRunId: newRunId(), updatedAt: Date.now() }, prompt);
 }

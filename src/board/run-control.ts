@@ -6,24 +6,18 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { touchNotify, writeJsonAtomic } from "../../runner/fs-util.mjs";
-import { dropMessage, inboxNames, readReceipt } from "../../runner/inbox.mjs";
+import { dropMessage, inboxNames, receiptPath } from "../../runner/inbox.mjs";
 import { claimEntry, queuedEntryName } from "../../runner/queue.mjs";
 import { withRowLock } from "../../runner/row-lock.mjs";
 import { markStopped, runEnded } from "../../runner/state-rules.mjs";
-import type { StorePaths } from "./paths.ts";
+import { checkMessage } from "./dispatch-checks.ts";
+import type { EngineContext } from "./engine-context.ts";
+import { resumeRun } from "./launch.ts";
+import { readRow, requireMeta } from "./row-read.ts";
 import { endOrphanLocked, killRunProcesses, recordOrphanEnd, runOwner } from "./run-liveness.ts";
-import { FileCache, readStatus, type RowMeta } from "./store.ts";
+import { BoardError } from "./errors.ts";
+import { FileCache, readReceiptFile, readStatus } from "./store.ts";
 import type { BoardRow, Receipt, ReplyOptions, ReplyResult } from "./types.ts";
-
-export interface RunControlDeps {
-	paths: StorePaths;
-	readRow(id: string): BoardRow;
-	requireMeta(id: string): RowMeta;
-	checkPrompt(prompt: unknown): string;
-	/** Starts a new run of the row on its session (caller holds the row lock). */
-	resume(meta: RowMeta, prompt: string): void;
-	stopGraceMs: number;
-}
 
 const DEFAULT_RECEIPT_WAIT_MS = 15_000;
 
@@ -31,20 +25,23 @@ type Decision = { kind: "new-run" } | { kind: "inbox"; runDir: string; messageId
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export function controlRun(deps: RunControlDeps) {
-	const { paths } = deps;
+const DEFAULT_STOP_GRACE_MS = 3000;
+
+export function controlRun(ctx: EngineContext) {
+	const { paths } = ctx;
+	const stopGraceMs = ctx.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
 
 	function decide(id: string, text: string, options: ReplyOptions): Decision {
-		const meta = deps.requireMeta(id);
-		if (meta.archived) throw new Error(`row ${id} is archived; unarchive it before replying`);
-		const row = deps.readRow(id);
-		if (row.state === "error") throw new Error(`row ${id} cannot be read: ${row.error ?? "error"}`);
+		const meta = requireMeta(ctx, id);
+		if (meta.archived) throw new BoardError("archived", `row ${id} is archived; unarchive it before replying`);
+		const row = readRow(ctx, id);
+		if (row.state === "error") throw new BoardError("unreadable-row", `row ${id} cannot be read: ${row.error ?? "error"}`);
 		const runDir = paths.run(id, meta.currentRunId);
 		const status = readStatus(runDir, new FileCache());
 		const owner = runOwner(paths.root, runDir, status);
 		if (runEnded(status) || owner === "none") {
 			if (!runEnded(status)) endOrphanLocked(runDir, paths.root, id, "died");
-			deps.resume(meta, text);
+			resumeRun(ctx, meta, text);
 			return { kind: "new-run" };
 		}
 		const deliverAs = options.followUp ? "followUp" : "steer";
@@ -56,7 +53,7 @@ export function controlRun(deps: RunControlDeps) {
 	async function waitReceipt(runDir: string, messageId: string, timeoutMs: number): Promise<Receipt | undefined> {
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
-			const receipt = readReceipt(runDir, messageId);
+			const receipt = readReceiptFile(receiptPath(runDir, messageId));
 			if (receipt) return { ...receipt };
 			if (Date.now() > deadline) return undefined;
 			await sleep(25);
@@ -64,28 +61,28 @@ export function controlRun(deps: RunControlDeps) {
 	}
 
 	async function reply(id: string, text: string, options: ReplyOptions = {}): Promise<ReplyResult> {
-		deps.requireMeta(id);
-		deps.checkPrompt(text);
-		// A message that reaches a run as it ends comes back "run ended": then the row is finished and
-		// the same text starts a new run. Twice at most: the second decision sees the ended run.
+		requireMeta(ctx, id);
+		checkMessage(text);
+		// A message that reaches a run as it ends comes back rejected "run-ended": then the row is
+		// finished and the same text starts a new run. Twice at most: the second decision sees the ended run.
 		for (let attempt = 0; attempt < 3; attempt++) {
 			const decision = await withRowLock(paths.row(id), () => decide(id, text, options));
-			if (decision.kind === "new-run") return { row: deps.readRow(id), delivery: "new-run" };
-			if (decision.queued) return { row: deps.readRow(id), delivery: "queued" };
+			if (decision.kind === "new-run") return { row: readRow(ctx, id), delivery: "new-run" };
+			if (decision.queued) return { row: readRow(ctx, id), delivery: "queued" };
 			const receipt = await waitReceipt(decision.runDir, decision.messageId, options.receiptTimeoutMs ?? DEFAULT_RECEIPT_WAIT_MS);
-			if (!receipt) return { row: deps.readRow(id), delivery: "pending" };
-			if (receipt.status === "delivered") return { row: deps.readRow(id), delivery: receipt.as ?? "steer", receipt };
-			if (receipt.reason !== "run ended") throw new Error(`message not delivered: ${receipt.reason ?? "rejected"}`);
+			if (!receipt) return { row: readRow(ctx, id), delivery: "pending" };
+			if (receipt.status === "delivered") return { row: readRow(ctx, id), delivery: receipt.as ?? "steer", receipt };
+			if (receipt.code !== "run-ended") throw new BoardError("not-delivered", `message not delivered: ${receipt.reason ?? "rejected"}`);
 			// Wait for the runner to record the end before deciding again.
 			await waitEnded(id, 10_000);
 		}
-		throw new Error(`row ${id} kept ending before the message could be delivered; try again`);
+		throw new BoardError("busy", `row ${id} kept ending before the message could be delivered; try again`);
 	}
 
 	async function waitEnded(id: string, timeoutMs: number): Promise<BoardRow> {
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
-			const row = deps.readRow(id);
+			const row = readRow(ctx, id);
 			const status = row.runDir ? readStatus(row.runDir, new FileCache()) : undefined;
 			if (!status || runEnded(status) || row.state === "error") return row;
 			if (Date.now() > deadline) return row;
@@ -104,9 +101,9 @@ export function controlRun(deps: RunControlDeps) {
 	}
 
 	async function stop(id: string): Promise<BoardRow> {
-		deps.requireMeta(id);
+		requireMeta(ctx, id);
 		const target = await withRowLock(paths.row(id), () => {
-			const meta = deps.requireMeta(id);
+			const meta = requireMeta(ctx, id);
 			const runDir = paths.run(id, meta.currentRunId);
 			const status = readStatus(runDir, new FileCache());
 			if (runEnded(status)) return undefined;
@@ -119,14 +116,14 @@ export function controlRun(deps: RunControlDeps) {
 			dropMessage(runDir, { kind: "stop" });
 			return { runDir };
 		});
-		if (!target) return deps.readRow(id);
-		const row = await waitEnded(id, deps.stopGraceMs * 2 + 8000);
+		if (!target) return readRow(ctx, id);
+		const row = await waitEnded(id, stopGraceMs * 2 + 8000);
 		const status = readStatus(target.runDir, new FileCache());
 		if (runEnded(status)) return row;
 		// The runner did not answer (hung or starting): end every process of the run, then record it.
 		killRunProcesses(status.runId);
 		recordOrphanEnd(paths.row(id), target.runDir, paths.root, id, "stopped");
-		return deps.readRow(id);
+		return readRow(ctx, id);
 	}
 
 	return { reply, stop, pendingMessages: (runDir: string) => (existsSync(runDir) ? inboxNames(runDir).length : 0) };

@@ -6,12 +6,13 @@
 import { existsSync, statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { touchNotify, writeJsonAtomic } from "../../runner/fs-util.mjs";
-import { claimMessages, writeReceipt } from "../../runner/inbox.mjs";
+import { claimMessages, rejectionReceipt, writeReceipt } from "../../runner/inbox.mjs";
 import { runProcesses, signalVerified } from "../../runner/proc.mjs";
 import { queuedEntryName } from "../../runner/queue.mjs";
 import { tryLockRow } from "../../runner/row-lock.mjs";
-import { markRunnerDied, markStopped, runEnded, type RunStatus } from "../../runner/state-rules.mjs";
+import { markRunnerDied, markStopped, runEnded } from "../../runner/state-rules.mjs";
 import { FileCache, processAlive, readProcess, readStatus } from "./store.ts";
+import type { RunStatus } from "./types.ts";
 
 /** A claimed run gets this long for its runner to record itself before it counts as never started. */
 export const RUNNER_START_GRACE_MS = 15_000;
@@ -86,7 +87,7 @@ export function endOrphanLocked(runDir: string, storeRoot: string, rowId: string
 			if (disk) fresh.error = `${fresh.error}: ${disk}`;
 		}
 		for (const message of claimMessages(runDir)) {
-			writeReceipt(runDir, { id: message.id, status: "rejected", reason: "run ended", at: now, preview: "" });
+			writeReceipt(runDir, rejectionReceipt(message.id, "run-ended", now));
 		}
 		writeJsonAtomic(join(runDir, "status.json"), fresh);
 		touchNotify(storeRoot, rowId);

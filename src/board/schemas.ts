@@ -1,28 +1,58 @@
 /**
- * Shapes of every store file, checked on read. A file that does not match is an error naming the
- * file and the field (`meta.json: /name must be string`); it is never repaired or rewritten.
- * Unknown extra fields are allowed so a newer runner's files stay readable by an older reader.
+ * Shapes of every store file, checked on read: the one source. types.ts derives the TypeScript types
+ * from them (Static), the runner's JSDoc points at those types, and the word lists come from
+ * runner/vocabulary.mjs. A file that does not match is an error naming the file and the field
+ * (`meta.json: /name must be string`); it is never repaired or rewritten. Unknown extra fields are
+ * allowed so a newer runner's files stay readable by an older reader. run.json has one reader, the
+ * runner, which cannot load typebox: it is checked there (runner/run-config.mjs).
  */
 import { Type, type Static, type TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import { Value } from "typebox/value";
+import { REASON_CODES } from "../../runner/reasons.mjs";
+import { DELIVERY_KINDS, QUESTION_SOURCES, RECEIPT_STATUSES, RUN_STATES, THINKING_LEVELS, WORKTREE_MODES } from "../../runner/vocabulary.mjs";
 
 const Str = Type.String();
 const Num = Type.Number();
 const OptStr = Type.Optional(Str);
 const OptNum = Type.Optional(Num);
 
-export const RunStateSchema = Type.Enum(["queued", "working", "needs_input", "completed", "idle", "failed", "stopped", "error"]);
-const ThinkingSchema = Type.Enum(["off", "minimal", "low", "medium", "high", "xhigh"]);
-const WorktreeModeSchema = Type.Enum(["none", "auto", "worktree"]);
+export const RunStateSchema = Type.Enum(RUN_STATES);
+export const ThinkingSchema = Type.Enum(THINKING_LEVELS);
+export const WorktreeModeSchema = Type.Enum(WORKTREE_MODES);
+export const DeliveryKindSchema = Type.Enum(DELIVERY_KINDS);
+export const ReasonCodeSchema = Type.Enum(REASON_CODES);
 
+/** Member of an attempt set (dispatch --count N, or fork N). */
+export const AttemptSchema = Type.Object({
+	/** Shared by every row of the set. */
+	setId: Str,
+	/** 1-based position in the set. */
+	index: Type.Integer({ minimum: 1 }),
+	count: Type.Integer({ minimum: 1 }),
+	/** Row whose conversation the set was forked from. */
+	forkOf: OptStr,
+});
+
+/** Set once the row's branch was merged into the main checkout. */
+export const MergedSchema = Type.Object({
+	at: Num,
+	/** The main checkout's HEAD after the merge. */
+	commit: Str,
+	/** Branch merged into. */
+	into: Str,
+});
+
+/** rows/<id>/meta.json: the stable part of a row, changed only under the row lock. */
 export const MetaSchema = Type.Object({
 	// Any number: a newer writer may bump it; the fields below are what this reader needs.
 	version: Num,
 	id: Str,
 	name: Str,
 	cwd: Str,
+	/** Where the worker runs: cwd, or the matching directory inside the worktree. */
 	runCwd: Str,
+	/** git toplevel of cwd, when it is a repo. */
 	repo: OptStr,
 	sessionFile: Str,
 	createdAt: Num,
@@ -38,9 +68,11 @@ export const MetaSchema = Type.Object({
 	ponytailMode: OptStr,
 	lastViewedAt: OptNum,
 	currentRunId: Str,
+	attempt: Type.Optional(AttemptSchema),
+	merged: Type.Optional(MergedSchema),
 });
 
-const UsageSchema = Type.Object({
+export const UsageSchema = Type.Object({
 	input: Num,
 	output: Num,
 	cacheRead: Num,
@@ -49,29 +81,41 @@ const UsageSchema = Type.Object({
 	cost: Num,
 });
 
-const EventSchema = Type.Object({ at: Num, text: Str });
+/** One line of a run's recent events: "tool bash: npm test", "assistant: Done.", "error: ...". */
+export const EventSchema = Type.Object({ at: Num, text: Str });
 
-const LiveSchema = Type.Object({
+/** What the agent is doing right now; cleared when the run ends. */
+export const LiveSchema = Type.Object({
+	/** Tail of the assistant text being streamed (bounded). */
 	text: OptStr,
+	/** Tool running now. */
 	tool: Type.Optional(Type.Object({ name: Str, detail: Str, startedAt: Num })),
+	/** A model request is out and no token has arrived since this time. */
 	waitingSince: OptNum,
+	/** pi's auto-retry in progress. */
 	retry: Type.Optional(Type.Object({ attempt: Num, max: Num, reason: Str, at: Num })),
+	/** Context compaction in progress since this time. */
 	compactingSince: OptNum,
 });
 
-const ReceiptSchema = Type.Object({
+/** The runner's answer to one message dropped in a run's inbox (receipts/<id>.json, and in status). */
+export const ReceiptSchema = Type.Object({
 	id: Str,
-	status: Type.Enum(["pending", "delivered", "rejected"]),
-	as: Type.Optional(Type.Enum(["steer", "followUp", "answer"])),
+	status: Type.Enum(RECEIPT_STATUSES),
+	as: Type.Optional(DeliveryKindSchema),
 	at: Num,
+	/** Why it was rejected: `code` for programs, `reason` for people. */
+	code: Type.Optional(ReasonCodeSchema),
 	reason: OptStr,
+	/** First characters of the message, for display. */
 	preview: Str,
 });
 
+/** runs/<runId>/status.json: the run's state and live view, written only by its owner. */
 export const StatusSchema = Type.Object({
-	version: OptNum,
-	runId: OptStr,
-	rowId: OptStr,
+	version: Num,
+	runId: Str,
+	rowId: Str,
 	state: RunStateSchema,
 	createdAt: Num,
 	updatedAt: Num,
@@ -83,23 +127,34 @@ export const StatusSchema = Type.Object({
 	lastStopReason: OptStr,
 	question: OptStr,
 	questionOptions: Type.Optional(Type.Array(Str)),
-	questionSource: Type.Optional(Type.Enum(["tool", "heuristic"])),
+	questionSource: Type.Optional(Type.Enum(QUESTION_SOURCES)),
 	error: OptStr,
 	stderrTail: OptStr,
 	exitCode: Type.Optional(Type.Union([Num, Type.Null()])),
 	exitSignal: Type.Optional(Type.Union([Str, Type.Null()])),
-	settled: Type.Optional(Type.Boolean()),
+	settled: Type.Boolean(),
 	stopRequested: Type.Optional(Type.Boolean()),
 	retryFailed: Type.Optional(Type.Boolean()),
-	usage: Type.Optional(UsageSchema),
-	eventCount: OptNum,
+	usage: UsageSchema,
+	eventCount: Num,
 	recentEvents: Type.Array(EventSchema),
 	modelSummary: OptStr,
-	summary: OptStr,
+	summary: Str,
 	live: Type.Optional(LiveSchema),
+	/** The model that actually answered (provider/id). */
 	model: OptStr,
 	receipts: Type.Optional(Type.Array(ReceiptSchema)),
 	parked: Type.Optional(Type.Boolean()),
+});
+
+/**
+ * One line of runs/<runId>/events.jsonl: a worker event as the runner compacted it
+ * (runner/compact-event.mjs); the fields beside these depend on the event's type.
+ */
+export const EventLineSchema = Type.Object({
+	seq: Type.Integer({ minimum: 1 }),
+	at: Num,
+	type: Str,
 });
 
 /**
@@ -119,18 +174,13 @@ export const SlotOwnerSchema = Type.Object({
 	runId: Type.String({ minLength: 1 }),
 });
 
+/** dashboard-prefs.json: the last dispatch choices. */
 export const PrefsSchema = Type.Object({
 	cwd: OptStr,
 	model: OptStr,
 	thinking: Type.Optional(ThinkingSchema),
 	worktreeMode: Type.Optional(WorktreeModeSchema),
 });
-
-export type MetaShape = Static<typeof MetaSchema>;
-export type StatusShape = Static<typeof StatusSchema>;
-export type ProcessRecordShape = Static<typeof ProcessRecordSchema>;
-export type SlotOwnerShape = Static<typeof SlotOwnerSchema>;
-export type PrefsShape = Static<typeof PrefsSchema>;
 
 type Validator = ReturnType<typeof Compile<TSchema>>;
 /** Compiled once per schema: Value.Check interprets the schema each call (about 1 ms per status file). */

@@ -58,6 +58,11 @@ export function describeFsError(error: unknown, path: string, action?: string): 
 	return wrapped;
 }
 
+/** An fs error (it has an errno) that describeFsError has not worded yet. */
+export function isUnwordedFsError(error: unknown): boolean {
+	return errnoOf(error) !== undefined && !described.has(error as Error);
+}
+
 /** Errors already worded by describeFsError: an outer caller keeps the inner, more precise path. */
 const described = new WeakSet<Error>();
 

@@ -2,53 +2,19 @@
  * Reading and writing the durable store. One directory per row (rows/<id>/meta.json) so concurrent
  * dispatchers never share a read-modify-write file; run state lives in rows/<id>/runs/<runId>/.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseJsonStrict, writeJsonAtomic } from "../../runner/fs-util.mjs";
 import { isAlive } from "../../runner/proc.mjs";
-import type { RunStatus } from "../../runner/state-rules.mjs";
-import type { BoardEvent, BoardRow, LiveView, Receipt, ThinkingLevel, WorktreeMode } from "./types.ts";
+import { runEnded } from "../../runner/state-rules.mjs";
+import type { AttemptInfo, BoardEvent, BoardRow, LiveView, ProcessRecord, Receipt, RowMeta, RunStatus, SlotOwner } from "./types.ts";
 import { isValidId } from "./ids.ts";
 import type { StorePaths } from "./paths.ts";
 import { sanitizeOptional, sanitizeText } from "./sanitize.ts";
-import { checkShape, MetaSchema, ProcessRecordSchema, SlotOwnerSchema, StatusSchema } from "./schemas.ts";
+import { checkShape, EventLineSchema, MetaSchema, ProcessRecordSchema, ReceiptSchema, SlotOwnerSchema, StatusSchema } from "./schemas.ts";
 import { assertRealDir, describeFsError, fsErrorMessage, lstatStoreFile, readFileNoFollow } from "./store-guard.ts";
 
-/** The stable part of a row, as stored in rows/<id>/meta.json. */
-export interface RowMeta
-	extends Pick<
-		BoardRow,
-		| "id"
-		| "name"
-		| "cwd"
-		| "repo"
-		| "sessionFile"
-		| "createdAt"
-		| "updatedAt"
-		| "pinned"
-		| "archived"
-		| "model"
-		| "thinking"
-		| "worktreeMode"
-		| "worktreePath"
-		| "branch"
-		| "ponytailMode"
-		| "lastViewedAt"
-		| "attempt"
-		| "merged"
-	> {
-	version: 1;
-	/** Where the worker runs: cwd, or the matching directory inside the worktree. */
-	runCwd: string;
-	baseCommit?: string;
-	currentRunId: string;
-}
-
-/** runner.json / worker.json: a pid is only ever trusted together with its start time. */
-export interface ProcessRecord {
-	pid: number;
-	start: string;
-}
+export type { ProcessRecord, RowMeta, SlotOwner };
 
 interface CacheEntry {
 	key: string;
@@ -131,7 +97,7 @@ export function readMeta(paths: StorePaths, id: string, cache: FileCache): RowMe
 		const meta = checkShape(MetaSchema, value, "meta.json");
 		if (meta.id !== id) throw new Error(`meta.json: /id is ${JSON.stringify(meta.id)}, not its directory name`);
 		if (!isValidId(meta.currentRunId)) throw new Error("meta.json: /currentRunId is not a valid id");
-		return meta as RowMeta;
+		return meta;
 	});
 }
 
@@ -141,7 +107,7 @@ export function readStatus(runDir: string, cache: FileCache): RunStatus {
 		assertRealDir(join(runDir, ".."), "runs directory");
 		assertRealDir(runDir, "run directory");
 	};
-	return cache.read(join(runDir, "status.json"), "status.json", (value) => checkShape(StatusSchema, value, "status.json") as RunStatus, verifyDirs);
+	return cache.read(join(runDir, "status.json"), "status.json", (value) => checkShape(StatusSchema, value, "status.json"), verifyDirs);
 }
 
 /** Result of reading a process record: a missing file and an invalid one are different facts. */
@@ -171,12 +137,6 @@ export function readProcessRecord(path: string): ProcessRecordRead {
 export function readProcess(path: string): ProcessRecord | undefined {
 	const read = readProcessRecord(path);
 	return "record" in read ? read.record : undefined;
-}
-
-export interface SlotOwner {
-	pid: number;
-	start: string;
-	runId: string;
 }
 
 /**
@@ -212,7 +172,15 @@ function metaFields(meta: RowMeta) {
 		worktreePath: line(meta.worktreePath),
 		branch: line(meta.branch),
 		ponytailMode: line(meta.ponytailMode),
+		attempt: attemptFrom(meta.attempt),
+		merged: meta.merged && { ...meta.merged, commit: sanitizeText(meta.merged.commit), into: sanitizeText(meta.merged.into) },
 	};
+}
+
+function attemptFrom(attempt: AttemptInfo | undefined): AttemptInfo | undefined {
+	if (!attempt) return undefined;
+	const { forkOf, ...rest } = attempt;
+	return { ...rest, setId: sanitizeText(attempt.setId), ...(forkOf === undefined ? {} : { forkOf: sanitizeText(forkOf) }) };
 }
 
 function liveFrom(live: LiveView | undefined): LiveView | undefined {
@@ -264,17 +232,8 @@ export function errorRow(paths: StorePaths, id: string, reason: string, meta?: R
 	};
 }
 
-/** Extra status fields written by the newer runner (live view, receipts, parked); all optional. */
-interface StatusExtras {
-	live?: LiveView;
-	model?: string;
-	receipts?: Receipt[];
-	parked?: boolean;
-}
-
 /** Builds a row from checked files; every worker-supplied string is sanitised here, once, for every consumer. */
 export function rowFrom(meta: RowMeta, status: RunStatus, alive: boolean): BoardRow {
-	const extras = status as RunStatus & StatusExtras;
 	const asks = status.state === "needs_input";
 	return {
 		id: meta.id,
@@ -303,11 +262,10 @@ export function rowFrom(meta: RowMeta, status: RunStatus, alive: boolean): Board
 		exitCode: status.exitCode ?? undefined,
 		stderrTail: block(status.stderrTail),
 		runDir: undefined,
-		attempt: meta.attempt,
-		merged: meta.merged,
-		live: liveFrom(extras.live),
-		modelUsed: line(extras.model),
-		receipts: receiptsFrom(extras.receipts),
+		// A finished run's last live view is history, not what the agent does now.
+		live: runEnded(status) ? undefined : liveFrom(status.live),
+		modelUsed: line(status.model),
+		receipts: receiptsFrom(status.receipts),
 	};
 }
 
@@ -315,22 +273,44 @@ export function errorReason(error: unknown, file: string): string {
 	return reasonOf(error, file);
 }
 
-/** Compact worker events of a run, oldest first; a torn last line (runner mid-append) is not an event yet. */
+/**
+ * Compact worker events of a run (events.jsonl), oldest first, each line shape-checked. A torn last
+ * line (the runner mid-append) is not an event yet; a wrong line anywhere else is an error naming the
+ * file and the line, and the file is left as it is.
+ */
 export function readEventsFile(path: string): Record<string, unknown>[] {
 	let text: string;
 	try {
-		text = readFileSync(path, "utf8");
-	} catch {
-		return [];
+		lstatStoreFile(path, "events.jsonl");
+		text = readFileNoFollow(path, "events.jsonl");
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+		throw new Error(`${path}: ${error instanceof Error ? error.message : String(error)}`);
 	}
-	const events: Record<string, unknown>[] = [];
-	for (const line of text.split("\n")) {
-		if (!line) continue;
+	const lines = text.split("\n");
+	// The part after the last "\n" is a line still being written.
+	lines.pop();
+	return lines.map((line, index) => {
+		const where = `${path}: line ${index + 1}`;
+		let value: unknown;
 		try {
-			events.push(JSON.parse(line) as Record<string, unknown>);
-		} catch {
-			// Torn line.
+			value = JSON.parse(line);
+		} catch (error) {
+			throw new Error(`${where}: invalid JSON (${error instanceof Error ? error.message : String(error)})`);
 		}
+		return checkShape(EventLineSchema, value, where) as Record<string, unknown>;
+	});
+}
+
+/** runs/<runId>/receipts/<id>.json, shape-checked; undefined while the runner has not answered. */
+export function readReceiptFile(path: string): Receipt | undefined {
+	let text: string;
+	try {
+		lstatStoreFile(path, "receipt");
+		text = readFileNoFollow(path, "receipt");
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+		throw new Error(`${path}: ${error instanceof Error ? error.message : String(error)}`);
 	}
-	return events;
+	return checkShape(ReceiptSchema, parseJsonStrict(text, path), path);
 }

@@ -1,7 +1,8 @@
 /** LLM tools so the main agent can fan work out to the board and check on it. */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { MAX_ATTEMPTS } from "./attempts.ts";
+import { WORKTREE_MODES } from "../../runner/vocabulary.mjs";
+import { MAX_ATTEMPTS } from "./dispatch-checks.ts";
 import { describeOverlaps } from "./overlap.ts";
 import type { BoardRow, BoardService } from "./types.ts";
 import { formatAttemptSet } from "./ui/attempt-text.ts";
@@ -34,7 +35,7 @@ export function registerBoardTools(pi: ExtensionAPI, getService: () => BoardServ
 			name: Type.Optional(Type.String({ description: "Short row name" })),
 			cwd: Type.Optional(Type.String({ description: "Working directory (default: the current one)" })),
 			model: Type.Optional(Type.String({ description: "Model, e.g. provider/id" })),
-			worktreeMode: Type.Optional(Type.Union([Type.Literal("none"), Type.Literal("auto"), Type.Literal("worktree")])),
+			worktreeMode: Type.Optional(Type.Union(WORKTREE_MODES.map((mode) => Type.Literal(mode)))),
 			count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ATTEMPTS, description: "Parallel attempts of the prompt, each in its own worktree (needs a git repository)" })),
 		}),
 		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {

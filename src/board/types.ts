@@ -4,50 +4,52 @@
  * the service created by `createBoardService` in `service.ts`.
  */
 
-export type RowState = "queued" | "working" | "needs_input" | "completed" | "idle" | "failed" | "stopped" | "error";
-export type WorktreeMode = "none" | "auto" | "worktree";
-export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+import type { Static } from "typebox";
+import type {
+	AttemptSchema,
+	DeliveryKindSchema,
+	EventSchema,
+	LiveSchema,
+	MergedSchema,
+	MetaSchema,
+	ProcessRecordSchema,
+	ReceiptSchema,
+	RunStateSchema,
+	SlotOwnerSchema,
+	StatusSchema,
+	ThinkingSchema,
+	UsageSchema,
+	WorktreeModeSchema,
+} from "./schemas.ts";
+import type { ReasonCode } from "../../runner/reasons.mjs";
 
-export interface RowUsage {
-	input: number;
-	output: number;
-	cacheRead: number;
-	cacheWrite: number;
-	totalTokens: number;
-	cost: number;
-}
+// Store files and their parts: derived from the shapes the reader checks (schemas.ts), never restated.
+export type RowState = Static<typeof RunStateSchema>;
+export type WorktreeMode = Static<typeof WorktreeModeSchema>;
+export type ThinkingLevel = Static<typeof ThinkingSchema>;
+export type DeliveryKind = Static<typeof DeliveryKindSchema>;
+export type RowUsage = Static<typeof UsageSchema>;
+/** What the agent is doing right now (from the runner's status; absent when the run ended). */
+export type LiveView = Static<typeof LiveSchema>;
+/** The runner's answer to one message dropped in a run's inbox. */
+export type Receipt = Static<typeof ReceiptSchema>;
+export type BoardEvent = Static<typeof EventSchema>;
+export type AttemptInfo = Static<typeof AttemptSchema>;
+export type MergedInfo = Static<typeof MergedSchema>;
+/** rows/<id>/meta.json. */
+export type RowMeta = Static<typeof MetaSchema>;
+/** runs/<runId>/status.json (the runner's RunStatus). */
+export type RunStatus = Static<typeof StatusSchema>;
+/** runner.json / worker.json: a pid is only ever trusted together with its start time. */
+export type ProcessRecord = Static<typeof ProcessRecordSchema>;
+/** slots/slot-<n>.json. */
+export type SlotOwner = Static<typeof SlotOwnerSchema>;
+export type { ReasonCode };
 
 export interface DiffStats {
 	added: number;
 	removed: number;
 	files: number;
-}
-
-/** What the agent is doing right now (from the runner's status; absent when the run ended). */
-export interface LiveView {
-	/** Tail of the assistant text being streamed (bounded). */
-	text?: string;
-	/** Tool running now. */
-	tool?: { name: string; detail: string; startedAt: number };
-	/** A model request is out and no token has arrived since this time. */
-	waitingSince?: number;
-	/** pi's auto-retry in progress. */
-	retry?: { attempt: number; max: number; reason: string; at: number };
-	/** Context compaction in progress since this time. */
-	compactingSince?: number;
-}
-
-export type DeliveryKind = "steer" | "followUp" | "answer";
-
-/** The runner's answer to one message dropped in a run's inbox. */
-export interface Receipt {
-	id: string;
-	status: "pending" | "delivered" | "rejected";
-	as?: DeliveryKind;
-	at: number;
-	reason?: string;
-	/** First characters of the message, for display. */
-	preview: string;
 }
 
 export interface ReplyOptions {
@@ -66,12 +68,6 @@ export interface ReplyResult {
 	 */
 	delivery: DeliveryKind | "new-run" | "queued" | "pending";
 	receipt?: Receipt;
-}
-
-export interface BoardEvent {
-	at: number;
-	/** Short human line: "tool bash: npm test", "assistant: Done.", "error: ..." */
-	text: string;
 }
 
 /** One row as consumers see it: stable meta merged with derived state (reconciled on read). */
@@ -132,24 +128,6 @@ export interface BoardRow {
 	merged?: MergedInfo;
 	/** Files this row changed that other unmerged worktree rows of the same repo changed too. */
 	overlaps?: FileOverlap[];
-}
-
-export interface AttemptInfo {
-	/** Shared by every row of the set. */
-	setId: string;
-	/** 1-based position in the set. */
-	index: number;
-	count: number;
-	/** Row whose conversation the set was forked from. */
-	forkOf?: string;
-}
-
-export interface MergedInfo {
-	at: number;
-	/** The main checkout's HEAD after the merge. */
-	commit: string;
-	/** Branch merged into. */
-	into: string;
 }
 
 export interface FileOverlap {

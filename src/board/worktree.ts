@@ -1,6 +1,6 @@
 /** Git helpers for rows: repo detection, per-row worktrees on branch agent-board/<id>, diff stats. */
 import { execFile, execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { relative, join } from "node:path";
@@ -42,37 +42,6 @@ export function createWorktree(repo: string, cwd: string, id: string, path: stri
 	const sub = relative(repo, cwd);
 	const runCwd = sub && !sub.startsWith("..") ? join(path, sub) : path;
 	return { path, branch, baseCommit, runCwd: existsSync(runCwd) ? runCwd : path };
-}
-
-/** +/- lines and files changed in the worktree against its base commit (committed or not). */
-export function diffStats(path: string, baseCommit: string | undefined): DiffStats | undefined {
-	if (!existsSync(path)) return undefined;
-	try {
-		const out = git(path, ["diff", "--numstat", baseCommit ?? "HEAD"]);
-		const untracked = git(path, ["ls-files", "--others", "--exclude-standard"]).split("\n").filter(Boolean);
-		const stats: DiffStats = { added: 0, removed: 0, files: untracked.length };
-		for (const file of untracked) stats.added += countLines(join(path, file));
-		for (const line of out.split("\n").filter(Boolean)) {
-			const [added, removed] = line.split("\t");
-			stats.files += 1;
-			stats.added += Number(added) || 0;
-			stats.removed += Number(removed) || 0;
-		}
-		return stats;
-	} catch {
-		return undefined;
-	}
-}
-
-/** Lines of a new (untracked) file; large files are not read for a stats line. */
-function countLines(path: string): number {
-	try {
-		if (statSync(path).size > 1024 * 1024) return 0;
-		const text = readFileSync(path, "utf8");
-		return text ? text.split("\n").length - (text.endsWith("\n") ? 1 : 0) : 0;
-	} catch {
-		return 0;
-	}
 }
 
 export function removeWorktreeDir(repo: string, path: string, force: boolean): void {
@@ -128,8 +97,11 @@ function gitAsync(cwd: string, args: string[]): Promise<string> {
 	});
 }
 
-/** diffStats off the UI thread: async git, untracked files counted from their first 256 KiB only. */
-export async function diffStatsAsync(path: string, baseCommit: string | undefined): Promise<DiffStats | undefined> {
+/**
+ * +/- lines and files changed in the worktree against its base commit (committed or not). Async git,
+ * so it never blocks pi's UI; untracked files are counted from their first 256 KiB (200 files at most).
+ */
+export async function diffStats(path: string, baseCommit: string | undefined): Promise<DiffStats | undefined> {
 	try {
 		await stat(path);
 		const [out, others] = await Promise.all([gitAsync(path, ["diff", "--numstat", baseCommit ?? "HEAD"]), gitAsync(path, ["ls-files", "--others", "--exclude-standard"])]);

@@ -7,7 +7,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { BoardRow, DiffStats } from "../types.ts";
-import { diffStatsAsync } from "../worktree.ts";
+import { diffStats } from "../worktree.ts";
 import { branchPoint } from "./diff.ts";
 
 interface Entry {
@@ -48,7 +48,7 @@ export class DiffCache {
 	private readonly now: () => number;
 
 	constructor(options: { read?: DiffReader; minIntervalMs?: number; now?: () => number } = {}) {
-		this.read = options.read ?? diffStatsAsync;
+		this.read = options.read ?? diffStats;
 		this.minIntervalMs = options.minIntervalMs ?? 5000;
 		this.now = options.now ?? Date.now;
 	}

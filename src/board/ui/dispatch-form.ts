@@ -4,14 +4,13 @@
  * with "start" as its last item. Pure state: the dashboard turns `options()` into a dispatch.
  */
 import { CombinedAutocompleteProvider, Editor, Input, SettingsList, type Component, type SettingItem, type TUI } from "@earendil-works/pi-tui";
+import { THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/vocabulary.mjs";
 import { MAX_ATTEMPTS } from "../attempts.ts";
-import type { DispatchOptions, ThinkingLevel, WorktreeMode } from "../types.ts";
+import type { DispatchOptions } from "../types.ts";
 import { keyMatches } from "./key-table.ts";
 import type { DispatchPrefs } from "./prefs.ts";
 import { editorTheme, fit, type KeyMatcher, settingsTheme, type UiTheme } from "./ui-types.ts";
 
-export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
-export const WORKTREE_MODES: readonly WorktreeMode[] = ["none", "auto", "worktree"];
 const DEFAULT = "default";
 const START_HINT = "press enter to start";
 /** Attempts per dispatch: 1 to the engine's limit. */

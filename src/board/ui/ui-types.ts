@@ -1,6 +1,6 @@
 /** The narrow slices of pi's theme and keybindings the dashboard uses (so tests can fake them), plus small shared helpers. */
 import type { ThemeColor } from "@earendil-works/pi-coding-agent";
-import { type EditorTheme, Input, type Keybinding, type MarkdownTheme, type SettingsListTheme, truncateToWidth } from "@earendil-works/pi-tui";
+import { type EditorTheme, type Keybinding, type MarkdownTheme, type SettingsListTheme, truncateToWidth } from "@earendil-works/pi-tui";
 import { sanitizeText } from "../sanitize.ts";
 
 export interface UiTheme {
@@ -18,13 +18,6 @@ export interface KeyMatcher {
 export function fit(text: string, width: number): string {
 	if (width <= 0) return "";
 	return truncateToWidth(text, width, "…", true);
-}
-
-/** An Input holding `value` with the cursor at its end (setValue keeps the cursor at 0). */
-export function inputWith(value: string): Input {
-	const input = new Input({ prompt: "" });
-	if (value) input.handleInput(`\x1b[200~${value}\x1b[201~`);
-	return input;
 }
 
 export function message(error: unknown): string {

@@ -4,7 +4,8 @@
  * wait for the runner (the prompt).
  */
 import { Socket } from "node:net";
-import { CONTROL_FD_ENV, encodeLine, LineSplitter, parseRunnerLine, type InvalidLine, type RunnerToWorker, type WorkerToRunner } from "../../../runner/protocol.mjs";
+import { LineSplitter } from "../../../runner/lines.mjs";
+import { CONTROL_FD_ENV, encodeLine, parseRunnerLine, type InvalidLine, type RunnerToWorker, type WorkerToRunner } from "../../../runner/protocol.mjs";
 
 export interface ChannelHandlers {
 	onLine(message: RunnerToWorker | InvalidLine): void;

@@ -3,9 +3,10 @@
  * which runner message goes where (prompt wait, ask_user answer, steer/follow-up, rejection) and when
  * the worker stops accepting messages. worker-role.ts feeds it pi's events and the channel's lines.
  */
-import { REASON_MALFORMED, REASON_RUN_ENDED, type InvalidLine, type RunnerToWorker, type WorkerToRunner } from "../../../runner/protocol.mjs";
+import type { DeliverAs, InvalidLine, RunnerToWorker, WorkerToRunner } from "../../../runner/protocol.mjs";
+import type { ReceiptCode } from "../../../runner/reasons.mjs";
 
-export type DeliverAs = "steer" | "followUp";
+export type { DeliverAs };
 
 export type AskOutcome = { kind: "answer"; text: string } | { kind: "aborted" } | { kind: "parked" };
 
@@ -77,7 +78,7 @@ export class WorkerControl {
 				this.requestAbort();
 				return;
 			case "invalid":
-				if (message.id !== undefined) this.reject(message.id, REASON_MALFORMED);
+				if (message.id !== undefined) this.reject(message.id, "malformed");
 				return;
 		}
 	}
@@ -166,7 +167,7 @@ export class WorkerControl {
 
 	private onMessage(id: string, text: string, deliverAs: DeliverAs): void {
 		if (this.phaseValue === "closed" || this.abortRequested) {
-			this.reject(id, REASON_RUN_ENDED);
+			this.reject(id, "run-ended");
 			return;
 		}
 		const ask = this.asks[0];
@@ -182,7 +183,7 @@ export class WorkerControl {
 		}
 		// An idle pi would start a second run from this message while print mode is finishing.
 		if (this.deps.isIdle() !== false) {
-			this.reject(id, REASON_RUN_ENDED);
+			this.reject(id, "run-ended");
 			return;
 		}
 		this.deps.deliver(text, deliverAs);
@@ -194,7 +195,7 @@ export class WorkerControl {
 		for (const ask of [...this.asks]) ask.settle({ kind: "aborted" });
 		this.flushPrompt(undefined);
 		// Messages queued in pi after an abort would never run: refuse them from now on.
-		for (const message of this.held) this.reject(message.id, REASON_RUN_ENDED);
+		for (const message of this.held) this.reject(message.id, "run-ended");
 		this.held = [];
 		if (this.phaseValue === "running") this.deps.abort();
 	}
@@ -202,7 +203,7 @@ export class WorkerControl {
 	private close(): void {
 		if (this.phaseValue === "closed" && this.closedSent) return;
 		this.phaseValue = "closed";
-		for (const message of this.held) this.reject(message.id, REASON_RUN_ENDED);
+		for (const message of this.held) this.reject(message.id, "run-ended");
 		this.held = [];
 		for (const ask of [...this.asks]) ask.settle({ kind: "aborted" });
 		if (!this.closedSent) {
@@ -211,8 +212,8 @@ export class WorkerControl {
 		}
 	}
 
-	private reject(id: string, reason: string): void {
+	private reject(id: string, code: ReceiptCode): void {
 		if (this.runnerGone) return;
-		this.deps.send({ type: "receipt", id, status: "rejected", reason });
+		this.deps.send({ type: "receipt", id, status: "rejected", code });
 	}
 }

@@ -1,0 +1,48 @@
+// Why something was refused or failed: a code for programs to branch on, words for people. Code
+// compares codes only, so the words can change without changing what the board does.
+
+/** 1 MiB: a message (reply, answer, steer) larger than this is refused before it reaches a worker. */
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
+
+/**
+ * Every code a refusal or failure carries.
+ * - run-ended: the message reached a run as it ended (reply then starts a new run)
+ * - malformed / unreadable: an inbox file or channel line that is not a message
+ * - too-large: a message over MAX_MESSAGE_BYTES
+ * - unconfirmed: the worker exited before confirming a delivery
+ * - archived, unreadable-row, not-delivered, busy: a reply or stop the row refused
+ * - no-such-row, invalid: a request naming no row, or with a bad argument
+ * - dispatch-failed: a dispatch that could not write its row (nothing is left behind)
+ */
+export const REASON_CODES = /** @type {const} */ ([
+	"run-ended",
+	"malformed",
+	"unreadable",
+	"too-large",
+	"unconfirmed",
+	"archived",
+	"unreadable-row",
+	"not-delivered",
+	"busy",
+	"no-such-row",
+	"invalid",
+	"dispatch-failed",
+]);
+
+/** @typedef {(typeof REASON_CODES)[number]} ReasonCode */
+
+/** The words a receipt shows for each code a runner or worker can reject a message with. */
+export const RECEIPT_REASONS = /** @type {const} */ ({
+	"run-ended": "run ended",
+	malformed: "malformed message",
+	unreadable: "unreadable message",
+	"too-large": `message is larger than ${MAX_MESSAGE_BYTES} bytes`,
+	unconfirmed: "the worker exited before confirming delivery",
+});
+
+/** @typedef {keyof typeof RECEIPT_REASONS} ReceiptCode */
+
+/** @param {unknown} value @returns {value is ReceiptCode} */
+export function isReceiptCode(value) {
+	return typeof value === "string" && Object.hasOwn(RECEIPT_REASONS, value);
+}

@@ -1,0 +1,39 @@
+/**
+ * Which test files are end-to-end: those that start the real pi or tmux, found by what they import
+ * (test-support/pi-harness.ts or tmux.ts, directly or through another test-support module). Every
+ * other test file is a unit test: `npm run test:unit` runs those alone. Nothing to keep in sync by
+ * hand: a new test that imports the harness is end-to-end by that import.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+
+const STARTS_PI_OR_TMUX = ["test-support/pi-harness.ts", "test-support/tmux.ts"];
+
+function localImports(file: string): string[] {
+	const text = readFileSync(file, "utf8");
+	const specifiers = [...text.matchAll(/\bfrom\s+["'](\.{1,2}\/[^"']+)["']|\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g)];
+	return specifiers.map((match) => resolve(dirname(file), match[1] ?? match[2] ?? ""));
+}
+
+/** Test files (paths relative to `root`) that reach pi or tmux through their imports. */
+export function endToEndTests(root: string): string[] {
+	const targets = new Set(STARTS_PI_OR_TMUX.map((path) => resolve(root, path)));
+	const memo = new Map<string, boolean>();
+	const reaches = (file: string): boolean => {
+		if (targets.has(file)) return true;
+		const known = memo.get(file);
+		if (known !== undefined) return known;
+		memo.set(file, false);
+		// Only our own test code is followed: src/ and runner/ never start pi for a test.
+		const followed = localImports(file).filter((path) => relative(root, path).startsWith("test-support/") || targets.has(path));
+		const result = followed.some(reaches);
+		memo.set(file, result);
+		return result;
+	};
+	return readdirSync(join(root, "tests"))
+		.filter((name) => name.endsWith(".test.ts"))
+		.map((name) => join(root, "tests", name))
+		.filter(reaches)
+		.map((path) => relative(root, path))
+		.sort();
+}
