@@ -1,7 +1,7 @@
 /** Shared by target tests: a link-like log of follow frames, a worktree's files, command-line scans. */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import type { Frame } from "../runner/frames.mjs";
+import type { Frame } from "../runner/targets/frames.mjs";
 
 export interface FollowLog {
 	frames: Frame[];

@@ -10,10 +10,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { containerLabelsArgs, containerListArgs, containerName, containerRunArgs, containerStopArgs, orphanContainers } from "../runner/container-argv.mjs";
-import { followRun } from "../runner/far-follow.mjs";
-import { PACKAGE_ROOT, prepareRun } from "../runner/far-run.mjs";
-import { repoKey } from "../runner/git-travel.mjs";
+import { containerLabelsArgs, containerListArgs, containerName, containerRunArgs, containerStopArgs, orphanContainers } from "../runner/targets/container-argv.mjs";
+import { followRun } from "../runner/targets/far-follow.mjs";
+import { PACKAGE_ROOT, prepareRun } from "../runner/targets/far-run.mjs";
+import { repoKey } from "../runner/targets/git-travel.mjs";
 import { makePiHome } from "../runner/pi-home.mjs";
 import { runProcesses } from "../runner/proc.mjs";
 import { git, initRepo } from "../test-support/git-repo.ts";

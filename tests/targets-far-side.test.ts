@@ -8,11 +8,11 @@ import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { followRun } from "../runner/far-follow.mjs";
-import { prepareRun } from "../runner/far-run.mjs";
-import type { Frame } from "../runner/frames.mjs";
-import { fetchBack, layOver, pushBase, repoKey } from "../runner/git-travel.mjs";
-import { ensureMirror, snapshotWip, syncWorktree } from "../runner/git-workspace.mjs";
+import { followRun } from "../runner/targets/far-follow.mjs";
+import { prepareRun } from "../runner/targets/far-run.mjs";
+import type { Frame } from "../runner/targets/frames.mjs";
+import { fetchBack, layOver, pushBase, repoKey } from "../runner/targets/git-travel.mjs";
+import { ensureMirror, snapshotWip, syncWorktree } from "../runner/targets/git-workspace.mjs";
 import { processStartTime } from "../runner/proc.mjs";
 import { initialStatus } from "../runner/state-rules.mjs";
 import { git, initRepo } from "../test-support/git-repo.ts";

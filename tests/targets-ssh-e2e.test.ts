@@ -10,11 +10,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callVerb, checkOverSsh, farFollow, farPrepare, sshMirrorRemote, sshTransport } from "../runner/far-client.mjs";
-import type { Frame } from "../runner/frames.mjs";
-import { fetchBack, layOver, pushBase, repoKey } from "../runner/git-travel.mjs";
-import { installOverSsh, packageVersion } from "../runner/pkg-install.mjs";
-import { controlPathFor } from "../runner/ssh-transport.mjs";
+import { callVerb, checkOverSsh, farFollow, farPrepare, sshMirrorRemote, sshTransport } from "../runner/targets/far-client.mjs";
+import type { Frame } from "../runner/targets/frames.mjs";
+import { fetchBack, layOver, pushBase, repoKey } from "../runner/targets/git-travel.mjs";
+import { installOverSsh, packageVersion } from "../runner/targets/pkg-install.mjs";
+import { controlPathFor } from "../runner/targets/ssh-transport.mjs";
 import { git, initRepo } from "../test-support/git-repo.ts";
 import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
 import { waitFor } from "../test-support/pi-harness.ts";

@@ -1,4 +1,4 @@
-// The far end of a target: run over ssh as `node <dir>/pkg/<version>/runner/host-agent.mjs <verb> ...`
+// The far end of a target: run over ssh as `node <dir>/pkg/<version>/runner/targets/host-agent.mjs <verb> ...`
 // (or locally against a container's dirs). argv holds only paths and ids; the run config, prompt,
 // messages and --env values arrive as frames on stdin (frames.mjs). Answers are frames on stdout: a
 // "result" (or "error", exit 1) for one-shot verbs, a stream for follow.

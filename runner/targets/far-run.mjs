@@ -5,16 +5,16 @@ import { createHash } from "node:crypto";
 import { createWriteStream, existsSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureDir, FILE_MODE, writeJsonAtomic } from "./fs-util.mjs";
-import { isAlive, RUN_TAG } from "./proc.mjs";
-import { spawnRunner } from "./queue.mjs";
-import { initialStatus } from "./state-rules.mjs";
+import { ensureDir, FILE_MODE, writeJsonAtomic } from "../fs-util.mjs";
+import { isAlive, RUN_TAG } from "../proc.mjs";
+import { spawnRunner } from "../queue.mjs";
+import { initialStatus } from "../state-rules.mjs";
 import { IN } from "./container-argv.mjs";
 import { ensureClone, ensureMirror, syncWorktree } from "./git-workspace.mjs";
 import { readInside } from "./safe-read.mjs";
 
 /** This package's root at the target (<dir>/pkg/<version>/ over ssh). */
-export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/;

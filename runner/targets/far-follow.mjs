@@ -6,7 +6,7 @@
 // untrusted (safe-read.mjs): never through a symlink, never outside its directory.
 import { existsSync, readFileSync, watch } from "node:fs";
 import { dirname, join } from "node:path";
-import { writeJsonAtomic, ensureDir } from "./fs-util.mjs";
+import { writeJsonAtomic, ensureDir } from "../fs-util.mjs";
 import { SESSION_CHUNK_BYTES, safeMessageId } from "./frames.mjs";
 import { recordFarEnd, runnerAlive } from "./far-end.mjs";
 import { safeStatus } from "./far-run.mjs";

@@ -5,7 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { DIR_MODE } from "./fs-util.mjs";
+import { DIR_MODE } from "../fs-util.mjs";
 
 /** Commits we make (the wip snapshot) need an identity; the host's git may have none. */
 const IDENTITY = {

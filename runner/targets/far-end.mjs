@@ -3,11 +3,11 @@
 // its run id) is ended, each verified by its start time. An end the runner could not record is
 // recorded once, under the target store's row lock, as the local board does for a dead runner.
 import { dirname, join } from "node:path";
-import { touchNotify, writeJsonAtomic } from "./fs-util.mjs";
-import { claimMessages, dropMessage, writeReceipt } from "./inbox.mjs";
-import { endRunProcesses, isAlive, signalVerified } from "./proc.mjs";
-import { tryLockRow } from "./row-lock.mjs";
-import { markRunnerDied, markStopped } from "./state-rules.mjs";
+import { touchNotify, writeJsonAtomic } from "../fs-util.mjs";
+import { claimMessages, dropMessage, writeReceipt } from "../inbox.mjs";
+import { endRunProcesses, isAlive, signalVerified } from "../proc.mjs";
+import { tryLockRow } from "../row-lock.mjs";
+import { markRunnerDied, markStopped } from "../state-rules.mjs";
 import { readProcessFile, safeStatus } from "./far-run.mjs";
 
 /** @param {number} ms */
@@ -39,7 +39,7 @@ export async function recordFarEnd(runDir, how, alive = () => runnerAlive(runDir
 		if (!status || typeof status.endedAt === "number" || alive()) return status;
 		await endRunProcesses(String(status.runId), { graceMs: 200 });
 		const now = Date.now();
-		const ended = /** @type {import("./state-rules.mjs").RunStatus} */ (/** @type {unknown} */ (status));
+		const ended = /** @type {import("../state-rules.mjs").RunStatus} */ (/** @type {unknown} */ (status));
 		if (how === "stopped") markStopped(ended, now);
 		else markRunnerDied(ended, now);
 		for (const message of claimMessages(runDir)) {

@@ -28,12 +28,12 @@ export function localTransport(options = { node: process.execPath, agent: HOST_A
 }
 
 /**
- * host-agent on an ssh host: `node <dir>/pkg/<version>/runner/host-agent.mjs <verb> <args>`.
+ * host-agent on an ssh host: `node <dir>/pkg/<version>/runner/targets/host-agent.mjs <verb> <args>`.
  * @param {import("./ssh-transport.mjs").SshTarget & { dir: string, pkgVersion: string }} target
  * @returns {FarTransport}
  */
 export function sshTransport(target) {
-	const agent = `${target.dir}/pkg/${target.pkgVersion}/runner/host-agent.mjs`;
+	const agent = `${target.dir}/pkg/${target.pkgVersion}/runner/targets/host-agent.mjs`;
 	return {
 		name: target.host,
 		spawn: (verb, args) => spawn("ssh", sshArgv(target, ["node", agent, verb, ...args]), { stdio: ["pipe", "pipe", "pipe"], env: sshEnv() }),
@@ -174,7 +174,7 @@ export const farMirror = (dir, repoKey) => join(dir, "repos", `${repoKey}.git`);
  * @returns {import("./git-travel.mjs").GitRemote}
  */
 export function sshMirrorRemote(target, repoKey) {
-	const agent = `${target.dir}/pkg/${target.pkgVersion}/runner/host-agent.mjs`;
+	const agent = `${target.dir}/pkg/${target.pkgVersion}/runner/targets/host-agent.mjs`;
 	return { ...gitRemote(target, farMirror(target.dir, repoKey)), receivePack: ["node", agent, "receive-pack"].map(shellQuote).join(" ") };
 }
 

@@ -2,7 +2,7 @@
 // target: JSON lines both ways over one ssh channel (or a local pipe), split on "\n" only. Whatever
 // comes from a target is untrusted: a frame is used only when its shape is right, and one line may
 // not grow without bound.
-import { LineSplitter } from "./lines.mjs";
+import { LineSplitter } from "../lines.mjs";
 
 /** A line longer than this is dropped (a session chunk is at most 256 KiB before base64). */
 export const MAX_FRAME_BYTES = 4 * 1024 * 1024;

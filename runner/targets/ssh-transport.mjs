@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { RUN_TAG } from "./proc.mjs";
+import { RUN_TAG } from "../proc.mjs";
 
 /** How long an idle master stays up (seconds). */
 export const CONTROL_PERSIST_S = 600;
