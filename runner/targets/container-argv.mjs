@@ -146,3 +146,32 @@ export function orphanContainers(containers, runIsLive) {
 		})
 		.map(({ name }) => name);
 }
+
+/**
+ * argv of a one-shot container that runs `command` against a workspace alone (the run's container is
+ * gone): the wip snapshot after a run. Hardened like a run, no network, our files read-only.
+ * @param {{ engine: ContainerPlan["engine"], engineHost?: string, image: string, pkg: string, workspace: string, objects?: string, uid: number, gid: number, command: string[] }} plan
+ */
+export function containerSnapshotArgs(plan) {
+	const rootless = plan.engine === "podman" && plan.uid !== 0;
+	return [
+		...engineGlobalArgs(plan.engine, plan.engineHost),
+		"run",
+		"--rm",
+		"--cap-drop=ALL",
+		"--security-opt=no-new-privileges",
+		"--read-only",
+		"--tmpfs", `${IN.home}:rw,nosuid,nodev`,
+		"--network", "none",
+		"--pids-limit", String(DEFAULT_PIDS_LIMIT),
+		...(rootless ? ["--userns=keep-id"] : []),
+		"--user", `${plan.uid}:${plan.gid}`,
+		...volume(`${plan.pkg}/runner`, IN.runner, true),
+		...volume(plan.workspace, IN.workspace),
+		...(plan.objects ? volume(plan.objects, plan.objects, true) : []),
+		"-e", `HOME=${IN.home}`,
+		"-w", IN.workspace,
+		plan.image,
+		...plan.command,
+	];
+}

@@ -113,8 +113,8 @@ export async function farPrepare(transport, dir, config, sessionFile) {
 	return prepared;
 }
 
-/** @param {NodeJS.WritableStream} stdin @param {string} path @param {number} size */
-function writeSession(stdin, path, size) {
+/** Session bytes as frames, from the start. @param {NodeJS.WritableStream} stdin @param {string} path @param {number} size */
+export function writeSession(stdin, path, size) {
 	const fd = openSync(path, "r");
 	try {
 		for (let offset = 0; offset < size; ) {
@@ -137,24 +137,50 @@ function writeSession(stdin, path, size) {
  * @param {(outcome: { ended: boolean, failure?: { kind: string, reason: string } }) => void} onClose
  */
 export function farFollow(transport, runDir, fromSeq, sessionFrom, onFrame, onClose) {
-	const child = transport.spawn("follow", [runDir, String(fromSeq), String(sessionFrom)]);
+	return farStream(transport, "follow", [runDir, String(fromSeq), String(sessionFrom)], onFrame, onClose);
+}
+
+/** host-agent could not be loaded at this version (not installed yet, or an old install). @param {string} stderr */
+export function missingAgent(stderr) {
+	return /Cannot find module '[^']*host-agent\.mjs'|ERR_MODULE_NOT_FOUND[^\n]*host-agent/.test(stderr);
+}
+
+/**
+ * A streaming verb (follow, run): frames to `onFrame` until "end", the connection drops or close();
+ * `input` frames go first, and the stdin stays open for inbox frames.
+ * @param {FarTransport} transport @param {string} verb @param {string[]} args
+ * @param {(frame: import("./frames.mjs").Frame) => void} onFrame
+ * @param {(outcome: { ended: boolean, failure?: { kind: string, reason: string } }) => void} onClose
+ * @param {{ input?: import("./frames.mjs").Frame[] }} [options]
+ */
+export function farStream(transport, verb, args, onFrame, onClose, options = {}) {
+	const child = transport.spawn(verb, args);
 	let ended = false;
 	let stderr = "";
+	let remoteError = "";
 	child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
 	child.stdin.on("error", () => undefined);
 	readFrames(child.stdout, (frame) => {
 		if (frame.t === "end") ended = true;
+		if (frame.t === "error") remoteError = frame.message;
 		onFrame(frame);
 	});
+	for (const frame of options.input ?? []) child.stdin.write(encodeFrame(frame));
 	child.on("error", (error) => onClose({ ended: false, failure: { kind: "unreachable", reason: error.message } }));
 	child.on("close", (code) => {
-		const failure = ended ? undefined : (transport.failure(stderr, code) ?? { kind: "protocol", reason: `follow ended (exit ${code})${stderr.trim() ? `: ${stderr.trim().split("\n").pop()}` : ""}` });
-		onClose({ ended, failure });
+		if (ended) return onClose({ ended: true });
+		const failure = transport.failure(stderr, code);
+		if (failure) return onClose({ ended: false, failure });
+		if (missingAgent(stderr)) return onClose({ ended: false, failure: { kind: "missing-agent", reason: `the board's worker files are not on ${transport.name} at this version` } });
+		if (code === 127) return onClose({ ended: false, failure: { kind: "remote", reason: `node not found on ${transport.name}'s non-interactive PATH (${stderr.trim().split("\n").pop() ?? ""})` } });
+		if (remoteError) return onClose({ ended: false, failure: { kind: "remote", reason: remoteError } });
+		const tail = stderr.trim().split("\n").pop();
+		onClose({ ended: false, failure: { kind: "protocol", reason: `${verb} ended (exit ${code})${tail ? `: ${tail}` : ""}` } });
 	});
 	return {
 		/** @param {Record<string, unknown>} message an inbox message ({ id, kind, text?, deliverAs?, at }) */
 		deliver(message) {
-			child.stdin.write(encodeFrame({ t: "inbox", message }));
+			if (!child.stdin.destroyed) child.stdin.write(encodeFrame({ t: "inbox", message }));
 		},
 		close() {
 			child.stdin.end();
@@ -164,8 +190,8 @@ export function farFollow(transport, runDir, fromSeq, sessionFrom, onFrame, onCl
 	};
 }
 
-/** @param {string} dir @param {string} repoKey */
-export const farMirror = (dir, repoKey) => join(dir, "repos", `${repoKey}.git`);
+/** A relative dir is the login's home's: "~/<dir>" in git's ssh URLs. @param {string} dir @param {string} repoKey */
+export const farMirror = (dir, repoKey) => join(dir.startsWith("/") ? dir : `~/${dir}`, "repos", `${repoKey}.git`);
 
 /**
  * The row's repository mirror on an ssh host as a git remote, over the target's connection; the push

@@ -25,6 +25,7 @@ const KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/;
  * @property {string} runId
  * @property {string} repoKey
  * @property {string} base          commit the link pushed to refs/agent-board/base/<rowId>
+ * @property {string} [subdir]      the run's cwd inside the workspace ("" or absent: its top)
  * @property {string} prompt
  * @property {string} [model]
  * @property {string} [thinking]
@@ -47,6 +48,7 @@ export function checkFarConfig(value) {
 	if (typeof v.repoKey !== "string" || !KEY.test(v.repoKey)) throw bad("repoKey");
 	if (typeof v.base !== "string" || !/^[0-9a-f]{40,64}$/.test(v.base)) throw bad("base");
 	if (typeof v.prompt !== "string") throw bad("prompt");
+	if (v.subdir !== undefined && (typeof v.subdir !== "string" || v.subdir.startsWith("/") || v.subdir.split("/").includes(".."))) throw bad("subdir");
 	if (!v.env || typeof v.env !== "object" || Object.values(v.env).some((x) => typeof x !== "string")) throw bad("env");
 	if (v.piCommand !== undefined && (!Array.isArray(v.piCommand) || v.piCommand.length === 0 || v.piCommand.some((x) => typeof x !== "string"))) throw bad("piCommand");
 	if (typeof v.createdAt !== "number") throw bad("createdAt");
@@ -146,8 +148,8 @@ export function prepareRun(dir, config, options = {}) {
 		workspace = syncWorktree({ mirror, worktree: paths.work, rowId: config.rowId, base: config.base });
 	}
 	const inside = options.container
-		? { runDir: IN.run, storeDir: "/tmp/ab-store", sessionFile: `${IN.session}/${config.rowId}.jsonl`, cwd: IN.workspace, extensionPath: `${IN.src}/index.ts`, tmp: IN.home }
-		: { runDir: paths.run, storeDir: paths.store, sessionFile: paths.session, cwd: paths.work, extensionPath: join(PACKAGE_ROOT, "src", "index.ts"), tmp };
+		? { runDir: IN.run, storeDir: "/tmp/ab-store", sessionFile: `${IN.session}/${config.rowId}.jsonl`, cwd: join(IN.workspace, config.subdir ?? ""), extensionPath: `${IN.src}/index.ts`, tmp: IN.home }
+		: { runDir: paths.run, storeDir: paths.store, sessionFile: paths.session, cwd: join(paths.work, config.subdir ?? ""), extensionPath: join(PACKAGE_ROOT, "src", "index.ts"), tmp };
 	writeJsonAtomic(join(paths.run, "run.json"), {
 		rowId: config.rowId,
 		runId: config.runId,

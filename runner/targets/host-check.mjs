@@ -88,3 +88,42 @@ export function checkHost(dir, config = {}) {
 	const pkg = { version: config.pkgVersion ?? "", present: !!config.pkgVersion && fs.existsSync(join(path, "pkg", config.pkgVersion, ".complete")) };
 	return { ok: node.ok && pi.ok && git.ok && dirState.ok && disk.ok && pkg.present, node, pi, git, dir: dirState, disk, pkg };
 }
+
+/**
+ * One line per requirement for `targets check`: ok, or what is wrong and how to fix it.
+ * @typedef {{ name: string, ok: boolean, detail: string, fix?: string }} CheckItem
+ */
+
+/** @param {number} bytes */
+function gib(bytes) {
+	return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+}
+
+/**
+ * @param {ReturnType<typeof checkHost>} report
+ * @param {{ where: string, target?: string }} options  `where` names the place in the fixes ("dev", "the image x")
+ * @returns {CheckItem[]}
+ */
+export function checkItems(report, options) {
+	const { where } = options;
+	const target = options.target ?? "<name>";
+	const { node, pi, git, dir, disk, pkg } = report;
+	/** @type {CheckItem[]} */
+	const items = [
+		node.ok
+			? { name: "node", ok: true, detail: `node ${node.version}` }
+			: { name: "node", ok: false, detail: `node ${node.version} is too old (needs ${node.need})`, fix: `install node >= ${MIN_NODE.join(".")} on ${where} where a non-interactive shell finds it first` },
+		pi.ok
+			? { name: "pi", ok: true, detail: `pi ${pi.version} (${pi.command})` }
+			: { name: "pi", ok: false, detail: pi.error ? `${pi.command}: ${pi.error}` : `${pi.command} is pi ${pi.version} (needs ${pi.need})`, fix: `install pi ${PI_SERIES} on ${where} (npm install -g @earendil-works/pi-coding-agent@${PI_SERIES}), or name it with --pi <command>` },
+		git.ok ? { name: "git", ok: true, detail: `git ${git.version}` } : { name: "git", ok: false, detail: `git: ${git.error}`, fix: `install git on ${where}` },
+		dir.ok ? { name: "dir", ok: true, detail: `${dir.path} is writable` } : { name: "dir", ok: false, detail: `${dir.path}: ${dir.error}`, fix: `make ${dir.path} writable by the login user, or choose another with --dir` },
+		disk.ok
+			? { name: "disk", ok: true, detail: `${gib(disk.freeBytes ?? 0)} free` }
+			: { name: "disk", ok: false, detail: disk.error ? `free space unknown: ${disk.error}` : `${gib(disk.freeBytes ?? 0)} free in ${dir.path} (needs ${gib(disk.need)})`, fix: `free space on ${where}, or choose another --dir` },
+	];
+	if (pkg.version) {
+		items.push(pkg.present ? { name: "board files", ok: true, detail: `version ${pkg.version} installed` } : { name: "board files", ok: false, detail: `version ${pkg.version} is not installed in ${dir.path}/pkg`, fix: `/agent-board targets check ${target} --install (copies them over ssh)` });
+	}
+	return items;
+}
