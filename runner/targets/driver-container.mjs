@@ -50,7 +50,8 @@ export function containerDriver(target) {
 		let exited = false;
 		let ended = false;
 		let stopped = false;
-		on.frame({ t: "hello", agent: "container", pid: process.pid });
+		// After the caller holds the handle: hello is where it starts forwarding the inbox.
+		setImmediate(() => on.frame({ t: "hello", agent: "container", pid: process.pid }));
 		const follower = followRun({
 			runDir: dirs.run,
 			fromSeq: from.seq,

@@ -6,27 +6,10 @@
 // one more driver (kubectl exec -i ... host-agent.mjs), see docs/targets.md.
 
 /**
- * A target as a run snapshots it into its run.json (`target`): the board config's entry plus its name.
- * @typedef {object} SshTargetConfig
- * @property {"ssh"} kind
- * @property {string} host          what ssh accepts: alias, [user@]host, ssh://[user@]host[:port]
- * @property {string} [sshConfig]   ssh -F
- * @property {string} dir           the target's dir on the host (relative: to the login's home)
- * @property {string[]} [pi]        the pi command there (default ["pi"])
- * @property {number} max
- * @property {string[]} env         names forwarded from the board's environment
- *
- * @typedef {object} ContainerTargetConfig
- * @property {"container"} kind
- * @property {"docker" | "podman"} engine
- * @property {string} image
- * @property {string} [engineHost]
- * @property {string} [network]
- * @property {number} max
- * @property {string[]} env
- * @property {number} [cpus]
- * @property {string} [memory]
- *
+ * A target as a run snapshots it into its run.json (`target`): the board config's entry (its shape is
+ * src/board/schemas.ts TargetConfigSchema) plus its name.
+ * @typedef {import("../../src/board/types.ts").SshTargetConfig} SshTargetConfig
+ * @typedef {import("../../src/board/types.ts").ContainerTargetConfig} ContainerTargetConfig
  * @typedef {(SshTargetConfig | ContainerTargetConfig) & { name: string }} TargetSnapshot
  */
 

@@ -154,7 +154,7 @@ export function sshFailure(stderr, code) {
 		}
 	}
 	const last = lines.at(-1);
-	return { kind: "unreachable", reason: last ? `ssh failed (ssh: ${clip(last.replace(/^ssh: /, ""))})` : "ssh failed with exit code 255" };
+	return { kind: "unreachable", reason: last ? `ssh failed (ssh: ${clip(last.replace(/^ssh: /, ""))})` : "connection lost (ssh exited 255 without a message)" };
 }
 
 /** @param {string} text */

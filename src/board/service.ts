@@ -19,6 +19,7 @@ import { controlRun } from "./run-control.ts";
 import { guardStore } from "./store-guard.ts";
 import { safetyPoll, storeVersion } from "./store-poll.ts";
 import { StoreWatch } from "./store-watch.ts";
+import { targetsApi } from "./targets/targets-api.ts";
 import { listRowIds, readEventsFile, writeMeta } from "./store.ts";
 import type { BoardRow, BoardService, DiffStats, DispatchOptions } from "./types.ts";
 import { diffStats, removeWorktreeDir } from "./worktree.ts";
@@ -142,5 +143,6 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		watch(onChange) {
 			return storeWatch.subscribe(onChange);
 		},
+		targets: targetsApi(ctx, () => list({ includeArchived: true })),
 	};
 }
