@@ -103,14 +103,15 @@ describe("pi home for a container run", () => {
 
 describe("container one-shots", () => {
 	it("share the run's hardening, have no network unless asked, and carry no run label", () => {
-		const argv = containerOneShotArgs({ engine: "podman", image: "img:1", storeDir: "/s", pkg: "/pkg", uid: 1000, gid: 1000 }, { volumes: [["/w/row 1", "/workspace"], ["/r/.git/objects", "/r/.git/objects", true]], command: ["node", "x.mjs"], workdir: "/workspace" });
+		const argv = containerOneShotArgs({ engine: "podman", image: "img:1", storeDir: "/s", pkg: "/pkg", uid: 1000, gid: 1000 }, { purpose: "git", volumes: [["/w/row 1", "/workspace"], ["/r/.git/objects", "/r/.git/objects", true]], command: ["node", "x.mjs"], workdir: "/workspace" });
 		for (const flag of ["--rm", "--init", "--pull=never", "--cap-drop=ALL", "--security-opt=no-new-privileges", "--read-only", "--userns=keep-id"]) expect(argv).toContain(flag);
 		expect(argv.join(" ")).toContain("--network none");
 		expect(argv.join(" ")).toContain("--label agent-board.store=/s");
 		expect(argv.join(" ")).not.toContain("agent-board.run");
 		expect(argv).toContain("/r/.git/objects:/r/.git/objects:ro");
 		expect(argv.slice(-3)).toEqual(["img:1", "node", "x.mjs"]);
-		const probe = containerOneShotArgs({ engine: "docker", image: "img:1", storeDir: "", pkg: "/pkg", uid: 0, gid: 0, network: "" }, { volumes: [], command: ["true"] });
+		expect(argv[argv.indexOf("--name") + 1]).toMatch(/^ab-git-[0-9a-f]{8}$/);
+		const probe = containerOneShotArgs({ engine: "docker", image: "img:1", storeDir: "", pkg: "/pkg", uid: 0, gid: 0, network: "" }, { purpose: "check", volumes: [], command: ["true"] });
 		expect(probe).not.toContain("--network");
 		expect(probe).not.toContain("--label");
 		expect(containerSnapshotExecArgs("podman", undefined, "run1", "row1")).toEqual(["exec", "-w", "/workspace", "ab-run1", "node", "/ab/pkg/runner/targets/container-git.mjs", "snapshot", "row1"]);

@@ -3,6 +3,7 @@
 // default; only the run's dirs, its pi home, the workspace and our worker-side files (read-only) go
 // in. --env names are passed as `-e NAME`: the engine reads each value from its own environment, so
 // no value is ever on a command line.
+import { randomBytes } from "node:crypto";
 
 export const LABEL_STORE = "agent-board.store";
 export const LABEL_ROW = "agent-board.row";
@@ -71,6 +72,8 @@ export function engineGlobalArgs(engine, engineHost) {
 export const CACHE_IN = "/ab/cache";
 /** The container's command: our entry (copies the start cache into the tmpfs), then the runner. */
 export const ENTRY = `${IN.runner}/targets/container-entry.mjs`;
+/** Left in the run dir by the entry when the runner exited: the last snapshot, taken inside. */
+export const FINAL_SNAPSHOT = "final-snapshot.json";
 /** Runs inside a container: git work in /workspace (the wip snapshot, a follow-up run's sync). */
 export const GIT_INSIDE = `${IN.runner}/targets/container-git.mjs`;
 
@@ -157,7 +160,7 @@ export function containerRunArgs(plan) {
  * It carries the store's label (reconcile finds it if its caller dies) but no run label.
  * @param {Pick<ContainerPlan, "engine" | "engineHost" | "image" | "uid" | "gid" | "storeDir"> & { pkg: string, network?: string }} plan
  *   `pkg`: the package root on this machine
- * @param {{ volumes: [source: string, target: string, readOnly?: boolean][], env?: string[], command: string[], workdir?: string }} what
+ * @param {{ purpose: "git" | "cache" | "check", volumes: [source: string, target: string, readOnly?: boolean][], env?: string[], command: string[], workdir?: string }} what
  */
 export function containerOneShotArgs(plan, what) {
 	return [
@@ -165,6 +168,8 @@ export function containerOneShotArgs(plan, what) {
 		"run",
 		"--rm",
 		"--init",
+		// Named for what it does (ab-<purpose>-<random>), so a person listing containers can tell.
+		"--name", `ab-${what.purpose}-${randomBytes(4).toString("hex")}`,
 		...(plan.storeDir ? ["--label", `${LABEL_STORE}=${plan.storeDir}`] : []),
 		...hardening({ ...plan, network: plan.network ?? "none" }),
 		...packageMounts(plan.pkg),

@@ -87,6 +87,7 @@ export async function ensureStartCache(target) {
 	ensureDir(join(temp, "node"));
 	try {
 		const args = containerOneShotArgs(target, {
+			purpose: "cache",
 			volumes: [[temp, OUT_IN]],
 			env: [`TMPDIR=${OUT_IN}`, `NODE_COMPILE_CACHE=${OUT_IN}/node`, `PI_CODING_AGENT_DIR=${IN.home}/pi`, "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0"],
 			// No model is configured: pi loads its extensions, then stops at "no API key". A fixed word,

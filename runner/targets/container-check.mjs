@@ -157,7 +157,7 @@ export async function checkContainerTarget(target, options = {}) {
 	facts.provider = { provider: fromConfig.provider, baseUrl: options.baseUrl ?? fromConfig.baseUrl };
 	const args = containerOneShotArgs(
 		{ engine, image, storeDir: options.storeDir ?? "", pkg: PACKAGE_ROOT, uid, gid, network: target.network ?? "" },
-		{ volumes: [], command: ["node", PROBE, ...(facts.provider.baseUrl ? [facts.provider.baseUrl] : [])] },
+		{ purpose: "check", volumes: [], command: ["node", PROBE, ...(facts.provider.baseUrl ? [facts.provider.baseUrl] : [])] },
 	);
 	try {
 		const out = (await engineRun(engine, args, { image, timeoutMs: 120_000 })).stdout;

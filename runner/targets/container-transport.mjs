@@ -6,19 +6,22 @@
 // The target-side dirs live on this machine under <store>/targets/<name>/ (far-run.mjs layout): the
 // runner inside writes them, the link reads them as untrusted.
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, lstatSync, renameSync, rmSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { ensureDir } from "../fs-util.mjs";
+import { copyFileSync, existsSync, renameSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { ensureDir, touchNotify, writeJsonAtomic } from "../fs-util.mjs";
+import { claimMessages, rejectionReceipt, writeReceipt } from "../inbox.mjs";
+import { tryLockRow } from "../row-lock.mjs";
+import { finalize } from "../state-rules.mjs";
 import { makePiHome } from "../pi-home.mjs";
-import { containerLabelsArgs, containerListArgs, containerName, containerOneShotArgs, containerRunArgs, containerSnapshotExecArgs, containerStopArgs, engineGlobalArgs, IN, GIT_INSIDE, orphanContainers } from "./container-argv.mjs";
+import { containerLabelsArgs, containerListArgs, containerName, containerRunArgs, containerStopArgs, engineGlobalArgs, orphanContainers } from "./container-argv.mjs";
 import { ensureStartCache, readyCache } from "./container-cache.mjs";
 import { checkContainerTarget, ENGINE_HOST_REFUSED } from "./container-check.mjs";
 import { EngineError, engineEnv, engineFailure, engineRun } from "./container-engine.mjs";
-import { recordFarEnd } from "./far-end.mjs";
-import { farPaths, fileDigest, PACKAGE_ROOT, prepareRun, sameDigest } from "./far-run.mjs";
-import { fetchBack } from "./git-travel.mjs";
-import { git } from "./git-workspace.mjs";
+import { farPaths, fileDigest, PACKAGE_ROOT, prepareRun, safeStatus, sameDigest } from "./far-run.mjs";
 import { packageVersion } from "./pkg-install.mjs";
+import { gitOneShot } from "./container-workspace.mjs";
+
+export { fetchWork, snapshot } from "./container-workspace.mjs";
 
 /**
  * @typedef {import("./driver.mjs").LinkRun & { target: import("./driver.mjs").ContainerTargetConfig & { name: string } }} ContainerRun
@@ -33,10 +36,14 @@ export function containerDirs(run) {
 	return { dir, ...farPaths(dir, run.rowId, run.runId), piHome: join(dir, "pi", run.runId) };
 }
 
+/** This package's version: hashing its files costs ~50 ms, and a link starts one run. */
+let pkgVersion = "";
+
 /** What the start cache is keyed and labelled by. @param {ContainerRun} run */
 function cacheTarget(run) {
 	const { engine, engineHost, image } = run.target;
-	return { engine, engineHost, image, targetDir: containerDirs(run).dir, storeDir: run.storeDir, pkg: PACKAGE_ROOT, pkgVersion: packageVersion(), ...ids() };
+	pkgVersion ||= packageVersion();
+	return { engine, engineHost, image, targetDir: containerDirs(run).dir, storeDir: run.storeDir, pkg: PACKAGE_ROOT, pkgVersion, ...ids() };
 }
 
 /**
@@ -65,7 +72,8 @@ export async function startRun(run, options = {}) {
 	const dirs = containerDirs(run);
 	const started = { runDir: dirs.run, sessionFile: dirs.session, worktree: dirs.work };
 	if (run.target.engineHost) throw new EngineError("engine-failed", ENGINE_HOST_REFUSED, { fix: "run the board on that machine, or add it as an ssh target" });
-	if (existsSync(join(dirs.run, "runner.json")) || (await alive(run))) return started;
+	// Started before (a new link on the same run): runner.json, or the name taken below.
+	if (existsSync(join(dirs.run, "runner.json"))) return started;
 	ensureDir(dirname(dirs.session));
 	const session = sendSession(run.sessionFile, dirs.session);
 	const prepared = prepareRun(dirs.dir, { ...run.config, session }, { container: { source: run.repo } });
@@ -92,7 +100,12 @@ export async function startRun(run, options = {}) {
 		...ids(),
 	});
 	// --env values reach the engine's environment only; `-e NAME` takes them from there.
-	await engineRun(run.target.engine, argv, { image: run.target.image, env: { ...engineEnv(), ...run.forwarded } });
+	try {
+		await engineRun(run.target.engine, argv, { image: run.target.image, env: { ...engineEnv(), ...run.forwarded } });
+	} catch (error) {
+		// Its container exists already (a link that died right after starting it): that run goes on.
+		if (!(error instanceof EngineError && /already in use|is already in use by|Conflict/i.test(error.message))) throw error;
+	}
 	const warming = warm === "use" ? ensureStartCache(cacheTarget(run)).catch((/** @type {unknown} */ error) => error) : undefined;
 	return { ...started, cache, ...(warming ? { warming } : {}) };
 }
@@ -111,7 +124,9 @@ export async function alive(run) {
 
 /**
  * Resolves when the run's container has exited or is gone (`engine wait`; a missing container at
- * once). `code` is its exit code when the engine still knew it (null: removed already, --rm).
+ * once), after recording the end at the target when its runner could not (recordEnd: killed from
+ * outside, out of memory). `code` is its exit code when the engine still knew it (null: removed
+ * already, --rm). A cancelled wait records nothing.
  * @param {ContainerRun} run
  * @returns {{ done: Promise<{ code: number | null, error?: EngineError }>, cancel(): void }}
  */
@@ -120,9 +135,11 @@ export function wait(run) {
 	const child = spawn(engine, [...engineGlobalArgs(engine, engineHost), "wait", containerName(run.runId)], { stdio: ["ignore", "pipe", "pipe"], env: engineEnv() });
 	let stdout = "";
 	let stderr = "";
+	let cancelled = false;
 	child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stdout += chunk));
 	child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
-	const done = new Promise((resolve) => {
+	/** @type {Promise<{ code: number | null, error?: EngineError }>} */
+	const exited = new Promise((resolve) => {
 		child.on("error", (spawnError) => resolve({ code: null, error: engineFailure(engine, { spawnError }) }));
 		child.on("close", (code) => {
 			const exit = Number(stdout.trim().split("\n").pop());
@@ -131,7 +148,47 @@ export function wait(run) {
 			resolve(failure.code === "no-container" || code === null ? { code: null } : { code: null, error: failure });
 		});
 	});
-	return { done: /** @type {Promise<{ code: number | null, error?: EngineError }>} */ (done), cancel: () => child.kill("SIGTERM") };
+	const done = exited.then(async (result) => {
+		if (!cancelled && !result.error) await recordEnd(run, { code: result.code }).catch(() => undefined);
+		return result;
+	});
+	return {
+		done,
+		cancel: () => {
+			cancelled = true;
+			child.kill("SIGTERM");
+		},
+	};
+}
+
+/**
+ * Records the end of a run whose container is gone without its runner having recorded it: once,
+ * under the target store's row lock, with what the container's exit says (or "stopped"); messages
+ * still in its inbox get "run ended" receipts. Nothing is signalled here: a container run has no
+ * process on this side (the link that calls this is tagged with the run, so ending the run's
+ * processes from here would end the link).
+ * @param {ContainerRun} run @param {{ code: number | null } | { stopped: true }} how
+ * @returns {Promise<Record<string, unknown> | undefined>} the status as it is now
+ */
+export async function recordEnd(run, how) {
+	const runDir = containerDirs(run).run;
+	const rowDir = dirname(dirname(runDir));
+	const release = tryLockRow(rowDir);
+	if (!release) return safeStatus(runDir);
+	try {
+		const status = safeStatus(runDir);
+		if (!status || typeof status.endedAt === "number" || (await alive(run))) return status;
+		const now = Date.now();
+		const ended = /** @type {import("../state-rules.mjs").RunStatus} */ (/** @type {unknown} */ (status));
+		if ("stopped" in how) finalize(ended, { code: null, signal: null, stopped: true, now });
+		else finalize(ended, { code: null, signal: null, spawnError: endReason(how.code, run.target), now });
+		for (const message of claimMessages(runDir)) writeReceipt(runDir, rejectionReceipt(message.id, "run-ended", now));
+		writeJsonAtomic(join(runDir, "status.json"), ended);
+		touchNotify(dirname(dirname(rowDir)), run.rowId);
+		return /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (ended));
+	} finally {
+		release();
+	}
 }
 
 /**
@@ -158,117 +215,12 @@ export async function stop(run, options = {}) {
 	await engineRun(engine, args.remove, { okIfGone: true, timeoutMs: 60_000 });
 	const dirs = containerDirs(run);
 	rmSync(dirs.piHome, { recursive: true, force: true });
-	return existsSync(join(dirs.run, "status.json")) ? { status: await recordFarEnd(dirs.run, "stopped", () => false) } : {};
+	return existsSync(join(dirs.run, "status.json")) ? { status: await recordEnd(run, { stopped: true }) } : {};
 }
 
 /** After the run's end: its pi home holds a provider's credentials. @param {ContainerRun} run */
 export function cleanup(run) {
 	rmSync(containerDirs(run).piHome, { recursive: true, force: true });
-}
-
-/**
- * Snapshots the workspace's uncommitted work into refs/agent-board/wip/<rowId> inside a container
- * (git porcelain there runs the agent's .git config, hooks and filters: never on this side): `engine
- * exec` into the run's container while it runs, else a one-shot container with the same hardening,
- * no network, and only the workspace and its borrowed objects mounted.
- * @param {ContainerRun} run
- * @returns {Promise<{ head: string, wip: string, tree: string } | undefined>} undefined: no workspace
- */
-export async function snapshot(run) {
-	const { engine, engineHost, image } = run.target;
-	const dirs = containerDirs(run);
-	if (!existsSync(dirs.work)) return undefined;
-	/** @type {string | undefined} */
-	let out;
-	if (await alive(run)) {
-		try {
-			out = (await engineRun(engine, containerSnapshotExecArgs(engine, engineHost, run.runId, run.rowId), { timeoutMs: 120_000 })).stdout;
-		} catch (error) {
-			// It ended while we asked: the one-shot below has the workspace to itself.
-			if (!(error instanceof EngineError) || !(error.code === "no-container" || /not running|state improper|stopped/i.test(error.message))) throw snapshotError(dirs.work, error);
-		}
-	}
-	if (out === undefined) {
-		try {
-			out = await gitOneShot(run, ["snapshot", run.rowId]);
-		} catch (error) {
-			throw snapshotError(dirs.work, error);
-		}
-	}
-	/** @type {{ head?: unknown, wip?: unknown, tree?: unknown } | undefined} */
-	let value;
-	try {
-		value = JSON.parse(out.trim().split("\n").pop() ?? "");
-	} catch {
-		value = undefined;
-	}
-	const sha = (/** @type {unknown} */ v) => typeof v === "string" && /^[0-9a-f]{40,64}$/.test(v);
-	if (!value || !sha(value.head) || !sha(value.wip) || !sha(value.tree)) throw new Error(`snapshot of ${dirs.work}: unexpected answer ${JSON.stringify(out.slice(0, 120))}`);
-	return { head: String(value.head), wip: String(value.wip), tree: String(value.tree) };
-}
-
-/**
- * The user's objects dir a run's workspace borrows, from the user's own repository. Not from the
- * workspace's alternates file: the agent can rewrite that, and its hooks run in the snapshot's
- * container, so what it names would be mounted for them to read (~/.ssh, say).
- * @param {ContainerRun} run
- */
-function userObjects(run) {
-	return resolve(run.repo, git(run.repo, ["rev-parse", "--git-common-dir"]), "objects");
-}
-
-/**
- * container-git.mjs in a one-shot container with the run's hardening, no network, and only the
- * workspace and the objects it borrows mounted. Resolves with its stdout.
- * @param {ContainerRun} run @param {string[]} args
- */
-async function gitOneShot(run, args) {
-	const { engine, engineHost, image } = run.target;
-	const objects = userObjects(run);
-	const volumes = /** @type {[string, string, boolean?][]} */ ([[containerDirs(run).work, IN.workspace], [objects, objects, true]]);
-	const argv = containerOneShotArgs({ engine, engineHost, image, storeDir: run.storeDir, pkg: PACKAGE_ROOT, ...ids() }, { volumes, command: ["node", GIT_INSIDE, ...args], workdir: IN.workspace });
-	try {
-		return (await engineRun(engine, argv, { image, timeoutMs: 120_000 })).stdout;
-	} catch (error) {
-		// Our script's own words (exit 1), not the engine's.
-		if (error instanceof EngineError && error.code === "engine-failed" && error.said) throw new Error(error.said.replace(/^\w+: /, ""));
-		throw error;
-	}
-}
-
-/** @param {string} work @param {unknown} error */
-function snapshotError(work, error) {
-	const message = error instanceof Error ? error.message : String(error);
-	if (/no space left on device/i.test(message)) return new EngineError("disk-full", `snapshot of ${work}: no space left on the disk that holds it`, { fix: "free some space; the work is still in the workspace" });
-	return new EngineError(error instanceof EngineError ? error.code : "engine-failed", `snapshot of ${work}: ${message}`);
-}
-
-/**
- * Fetches the run's branch and its wip snapshot into refs/agent-board/remote[-wip]/<rowId> of the
- * user's repository with `git fetch` (the workspace's side is upload-pack, which runs nothing its
- * config names), never git porcelain in the workspace. Its `.git` must be a real directory: a symlink
- * or gitdir file planted by the agent would point this side's git at another repository.
- * @param {ContainerRun} run
- */
-export async function fetchWork(run) {
-	const gitDir = realGitDir(run);
-	const snap = await snapshot(run);
-	if (!snap) return undefined;
-	realGitDir(run);
-	return fetchBack({ repo: run.repo, remote: { url: gitDir }, rowId: run.rowId });
-}
-
-/** The workspace's .git, refused unless it is a real directory. @param {ContainerRun} run */
-function realGitDir(run) {
-	const gitDir = join(containerDirs(run).work, ".git");
-	let stat;
-	try {
-		stat = lstatSync(gitDir);
-	} catch {
-		stat = undefined;
-	}
-	if (!stat?.isDirectory()) throw new Error(`${gitDir} is not a directory any more (replaced from inside the container): nothing fetched, the workspace is kept`);
-	return gitDir;
 }
 
 /**
