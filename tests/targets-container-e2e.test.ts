@@ -1,170 +1,216 @@
 /**
- * Container targets end to end with real podman and an image built offline from this machine's files:
- * the unchanged runner and pi 1.6 with our extension run inside a hardened container, see the image's
- * files and nothing of the user's (no canary from the home directory, no other provider's key), get
- * --env values without them touching a command line, take an inbox message written on this side
- * through the bind mount, and are stopped (signal forwarded by --init) and found by label.
+ * Container targets through the board, end to end, with real podman and the offline worker image:
+ * a row runs in a hardened container that sees the image's files and nothing of the user's (no canary
+ * from the home directory, no other provider's key), gets --env values off every command line, is
+ * steered and answered in place, and its change merges locally; stop removes the container; a
+ * SIGKILLed link, then a board read, then stop leaves no container; three attempts in three containers
+ * are compared and merged. Every path holds spaces (the store's name does).
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { containerLabelsArgs, containerListArgs, containerName, containerRunArgs, containerStopArgs, orphanContainers } from "../runner/targets/container-argv.mjs";
-import { followRun } from "../runner/targets/far-follow.mjs";
-import { PACKAGE_ROOT, prepareRun } from "../runner/targets/far-run.mjs";
-import { repoKey } from "../runner/targets/git-travel.mjs";
-import { makePiHome } from "../runner/pi-home.mjs";
-import { runProcesses } from "../runner/proc.mjs";
+import { containerListArgs } from "../runner/targets/container-argv.mjs";
+import { ensureStartCache } from "../runner/targets/container-cache.mjs";
+import { PACKAGE_ROOT } from "../runner/targets/far-run.mjs";
+import { packageVersion } from "../runner/targets/pkg-install.mjs";
+import { createBoardService, type BoardEngine } from "../src/board/service.ts";
+import type { BoardRow } from "../src/board/types.ts";
+import { waitDone } from "../test-support/board-helpers.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
-import { LOOPBACK_MODEL, LOOPBACK_PROVIDER, startModelServer, type ModelServer } from "../test-support/model-server.ts";
-import { waitFor } from "../test-support/pi-harness.ts";
+import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
+import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { podmanMissing, requires } from "../test-support/requires.ts";
-import { followLog, procsMentioning, type FollowLog } from "../test-support/target-helpers.ts";
+import { procsMentioning } from "../test-support/target-helpers.ts";
 import { ensureWorkerImage } from "../test-support/worker-image.ts";
 
 const missing = podmanMissing();
 let model: ModelServer;
-let image: string;
+let root: string;
 let store: string;
-let agentDir: string;
 let repo: string;
+let board: BoardEngine;
+const FORWARDED = `forwarded-${process.pid}-value`;
 const canary = join(homedir(), `.pab-canary-${process.pid}`);
+const agentDirBefore = process.env.PI_CODING_AGENT_DIR;
 
 beforeAll(async () => {
 	if (missing) return;
-	image = (await ensureWorkerImage()).tag;
-	model = await startModelServer();
-	store = mkdtempSync(join(tmpdir(), "pab-ctr-e2e-"));
-	agentDir = join(store, "user-agent");
+	const image = (await ensureWorkerImage()).tag;
+	model = await startModelServer({ chunkDelayMs: 300 });
+	root = mkdtempSync(join(tmpdir(), "pab ctr board "));
+	store = join(root, "store");
+	// The user's pi home: the loopback provider (the rows') and another one whose secrets stay here.
+	const agentDir = join(root, "user agent");
 	mkdirSync(agentDir);
 	writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { ...(model.modelsJson().providers as object), other: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "SECRET-OTHER-MODELS-KEY", models: [{ id: "o" }] } } }));
 	writeFileSync(join(agentDir, "auth.json"), JSON.stringify({ ...model.authJson(), other: { type: "api_key", key: "SECRET-OTHER-AUTH-KEY" } }));
 	writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ ...model.settingsJson(), packages: ["npm:not-here"] }));
+	// The link makes each run's pi home from the board's pi agent dir.
+	process.env.PI_CODING_AGENT_DIR = agentDir;
 	writeFileSync(canary, "CANARY-IN-THE-USERS-HOME\n", { mode: 0o600 });
-	repo = initRepo(join(store, "repo"), { "README.md": "hello\n" });
-}, 240_000);
+	repo = initRepo(join(root, "my repo"), { "edit.txt": "v1\n", "shared.txt": "base\n" });
+	board = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: { ...process.env, PAB_FORWARDED: FORWARDED } });
+	await board.targets.add("box", { kind: "container", engine: "podman", image, network: "host", env: ["PAB_FORWARDED"] });
+	// What `targets check` does once per image and package version: every run here starts warm.
+	await ensureStartCache({ engine: "podman", image, targetDir: join(store, "targets", "box"), storeDir: store, pkg: PACKAGE_ROOT, pkgVersion: packageVersion(), uid: 0, gid: 0 });
+}, 300_000);
 
 afterAll(async () => {
 	if (missing) return;
 	rmSync(canary, { force: true });
+	const left = containersOfStore();
+	if (left.length) spawnSync("podman", ["rm", "-f", ...left], { stdio: "ignore" });
+	process.env.PI_CODING_AGENT_DIR = agentDirBefore;
 	await model?.close();
-	if (store) rmSync(store, { recursive: true, force: true });
+	if (root) rmSync(root, { recursive: true, force: true });
 });
-
-interface ContainerRun {
-	runId: string;
-	runDir: string;
-	worktree: string;
-	log: FollowLog;
-	ended: Promise<void>;
-	deliver(message: Record<string, unknown>): void;
-}
-
-/** What the link does for a container run: prepare its dirs, make its pi home, start it, follow it. */
-function startContainerRun(rowId: string, prompt: string, forwarded: Record<string, string> = {}): ContainerRun {
-	const runId = `${rowId}-run1`;
-	const dir = join(store, "targets/ctr");
-	const prepared = prepareRun(dir, { rowId, runId, repoKey: repoKey(repo), base: git(repo, "rev-parse", "HEAD"), prompt, env: { PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1" }, createdAt: Date.now(), session: null }, { container: { source: repo } });
-	const piHome = join(dir, "pi", runId);
-	makePiHome({ agentDir, dest: piHome, model: `${LOOPBACK_PROVIDER}/${LOOPBACK_MODEL}` });
-	const argv = containerRunArgs({
-		engine: "podman",
-		image,
-		network: "host",
-		env: Object.keys(forwarded),
-		storeDir: store,
-		rowId,
-		runId,
-		mounts: { pkg: PACKAGE_ROOT, run: prepared.runDir, session: dirname(prepared.sessionFile), piHome, workspace: prepared.worktree, objects: prepared.objects },
-		uid: process.getuid?.() ?? 0,
-		gid: process.getgid?.() ?? 0,
-	});
-	const started = spawnSync("podman", argv, { encoding: "utf8", env: { ...process.env, ...forwarded } });
-	if (started.status !== 0) throw new Error(`podman run failed: ${started.stderr}`);
-	// The runner's liveness comes from the engine: its pid inside means nothing on this side.
-	let exited = false;
-	const waiter = spawn("podman", ["wait", containerName(runId)], { stdio: "ignore" });
-	const log = followLog();
-	let finish: () => void = () => undefined;
-	const ended = new Promise<void>((resolve) => (finish = resolve));
-	const follower = followRun({ runDir: prepared.runDir, fromSeq: 0, sessionFrom: 0, sessionFile: prepared.sessionFile, worktree: null, rowId, alive: () => !exited, send: (frame) => log.add(frame), onDone: finish });
-	waiter.on("exit", () => {
-		exited = true;
-		follower.poke();
-	});
-	return { runId, runDir: prepared.runDir, worktree: prepared.worktree, log, ended, deliver: follower.deliver };
-}
 
 function containersOfStore(): string[] {
 	return spawnSync("podman", containerListArgs("podman", undefined, store), { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
 }
 
-describe("container targets", () => {
-	it("runs the runner and pi in a hardened container that sees only what the task needs", async (ctx) => {
+const farRun = (row: BoardRow) => join(store, "targets", "box", "store", "rows", row.id, "runs", row.currentRunId ?? "");
+const workspace = (row: BoardRow) => join(store, "targets", "box", "work", row.id);
+
+async function rowWhere(id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 60_000): Promise<BoardRow> {
+	return waitFor(async () => {
+		const row = await board.get(id);
+		return row && test(row) ? row : undefined;
+	}, what, timeoutMs);
+}
+
+describe("container targets on the board", () => {
+	it("runs in a container that sees only what the task needs, is steered and answered in place, and merges locally", async (ctx) => {
 		requires(ctx, "podman", missing);
 		const probe = [
 			`cat ${canary} 2>&1 | head -1`,
 			"cat /ab/pi/auth.json /ab/pi/models.json",
-			"echo FWD=$PAB_FORWARDED",
+			`echo "FWD=$PAB_FORWARDED"`,
 			"test -e /etc/debian_version && echo HOST-FS || echo IMAGE-FS",
 			"grep CapEff /proc/self/status",
 			"touch /usr/probe 2>&1 | head -1",
-			"echo made > made.txt",
+			"echo v2 > edit.txt && git add -A && git -c user.name=a -c user.email=b commit -qm agent-change && echo wip > wip.txt",
+			// Held until the steer is on its way (the workspace's .git is not fetched as a file).
+			"while [ ! -e .git/release ]; do sleep 0.1; done",
 		].join("; ");
-		model.setScript({ rules: [{ match: "CTR-RUN", steps: [{ toolCall: { name: "bash", args: { command: probe } } }, { text: "Probed." }] }], fallback: [{ text: "After the steer." }] });
-		let release = model.hold();
-		const run = startContainerRun("crow1", "CTR-RUN probe the box", { PAB_FORWARDED: "forwarded-secret-value" });
-		await model.waitForRequest((r) => r.prompt.startsWith("CTR-RUN"), "the worker in the container");
-		// The forwarded value is in podman's environment, on no command line.
-		expect(procsMentioning("forwarded-secret-value")).toEqual([]);
-		const first = release;
-		release = model.hold();
-		first();
-		await model.waitForRequest((r) => r.messages.some((m) => m.role === "tool"), "the request after the tool ran");
-		run.deliver({ id: "steer-c1", kind: "message", text: "STEER-IN-CONTAINER", deliverAs: "steer", at: Date.now() });
-		await waitFor(() => run.log.frames.some((f) => f.t === "receipt" && f.receipt.id === "steer-c1"), "the runner inside to answer the inbox message");
-		release();
-		await run.ended;
+		const words = Array.from({ length: 30 }, (_, n) => `w${n}`).join(" ");
+		model.setScript({
+			rules: [
+				{ match: "STEER-CTR", steps: [{ toolCall: { name: "ask_user", args: { question: "Which colour?", options: ["blue", "red"] } } }, { text: `Done in blue. ${words} end.` }] },
+				{ match: "CTR-TASK", steps: [{ toolCall: { name: "bash", args: { command: probe } } }] },
+			],
+		});
+		const prompt = `CTR-TASK ${Date.now()} probe the box`;
+		const go = model.hold();
+		const row = await board.dispatch({ prompt, cwd: repo, target: "box" });
+		expect(row).toMatchObject({ target: "box", worktreeMode: "worktree" });
+		await model.waitForRequest((r) => r.prompt === prompt, "the worker's first request from the container");
+		// Held at the model: neither the prompt nor the forwarded value is on any command line.
+		expect(procsMentioning(prompt.slice(0, 20))).toEqual([]);
+		expect(procsMentioning(FORWARDED)).toEqual([]);
+		// The run's container (a one-shot preparing the start cache may run beside it).
+		expect(containersOfStore()).toContain(`ab-${row.currentRunId}`);
+		go();
 
-		expect(run.log.end).toMatchObject({ state: "completed" });
-		expect(run.log.seqs()).toEqual(Array.from({ length: run.log.seqs().length }, (_, i) => i + 1));
-		const toolResult = run.log.eventLines().map((line) => JSON.parse(line) as { type: string; result?: string }).find((e) => e.type === "tool_execution_end")?.result ?? "";
+		const working = await rowWhere(row.id, "the bash tool to run in the container", (r) => r.live?.tool?.name === "bash");
+		const worker = JSON.parse(readFileSync(join(farRun(working), "worker.json"), "utf8")) as { pid: number };
+		expect((await board.reply(row.id, "STEER-CTR use blue", { receiptTimeoutMs: 60_000 })).delivery).toBe("steer");
+		writeFileSync(join(workspace(row), ".git", "release"), "");
+
+		const asking = await rowWhere(row.id, "the question in place", (r) => r.state === "needs_input" && r.alive);
+		expect(asking.question).toBe("Which colour?");
+		const streamed = rowWhere(row.id, "streamed words before the message ends", (r) => /w\d+/.test(r.live?.text ?? "") && !r.live?.text?.includes("end."));
+		expect((await board.reply(row.id, "blue", { receiptTimeoutMs: 60_000 })).delivery).toBe("answer");
+		await streamed;
+		const done = await waitDone(board, row.id, 90_000);
+		expect(done).toMatchObject({ state: "completed", currentRunId: row.currentRunId });
+		expect(done.latestAssistant).toContain("Done in blue.");
+		expect(done.receipts?.map((r) => [r.status, r.as])).toEqual([
+			["delivered", "steer"],
+			["delivered", "answer"],
+		]);
+		// One worker in the container served the task, the steer and the answer.
+		expect(JSON.parse(readFileSync(join(farRun(done), "worker.json"), "utf8"))).toMatchObject({ pid: worker.pid });
+		const events = readFileSync(join(done.runDir ?? "", "events.jsonl"), "utf8");
+		const seqs = events.split("\n").filter(Boolean).map((line) => (JSON.parse(line) as { seq: number }).seq);
+		expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+		expect(readFileSync(done.sessionFile).equals(readFileSync(join(store, "targets", "box", "store", "sessions", row.id, `${row.id}.jsonl`)))).toBe(true);
+
+		const toolResult = events.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { type: string; result?: string }).find((e) => e.type === "tool_execution_end")?.result ?? "";
 		expect(toolResult).toContain("No such file or directory");
 		expect(toolResult).not.toContain("CANARY-IN-THE-USERS-HOME");
 		expect(toolResult).toContain(model.apiKey);
 		expect(toolResult).not.toContain("SECRET-OTHER");
-		expect(toolResult).toContain("FWD=forwarded-secret-value");
+		expect(toolResult).toContain(`FWD=${FORWARDED}`);
 		expect(toolResult).toContain("IMAGE-FS");
 		expect(toolResult).toMatch(/CapEff:\s+0000000000000000/);
 		expect(toolResult).toContain("Read-only file system");
-		expect(readFileSync(join(run.worktree, "made.txt"), "utf8")).toBe("made\n");
-		expect(run.log.frames.find((f) => f.t === "receipt" && f.receipt.id === "steer-c1")).toMatchObject({ receipt: { status: "delivered" } });
-		expect(model.requests().filter((r) => r.prompt === "STEER-IN-CONTAINER")).toHaveLength(1);
-		expect(run.log.session.equals(readFileSync(join(store, "targets/ctr/store/sessions/crow1/crow1.jsonl")))).toBe(true);
-		// --rm: the container is gone once its run ended.
-		await waitFor(() => !containersOfStore().includes(containerName(run.runId)), "the container to be removed");
-	});
 
-	it("stop ends the container with its run recorded as stopped; a container no row owns is found by label", async (ctx) => {
+		// The code came back and merges locally; the container is gone.
+		expect(readFileSync(join(done.worktreePath ?? "", "wip.txt"), "utf8")).toBe("wip\n");
+		const merged = await board.merge(row.id, { commit: true });
+		expect(merged.status).toBe("merged");
+		expect(readFileSync(join(repo, "edit.txt"), "utf8")).toBe("v2\n");
+		expect(readFileSync(join(repo, "wip.txt"), "utf8")).toBe("wip\n");
+		expect(git(repo, "log", "--format=%s")).toContain("agent-change");
+		await waitFor(() => containersOfStore().length === 0 || undefined, "the container to be removed");
+	}, 240_000);
+
+	it("stop removes the container; a SIGKILLed link, a board read, then stop leaves none; a container killed from outside fails its row with the reason", async (ctx) => {
 		requires(ctx, "podman", missing);
-		model.setScript({ rules: [{ match: "CTR-STALL", steps: [{ stall: true }] }] });
-		const run = startContainerRun("crow2", "CTR-STALL wait forever");
-		await model.waitForRequest((r) => r.prompt.startsWith("CTR-STALL"), "the stalled worker");
-		expect(runProcesses(run.runId).length).toBeGreaterThan(0);
-		const names = containersOfStore();
-		expect(names).toEqual([containerName(run.runId)]);
-		const labels = spawnSync("podman", containerLabelsArgs("podman", undefined, names), { encoding: "utf8" }).stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, string>);
-		const found = names.map((name, i) => ({ name, labels: labels[i] ?? {} }));
-		// Its row is gone (a board read found no owner): reconcile would remove it.
-		expect(orphanContainers(found, () => false)).toEqual([containerName(run.runId)]);
-		const stop = containerStopArgs("podman", undefined, run.runId, 10);
-		expect(spawnSync("podman", stop.stop, { encoding: "utf8" }).status).toBe(0);
-		spawnSync("podman", stop.remove, { stdio: "ignore" });
-		await run.ended;
-		expect(run.log.end).toMatchObject({ state: "stopped" });
-		expect(containersOfStore()).toEqual([]);
-		expect(runProcesses(run.runId)).toEqual([]);
-		expect(existsSync(join(run.runDir, "runner.json"))).toBe(true);
-	});
+		model.setScript({ rules: [{ match: "CTR-STALL", steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }] }] });
+		const rows = await Promise.all(["stop", "link", "kill"].map((what) => board.dispatch({ prompt: `CTR-STALL ${what}`, cwd: repo, target: "box" })));
+		const [plain, orphaned, killed] = rows as [BoardRow, BoardRow, BoardRow];
+		for (const row of rows) await rowWhere(row.id, "the tool to run in the container", (r) => r.live?.tool?.name === "bash");
+		const runContainers = () => containersOfStore().filter((name) => rows.some((row) => name === `ab-${row.currentRunId}`));
+		expect(runContainers()).toHaveLength(3);
+
+		expect((await board.stop(plain.id)).state).toBe("stopped");
+		expect(runContainers()).not.toContain(`ab-${plain.currentRunId}`);
+
+		const link = JSON.parse(readFileSync(join(orphaned.runDir ?? "", "runner.json"), "utf8")) as { pid: number };
+		process.kill(link.pid, "SIGKILL");
+		await waitFor(() => !existsSync(`/proc/${link.pid}`) || undefined, "the link to be gone");
+		// A board read finds the run without an owner and gives it a new link; the run went on meanwhile.
+		const read = await board.get(orphaned.id);
+		expect(read).toMatchObject({ state: "working", alive: true });
+		expect((await board.stop(orphaned.id)).state).toBe("stopped");
+
+		spawnSync("podman", ["kill", `ab-${killed.currentRunId}`], { stdio: "ignore" });
+		const failed = await waitDone(board, killed.id, 60_000);
+		expect(failed).toMatchObject({ state: "failed" });
+		expect(failed.error).toMatch(/container was killed/);
+		await waitFor(() => runContainers().length === 0 || undefined, "no container of these runs");
+	}, 240_000);
+
+	it("runs three attempts in three containers, compares them locally and merges one", async (ctx) => {
+		requires(ctx, "podman", missing);
+		model.setScript({ rules: [{ match: "CTR-ATTEMPT", steps: [{ toolCall: { name: "bash", args: { command: `printf 'attempt %s\\n' "$AGENT_BOARD_ROW" > shared.txt && echo mine > "own-$AGENT_BOARD_ROW.txt"` } } }, { text: "Wrote my attempt." }] }] });
+		const rows = await board.dispatchAttempts({ prompt: "CTR-ATTEMPT rewrite shared.txt", cwd: repo, target: "box", count: 3 });
+		expect(rows.map((r) => r.target)).toEqual(["box", "box", "box"]);
+		const seen = new Set<string>();
+		await waitFor(() => {
+			for (const name of containersOfStore()) if (rows.some((row) => name === `ab-${row.currentRunId}`)) seen.add(name);
+			return seen.size === 3 || rows.length === 0 || undefined;
+		}, "three containers, one per attempt");
+		for (const row of rows) expect(await waitDone(board, row.id, 120_000)).toMatchObject({ state: "completed", error: undefined });
+		const set = await board.compare(rows[1]?.id ?? "");
+		expect(set.rows.map((entry) => entry.files)).toEqual(rows.map((row) => [`own-${row.id}.txt`, "shared.txt"]));
+		const diff = (await board.compareDiff(rows[0]?.id ?? "", rows[1]?.id ?? "")).join("\n");
+		expect(diff).toContain(`+attempt ${rows[1]?.id}`);
+		expect((await board.merge(rows[2]?.id ?? "", { commit: true })).status).toBe("merged");
+		expect(readFileSync(join(repo, "shared.txt"), "utf8")).toBe(`attempt ${rows[2]?.id}\n`);
+	}, 240_000);
+
+	it("a missing image fails the row with how to build it; nothing is left behind", async (ctx) => {
+		requires(ctx, "podman", missing);
+		await board.targets.add("gone", { kind: "container", engine: "podman", image: "localhost/pab-no-such-image:1", network: "host" });
+		const row = await board.dispatch({ prompt: "CTR-NEVER runs", cwd: repo, target: "gone" });
+		const failed = await waitDone(board, row.id, 60_000);
+		expect(failed.state).toBe("failed");
+		expect(failed.error).toMatch(/^cannot start on gone: the image localhost\/pab-no-such-image:1 is not on podman's machine \(the board never pulls\): build it from the package's Dockerfile: podman build -t localhost\/pab-no-such-image:1 - < /);
+		expect(containersOfStore().filter((name) => name === `ab-${row.currentRunId}`)).toEqual([]);
+	}, 120_000);
 });
