@@ -8,7 +8,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureStartCache } from "../runner/targets/container-cache.mjs";
+import { cacheRoot, ensureStartCache } from "../runner/targets/container-cache.mjs";
 import { startRun, wait } from "../runner/targets/container-transport.mjs";
 import { PACKAGE_ROOT } from "../runner/targets/far-run.mjs";
 import { repoKey } from "../runner/targets/git-travel.mjs";
@@ -42,7 +42,7 @@ const env = { ...process.env, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TE
 const board = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], maxConcurrent: 8, env });
 const image = await ensureWorkerImage();
 await board.targets.add("box", { kind: "container", engine: "podman", image: image.tag, network: "host" });
-const cache = await ensureStartCache({ engine: "podman", image: image.tag, targetDir: join(store, "targets", "box"), storeDir: store, pkg: PACKAGE_ROOT, pkgVersion: packageVersion(), uid: 0, gid: 0 });
+const cache = await ensureStartCache({ engine: "podman", image: image.tag, cacheRoot: cacheRoot(store), storeDir: store, pkg: PACKAGE_ROOT, pkgVersion: packageVersion(), uid: 0, gid: 0 });
 console.log(`image ${image.built ? `built in ${(image.buildMs / 1000).toFixed(1)} s` : "cached"}; start cache ${cache.prepared ? `prepared in ${(cache.ms / 1000).toFixed(1)} s` : "ready"}`);
 
 /** @param {number} ms */

@@ -7,14 +7,13 @@
  * are compared and merged. Every path holds spaces (the store's name does).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { containerListArgs } from "../runner/targets/container-argv.mjs";
-import { ensureStartCache } from "../runner/targets/container-cache.mjs";
-import { PACKAGE_ROOT } from "../runner/targets/far-run.mjs";
-import { packageVersion } from "../runner/targets/pkg-install.mjs";
+import { check } from "../runner/targets/container-transport.mjs";
+import type { CheckItem } from "../runner/targets/host-check.mjs";
 import { createBoardService, type BoardEngine } from "../src/board/service.ts";
 import type { BoardRow } from "../src/board/types.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
@@ -31,6 +30,7 @@ let root: string;
 let store: string;
 let repo: string;
 let board: BoardEngine;
+let checked: CheckItem[] = [];
 const FORWARDED = `forwarded-${process.pid}-value`;
 const canary = join(homedir(), `.pab-canary-${process.pid}`);
 const agentDirBefore = process.env.PI_CODING_AGENT_DIR;
@@ -53,8 +53,8 @@ beforeAll(async () => {
 	repo = initRepo(join(root, "my repo"), { "edit.txt": "v1\n", "shared.txt": "base\n" });
 	board = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: { ...process.env, PAB_FORWARDED: FORWARDED } });
 	await board.targets.add("box", { kind: "container", engine: "podman", image, network: "host", env: ["PAB_FORWARDED"] });
-	// What `targets check` does once per image and package version: every run here starts warm.
-	await ensureStartCache({ engine: "podman", image, targetDir: join(store, "targets", "box"), storeDir: store, pkg: PACKAGE_ROOT, pkgVersion: packageVersion(), uid: 0, gid: 0 });
+	// targets check prepares the start cache once per image and package version: every run here starts warm.
+	checked = await check({ kind: "container", name: "box", engine: "podman", image, network: "host", env: [], max: 4 }, { storeDir: store, agentDir });
 }, 300_000);
 
 afterAll(async () => {
@@ -82,6 +82,20 @@ async function rowWhere(id: string, what: string, test: (row: BoardRow) => boole
 }
 
 describe("container targets on the board", () => {
+	it("targets check says ok for the worker image on a network that reaches the default provider, and prepared the start cache", (ctx) => {
+		requires(ctx, "podman", missing);
+		expect(checked.map((i) => `${i.ok ? "ok" : "FAIL"} ${i.name}: ${i.detail}`)).toEqual([
+			expect.stringMatching(/^ok engine: podman \d+\.\d+\.\d+ \(runtime \w+\)$/),
+			expect.stringMatching(/^ok image: localhost\/pab-worker:\w+ \([0-9a-f]{12}\)$/),
+			expect.stringMatching(/^ok node: node v22\./),
+			"ok pi: pi 1.6.0",
+			expect.stringMatching(/^ok bash: bash \d/),
+			expect.stringMatching(/^ok git: git \d/),
+			expect.stringMatching(/^ok network: http:\/\/127\.0\.0\.1:\d+\/v1 answers from --network host \(HTTP \d+\)$/),
+			expect.stringMatching(/^ok start cache: (prepared in [\d.]+ s|ready)$/),
+		]);
+	});
+
 	it("runs in a container that sees only what the task needs, is steered and answered in place, and merges locally", async (ctx) => {
 		requires(ctx, "podman", missing);
 		const probe = [
@@ -204,13 +218,21 @@ describe("container targets on the board", () => {
 		expect(readFileSync(join(repo, "shared.txt"), "utf8")).toBe(`attempt ${rows[2]?.id}\n`);
 	}, 240_000);
 
-	it("a missing image fails the row with how to build it; nothing is left behind", async (ctx) => {
+	it("bad input fails the row with the reason and leaves no container: a missing image, no engine, a network that cannot reach the model", async (ctx) => {
 		requires(ctx, "podman", missing);
 		await board.targets.add("gone", { kind: "container", engine: "podman", image: "localhost/pab-no-such-image:1", network: "host" });
-		const row = await board.dispatch({ prompt: "CTR-NEVER runs", cwd: repo, target: "gone" });
-		const failed = await waitDone(board, row.id, 60_000);
-		expect(failed.state).toBe("failed");
-		expect(failed.error).toMatch(/^cannot start on gone: the image localhost\/pab-no-such-image:1 is not on podman's machine \(the board never pulls\): build it from the package's Dockerfile: podman build -t localhost\/pab-no-such-image:1 - < /);
-		expect(containersOfStore().filter((name) => name === `ab-${row.currentRunId}`)).toEqual([]);
+		await board.targets.add("offline", { kind: "container", engine: "podman", image: (await ensureWorkerImage()).tag, network: "none" });
+		// A board whose links find no engine on their PATH (git stays reachable).
+		const bin = join(root, "bin without podman");
+		mkdirSync(bin);
+		symlinkSync(spawnSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).stdout.trim(), join(bin, "git"));
+		const noEngine = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: { ...process.env, PATH: bin } });
+		const rows = await Promise.all([board.dispatch({ prompt: "CTR-NEVER image", cwd: repo, target: "gone" }), noEngine.dispatch({ prompt: "CTR-NEVER engine", cwd: repo, target: "box" }), board.dispatch({ prompt: "CTR-NEVER network", cwd: repo, target: "offline" })]);
+		const [image, engine, network] = await Promise.all(rows.map((row) => waitDone(board, row.id, 90_000)));
+		expect(image).toMatchObject({ state: "failed", error: expect.stringMatching(/^cannot start on gone: the image localhost\/pab-no-such-image:1 is not on podman's machine \(the board never pulls\): build it from the package's Dockerfile: podman build -t localhost\/pab-no-such-image:1 - < /) });
+		expect(engine).toMatchObject({ state: "failed", error: expect.stringMatching(/^cannot start on box: podman is not installed or not on PATH: install podman/) });
+		// pi's own words: the provider on this machine's loopback is not there for --network none.
+		expect(network).toMatchObject({ state: "failed", error: expect.stringMatching(/^Connection error\.: connect ECONNREFUSED 127\.0\.0\.1:\d+$/) });
+		expect(containersOfStore().filter((name) => rows.some((row) => name === `ab-${row.currentRunId}`))).toEqual([]);
 	}, 120_000);
 });

@@ -1,8 +1,10 @@
 // The start cache of a container target: what a fresh container would otherwise compile on every start
 // (jiti's compiled copy of our extension, node's compile cache for pi), prepared once per (image,
 // package version) by a one-shot container that loads pi with our extension, and kept on this machine
-// under <targetDir>/cache/<key>/. Runs mount it read-only (container-argv.mjs); without it the first
-// model request of a container run comes ~1.3 s later.
+// under <store>/targets/.cache/<key>/ (cacheRoot: one per store, so container targets of one image
+// share it; no target name starts with a dot). Runs mount it read-only (container-argv.mjs); without
+// it the first model request of a container run comes ~1.3 s later on a quiet machine, far more under
+// load.
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -21,7 +23,7 @@ const STALE_MS = 24 * 60 * 60 * 1000;
  * @property {"docker" | "podman"} engine
  * @property {string} [engineHost]
  * @property {string} image
- * @property {string} targetDir   <store>/targets/<name> on this machine
+ * @property {string} cacheRoot   where the caches live on this machine (cacheRoot(storeDir))
  * @property {string} storeDir    labels the warm-up container (reconcile finds it)
  * @property {string} pkg         package root on this machine
  * @property {string} pkgVersion  package version + hash of the shipped files (pkg-install.mjs)
@@ -45,16 +47,19 @@ export async function imageId(target) {
  */
 export const cacheKey = (image, pkgVersion) => createHash("sha256").update(`${image}\0${pkgVersion}`).digest("hex").slice(0, 16);
 
-/** @param {string} targetDir @param {string} key */
-export const cachePath = (targetDir, key) => join(targetDir, "cache", key);
+/** @param {string} storeDir */
+export const cacheRoot = (storeDir) => join(storeDir, "targets", ".cache");
+
+/** @param {string} root @param {string} key */
+export const cachePath = (root, key) => join(root, key);
 
 /**
  * The prepared cache for this image and package, if any, and the image id it was made from.
- * @param {Pick<CacheTarget, "targetDir" | "image" | "pkgVersion">} target
+ * @param {Pick<CacheTarget, "cacheRoot" | "image" | "pkgVersion">} target
  * @returns {{ dir: string, imageId: string } | undefined}
  */
 export function readyCache(target) {
-	const dir = cachePath(target.targetDir, cacheKey(target.image, target.pkgVersion));
+	const dir = cachePath(target.cacheRoot, cacheKey(target.image, target.pkgVersion));
 	try {
 		const [id = ""] = readFileSync(join(dir, COMPLETE), "utf8").split("\n");
 		return { dir, imageId: id };
@@ -76,8 +81,8 @@ export async function ensureStartCache(target) {
 	const id = await imageId(target);
 	const ready = readyCache(target);
 	if (ready && ready.imageId === id) return { dir: ready.dir, prepared: false, ms: Date.now() - started };
-	const root = join(target.targetDir, "cache");
-	const dir = cachePath(target.targetDir, cacheKey(target.image, target.pkgVersion));
+	const root = target.cacheRoot;
+	const dir = cachePath(root, cacheKey(target.image, target.pkgVersion));
 	ensureDir(root);
 	// One preparer per cache: a second start meanwhile runs with what is there.
 	const unlock = tryLock(`${dir}.lock`);

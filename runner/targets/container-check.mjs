@@ -3,7 +3,7 @@
 // network, the start cache), turned into one line per requirement by containerCheckItems (pure): ok,
 // or what is wrong and how to fix it.
 import { containerOneShotArgs, engineGlobalArgs } from "./container-argv.mjs";
-import { ensureStartCache } from "./container-cache.mjs";
+import { cacheRoot, ensureStartCache } from "./container-cache.mjs";
 import { buildFix, EngineError, engineRun } from "./container-engine.mjs";
 import { PACKAGE_ROOT } from "./far-run.mjs";
 import { MIN_NODE, nodeVersionOk, PI_SERIES, piVersionOk } from "./host-check.mjs";
@@ -119,10 +119,10 @@ function networkItem(target, provider, reached) {
 }
 
 /**
- * Gathers the facts and returns the lines. With `targetDir`, a target whose image is fine gets its
+ * Gathers the facts and returns the lines. With `storeDir`, a target whose image is fine gets its
  * start cache prepared too (so the first run starts warm).
  * @param {{ engine: "docker" | "podman", image: string, engineHost?: string, network?: string }} target
- * @param {{ storeDir?: string, targetDir?: string, agentDir?: string, model?: string, baseUrl?: string, uid?: number, gid?: number }} [options]
+ * @param {{ storeDir?: string, agentDir?: string, model?: string, baseUrl?: string, uid?: number, gid?: number }} [options]
  *   `baseUrl`: the provider's, when pi knows it and models.json does not (a built-in provider)
  * @returns {Promise<{ ok: boolean, items: CheckItem[], facts: ContainerCheckFacts }>}
  */
@@ -167,9 +167,9 @@ export async function checkContainerTarget(target, options = {}) {
 		return done();
 	}
 	const items = containerCheckItems(target, facts);
-	if (options.targetDir && items.every((item) => item.ok)) {
+	if (options.storeDir && items.every((item) => item.ok)) {
 		try {
-			const cache = await ensureStartCache({ engine, image, targetDir: options.targetDir, storeDir: options.storeDir ?? "", pkg: PACKAGE_ROOT, pkgVersion: packageVersion(), uid, gid });
+			const cache = await ensureStartCache({ engine, image, cacheRoot: cacheRoot(options.storeDir), storeDir: options.storeDir, pkg: PACKAGE_ROOT, pkgVersion: packageVersion(), uid, gid });
 			facts.cache = { ms: cache.ms, prepared: cache.prepared };
 		} catch (error) {
 			facts.cache = { error: asFailure(error).detail };

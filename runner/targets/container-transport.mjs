@@ -14,7 +14,7 @@ import { tryLockRow } from "../row-lock.mjs";
 import { finalize } from "../state-rules.mjs";
 import { makePiHome } from "../pi-home.mjs";
 import { containerLabelsArgs, containerListArgs, containerName, containerRunArgs, containerStopArgs, engineGlobalArgs, orphanContainers } from "./container-argv.mjs";
-import { ensureStartCache, readyCache } from "./container-cache.mjs";
+import { cacheRoot, ensureStartCache, readyCache } from "./container-cache.mjs";
 import { checkContainerTarget, ENGINE_HOST_REFUSED } from "./container-check.mjs";
 import { EngineError, engineEnv, engineFailure, engineRun } from "./container-engine.mjs";
 import { farPaths, fileDigest, PACKAGE_ROOT, prepareRun, safeStatus, sameDigest } from "./far-run.mjs";
@@ -43,7 +43,7 @@ let pkgVersion = "";
 function cacheTarget(run) {
 	const { engine, engineHost, image } = run.target;
 	pkgVersion ||= packageVersion();
-	return { engine, engineHost, image, targetDir: containerDirs(run).dir, storeDir: run.storeDir, pkg: PACKAGE_ROOT, pkgVersion, ...ids() };
+	return { engine, engineHost, image, cacheRoot: cacheRoot(run.storeDir), storeDir: run.storeDir, pkg: PACKAGE_ROOT, pkgVersion, ...ids() };
 }
 
 /**
@@ -271,6 +271,5 @@ export async function reconcile(storeDir, target, runIsLive) {
  * @returns {Promise<import("./host-check.mjs").CheckItem[]>}
  */
 export async function check(target, options = {}) {
-	const targetDir = options.storeDir ? join(options.storeDir, "targets", target.name) : undefined;
-	return (await checkContainerTarget(target, { ...options, targetDir })).items;
+	return (await checkContainerTarget(target, options)).items;
 }
