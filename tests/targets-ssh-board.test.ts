@@ -7,7 +7,7 @@
  * ending everything of the host user, attempts compared and merged, and ssh's refusal of a changed
  * host key on the row. The prompt is on no command line of either end (both are this machine).
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +21,7 @@ import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
 import { startSshHost, type SshHost } from "../test-support/sshd.ts";
 import { procsMentioning } from "../test-support/target-helpers.ts";
+import { controlPathFor } from "../runner/targets/ssh-transport.mjs";
 
 const missing = sshdMissing();
 let host: SshHost;
@@ -99,6 +100,11 @@ describe("ssh targets on the board", () => {
 		expect(procsMentioning(prompt.slice(0, 20))).toEqual([]);
 		expect(procsMentioning(FORWARDED)).toEqual([]);
 		expect(first.authorization).toBe(`Bearer ${model.apiKey}`);
+		// The shared master connection outlives runs: it carries no run's tag, so it never holds a slot.
+		const master = spawnSync("ssh", ["-F", host.configFile, "-o", `ControlPath=${controlPathFor(join(local, "store", "targets", "h"))}`, "-O", "check", host.alias], { encoding: "utf8" });
+		const masterPid = Number(/pid=(\d+)/.exec(master.stderr)?.[1]);
+		expect(masterPid).toBeGreaterThan(1);
+		expect(readFileSync(`/proc/${masterPid}/environ`, "utf8")).not.toContain("AGENT_BOARD_RUN_ID");
 		go();
 
 		const working = await rowWhere(row.id, "the bash tool to run on the host", (r) => r.live?.tool?.name === "bash");
@@ -163,7 +169,15 @@ describe("ssh targets on the board", () => {
 
 		const stopped = await board.stop(row.id);
 		expect(stopped.state).toBe("stopped");
-		await waitFor(() => host.user.processes().every((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "sshd"), "nothing of the host user but its ssh sessions", 30_000);
+		const onlySshd = () => host.user.processes().every((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "sshd");
+		await waitFor(onlySshd, "nothing of the host user but its ssh sessions", 30_000);
+
+		// The host "reboots" mid-run (every process of its user dies): the row ends, recorded as such.
+		const second = await board.dispatch({ prompt: "SSH-STALL again", cwd: repo, target: "h" });
+		await rowWhere(second.id, "the tool to run on the host", (r) => r.live?.tool?.name === "bash");
+		for (const pid of host.user.processes()) process.kill(pid, "SIGKILL");
+		const died = await waitDone(board, second.id, 90_000);
+		expect(died).toMatchObject({ state: "failed", error: "runner died" });
 	}, 240_000);
 
 	it("runs three attempts on the host, compares them locally and merges one", async (ctx) => {
@@ -207,5 +221,12 @@ describe("ssh targets on the board", () => {
 		expect(check).toMatchObject({ ok: false, items: [{ name: "reachable", ok: false }] });
 		expect(check.items[0]?.fix).toContain("ssh-keygen -R");
 		host.trustHostKey();
+
+		// A user the host does not let in: ssh's words on the row, the target then removed.
+		await board.targets.add("w", { kind: "ssh", host: `nobody@${host.alias}`, sshConfig: host.configFile });
+		const denied = await waitDone(board, (await board.dispatch({ prompt: "SSH-USER never runs", cwd: repo, target: "w" })).id, 60_000);
+		expect(denied.error).toMatch(/^cannot start on w: authentication failed \(ssh: .*Permission denied/);
+		await board.targets.remove("w");
+		expect((await board.targets.list()).map((t) => t.name)).toEqual(["local", "h"]);
 	}, 120_000);
 });

@@ -30,6 +30,7 @@ const LAUNCH_ATTEMPTS = 3;
 /** @param {string} text */
 const log = (text) => process.stderr.write(`${new Date().toISOString()} agent-board link: ${text}\n`);
 
+const bornAt = Math.round(performance.timeOrigin);
 const [configPath = "", slotPath = ""] = process.argv.slice(2);
 if (!configPath || !slotPath) {
 	process.stderr.write("usage: target-link.mjs <run.json> <slot-file>\n");
@@ -199,6 +200,7 @@ function connect() {
 		started() {
 			started = true;
 			writeJsonAtomic(statePath, { started: true, at: Date.now() });
+			log(`the run started on ${target.name} (${Date.now() - bornAt} ms after this link)`);
 		},
 		frame(frame) {
 			switch (frame.t) {
@@ -248,6 +250,7 @@ function connect() {
 			unreachable(reason);
 		},
 	};
+	log(`${started ? "following" : "launching"} on ${target.name} (${Date.now() - bornAt} ms after this link)`);
 	handle = started ? driver.follow(run, { seq: mirror.lastSeq, sessionBytes: mirror.sessionBytes() }, on) : driver.launch(run, on);
 	if (!started) launches += 1;
 }
