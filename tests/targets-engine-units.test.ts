@@ -19,6 +19,8 @@ import { farStatusError, openMirror } from "../runner/targets/link-mirror.mjs";
 import { targetSnapshotError } from "../runner/targets/target-snapshot.mjs";
 import { readBoardConfig, updateBoardConfig } from "../src/board/targets/board-config.ts";
 import { targetConfigFrom } from "../src/board/targets/target-input.ts";
+import { formatCheck, formatTargets, parseTargetsCommand } from "../src/board/targets/targets-command.ts";
+import { piChecked } from "../runner/targets/pi-check.mjs";
 import { waitFor } from "../test-support/wait.ts";
 
 const dirs: string[] = [];
@@ -193,5 +195,72 @@ describe("the link's mirror", () => {
 		inbox.finish();
 		expect(JSON.parse(readFileSync(join(runDir, "receipts", `${stop}.json`), "utf8"))).toMatchObject({ status: "delivered" });
 		expect(JSON.parse(readFileSync(join(runDir, "receipts", `${left}.json`), "utf8"))).toMatchObject({ status: "rejected", code: "run-ended" });
+	});
+});
+
+describe("targets subcommand", () => {
+	it("parses add, check and remove, refusing what does not fit before anything runs", () => {
+		expect(parseTargetsCommand("")).toEqual({ ok: true, action: "list" });
+		expect(parseTargetsCommand(`add dev --ssh me@dev --ssh-config ~/.ssh/cfg --dir work/ab --pi "node /opt/pi/cli.js" --max 3 --env A --env B`)).toEqual({
+			ok: true,
+			action: "add",
+			name: "dev",
+			input: { kind: "ssh", host: "me@dev", sshConfig: "~/.ssh/cfg", dir: "work/ab", pi: "node /opt/pi/cli.js", max: 3, env: ["A", "B"] },
+		});
+		expect(parseTargetsCommand("add box --container podman --image w:1 --network none --cpus 1.5 --memory 2g")).toEqual({
+			ok: true,
+			action: "add",
+			name: "box",
+			input: { kind: "container", engine: "podman", image: "w:1", network: "none", cpus: 1.5, memory: "2g" },
+		});
+		expect(parseTargetsCommand("check dev --install")).toEqual({ ok: true, action: "check", name: "dev", install: true });
+		expect(parseTargetsCommand("remove dev")).toEqual({ ok: true, action: "remove", name: "dev" });
+		const errors = ["add", "add dev", "add dev --ssh a --container docker --image x", "add dev --ssh a --image x", "add dev --container docker", "add dev --ssh a --max two", "add dev --ssh a --dir", "add dev --ssh a --bogus 1", "check", "remove dev --force", "rename dev", `add dev --ssh "a`];
+		expect(errors.map((args) => parseTargetsCommand(args))).toEqual([
+			{ ok: false, error: "targets add needs a name" },
+			{ ok: false, error: "targets add needs exactly one of --ssh <host> or --container docker|podman" },
+			{ ok: false, error: "targets add needs exactly one of --ssh <host> or --container docker|podman" },
+			{ ok: false, error: "targets add --ssh: --image is for container targets" },
+			{ ok: false, error: "targets add --container needs --image <image>" },
+			{ ok: false, error: '--max needs a number, got "two"' },
+			{ ok: false, error: "targets add: --dir needs a value" },
+			{ ok: false, error: 'targets add: unknown option "--bogus"' },
+			{ ok: false, error: "targets check needs a target's name" },
+			{ ok: false, error: 'targets remove: unexpected "--force"' },
+			{ ok: false, error: 'targets: unknown action "rename" (add, check, remove)' },
+			{ ok: false, error: "targets: unclosed \" quote" },
+		]);
+	});
+
+	it("prints targets and a check's verdict with the fix under each failure, sanitised", () => {
+		const since = new Date(2026, 0, 1, 9, 5, 7).getTime();
+		expect(formatTargets([
+			{ name: "local", kind: "local", where: "this machine", max: 4, running: 1, queued: 0 },
+			{ name: "dev", kind: "ssh", where: "ssh dev (dir .agent-board)", max: 2, running: 2, queued: 3, unreachable: { since, reason: "unreachable (ssh: Connection refused)\u001b[2J" } },
+		])).toBe(["TARGET  WHERE                       RUNNING  QUEUED  STATE", "local   this machine                1/4      0       ok", "dev     ssh dev (dir .agent-board)  2/2      3       unreachable since 09:05:07: unreachable (ssh: Connection refused)"].join("\n"));
+		expect(formatCheck({ target: "dev", ok: false, items: [{ name: "node", ok: true, detail: "node v22.19.0" }, { name: "pi", ok: false, detail: "pi: not found on PATH", fix: "install pi 1.6" }] })).toBe(
+			["ok    node  node v22.19.0", "FAIL  pi    pi: not found on PATH", "            fix: install pi 1.6", "dev: not ready (1 problem)"].join("\n"),
+		);
+	});
+
+	it("asks pi its version once per command and executable, and says why another version will not do", () => {
+		const dir = scratch();
+		const bin = join(dir, "bin");
+		mkdirSync(bin);
+		const calls = join(dir, "calls");
+		writeFileSync(join(bin, "pi"), `#!/bin/sh\necho x >> ${calls}\necho 1.5.3\n`, { mode: 0o755 });
+		const path = process.env.PATH;
+		process.env.PATH = `${bin}:${path ?? ""}`;
+		try {
+			const first = piChecked(dir, ["pi"]);
+			expect(first).toEqual({ ok: false, reason: "pi is pi 1.5.3; the board needs pi 1.6.x (install it, or name another with --pi <command>)" });
+			expect(piChecked(dir, ["pi"])).toEqual(first);
+			expect(readFileSync(calls, "utf8")).toBe("x\n");
+			writeFileSync(join(bin, "pi"), `#!/bin/sh\necho 1.6.0\n`, { mode: 0o755 });
+			expect(piChecked(dir, ["pi"])).toEqual({ ok: true, version: "1.6.0" });
+			expect(piChecked(dir, ["no-such-pi"])).toEqual({ ok: false, reason: "pi not found: no-such-pi is not on this host's non-interactive PATH (install pi 1.6, or name it with --pi <command>)" });
+		} finally {
+			process.env.PATH = path;
+		}
 	});
 });
