@@ -165,10 +165,16 @@ describe("ssh targets on the board", () => {
 		expect(away.summary).toMatch(/^unreachable since \d\d:\d\d:\d\d: /);
 		expect((await board.targets.list()).find((t) => t.name === "h")).toMatchObject({ running: 1, unreachable: { since: away.unreachable?.since } });
 		await host.start();
-		await rowWhere(row.id, "the row to come back", (r) => r.unreachable === undefined && r.live?.tool?.name === "bash");
+		const back = await rowWhere(row.id, "the row to come back", (r) => r.unreachable === undefined && r.live?.tool?.name === "bash");
 
+		// The link dies (the board's machine restarted): the run goes on at the host, and a stop now goes
+		// through a new link that ends it there.
+		const link = JSON.parse(readFileSync(join(back.runDir ?? "", "runner.json"), "utf8")) as { pid: number };
+		process.kill(link.pid, "SIGKILL");
+		await waitFor(() => !existsSync(`/proc/${link.pid}`) || readFileSync(`/proc/${link.pid}/stat`, "utf8").includes(") Z "), "the link to die");
 		const stopped = await board.stop(row.id);
 		expect(stopped.state).toBe("stopped");
+		expect(JSON.parse(readFileSync(join(back.runDir ?? "", "runner.json"), "utf8")).pid).not.toBe(link.pid);
 		const onlySshd = () => host.user.processes().every((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "sshd");
 		await waitFor(onlySshd, "nothing of the host user but its ssh sessions", 30_000);
 
@@ -227,6 +233,14 @@ describe("ssh targets on the board", () => {
 		const denied = await waitDone(board, (await board.dispatch({ prompt: "SSH-USER never runs", cwd: repo, target: "w" })).id, 60_000);
 		expect(denied.error).toMatch(/^cannot start on w: authentication failed \(ssh: .*Permission denied/);
 		await board.targets.remove("w");
+
+		// A dir the host user cannot write: the check says so and how to fix it; a dispatch fails with the host's words.
+		await board.targets.add("ro", { kind: "ssh", host: host.alias, sshConfig: host.configFile, dir: "/root/pab-not-yours" });
+		const roCheck = await board.targets.check("ro", { install: true });
+		expect(roCheck.items.find((item) => item.name === "dir")).toMatchObject({ ok: false, detail: expect.stringContaining("/root/pab-not-yours"), fix: expect.stringContaining("--dir") });
+		const ro = await waitDone(board, (await board.dispatch({ prompt: "SSH-RO never runs", cwd: repo, target: "ro" })).id, 60_000);
+		expect(ro.error).toMatch(/^cannot start on ro: .*Permission denied/);
+		await board.targets.remove("ro");
 		expect((await board.targets.list()).map((t) => t.name)).toEqual(["local", "h"]);
 	}, 120_000);
 });
