@@ -63,3 +63,17 @@ export function makePiHome({ agentDir, dest, model }) {
 	}
 	return { provider, files };
 }
+
+/**
+ * The provider a row (or the default model) uses and its base URL when models.json names one (a
+ * built-in provider's URL is pi's: the caller passes it). `targets check` asks it from inside.
+ * @param {{ agentDir: string, model?: string }} options
+ * @returns {{ provider: string | undefined, baseUrl: string | undefined }}
+ */
+export function providerBaseUrl({ agentDir, model }) {
+	const provider = rowProvider(model, readObject(join(agentDir, "settings.json")));
+	const providers = readObject(join(agentDir, "models.json"))?.providers;
+	const entry = provider && providers && typeof providers === "object" ? /** @type {Record<string, unknown>} */ (providers)[provider] : undefined;
+	const baseUrl = entry && typeof entry === "object" ? /** @type {{ baseUrl?: unknown }} */ (entry).baseUrl : undefined;
+	return { provider, baseUrl: typeof baseUrl === "string" && baseUrl ? baseUrl : undefined };
+}

@@ -242,16 +242,38 @@ export async function ensureWorkerImage(): Promise<WorkerImage> {
 		} finally {
 			rmSync(root, { recursive: true, force: true });
 		}
-		// Older builds of this image are dead weight once a new one exists.
-		for (const old of run("podman", ["images", "--format", "{{.Repository}}:{{.Tag}}", IMAGE_NAME]).split("\n")) {
-			if (old && old !== tag) {
-				try {
-					run("podman", ["rmi", old]);
-				} catch {
-					// In use by a container of another test run: left for later.
-				}
+		// Older builds of this image (and the variants built on them, first) are dead weight now.
+		const key = tag.slice(tag.lastIndexOf(":") + 1);
+		const all = run("podman", ["images", "--format", "{{.Repository}}:{{.Tag}}"]).split("\n");
+		const old = all.filter((name) => name.startsWith(IMAGE_NAME) && !name.endsWith(`:${key}`)).sort((a, b) => b.length - a.length);
+		for (const name of old) {
+			try {
+				run("podman", ["rmi", name]);
+			} catch {
+				// In use by a container of another test run: left for later.
 			}
 		}
 		return { tag, built: true, buildMs: Date.now() - started };
+	});
+}
+
+/**
+ * The worker image with some of its files removed (an image without pi, git, ...), built on top of it
+ * with `podman build` (no registry: FROM names the local image). Tagged by the base and what is gone,
+ * so it is built once per worker image.
+ */
+export async function ensureImageWithout(base: string, paths: string[], name: string): Promise<string> {
+	const tag = `localhost/pab-worker-${name}:${base.slice(base.lastIndexOf(":") + 1)}`;
+	if (imageExists(tag)) return tag;
+	return withLock(async () => {
+		if (imageExists(tag)) return tag;
+		const dir = mkdtempSync(join(tmpdir(), "pab-image-"));
+		try {
+			writeFileSync(join(dir, "Containerfile"), `FROM ${base}\nRUN rm -f ${paths.join(" ")}\n`);
+			run("podman", ["build", "-q", "--pull=never", "-t", tag, dir]);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+		return tag;
 	});
 }

@@ -1,13 +1,11 @@
-/** Pure parts of the target seam: frames, ssh argv and reasons, container argv, the pi home, versions. */
+/** Pure parts of the target seam: frames, ssh argv and reasons, versions (containers: targets-container-units). */
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { PassThrough } from "node:stream";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { containerLabelsArgs, containerListArgs, containerRunArgs, containerStopArgs, orphanContainers } from "../runner/targets/container-argv.mjs";
 import { encodeFrame, MAX_FRAME_BYTES, parseFrame, readFrames, type Frame } from "../runner/targets/frames.mjs";
 import { checkHost, nodeVersionOk, piVersionOk } from "../runner/targets/host-check.mjs";
-import { makePiHome, rowProvider } from "../runner/pi-home.mjs";
 import { installScript, packageVersion, shippedFiles } from "../runner/targets/pkg-install.mjs";
 import { controlPathFor, gitRemote, parseSshHost, shellQuote, sshArgv, sshEnv, sshFailure } from "../runner/targets/ssh-transport.mjs";
 import { REPO_ROOT } from "../test-support/pi-harness.ts";
@@ -96,79 +94,6 @@ describe("ssh transport", () => {
 		expect(sshFailure("No ED25519 host key is known for [h]:1 and you have requested strict checking.\r\nHost key verification failed.\r\n", 255)?.kind).toBe("host-key-unknown");
 		expect(sshFailure("\x1b]0;evil\x07weird\r\n", 255)?.reason).not.toMatch(/\x1b|\x07/);
 		expect(sshFailure("bash: node: command not found\n", 127)).toBeUndefined();
-	});
-});
-
-describe("container argv", () => {
-	const plan = {
-		engine: "podman" as const,
-		image: "pab-worker:1",
-		network: "host",
-		cpus: 2,
-		memory: "2g",
-		env: ["ANTHROPIC_API_KEY"],
-		storeDir: "/home/u/.pi/agent/agent-board",
-		rowId: "row1",
-		runId: "run1",
-		mounts: { pkg: "/pkg", run: "/s/targets/c/runs/run1", session: "/s/targets/c/sessions/row1", piHome: "/s/targets/c/pi/run1", workspace: "/s/targets/c/work/row 1" },
-		uid: 1000,
-		gid: 1000,
-	};
-
-	it("runs one hardened, labelled, self-removing container whose env values never reach argv", () => {
-		const argv = containerRunArgs(plan);
-		expect(argv.slice(0, 6)).toEqual(["run", "-d", "--rm", "--init", "--name", "ab-run1"]);
-		for (const flag of ["--cap-drop=ALL", "--security-opt=no-new-privileges", "--read-only", "--userns=keep-id"]) expect(argv).toContain(flag);
-		const pairs = (flag: string): string[] => argv.flatMap((word, i) => (word === flag ? [argv[i + 1] ?? ""] : []));
-		expect(pairs("--label")).toEqual(["agent-board.store=/home/u/.pi/agent/agent-board", "agent-board.row=row1", "agent-board.run=run1"]);
-		expect(pairs("--tmpfs")).toEqual(["/tmp:rw,exec,nosuid,nodev"]);
-		expect(pairs("--user")).toEqual(["1000:1000"]);
-		expect(pairs("--pids-limit")).toEqual(["512"]);
-		expect([pairs("--network"), pairs("--cpus"), pairs("--memory")]).toEqual([["host"], ["2"], ["2g"]]);
-		expect(pairs("-v")).toEqual(["/pkg/runner:/ab/pkg/runner:ro", "/pkg/src:/ab/pkg/src:ro", "/pkg/skills:/ab/pkg/skills:ro", "/pkg/package.json:/ab/pkg/package.json:ro", "/s/targets/c/runs/run1:/ab/run", "/s/targets/c/sessions/row1:/ab/session", "/s/targets/c/pi/run1:/ab/pi", "/s/targets/c/work/row 1:/workspace"]);
-		expect(pairs("-e")).toEqual(["HOME=/tmp", "PI_CODING_AGENT_DIR=/ab/pi", "AGENT_BOARD_RUN_ID=run1", "ANTHROPIC_API_KEY"]);
-		expect(argv.slice(-5)).toEqual(["pab-worker:1", "node", "/ab/pkg/runner/job-runner.mjs", "/ab/run/run.json", "/ab/run/slot.json"]);
-		expect(containerRunArgs({ ...plan, engine: "docker", engineHost: "ssh://me@box", uid: 0, gid: 0 }).slice(0, 3)).toEqual(["-H", "ssh://me@box", "run"]);
-		expect(containerRunArgs({ ...plan, uid: 0, gid: 0 })).not.toContain("--userns=keep-id");
-	});
-
-	it("refuses mount paths the -v syntax would split and names that are not variables", () => {
-		expect(() => containerRunArgs({ ...plan, mounts: { ...plan.mounts, workspace: "/w/a:b" } })).toThrow(/cannot mount a path containing/);
-		expect(() => containerRunArgs({ ...plan, mounts: { ...plan.mounts, workspace: "relative" } })).toThrow(/absolute/);
-		expect(() => containerRunArgs({ ...plan, env: ["A=secret"] })).toThrow(/not an environment variable name/);
-	});
-
-	it("stops, lists and reconciles by label", () => {
-		expect(containerStopArgs("podman", undefined, "run1", 5)).toEqual({ stop: ["stop", "-t", "5", "ab-run1"], remove: ["rm", "-f", "ab-run1"] });
-		expect(containerListArgs("podman", "ssh://b", "/s")).toEqual(["--remote", "--url", "ssh://b", "ps", "-a", "--filter", "label=agent-board.store=/s", "--format", "{{.Names}}"]);
-		expect(containerLabelsArgs("docker", undefined, ["ab-1"])).toEqual(["inspect", "--format", "{{json .Config.Labels}}", "ab-1"]);
-		const labels = (row: string, run: string): Record<string, string> => ({ "agent-board.row": row, "agent-board.run": run });
-		const containers = [
-			{ name: "ab-live", labels: labels("r1", "live") },
-			{ name: "ab-done", labels: labels("r1", "done") },
-			{ name: "ab-gone", labels: labels("r2", "gone") },
-			{ name: "someone-else", labels: labels("r3", "x") },
-		];
-		expect(orphanContainers(containers, (_row, run) => run === "live")).toEqual(["ab-done", "ab-gone"]);
-	});
-});
-
-describe("pi home for a container run", () => {
-	it("holds models.json, settings.json and only the row's provider's credentials", () => {
-		const agentDir = temp();
-		const dest = join(temp(), "pi");
-		writeFileSync(join(agentDir, "auth.json"), JSON.stringify({ anthropic: { type: "api_key", key: "SK-ANT" }, openai: { type: "api_key", key: "SK-OAI" } }));
-		writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { anthropic: { baseUrl: "https://a" }, mine: { apiKey: "SK-MINE", baseUrl: "http://m" } } }));
-		writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ defaultProvider: "openai", packages: ["npm:x"], extensions: ["/home/u/ext.ts"], retry: { enabled: false } }));
-		expect(makePiHome({ agentDir, dest, model: "anthropic/claude-x" })).toEqual({ provider: "anthropic", files: ["settings.json", "models.json", "auth.json"] });
-		expect(JSON.parse(readFileSync(join(dest, "auth.json"), "utf8"))).toEqual({ anthropic: { type: "api_key", key: "SK-ANT" } });
-		expect(JSON.parse(readFileSync(join(dest, "models.json"), "utf8"))).toEqual({ providers: { anthropic: { baseUrl: "https://a" } } });
-		expect(JSON.parse(readFileSync(join(dest, "settings.json"), "utf8"))).toEqual({ defaultProvider: "openai", retry: { enabled: false } });
-		expect(statSync(dest).mode & 0o777).toBe(0o700);
-		expect(statSync(join(dest, "auth.json")).mode & 0o777).toBe(0o600);
-		expect(rowProvider(undefined, { defaultProvider: "openai" })).toBe("openai");
-		writeFileSync(join(agentDir, "auth.json"), "{ torn");
-		expect(() => makePiHome({ agentDir, dest, model: "anthropic/x" })).toThrow(`${join(agentDir, "auth.json")}: invalid JSON`);
 	});
 });
 

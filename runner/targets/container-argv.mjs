@@ -37,11 +37,13 @@ export const containerName = (runId) => `ab-${runId}`;
  * @property {string} storeDir
  * @property {string} rowId
  * @property {string} runId
- * @property {{ pkg: string, run: string, session: string, piHome: string, workspace: string, objects?: string }} mounts
- *   host paths; `objects`: the user's repository objects the workspace borrows (mounted read-only at the same path)
+ * @property {{ pkg: string, run: string, session: string, piHome: string, workspace: string, objects?: string, cache?: string }} mounts
+ *   host paths; `objects`: the user's repository objects the workspace borrows (mounted read-only at
+ *   the same path); `cache`: the prepared start cache for this image and package (read-only)
  * @property {number} uid
  * @property {number} gid
  * @property {number} [pidsLimit]
+ * @property {string[]} [command]     instead of the runner (tests, probes)
  */
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -65,25 +67,25 @@ export function engineGlobalArgs(engine, engineHost) {
 	return engine === "docker" ? ["-H", engineHost] : ["--remote", "--url", engineHost];
 }
 
+/** Where the prepared start cache (container-cache.mjs) is mounted, read-only. */
+export const CACHE_IN = "/ab/cache";
+/** The container's command: our entry (copies the start cache into the tmpfs), then the runner. */
+export const ENTRY = `${IN.runner}/targets/container-entry.mjs`;
+/** Runs inside a container: git work in /workspace (the wip snapshot, a follow-up run's sync). */
+export const GIT_INSIDE = `${IN.runner}/targets/container-git.mjs`;
+
 /**
- * argv (after the engine binary) that starts one run's container, detached.
- * @param {ContainerPlan} plan
+ * The hardening every container of ours gets (a run's, a snapshot's, a check's): all capabilities
+ * dropped, no new privileges, read-only root with a tmpfs /tmp, a pids limit, the user's uid, images
+ * only from the engine's machine (the board never pulls).
+ * @param {Pick<ContainerPlan, "engine" | "uid" | "gid" | "pidsLimit" | "network" | "cpus" | "memory">} plan
  */
-export function containerRunArgs(plan) {
-	for (const name of plan.env) if (!ENV_NAME.test(name)) throw new Error(`not an environment variable name: ${JSON.stringify(name)}`);
+function hardening(plan) {
 	// Rootless podman maps the user to root inside unless asked to keep the id: files written to the
 	// worktree must belong to the user.
 	const rootless = plan.engine === "podman" && plan.uid !== 0;
 	return [
-		...engineGlobalArgs(plan.engine, plan.engineHost),
-		"run",
-		"-d",
-		"--rm",
-		"--init",
-		"--name", containerName(plan.runId),
-		"--label", `${LABEL_STORE}=${plan.storeDir}`,
-		"--label", `${LABEL_ROW}=${plan.rowId}`,
-		"--label", `${LABEL_RUN}=${plan.runId}`,
+		"--pull=never",
 		"--cap-drop=ALL",
 		"--security-opt=no-new-privileges",
 		"--read-only",
@@ -94,23 +96,94 @@ export function containerRunArgs(plan) {
 		...(plan.network ? ["--network", plan.network] : []),
 		...(plan.cpus !== undefined ? ["--cpus", String(plan.cpus)] : []),
 		...(plan.memory ? ["--memory", plan.memory] : []),
-		...volume(`${plan.mounts.pkg}/runner`, IN.runner, true),
-		...volume(`${plan.mounts.pkg}/src`, IN.src, true),
-		...volume(`${plan.mounts.pkg}/skills`, IN.skills, true),
-		...volume(`${plan.mounts.pkg}/package.json`, IN.pkgJson, true),
+	];
+}
+
+/** @param {string} root the package root on this machine */
+function packageMounts(root) {
+	return [
+		...volume(`${root}/runner`, IN.runner, true),
+		...volume(`${root}/src`, IN.src, true),
+		...volume(`${root}/skills`, IN.skills, true),
+		...volume(`${root}/package.json`, IN.pkgJson, true),
+	];
+}
+
+/** @param {ContainerPlan} plan */
+function checkEnvNames(plan) {
+	for (const name of plan.env) if (!ENV_NAME.test(name)) throw new Error(`not an environment variable name: ${JSON.stringify(name)}`);
+}
+
+/**
+ * argv (after the engine binary) that starts one run's container, detached.
+ * @param {ContainerPlan} plan
+ */
+export function containerRunArgs(plan) {
+	checkEnvNames(plan);
+	return [
+		...engineGlobalArgs(plan.engine, plan.engineHost),
+		"run",
+		"-d",
+		"--rm",
+		"--init",
+		"--name", containerName(plan.runId),
+		"--label", `${LABEL_STORE}=${plan.storeDir}`,
+		"--label", `${LABEL_ROW}=${plan.rowId}`,
+		"--label", `${LABEL_RUN}=${plan.runId}`,
+		...hardening(plan),
+		...packageMounts(plan.mounts.pkg),
 		...volume(plan.mounts.run, IN.run),
 		...volume(plan.mounts.session, IN.session),
 		...volume(plan.mounts.piHome, IN.pi),
 		...volume(plan.mounts.workspace, IN.workspace),
 		...(plan.mounts.objects ? volume(plan.mounts.objects, plan.mounts.objects, true) : []),
+		...(plan.mounts.cache ? volume(plan.mounts.cache, CACHE_IN, true) : []),
 		"-e", `HOME=${IN.home}`,
 		"-e", `PI_CODING_AGENT_DIR=${IN.pi}`,
 		"-e", `AGENT_BOARD_RUN_ID=${plan.runId}`,
+		// Node reads a compile cache it cannot write to (pi enables it); jiti's is copied by the entry.
+		...(plan.mounts.cache ? ["-e", `NODE_COMPILE_CACHE=${CACHE_IN}/node`] : []),
 		...plan.env.flatMap((name) => ["-e", name]),
 		"-w", IN.workspace,
 		plan.image,
-		"node", `${IN.runner}/job-runner.mjs`, `${IN.run}/run.json`, `${IN.run}/slot.json`,
+		...(plan.command ?? ["node", ENTRY, `${IN.run}/run.json`, `${IN.run}/slot.json`]),
 	];
+}
+
+/**
+ * A one-shot container with the same hardening, no network (unless `network` says otherwise; "" is
+ * the engine's default), our package and only the mounts given:
+ * the snapshot after a run ended (workspace + its objects), the image check, the cache warm-up.
+ * It carries the store's label (reconcile finds it if its caller dies) but no run label.
+ * @param {Pick<ContainerPlan, "engine" | "engineHost" | "image" | "uid" | "gid" | "storeDir"> & { pkg: string, network?: string }} plan
+ *   `pkg`: the package root on this machine
+ * @param {{ volumes: [source: string, target: string, readOnly?: boolean][], env?: string[], command: string[], workdir?: string }} what
+ */
+export function containerOneShotArgs(plan, what) {
+	return [
+		...engineGlobalArgs(plan.engine, plan.engineHost),
+		"run",
+		"--rm",
+		"--init",
+		...(plan.storeDir ? ["--label", `${LABEL_STORE}=${plan.storeDir}`] : []),
+		...hardening({ ...plan, network: plan.network ?? "none" }),
+		...packageMounts(plan.pkg),
+		...what.volumes.flatMap(([source, target, readOnly]) => volume(source, target, readOnly)),
+		"-e", `HOME=${IN.home}`,
+		...(what.env ?? []).flatMap((pair) => ["-e", pair]),
+		"-w", what.workdir ?? IN.home,
+		plan.image,
+		...what.command,
+	];
+}
+
+/**
+ * Snapshot of a running run's workspace, inside its own container (the agent's .git config, hooks
+ * and filters run there, never here). Prints one JSON line { head, wip, tree }.
+ * @param {ContainerPlan["engine"]} engine @param {string | undefined} engineHost @param {string} runId @param {string} rowId
+ */
+export function containerSnapshotExecArgs(engine, engineHost, runId, rowId) {
+	return [...engineGlobalArgs(engine, engineHost), "exec", "-w", IN.workspace, containerName(runId), "node", GIT_INSIDE, "snapshot", rowId];
 }
 
 /** Stop, then kill: `stop -t <grace>` ends it politely, `rm -f` whatever is left (and the container). */
@@ -145,33 +218,4 @@ export function orphanContainers(containers, runIsLive) {
 			return !runIsLive(rowId, runId);
 		})
 		.map(({ name }) => name);
-}
-
-/**
- * argv of a one-shot container that runs `command` against a workspace alone (the run's container is
- * gone): the wip snapshot after a run. Hardened like a run, no network, our files read-only.
- * @param {{ engine: ContainerPlan["engine"], engineHost?: string, image: string, pkg: string, workspace: string, objects?: string, uid: number, gid: number, command: string[] }} plan
- */
-export function containerSnapshotArgs(plan) {
-	const rootless = plan.engine === "podman" && plan.uid !== 0;
-	return [
-		...engineGlobalArgs(plan.engine, plan.engineHost),
-		"run",
-		"--rm",
-		"--cap-drop=ALL",
-		"--security-opt=no-new-privileges",
-		"--read-only",
-		"--tmpfs", `${IN.home}:rw,nosuid,nodev`,
-		"--network", "none",
-		"--pids-limit", String(DEFAULT_PIDS_LIMIT),
-		...(rootless ? ["--userns=keep-id"] : []),
-		"--user", `${plan.uid}:${plan.gid}`,
-		...volume(`${plan.pkg}/runner`, IN.runner, true),
-		...volume(plan.workspace, IN.workspace),
-		...(plan.objects ? volume(plan.objects, plan.objects, true) : []),
-		"-e", `HOME=${IN.home}`,
-		"-w", IN.workspace,
-		plan.image,
-		...plan.command,
-	];
 }

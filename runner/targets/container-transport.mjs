@@ -1,52 +1,42 @@
 // A container target's engine work, as the link's container driver (driver-container.mjs) calls it:
 // start one run's container, tell whether it runs, wait for it, stop it, snapshot its workspace from
-// inside, reconcile containers no row owns, and check a target. Every engine call is the user's own
-// docker or podman CLI (container-argv.mjs builds the argv). The target-side dirs live on this machine
-// under <store>/targets/<name>/ (far-run.mjs layout): the runner inside writes them, the link reads
-// them as untrusted.
+// inside, fetch that snapshot back, reconcile containers no row owns, and check a target. Every engine
+// call is the user's own docker or podman CLI (container-engine.mjs runs it, container-argv.mjs builds
+// the argv); a failure is an EngineError whose code says what and whose message says how to fix it.
+// The target-side dirs live on this machine under <store>/targets/<name>/ (far-run.mjs layout): the
+// runner inside writes them, the link reads them as untrusted.
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, readFileSync, renameSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { copyFileSync, existsSync, lstatSync, renameSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { ensureDir } from "../fs-util.mjs";
 import { makePiHome } from "../pi-home.mjs";
+import { containerLabelsArgs, containerListArgs, containerName, containerOneShotArgs, containerRunArgs, containerSnapshotExecArgs, containerStopArgs, engineGlobalArgs, IN, GIT_INSIDE, orphanContainers } from "./container-argv.mjs";
+import { ensureStartCache, readyCache } from "./container-cache.mjs";
+import { checkContainerTarget, ENGINE_HOST_REFUSED } from "./container-check.mjs";
+import { EngineError, engineEnv, engineFailure, engineRun } from "./container-engine.mjs";
 import { recordFarEnd } from "./far-end.mjs";
 import { farPaths, fileDigest, PACKAGE_ROOT, prepareRun, sameDigest } from "./far-run.mjs";
-import { readFrames } from "./frames.mjs";
-import { checkItems } from "./host-check.mjs";
-import { sshEnv } from "./ssh-transport.mjs";
-import { containerLabelsArgs, containerListArgs, containerName, containerRunArgs, containerSnapshotArgs, containerStopArgs, engineGlobalArgs, IN, orphanContainers } from "./container-argv.mjs";
+import { fetchBack } from "./git-travel.mjs";
+import { git } from "./git-workspace.mjs";
+import { packageVersion } from "./pkg-install.mjs";
 
 /**
  * @typedef {import("./driver.mjs").LinkRun & { target: import("./driver.mjs").ContainerTargetConfig & { name: string } }} ContainerRun
  * @typedef {import("./driver.mjs").ContainerTargetConfig & { name: string }} ContainerTarget
  */
 
-/**
- * Runs the engine CLI; resolves with its exit and output (never rejects: a missing CLI is code null).
- * @param {ContainerTarget} target @param {string[]} args @param {{ input?: string, env?: NodeJS.ProcessEnv }} [options]
- * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
- */
-export function runEngine(target, args, options = {}) {
-	return new Promise((resolve) => {
-		const child = spawn(target.engine, args, { stdio: ["pipe", "pipe", "pipe"], env: options.env ?? sshEnv() });
-		let stdout = "";
-		let stderr = "";
-		child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ c) => (stdout += c));
-		child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ c) => (stderr = (stderr + c).slice(-8000)));
-		child.stdin.on("error", () => undefined);
-		child.stdin.end(options.input ?? "");
-		child.on("error", (error) => resolve({ code: null, stdout, stderr: /** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT" ? `${target.engine} not found on PATH` : error.message }));
-		child.on("close", (code) => resolve({ code, stdout, stderr }));
-	});
-}
-
-/** @param {string} stderr */
-const lastLine = (stderr) => stderr.trim().split("\n").pop() ?? "";
+const ids = () => ({ uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 });
 
 /** A container run's dirs on this machine. @param {ContainerRun} run */
 export function containerDirs(run) {
 	const dir = join(run.storeDir, "targets", run.target.name);
 	return { dir, ...farPaths(dir, run.rowId, run.runId), piHome: join(dir, "pi", run.runId) };
+}
+
+/** What the start cache is keyed and labelled by. @param {ContainerRun} run */
+function cacheTarget(run) {
+	const { engine, engineHost, image } = run.target;
+	return { engine, engineHost, image, targetDir: containerDirs(run).dir, storeDir: run.storeDir, pkg: PACKAGE_ROOT, pkgVersion: packageVersion(), ...ids() };
 }
 
 /**
@@ -65,19 +55,28 @@ function sendSession(from, to) {
 
 /**
  * Prepares the run's dirs (workspace = shared clone, run.json, session, pi home) and starts its
- * container detached. A run whose runner already started is not started again.
- * @param {ContainerRun} run
- * @returns {Promise<{ runDir: string, sessionFile: string, worktree: string }>}
+ * container detached. A run whose runner already started is not started again. The start cache is
+ * mounted when it is ready; it is (re)checked and prepared in the background after the start, for the
+ * next run (`warm: "wait"` prepares it first; "off" runs cold).
+ * @param {ContainerRun} run @param {{ warm?: "use" | "wait" | "off" }} [options]
+ * @returns {Promise<{ runDir: string, sessionFile: string, worktree: string, cache?: string, warming?: Promise<unknown> }>}
  */
-export async function startRun(run) {
+export async function startRun(run, options = {}) {
 	const dirs = containerDirs(run);
 	const started = { runDir: dirs.run, sessionFile: dirs.session, worktree: dirs.work };
+	if (run.target.engineHost) throw new EngineError("engine-failed", ENGINE_HOST_REFUSED, { fix: "run the board on that machine, or add it as an ssh target" });
 	if (existsSync(join(dirs.run, "runner.json")) || (await alive(run))) return started;
-	if (run.target.engineHost) throw new Error(`--engine-host is not supported yet: the engine's machine would need this run's dirs (${dirs.dir})`);
 	ensureDir(dirname(dirs.session));
 	const session = sendSession(run.sessionFile, dirs.session);
 	const prepared = prepareRun(dirs.dir, { ...run.config, session }, { container: { source: run.repo } });
+	// A follow-up run: the workspace is the agent's, so moving it to the local branch (a merge may have
+	// committed there) runs inside; refused when it has work the base lacks.
+	if (prepared.action === "existing") await gitOneShot(run, ["sync", run.rowId, run.config.base]).catch((error) => {
+		throw new EngineError(error instanceof EngineError ? error.code : "engine-failed", `the workspace ${dirs.work} cannot start from ${run.config.base.slice(0, 12)}: ${error instanceof Error ? error.message : String(error)}`);
+	});
 	makePiHome({ agentDir: run.agentDir, dest: dirs.piHome, model: run.config.model });
+	const warm = options.warm ?? "use";
+	const cache = warm === "wait" ? (await ensureStartCache(cacheTarget(run))).dir : warm === "use" ? readyCache(cacheTarget(run))?.dir : undefined;
 	const argv = containerRunArgs({
 		engine: run.target.engine,
 		engineHost: run.target.engineHost,
@@ -89,153 +88,237 @@ export async function startRun(run) {
 		storeDir: run.storeDir,
 		rowId: run.rowId,
 		runId: run.runId,
-		mounts: { pkg: PACKAGE_ROOT, run: prepared.runDir, session: dirname(prepared.sessionFile), piHome: dirs.piHome, workspace: prepared.worktree, objects: prepared.objects },
-		uid: process.getuid?.() ?? 0,
-		gid: process.getgid?.() ?? 0,
+		mounts: { pkg: PACKAGE_ROOT, run: prepared.runDir, session: dirname(prepared.sessionFile), piHome: dirs.piHome, workspace: prepared.worktree, objects: prepared.objects, cache },
+		...ids(),
 	});
 	// --env values reach the engine's environment only; `-e NAME` takes them from there.
-	const result = await runEngine(run.target, argv, { env: { ...sshEnv(), ...run.forwarded } });
-	if (result.code !== 0) throw new Error(`${run.target.engine} run failed: ${lastLine(result.stderr) || `exit ${result.code}`}`);
-	return started;
+	await engineRun(run.target.engine, argv, { image: run.target.image, env: { ...engineEnv(), ...run.forwarded } });
+	const warming = warm === "use" ? ensureStartCache(cacheTarget(run)).catch((/** @type {unknown} */ error) => error) : undefined;
+	return { ...started, cache, ...(warming ? { warming } : {}) };
 }
 
-/** Whether the run's container is running. @param {ContainerRun} run */
+/** Whether the run's container is running (false when it exited or is gone). @param {ContainerRun} run */
 export async function alive(run) {
-	const result = await runEngine(run.target, [...engineGlobalArgs(run.target.engine, run.target.engineHost), "inspect", "--format", "{{.State.Running}}", containerName(run.runId)]);
-	return result.code === 0 && result.stdout.trim() === "true";
+	const { engine, engineHost } = run.target;
+	try {
+		const { stdout } = await engineRun(engine, [...engineGlobalArgs(engine, engineHost), "container", "inspect", "--format", "{{.State.Running}}", containerName(run.runId)], { timeoutMs: 30_000 });
+		return stdout.trim() === "true";
+	} catch (error) {
+		if (error instanceof EngineError && error.code === "no-container") return false;
+		throw error;
+	}
 }
 
 /**
- * Resolves when the run's container is gone or has exited (`engine wait`; a missing container at once).
+ * Resolves when the run's container has exited or is gone (`engine wait`; a missing container at
+ * once). `code` is its exit code when the engine still knew it (null: removed already, --rm).
  * @param {ContainerRun} run
- * @returns {{ done: Promise<void>, cancel(): void }}
+ * @returns {{ done: Promise<{ code: number | null, error?: EngineError }>, cancel(): void }}
  */
 export function wait(run) {
-	const child = spawn(run.target.engine, [...engineGlobalArgs(run.target.engine, run.target.engineHost), "wait", containerName(run.runId)], { stdio: "ignore", env: sshEnv() });
+	const { engine, engineHost } = run.target;
+	const child = spawn(engine, [...engineGlobalArgs(engine, engineHost), "wait", containerName(run.runId)], { stdio: ["ignore", "pipe", "pipe"], env: engineEnv() });
+	let stdout = "";
+	let stderr = "";
+	child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stdout += chunk));
+	child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
 	const done = new Promise((resolve) => {
-		child.on("error", () => resolve(undefined));
-		child.on("exit", () => resolve(undefined));
+		child.on("error", (spawnError) => resolve({ code: null, error: engineFailure(engine, { spawnError }) }));
+		child.on("close", (code) => {
+			const exit = Number(stdout.trim().split("\n").pop());
+			if (code === 0 && stdout.trim() && Number.isInteger(exit)) return resolve({ code: exit });
+			const failure = engineFailure(engine, { code, stderr });
+			resolve(failure.code === "no-container" || code === null ? { code: null } : { code: null, error: failure });
+		});
 	});
-	return { done: /** @type {Promise<void>} */ (done), cancel: () => child.kill("SIGTERM") };
+	return { done: /** @type {Promise<{ code: number | null, error?: EngineError }>} */ (done), cancel: () => child.kill("SIGTERM") };
+}
+
+/**
+ * What a container's end says, for a run that ended without its runner recording it.
+ * @param {number | null} code from wait() @param {ContainerTarget} target
+ */
+export function endReason(code, target) {
+	if (code === 137) return `its container was killed (exit 137: killed from outside, or out of memory${target.memory ? ` with --memory ${target.memory}` : ""})`;
+	if (code === 143) return "its container was stopped from outside (exit 143)";
+	if (code === null) return "its container is gone (removed from outside, or the engine restarted)";
+	return `its container exited with code ${code} before the runner recorded an end`;
 }
 
 /**
  * Ends the run's container with everything in it (engine stop, which SIGTERMs the runner through
- * --init, then rm -f) and records the end in the target-side run dir if the runner could not.
+ * --init, then rm -f), records the end in the target-side run dir if the runner could not, and removes
+ * the run's pi home (it holds a provider's credentials).
  * @param {ContainerRun} run @param {{ graceS?: number }} [options]
  */
 export async function stop(run, options = {}) {
-	const args = containerStopArgs(run.target.engine, run.target.engineHost, run.runId, options.graceS ?? 10);
-	await runEngine(run.target, args.stop);
-	await runEngine(run.target, args.remove);
-	const runDir = containerDirs(run).run;
-	return existsSync(join(runDir, "status.json")) ? { status: await recordFarEnd(runDir, "stopped", () => false) } : {};
+	const { engine, engineHost } = run.target;
+	const args = containerStopArgs(engine, engineHost, run.runId, options.graceS ?? 10);
+	await engineRun(engine, args.stop, { okIfGone: true, timeoutMs: ((options.graceS ?? 10) + 30) * 1000 }).catch(() => undefined);
+	await engineRun(engine, args.remove, { okIfGone: true, timeoutMs: 60_000 });
+	const dirs = containerDirs(run);
+	rmSync(dirs.piHome, { recursive: true, force: true });
+	return existsSync(join(dirs.run, "status.json")) ? { status: await recordFarEnd(dirs.run, "stopped", () => false) } : {};
+}
+
+/** After the run's end: its pi home holds a provider's credentials. @param {ContainerRun} run */
+export function cleanup(run) {
+	rmSync(containerDirs(run).piHome, { recursive: true, force: true });
 }
 
 /**
- * Snapshots the workspace's uncommitted work into refs/agent-board/wip/<rowId> from inside a container
- * (this side never runs git in a workspace a container had): `engine exec` into the run's container
- * while it runs, else a one-shot container with the workspace alone.
+ * Snapshots the workspace's uncommitted work into refs/agent-board/wip/<rowId> inside a container
+ * (git porcelain there runs the agent's .git config, hooks and filters: never on this side): `engine
+ * exec` into the run's container while it runs, else a one-shot container with the same hardening,
+ * no network, and only the workspace and its borrowed objects mounted.
  * @param {ContainerRun} run
- * @returns {Promise<{ head: string, wip: string } | undefined>}
+ * @returns {Promise<{ head: string, wip: string, tree: string } | undefined>} undefined: no workspace
  */
 export async function snapshot(run) {
+	const { engine, engineHost, image } = run.target;
 	const dirs = containerDirs(run);
 	if (!existsSync(dirs.work)) return undefined;
-	const agent = [`${IN.runner}/targets/host-agent.mjs`, "snapshot", IN.workspace, run.rowId];
-	const running = await alive(run);
-	const objects = running ? undefined : workspaceObjects(dirs.work);
-	const args = running
-		? [...engineGlobalArgs(run.target.engine, run.target.engineHost), "exec", containerName(run.runId), "node", ...agent]
-		: containerSnapshotArgs({ engine: run.target.engine, engineHost: run.target.engineHost, image: run.target.image, pkg: PACKAGE_ROOT, workspace: dirs.work, objects, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, command: ["node", ...agent] });
-	const result = await runEngine(run.target, args);
-	/** @type {{ head: string, wip: string } | undefined} */
-	let value;
-	readFrames(streamOf(result.stdout), (frame) => {
-		if (frame.t === "result" && typeof frame.value.head === "string" && typeof frame.value.wip === "string") value = { head: frame.value.head, wip: frame.value.wip };
-	});
-	if (!value) throw new Error(`snapshot of ${dirs.work} in a container failed: ${lastLine(result.stderr) || `exit ${result.code}`}`);
-	return value;
-}
-
-/** The objects dir a shared clone borrows (its alternates file), to mount read-only. @param {string} worktree */
-function workspaceObjects(worktree) {
-	try {
-		const line = readFileSync(join(worktree, ".git", "objects", "info", "alternates"), "utf8").split("\n")[0]?.trim();
-		return line && line.startsWith("/") ? line : undefined;
-	} catch {
-		return undefined;
+	/** @type {string | undefined} */
+	let out;
+	if (await alive(run)) {
+		try {
+			out = (await engineRun(engine, containerSnapshotExecArgs(engine, engineHost, run.runId, run.rowId), { timeoutMs: 120_000 })).stdout;
+		} catch (error) {
+			// It ended while we asked: the one-shot below has the workspace to itself.
+			if (!(error instanceof EngineError) || !(error.code === "no-container" || /not running|state improper|stopped/i.test(error.message))) throw snapshotError(dirs.work, error);
+		}
 	}
-}
-
-/** A finished string as a stream readFrames can take (it only uses setEncoding/on). @param {string} text */
-function streamOf(text) {
-	/** @type {Record<string, (arg?: string) => void>} */
-	const handlers = {};
-	const stream = /** @type {NodeJS.ReadableStream} */ (/** @type {unknown} */ ({
-		setEncoding: () => stream,
-		on(/** @type {string} */ event, /** @type {(arg?: string) => void} */ fn) {
-			handlers[event] = fn;
-			if (event === "end") {
-				handlers.data?.(text);
-				fn();
-			}
-			return stream;
-		},
-	}));
-	return stream;
+	if (out === undefined) {
+		try {
+			out = await gitOneShot(run, ["snapshot", run.rowId]);
+		} catch (error) {
+			throw snapshotError(dirs.work, error);
+		}
+	}
+	/** @type {{ head?: unknown, wip?: unknown, tree?: unknown } | undefined} */
+	let value;
+	try {
+		value = JSON.parse(out.trim().split("\n").pop() ?? "");
+	} catch {
+		value = undefined;
+	}
+	const sha = (/** @type {unknown} */ v) => typeof v === "string" && /^[0-9a-f]{40,64}$/.test(v);
+	if (!value || !sha(value.head) || !sha(value.wip) || !sha(value.tree)) throw new Error(`snapshot of ${dirs.work}: unexpected answer ${JSON.stringify(out.slice(0, 120))}`);
+	return { head: String(value.head), wip: String(value.wip), tree: String(value.tree) };
 }
 
 /**
- * Removes this store's containers of `target` that no live run owns (its run ended, or its row is gone).
- * @param {string} storeDir @param {ContainerTarget} target @param {(rowId: string, runId: string) => boolean} runIsLive
- * @returns {Promise<string[]>} the names removed
+ * The user's objects dir a run's workspace borrows, from the user's own repository. Not from the
+ * workspace's alternates file: the agent can rewrite that, and its hooks run in the snapshot's
+ * container, so what it names would be mounted for them to read (~/.ssh, say).
+ * @param {ContainerRun} run
+ */
+function userObjects(run) {
+	return resolve(run.repo, git(run.repo, ["rev-parse", "--git-common-dir"]), "objects");
+}
+
+/**
+ * container-git.mjs in a one-shot container with the run's hardening, no network, and only the
+ * workspace and the objects it borrows mounted. Resolves with its stdout.
+ * @param {ContainerRun} run @param {string[]} args
+ */
+async function gitOneShot(run, args) {
+	const { engine, engineHost, image } = run.target;
+	const objects = userObjects(run);
+	const volumes = /** @type {[string, string, boolean?][]} */ ([[containerDirs(run).work, IN.workspace], [objects, objects, true]]);
+	const argv = containerOneShotArgs({ engine, engineHost, image, storeDir: run.storeDir, pkg: PACKAGE_ROOT, ...ids() }, { volumes, command: ["node", GIT_INSIDE, ...args], workdir: IN.workspace });
+	try {
+		return (await engineRun(engine, argv, { image, timeoutMs: 120_000 })).stdout;
+	} catch (error) {
+		// Our script's own words (exit 1), not the engine's.
+		if (error instanceof EngineError && error.code === "engine-failed" && error.said) throw new Error(error.said.replace(/^\w+: /, ""));
+		throw error;
+	}
+}
+
+/** @param {string} work @param {unknown} error */
+function snapshotError(work, error) {
+	const message = error instanceof Error ? error.message : String(error);
+	if (/no space left on device/i.test(message)) return new EngineError("disk-full", `snapshot of ${work}: no space left on the disk that holds it`, { fix: "free some space; the work is still in the workspace" });
+	return new EngineError(error instanceof EngineError ? error.code : "engine-failed", `snapshot of ${work}: ${message}`);
+}
+
+/**
+ * Fetches the run's branch and its wip snapshot into refs/agent-board/remote[-wip]/<rowId> of the
+ * user's repository with `git fetch` (the workspace's side is upload-pack, which runs nothing its
+ * config names), never git porcelain in the workspace. Its `.git` must be a real directory: a symlink
+ * or gitdir file planted by the agent would point this side's git at another repository.
+ * @param {ContainerRun} run
+ */
+export async function fetchWork(run) {
+	const gitDir = realGitDir(run);
+	const snap = await snapshot(run);
+	if (!snap) return undefined;
+	realGitDir(run);
+	return fetchBack({ repo: run.repo, remote: { url: gitDir }, rowId: run.rowId });
+}
+
+/** The workspace's .git, refused unless it is a real directory. @param {ContainerRun} run */
+function realGitDir(run) {
+	const gitDir = join(containerDirs(run).work, ".git");
+	let stat;
+	try {
+		stat = lstatSync(gitDir);
+	} catch {
+		stat = undefined;
+	}
+	if (!stat?.isDirectory()) throw new Error(`${gitDir} is not a directory any more (replaced from inside the container): nothing fetched, the workspace is kept`);
+	return gitDir;
+}
+
+/**
+ * Removes this store's containers of `target` that no run owns any more: `runIsLive(rowId, runId)`
+ * answers false when the run ended, its row is gone, or its link is dead and the run cannot be resumed
+ * (a run a new link will resume counts as live). A container being started counts as live to the
+ * caller (its run is not terminal). Engine failures leave everything in place and are returned.
+ * @param {string} storeDir @param {ContainerTarget} target
+ * @param {(rowId: string, runId: string) => boolean | Promise<boolean>} runIsLive
+ * @returns {Promise<{ removed: string[], error?: EngineError }>}
  */
 export async function reconcile(storeDir, target, runIsLive) {
-	const listed = await runEngine(target, containerListArgs(target.engine, target.engineHost, storeDir));
-	const names = listed.code === 0 ? listed.stdout.split("\n").map((n) => n.trim()).filter(Boolean) : [];
-	if (names.length === 0) return [];
-	const inspected = await runEngine(target, containerLabelsArgs(target.engine, target.engineHost, names));
-	const labels = inspected.stdout.trim().split("\n");
-	/** @type {{ name: string, labels: Record<string, string> }[]} */
-	const found = names.map((name, i) => {
-		try {
-			return { name, labels: JSON.parse(labels[i] ?? "{}") ?? {} };
-		} catch {
-			return { name, labels: {} };
+	const { engine, engineHost } = target;
+	try {
+		const names = (await engineRun(engine, containerListArgs(engine, engineHost, storeDir), { timeoutMs: 30_000 })).stdout.split("\n").map((n) => n.trim()).filter(Boolean);
+		if (names.length === 0) return { removed: [] };
+		const inspected = await engineRun(engine, containerLabelsArgs(engine, engineHost, names), { timeoutMs: 30_000, okIfGone: true });
+		const labels = inspected.stdout.trim().split("\n");
+		/** @type {{ name: string, labels: Record<string, string> }[]} */
+		const found = names.map((name, i) => {
+			try {
+				return { name, labels: JSON.parse(labels[i] ?? "{}") ?? {} };
+			} catch {
+				return { name, labels: {} };
+			}
+		});
+		/** @type {Set<string>} */
+		const live = new Set();
+		for (const { labels: l } of found) {
+			const row = l["agent-board.row"];
+			const runId = l["agent-board.run"];
+			if (row && runId && (await runIsLive(row, runId))) live.add(runId);
 		}
-	});
-	const orphans = orphanContainers(found, runIsLive);
-	for (const name of orphans) await runEngine(target, [...engineGlobalArgs(target.engine, target.engineHost), "rm", "-f", name]);
-	return orphans;
+		const orphans = orphanContainers(found, (_row, runId) => live.has(runId));
+		for (const name of orphans) await engineRun(engine, [...engineGlobalArgs(engine, engineHost), "rm", "-f", name], { okIfGone: true, timeoutMs: 60_000 });
+		return { removed: orphans };
+	} catch (error) {
+		if (error instanceof EngineError) return { removed: [], error };
+		throw error;
+	}
 }
 
 /**
- * `targets check` for a container target: the engine CLI, the image, and node/pi/git inside it.
+ * `targets check` for a container target: engine (and its daemon), image, node/pi/bash/git inside it,
+ * the model provider from the target's network, --engine-host refused; prepares the start cache.
  * @param {ContainerTarget} target
+ * @param {{ storeDir?: string, agentDir?: string, model?: string, baseUrl?: string }} [options]
  * @returns {Promise<import("./host-check.mjs").CheckItem[]>}
  */
-export async function check(target) {
-	/** @type {import("./host-check.mjs").CheckItem[]} */
-	const items = [];
-	const version = await runEngine(target, [...engineGlobalArgs(target.engine, target.engineHost), "version", "--format", "{{.Client.Version}}"]);
-	items.push(version.code === 0 ? { name: "engine", ok: true, detail: `${target.engine} ${version.stdout.trim()}` } : { name: "engine", ok: false, detail: lastLine(version.stderr) || `${target.engine} failed`, fix: `install ${target.engine}, or start its daemon` });
-	if (target.engineHost) items.push({ name: "engine host", ok: false, detail: "--engine-host is not supported yet (the engine's machine would need the run's dirs)", fix: "use an engine on this machine" });
-	if (version.code !== 0) return items;
-	const image = await runEngine(target, [...engineGlobalArgs(target.engine, target.engineHost), "image", "inspect", "--format", "{{.Id}}", target.image]);
-	if (image.code !== 0) {
-		items.push({ name: "image", ok: false, detail: `${target.image} not found (${lastLine(image.stderr)})`, fix: `build it: ${target.engine} build -t ${target.image} - < docker/worker.Dockerfile` });
-		return items;
-	}
-	items.push({ name: "image", ok: true, detail: target.image });
-	const source = readFileSync(join(PACKAGE_ROOT, "runner", "targets", "host-check.mjs"), "utf8");
-	const program = `${source}\nprocess.stdout.write(JSON.stringify(checkHost("/tmp/ab-check", { minFreeBytes: 0 })));\n`;
-	const probe = await runEngine(target, [...engineGlobalArgs(target.engine, target.engineHost), "run", "--rm", "-i", "--network", "none", "--tmpfs", "/tmp", target.image, "node", "--input-type=module", "-"], { input: program });
-	try {
-		const report = JSON.parse(probe.stdout);
-		items.push(...checkItems(report, { where: `the image ${target.image}` }).filter((item) => ["node", "pi", "git"].includes(item.name)));
-	} catch {
-		items.push({ name: "node", ok: false, detail: `cannot run node in ${target.image}: ${lastLine(probe.stderr) || `exit ${probe.code}`}`, fix: "use an image with node >= 22.19, pi 1.6, bash and git (docker/worker.Dockerfile)" });
-	}
-	return items;
+export async function check(target, options = {}) {
+	const targetDir = options.storeDir ? join(options.storeDir, "targets", target.name) : undefined;
+	return (await checkContainerTarget(target, { ...options, targetDir })).items;
 }
