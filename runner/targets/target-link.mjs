@@ -162,6 +162,11 @@ let finishing = false;
 let stopFirst = started && inbox.stopWaiting();
 
 function finish() {
+	try {
+		driver.finish?.(run);
+	} catch (error) {
+		log(`after the end: ${error instanceof Error ? error.message : String(error)}`);
+	}
 	inbox.finish();
 	releaseSlot(slotPath, config.runId);
 	const env = { ...process.env };
