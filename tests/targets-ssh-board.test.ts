@@ -149,6 +149,18 @@ describe("ssh targets on the board", () => {
 		expect(readFileSync(join(repo, "edit.txt"), "utf8")).toBe("v2\n");
 		expect(readFileSync(join(repo, "wip.txt"), "utf8")).toBe("wip\n");
 		expect(git(repo, "log", "--format=%s")).toContain("agent-change");
+
+		// A reply to the finished row is a new run on the host, with the conversation and the merged
+		// branch (its commit pushed; the host's worktree, whose files are that commit's, moves to it).
+		model.setScript({ rules: [{ match: "SSH-AGAIN", steps: [{ toolCall: { name: "bash", args: { command: "git log -1 --format=%s && cat wip.txt" } } }, { text: "Again." }] }] });
+		const again = await board.reply(row.id, "SSH-AGAIN one more thing");
+		expect(again.delivery).toBe("new-run");
+		const resumed = await waitDone(board, row.id, 90_000);
+		expect(resumed).toMatchObject({ state: "completed", latestAssistant: "Again." });
+		const request = model.requests().find((r) => r.prompt === "SSH-AGAIN one more thing");
+		expect(JSON.stringify(request?.messages)).toContain("Done in blue.");
+		expect(readFileSync(join(resumed.runDir ?? "", "events.jsonl"), "utf8")).toContain("agent-board: work of row");
+		rmSync(release, { force: true });
 	}, 240_000);
 
 	it("shows a host that went away as unreachable with ssh's reason, recovers, and a stop leaves nothing of the host user", async (ctx) => {
