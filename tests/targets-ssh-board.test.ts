@@ -7,7 +7,7 @@
  * ending everything of the host user, attempts compared and merged, and ssh's refusal of a changed
  * host key on the row. The prompt is on no command line of either end (both are this machine).
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +21,7 @@ import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
 import { startSshHost, type SshHost } from "../test-support/sshd.ts";
 import { procsMentioning } from "../test-support/target-helpers.ts";
+import { controlPathFor } from "../runner/targets/ssh-transport.mjs";
 
 const missing = sshdMissing();
 let host: SshHost;
@@ -99,6 +100,11 @@ describe("ssh targets on the board", () => {
 		expect(procsMentioning(prompt.slice(0, 20))).toEqual([]);
 		expect(procsMentioning(FORWARDED)).toEqual([]);
 		expect(first.authorization).toBe(`Bearer ${model.apiKey}`);
+		// The shared master connection outlives runs: it carries no run's tag, so it never holds a slot.
+		const master = spawnSync("ssh", ["-F", host.configFile, "-o", `ControlPath=${controlPathFor(join(local, "store", "targets", "h"))}`, "-O", "check", host.alias], { encoding: "utf8" });
+		const masterPid = Number(/pid=(\d+)/.exec(master.stderr)?.[1]);
+		expect(masterPid).toBeGreaterThan(1);
+		expect(readFileSync(`/proc/${masterPid}/environ`, "utf8")).not.toContain("AGENT_BOARD_RUN_ID");
 		go();
 
 		const working = await rowWhere(row.id, "the bash tool to run on the host", (r) => r.live?.tool?.name === "bash");
@@ -143,6 +149,18 @@ describe("ssh targets on the board", () => {
 		expect(readFileSync(join(repo, "edit.txt"), "utf8")).toBe("v2\n");
 		expect(readFileSync(join(repo, "wip.txt"), "utf8")).toBe("wip\n");
 		expect(git(repo, "log", "--format=%s")).toContain("agent-change");
+
+		// A reply to the finished row is a new run on the host, with the conversation and the merged
+		// branch (its commit pushed; the host's worktree, whose files are that commit's, moves to it).
+		model.setScript({ rules: [{ match: "SSH-AGAIN", steps: [{ toolCall: { name: "bash", args: { command: "git log -1 --format=%s && cat wip.txt" } } }, { text: "Again." }] }] });
+		const again = await board.reply(row.id, "SSH-AGAIN one more thing");
+		expect(again.delivery).toBe("new-run");
+		const resumed = await waitDone(board, row.id, 90_000);
+		expect(resumed).toMatchObject({ state: "completed", latestAssistant: "Again." });
+		const request = model.requests().find((r) => r.prompt === "SSH-AGAIN one more thing");
+		expect(JSON.stringify(request?.messages)).toContain("Done in blue.");
+		expect(readFileSync(join(resumed.runDir ?? "", "events.jsonl"), "utf8")).toContain("agent-board: work of row");
+		rmSync(release, { force: true });
 	}, 240_000);
 
 	it("shows a host that went away as unreachable with ssh's reason, recovers, and a stop leaves nothing of the host user", async (ctx) => {
@@ -159,11 +177,25 @@ describe("ssh targets on the board", () => {
 		expect(away.summary).toMatch(/^unreachable since \d\d:\d\d:\d\d: /);
 		expect((await board.targets.list()).find((t) => t.name === "h")).toMatchObject({ running: 1, unreachable: { since: away.unreachable?.since } });
 		await host.start();
-		await rowWhere(row.id, "the row to come back", (r) => r.unreachable === undefined && r.live?.tool?.name === "bash");
+		const back = await rowWhere(row.id, "the row to come back", (r) => r.unreachable === undefined && r.live?.tool?.name === "bash");
 
+		// The link dies (the board's machine restarted): the run goes on at the host, and a stop now goes
+		// through a new link that ends it there.
+		const link = JSON.parse(readFileSync(join(back.runDir ?? "", "runner.json"), "utf8")) as { pid: number };
+		process.kill(link.pid, "SIGKILL");
+		await waitFor(() => !existsSync(`/proc/${link.pid}`) || readFileSync(`/proc/${link.pid}/stat`, "utf8").includes(") Z "), "the link to die");
 		const stopped = await board.stop(row.id);
 		expect(stopped.state).toBe("stopped");
-		await waitFor(() => host.user.processes().every((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "sshd"), "nothing of the host user but its ssh sessions", 30_000);
+		expect(JSON.parse(readFileSync(join(back.runDir ?? "", "runner.json"), "utf8")).pid).not.toBe(link.pid);
+		const onlySshd = () => host.user.processes().every((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "sshd");
+		await waitFor(onlySshd, "nothing of the host user but its ssh sessions", 30_000);
+
+		// The host "reboots" mid-run (every process of its user dies): the row ends, recorded as such.
+		const second = await board.dispatch({ prompt: "SSH-STALL again", cwd: repo, target: "h" });
+		await rowWhere(second.id, "the tool to run on the host", (r) => r.live?.tool?.name === "bash");
+		for (const pid of host.user.processes()) process.kill(pid, "SIGKILL");
+		const died = await waitDone(board, second.id, 90_000);
+		expect(died).toMatchObject({ state: "failed", error: "runner died" });
 	}, 240_000);
 
 	it("runs three attempts on the host, compares them locally and merges one", async (ctx) => {
@@ -207,5 +239,20 @@ describe("ssh targets on the board", () => {
 		expect(check).toMatchObject({ ok: false, items: [{ name: "reachable", ok: false }] });
 		expect(check.items[0]?.fix).toContain("ssh-keygen -R");
 		host.trustHostKey();
+
+		// A user the host does not let in: ssh's words on the row, the target then removed.
+		await board.targets.add("w", { kind: "ssh", host: `nobody@${host.alias}`, sshConfig: host.configFile });
+		const denied = await waitDone(board, (await board.dispatch({ prompt: "SSH-USER never runs", cwd: repo, target: "w" })).id, 60_000);
+		expect(denied.error).toMatch(/^cannot start on w: authentication failed \(ssh: .*Permission denied/);
+		await board.targets.remove("w");
+
+		// A dir the host user cannot write: the check says so and how to fix it; a dispatch fails with the host's words.
+		await board.targets.add("ro", { kind: "ssh", host: host.alias, sshConfig: host.configFile, dir: "/root/pab-not-yours" });
+		const roCheck = await board.targets.check("ro", { install: true });
+		expect(roCheck.items.find((item) => item.name === "dir")).toMatchObject({ ok: false, detail: expect.stringContaining("/root/pab-not-yours"), fix: expect.stringContaining("--dir") });
+		const ro = await waitDone(board, (await board.dispatch({ prompt: "SSH-RO never runs", cwd: repo, target: "ro" })).id, 60_000);
+		expect(ro.error).toMatch(/^cannot start on ro: .*Permission denied/);
+		await board.targets.remove("ro");
+		expect((await board.targets.list()).map((t) => t.name)).toEqual(["local", "h"]);
 	}, 120_000);
 });

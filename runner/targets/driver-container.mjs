@@ -3,8 +3,9 @@
 // over the target-side dirs on this machine. The runner inside has no liveness we can read here (its
 // pid is the container's), so the engine's `wait` says when it is gone. Git: after a turn or a tool,
 // the workspace is snapshotted inside a container and fetched with `git fetch` (no porcelain here).
+import { recordFarEnd } from "./far-end.mjs";
 import { followRun } from "./far-follow.mjs";
-import { fetchBack as fetchRefs } from "./git-travel.mjs";
+import { safeStatus } from "./far-run.mjs";
 import * as engine from "./container-transport.mjs";
 
 /** Events after which the workspace may have changed. */
@@ -71,7 +72,11 @@ export function containerDriver(target) {
 				if (!stopped) on.close(ended ? { ended: true } : { ended: false, failure: { kind: "protocol", reason: "follow stopped" } });
 			},
 		});
-		void waiter.done.then(() => {
+		void waiter.done.then(async ({ code }) => {
+			// Gone without its runner recording an end (killed from outside, out of memory, removed): the
+			// container's exit says why, recorded at the target before follow reports the end.
+			const status = safeStatus(dirs.run);
+			if (status && typeof status.endedAt !== "number") await recordFarEnd(dirs.run, "died", () => false, engine.endReason(code, target)).catch(() => undefined);
 			exited = true;
 			follower.poke();
 		});
@@ -99,11 +104,10 @@ export function containerDriver(target) {
 		},
 		follow: followFrom,
 		async fetchBack(run) {
-			const snap = await engine.snapshot(asContainer(run));
-			if (!snap) return;
-			// upload-pack runs no command the workspace's config names: safe to read what the agent wrote.
-			fetchRefs({ repo: run.repo, remote: { url: engine.containerDirs(asContainer(run)).work }, rowId: run.rowId });
+			// The snapshot is taken inside a container; this side only fetches (upload-pack runs nothing the workspace names).
+			await engine.fetchWork(asContainer(run));
 		},
 		stop: (run) => engine.stop(asContainer(run)),
+		finish: (run) => engine.cleanup(asContainer(run)),
 	};
 }

@@ -8,7 +8,7 @@ import { encodeFrame } from "./frames.mjs";
 import { callVerb, farStream, sshMirrorRemote, sshTransport, writeSession } from "./far-client.mjs";
 import { farPaths, fileDigest } from "./far-run.mjs";
 import { fetchBack as fetchRefs, pushBase, repoKey } from "./git-travel.mjs";
-import { installOverSsh, packageVersion } from "./pkg-install.mjs";
+import { cachedPackageVersion, installOverSsh } from "./pkg-install.mjs";
 import { controlPathFor } from "./ssh-transport.mjs";
 
 /**
@@ -22,7 +22,7 @@ export function sshDriver(target, context) {
 		...(target.sshConfig ? { sshConfig: target.sshConfig } : {}),
 		controlPath: controlPathFor(join(context.storeDir, "targets", target.name)),
 		dir: target.dir,
-		pkgVersion: packageVersion(),
+		pkgVersion: cachedPackageVersion(join(context.storeDir, "targets", "pkg-version.json")),
 	};
 	const transport = sshTransport(ssh);
 	/** @param {import("./driver.mjs").LinkRun} run */

@@ -61,6 +61,8 @@
  * @property {(run: LinkRun) => Promise<{ status?: Record<string, unknown> }>} stop
  *   one-shot stop at the target (the link was dead when the stop came, or it is stopping before following):
  *   the far runner, its worker and tools are ended there and the end recorded there.
+ * @property {(run: LinkRun) => void} [finish]
+ *   after the end is recorded here: what the kind leaves behind for nothing (a container's pi home).
  */
 
 /**

@@ -7,7 +7,7 @@ import { touchNotify, writeJsonAtomic } from "../fs-util.mjs";
 import { claimMessages, dropMessage, writeReceipt } from "../inbox.mjs";
 import { endRunProcesses, isAlive, signalVerified } from "../proc.mjs";
 import { tryLockRow } from "../row-lock.mjs";
-import { markRunnerDied, markStopped } from "../state-rules.mjs";
+import { markRunnerDied, markStopped, summarize } from "../state-rules.mjs";
 import { readProcessFile, safeStatus } from "./far-run.mjs";
 
 /** @param {number} ms */
@@ -29,8 +29,9 @@ export function runnerAlive(runDir) {
  * lock. Returns the status as it is now (another holder of the lock is recording the same end).
  * @param {string} runDir @param {"died" | "stopped"} how
  * @param {() => boolean} [alive] the runner's liveness when runner.json cannot tell (a container's pid)
+ * @param {string} [reason] why it died, when the caller knows better than "runner died" (a container's exit)
  */
-export async function recordFarEnd(runDir, how, alive = () => runnerAlive(runDir)) {
+export async function recordFarEnd(runDir, how, alive = () => runnerAlive(runDir), reason = undefined) {
 	const rowDir = dirname(dirname(runDir));
 	const release = tryLockRow(rowDir);
 	if (!release) return safeStatus(runDir);
@@ -41,7 +42,13 @@ export async function recordFarEnd(runDir, how, alive = () => runnerAlive(runDir
 		const now = Date.now();
 		const ended = /** @type {import("../state-rules.mjs").RunStatus} */ (/** @type {unknown} */ (status));
 		if (how === "stopped") markStopped(ended, now);
-		else markRunnerDied(ended, now);
+		else {
+			markRunnerDied(ended, now);
+			if (reason) {
+				ended.error = reason;
+				ended.summary = summarize(ended);
+			}
+		}
 		for (const message of claimMessages(runDir)) {
 			writeReceipt(runDir, { id: message.id, status: "rejected", reason: "run ended", at: now, preview: "" });
 		}

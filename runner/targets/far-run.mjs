@@ -189,8 +189,10 @@ export function readProcessFile(path) {
 /**
  * Starts the run's runner detached (it outlives this ssh session) and waits until it has recorded
  * itself. Starting a started run returns its runner; a run whose runner already ran is refused.
- * @param {string} runDir @param {{ waitMs?: number }} [options]
- * @returns {Promise<{ pid: number, start: string }>}
+ * `noWait`: return once it is spawned (a link's launch: the runner records itself meanwhile, and
+ * follow reads that; nothing waits for it on the way to the first model request).
+ * @param {string} runDir @param {{ waitMs?: number, noWait?: boolean }} [options]
+ * @returns {Promise<{ pid: number, start: string } | undefined>}
  */
 export async function startRun(runDir, options = {}) {
 	const runnerFile = join(runDir, "runner.json");
@@ -200,6 +202,7 @@ export async function startRun(runDir, options = {}) {
 	const config = JSON.parse(readFileSync(join(runDir, "run.json"), "utf8"));
 	const env = { ...process.env, [RUN_TAG]: String(config.runId) };
 	spawnRunner(runDir, join(runDir, "slot.json"), process.execPath, env);
+	if (options.noWait) return undefined;
 	const deadline = Date.now() + (options.waitMs ?? 15_000);
 	while (Date.now() < deadline) {
 		const runner = readProcessFile(runnerFile);

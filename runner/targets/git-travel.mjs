@@ -3,8 +3,8 @@
 // row's branch and its wip snapshot back, and lay them over the local mirror worktree so it shows
 // exactly what the target's worktree shows (committed, modified, untracked and deleted files).
 import { createHash } from "node:crypto";
-import { realpathSync } from "node:fs";
-import { basename, resolve } from "node:path";
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { baseRef, branchName, git, revParse, wipRef } from "./git-workspace.mjs";
 
 /** @param {string} rowId */
@@ -18,8 +18,11 @@ const remoteWipRef = (rowId) => `refs/agent-board/remote-wip/${rowId}`;
  * @param {string} repoDir any worktree of the repository
  */
 export function repoKey(repoDir) {
-	const common = realpathSync(resolve(repoDir, git(repoDir, ["rev-parse", "--git-common-dir"])));
-	const top = git(repoDir, ["rev-parse", "--show-toplevel"]);
+	// A repository's top with a .git directory (the usual case, and every row's repo): no git to ask.
+	const dotGit = join(repoDir, ".git");
+	const plain = existsSync(join(dotGit, "HEAD")) && statSync(dotGit).isDirectory();
+	const common = plain ? realpathSync(dotGit) : realpathSync(resolve(repoDir, git(repoDir, ["rev-parse", "--git-common-dir"])));
+	const top = plain ? dirname(common) : git(repoDir, ["rev-parse", "--show-toplevel"]);
 	const name = basename(top).replace(/[^A-Za-z0-9._-]/g, "_").replace(/^[._-]+/, "").slice(0, 40) || "repo";
 	return `${name}-${createHash("sha256").update(common).digest("hex").slice(0, 12)}`;
 }

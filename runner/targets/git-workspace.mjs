@@ -120,16 +120,20 @@ export function snapshotWip(worktree, rowId) {
  */
 export function syncWorktree({ mirror, worktree, rowId, base }) {
 	const branch = branchName(rowId);
-	if (!revParse(mirror, `${base}^{commit}`)) throw new Error(`base commit ${base} is not in ${mirror} (push it first)`);
 	if (!existsSync(worktree)) {
-		git(mirror, ["worktree", "prune"]);
 		mkdirSync(dirname(worktree), { recursive: true, mode: DIR_MODE });
-		if (!revParse(mirror, `refs/heads/${branch}`)) {
+		// A new row's branch is created with its worktree (one git call on the way to the first request).
+		try {
 			git(mirror, ["worktree", "add", "-q", "-b", branch, worktree, base]);
 			return { head: base, action: "created" };
+		} catch (error) {
+			if (!revParse(mirror, `${base}^{commit}`)) throw new Error(`base commit ${base} is not in ${mirror} (push it first)`);
+			if (!revParse(mirror, `refs/heads/${branch}`)) throw error;
 		}
+		// The branch exists (an earlier run here): its worktree was removed, so it is registered again.
+		git(mirror, ["worktree", "prune"]);
 		git(mirror, ["worktree", "add", "-q", worktree, branch]);
-	}
+	} else if (!revParse(mirror, `${base}^{commit}`)) throw new Error(`base commit ${base} is not in ${mirror} (push it first)`);
 	const symbolic = git(worktree, ["symbolic-ref", "-q", "HEAD"]);
 	if (symbolic !== `refs/heads/${branch}`) throw new Error(`${worktree} is on ${symbolic || "a detached HEAD"}, not ${branch}`);
 	const head = git(worktree, ["rev-parse", "HEAD"]);

@@ -148,7 +148,7 @@ async function run(dir, fromSeq, sessionFrom) {
 		send({ t: "result", value: { want, runDir: paths.run } });
 		await receiveUntilDone(input, want.includes("session") ? { path: paths.session, digest: config.session } : undefined);
 		prepareRun(dir, config);
-		await startRun(paths.run);
+		await startRun(paths.run, { noWait: true });
 	}
 	send({ t: "result", value: { started: true, runDir: paths.run } });
 	follow(paths.run, fromSeq, sessionFrom, input);
@@ -197,7 +197,7 @@ async function main() {
 			return send({ t: "result", value: await prepare(abs(String(args[0]))) });
 		case "start":
 			need(args, 1, "start <runDir>");
-			return send({ t: "result", value: await startRun(abs(String(args[0]))) });
+			return send({ t: "result", value: (await startRun(abs(String(args[0])))) ?? {} });
 		case "follow":
 			need(args, 3, "follow <runDir> <eventsFromSeq> <sessionFromBytes>");
 			return follow(abs(String(args[0])), Number(args[1]) || 0, Number(args[2]) || 0);

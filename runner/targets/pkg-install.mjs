@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import { writeJsonAtomic } from "../fs-util.mjs";
 import { PACKAGE_ROOT } from "./far-run.mjs";
 import { shellQuote, sshArgv, sshEnv, sshFailure } from "./ssh-transport.mjs";
 
@@ -24,6 +25,33 @@ export function shippedFiles(root = PACKAGE_ROOT) {
 	};
 	for (const top of SHIPPED) walk(join(root, top));
 	return files.sort();
+}
+
+/**
+ * packageVersion, remembered in `cacheFile` (in the private store) under a fingerprint of the shipped
+ * files' sizes, mtimes and modes: a link starts per run, and hashing every file costs ~100 ms there.
+ * @param {string} cacheFile @param {string} [root]
+ */
+export function cachedPackageVersion(cacheFile, root = PACKAGE_ROOT) {
+	const print = createHash("sha256").update(root);
+	for (const file of shippedFiles(root)) {
+		const stat = statSync(join(root, file));
+		print.update(`${file}\0${stat.size}\0${stat.mtimeMs}\0${stat.mode}\0`);
+	}
+	const fingerprint = print.digest("hex");
+	try {
+		const cached = JSON.parse(readFileSync(cacheFile, "utf8"));
+		if (cached?.fingerprint === fingerprint && typeof cached.version === "string") return cached.version;
+	} catch {
+		// Not cached yet.
+	}
+	const version = packageVersion(root);
+	try {
+		writeJsonAtomic(cacheFile, { fingerprint, version });
+	} catch {
+		// Computed again next time.
+	}
+	return version;
 }
 
 /** `<package version>-<12 hex of the shipped files>`. @param {string} [root] */

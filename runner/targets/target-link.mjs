@@ -30,6 +30,7 @@ const LAUNCH_ATTEMPTS = 3;
 /** @param {string} text */
 const log = (text) => process.stderr.write(`${new Date().toISOString()} agent-board link: ${text}\n`);
 
+const bornAt = Math.round(performance.timeOrigin);
 const [configPath = "", slotPath = ""] = process.argv.slice(2);
 if (!configPath || !slotPath) {
 	process.stderr.write("usage: target-link.mjs <run.json> <slot-file>\n");
@@ -161,6 +162,11 @@ let finishing = false;
 let stopFirst = started && inbox.stopWaiting();
 
 function finish() {
+	try {
+		driver.finish?.(run);
+	} catch (error) {
+		log(`after the end: ${error instanceof Error ? error.message : String(error)}`);
+	}
 	inbox.finish();
 	releaseSlot(slotPath, config.runId);
 	const env = { ...process.env };
@@ -199,6 +205,7 @@ function connect() {
 		started() {
 			started = true;
 			writeJsonAtomic(statePath, { started: true, at: Date.now() });
+			log(`the run started on ${target.name} (${Date.now() - bornAt} ms after this link)`);
 		},
 		frame(frame) {
 			switch (frame.t) {
@@ -248,6 +255,7 @@ function connect() {
 			unreachable(reason);
 		},
 	};
+	log(`${started ? "following" : "launching"} on ${target.name} (${Date.now() - bornAt} ms after this link)`);
 	handle = started ? driver.follow(run, { seq: mirror.lastSeq, sessionBytes: mirror.sessionBytes() }, on) : driver.launch(run, on);
 	if (!started) launches += 1;
 }

@@ -46,7 +46,7 @@ function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: st
 		summaryModel: ctx.summaryModel,
 		stopGraceMs: ctx.stopGraceMs,
 		createdAt: now,
-		...(meta.target ? { target: targetSnapshot(ctx.storeDir, meta.target), repo: meta.repo, worktree: meta.worktreePath, agentDir: getAgentDir() } : {}),
+		...(meta.target ? { target: targetSnapshot(ctx.storeDir, meta.target), repo: meta.repo, worktree: meta.worktreePath, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir() } : {}),
 	};
 }
 

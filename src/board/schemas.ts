@@ -227,7 +227,8 @@ export const BoardConfigSchema = Type.Object({
 	version: Num,
 	/** The local concurrency limit (AGENT_BOARD_MAX_RUNNING is only its default). */
 	maxRunning: Type.Optional(Limit),
-	targets: Type.Record(Type.String({ pattern: TARGET_NAME.source, not: Type.Literal(LOCAL_TARGET) }), TargetConfigSchema),
+	// A target's name, never "local" (this machine).
+	targets: Type.Record(Type.String({ pattern: `^(?!${LOCAL_TARGET}$)${TARGET_NAME.source.slice(1)}` }), TargetConfigSchema, { additionalProperties: false }),
 });
 
 /** dashboard-prefs.json: the last dispatch choices. */

@@ -28,7 +28,9 @@ export function readBoardConfig(storeDir: string): BoardConfig {
 	try {
 		return checkShape(BoardConfigSchema, parseJsonStrict(text, path), path);
 	} catch (error) {
-		throw new BoardError("invalid", error instanceof Error ? error.message : String(error));
+		// typebox words a key outside the name pattern as "schema is false".
+		const message = (error instanceof Error ? error.message : String(error)).replace(/(\/targets\/[^/]*) schema is false$/, `$1 is not a target name (1-32 of a-z, 0-9, "-"; not ${LOCAL_TARGET})`);
+		throw new BoardError("invalid", message);
 	}
 }
 

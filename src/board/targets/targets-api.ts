@@ -4,6 +4,7 @@
  * limit (the local one included), which the queue applies at its next pump.
  */
 import { spawnSync } from "node:child_process";
+import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { rmSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { LOCAL_TARGET } from "../../../runner/board-config.mjs";
@@ -142,7 +143,7 @@ export function targetsApi(ctx: EngineContext, listRows: () => Promise<BoardRow[
 		async check(name, options = {}) {
 			const config = known(name);
 			if (config.kind === "ssh") return checkSsh(name, config, options.install === true);
-			const items = await checkContainer({ ...config, name });
+			const items = await checkContainer({ ...config, name }, { storeDir: ctx.storeDir, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir() });
 			return { target: name, ok: items.every((item) => item.ok), items };
 		},
 		async setLimit(name, max) {
