@@ -126,7 +126,7 @@ export async function alive(run) {
  * Resolves when the run's container has exited or is gone (`engine wait`; a missing container at
  * once), after recording the end at the target when its runner could not (recordEnd: killed from
  * outside, out of memory). `code` is its exit code when the engine still knew it (null: removed
- * already, --rm). A cancelled wait records nothing.
+ * already, --rm). A cancelled wait records nothing and never resolves.
  * @param {ContainerRun} run
  * @returns {{ done: Promise<{ code: number | null, error?: EngineError }>, cancel(): void }}
  */
@@ -148,8 +148,11 @@ export function wait(run) {
 			resolve(failure.code === "no-container" || code === null ? { code: null } : { code: null, error: failure });
 		});
 	});
+	// A cancelled wait never resolves: its caller stopped following, and the run has not ended.
+	/** @type {Promise<{ code: number | null, error?: EngineError }>} */
 	const done = exited.then(async (result) => {
-		if (!cancelled && !result.error) await recordEnd(run, { code: result.code }).catch(() => undefined);
+		if (cancelled) return new Promise(() => undefined);
+		if (!result.error) await recordEnd(run, { code: result.code }).catch(() => undefined);
 		return result;
 	});
 	return {
