@@ -169,6 +169,16 @@ describe("container targets on the board", () => {
 		expect(readFileSync(join(repo, "edit.txt"), "utf8")).toBe("v2\n");
 		expect(readFileSync(join(repo, "wip.txt"), "utf8")).toBe("wip\n");
 		expect(git(repo, "log", "--format=%s")).toContain("agent-change");
+
+		// A reply to the finished row is a new run in the same workspace, with the conversation, moved
+		// (inside a container) to the local branch the merge committed on.
+		model.setScript({ rules: [{ match: "CTR-AGAIN", steps: [{ toolCall: { name: "bash", args: { command: "git log -1 --format=%s && git status --porcelain && cat wip.txt" } } }, { text: "Again." }] }] });
+		expect((await board.reply(row.id, "CTR-AGAIN one more thing")).delivery).toBe("new-run");
+		const resumed = await waitDone(board, row.id, 90_000);
+		expect(resumed).toMatchObject({ state: "completed", latestAssistant: "Again." });
+		expect(JSON.stringify(model.requests().find((r) => r.prompt === "CTR-AGAIN one more thing")?.messages)).toContain("Done in blue.");
+		const again = readFileSync(join(resumed.runDir ?? "", "events.jsonl"), "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as { type: string; result?: string }).find((e) => e.type === "tool_execution_end")?.result ?? "";
+		expect(again).toBe(`${git(done.worktreePath ?? "", "log", "-1", "--format=%s")}\nwip\n`);
 		await waitFor(() => containersOfStore().length === 0 || undefined, "the container to be removed");
 	}, 240_000);
 
