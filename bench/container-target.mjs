@@ -54,10 +54,11 @@ function dispatch(target) {
 	return async (/** @type {string} */ prompt) => {
 		const started = Date.now();
 		const row = await board.dispatch({ prompt, cwd: repo, ...(target ? { target } : {}) });
-		const ended = waitFor(async () => {
-			const now = await board.get(row.id);
-			return now && !now.alive && !["queued", "working"].includes(now.state) ? now : undefined;
-		}, `row ${row.id} to end`, 120_000);
+		const ended = () =>
+			waitFor(async () => {
+				const now = await board.get(row.id);
+				return now && !now.alive && !["queued", "working"].includes(now.state) ? now : undefined;
+			}, `row ${row.id} to end`, 120_000);
 		return { started, ended, runId: row.currentRunId ?? "", stop: () => board.stop(row.id) };
 	};
 }
@@ -72,7 +73,8 @@ async function cold(/** @type {string} */ prompt) {
 	const run = { target: { kind: "container", name: "cold", engine: "podman", image: image.tag, network: "host", env: [], max: 8 }, storeDir: store, rowId, runId, runDir: join(root, "cold", runId), sessionFile: join(root, "cold", `${rowId}.jsonl`), repo, worktree: join(root, "cold", rowId), base, subdir: "", agentDir, forwarded: {}, config: { rowId, runId, repoKey: repoKey(repo), base, prompt, env: {}, createdAt: Date.now(), session: null } };
 	const started = Date.now();
 	await startRun(run, { warm: "off" });
-	return { started, ended: wait(run).done, runId, stop: async () => undefined };
+	const waiter = wait(run);
+	return { started, ended: () => waiter.done, runId, stop: async () => undefined };
 }
 
 const kinds = /** @type {const} */ ([
@@ -89,7 +91,7 @@ for (let round = 0; round <= RUNS; round++) {
 		const run = await start(prompt);
 		const request = await model.waitForRequest((r) => r.prompt === prompt, prompt, 120_000);
 		if (round > 0) times[name]?.push(request.at - run.started);
-		await run.ended;
+		await run.ended();
 	}
 }
 console.log("dispatch -> first model request");
