@@ -1,11 +1,13 @@
 // Durable file writes: every write goes to a temp file in the same directory and is renamed over.
+import { randomInt } from "node:crypto";
 import { mkdirSync, renameSync, statfsSync, writeFileSync, unlinkSync } from "node:fs";
 import { dirname, basename, join } from "node:path";
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
 
-let counter = 0;
+// Starts anywhere: a temp name must not be guessable by whoever else can write the directory.
+let counter = randomInt(2 ** 40);
 
 /** @param {string} dir */
 export function ensureDir(dir) {
@@ -14,14 +16,28 @@ export function ensureDir(dir) {
 
 /** @param {string} path @param {string} text */
 export function writeFileAtomic(path, text) {
-	counter += 1;
-	const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${counter}.tmp`);
+	let temp = "";
+	let created = false;
 	try {
-		writeFileSync(temp, text, { mode: FILE_MODE });
+		// "wx": never write through something planted at the temp name (a symlink from a container's
+		// agent in a dir it can write); a name that exists is skipped, not followed.
+		for (let attempt = 0; ; attempt++) {
+			counter += 1;
+			temp = join(dirname(path), `.${basename(path)}.${process.pid}.${counter}.tmp`);
+			try {
+				created = true;
+				writeFileSync(temp, text, { mode: FILE_MODE, flag: "wx" });
+				break;
+			} catch (error) {
+				const taken = /** @type {NodeJS.ErrnoException} */ (error).code === "EEXIST";
+				if (taken) created = false;
+				if (!taken || attempt >= 8) throw error;
+			}
+		}
 		renameSync(temp, path);
 	} catch (error) {
 		try {
-			unlinkSync(temp);
+			if (created) unlinkSync(temp);
 		} catch {
 			// The temp file may not exist; the original error matters.
 		}

@@ -11,6 +11,8 @@ export class LineSplitter {
 		this.partsLength = 0;
 		this.dropping = false;
 		this.maxLine = options.maxLine ?? Infinity;
+		/** Lines dropped for their length so far (a reader may say so). */
+		this.dropped = 0;
 	}
 
 	/**
@@ -25,7 +27,8 @@ export class LineSplitter {
 		for (let end = chunk.indexOf("\n"); end >= 0; end = chunk.indexOf("\n", start)) {
 			const piece = chunk.slice(start, end);
 			const line = this.parts.length > 0 ? this.parts.join("") + piece : piece;
-			if (line.length > 0 && !this.dropping && line.length <= this.maxLine) lines.push(line);
+			if (this.dropping || line.length > this.maxLine) this.dropped++;
+			else if (line.length > 0) lines.push(line);
 			this.parts = [];
 			this.partsLength = 0;
 			this.dropping = false;

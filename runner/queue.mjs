@@ -2,10 +2,14 @@
 // FIFO across every pi process: pumpQueue() claims a slot for the oldest entry, then the entry itself
 // (one atomic rename into the run's directory, so exactly one pumper or stopper wins it), then spawns
 // that run's runner. Finishing runners and board reads both pump, so a killed runner never strands it.
+// Each target has its own slots and limit (config.json, read at every pump): an entry whose target is
+// full waits without blocking entries of other targets; a non-local run's owner is its link
+// (targets/target-link.mjs), not a runner.
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { LOCAL_TARGET, readLimits, TARGET_NAME } from "./board-config.mjs";
 import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, touchNotify, writeJsonAtomic } from "./fs-util.mjs";
 import { rejectWaiting } from "./inbox.mjs";
 import { finalize } from "./state-rules.mjs";
@@ -14,6 +18,7 @@ import { releaseSlot, tryClaimSlot } from "./slots.mjs";
 import { isValidId, runDirOf } from "./store-layout.mjs";
 
 export const RUNNER_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "job-runner.mjs");
+export const LINK_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "targets", "target-link.mjs");
 
 /**
  * A queue entry names its run by ids only; the run's directory is derived from them (runDirOf), never
@@ -22,6 +27,7 @@ export const RUNNER_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "job
  * @property {string} rowId
  * @property {string} runId
  * @property {number} at
+ * @property {string} [target]  where the run goes (absent: this machine)
  */
 
 /** @typedef {{ entry: QueueEntry, runDir: string } | { invalid: string }} EntryRead */
@@ -43,7 +49,8 @@ function entryName(entry) {
  */
 export function enqueue(storeRoot, entry) {
 	ensureDir(queueDir(storeRoot));
-	const queued = { rowId: entry.rowId, runId: entry.runId, at: Date.now() };
+	const target = entry.target && entry.target !== LOCAL_TARGET ? { target: entry.target } : {};
+	const queued = { rowId: entry.rowId, runId: entry.runId, at: Date.now(), ...target };
 	writeJsonAtomic(join(queueDir(storeRoot), entryName(queued)), queued);
 }
 
@@ -96,7 +103,8 @@ function checkEntry(storeRoot, name) {
 	if (value === null || typeof value !== "object" || Array.isArray(value)) return { invalid: "/ must be object" };
 	for (const field of ["rowId", "runId"]) if (!isValidId(value[field])) return { invalid: `/${field} must be an id (letters, digits, "-", "_")` };
 	if (typeof value.at !== "number" || !Number.isSafeInteger(value.at) || value.at < 0) return { invalid: "/at must be a time in ms" };
-	const entry = { rowId: String(value.rowId), runId: String(value.runId), at: value.at };
+	if (value.target !== undefined && (typeof value.target !== "string" || !TARGET_NAME.test(value.target))) return { invalid: "/target must be a target name" };
+	const entry = { rowId: String(value.rowId), runId: String(value.runId), at: value.at, ...(typeof value.target === "string" ? { target: value.target } : {}) };
 	if (entryName(entry) !== name) return { invalid: `its /runId and /at do not match its file name` };
 	const runDir = runDirOf(storeRoot, entry.rowId, entry.runId);
 	if (!existsSync(join(runDir, "run.json"))) return { invalid: `names no run: ${join(runDir, "run.json")} is missing` };
@@ -185,10 +193,28 @@ export function claimEntry(storeRoot, name, runDir, purpose, slot) {
  * @property {NodeJS.ProcessEnv} env  base environment of the runner (the run's tag is added)
  */
 
+/** Slots of a target, and what else holds one: a target run goes on while our link is gone. @param {string} storeRoot @param {string} target */
+export function slotsOf(storeRoot, target) {
+	if (target === LOCAL_TARGET) return { dir: join(storeRoot, "slots"), holds: undefined };
+	return { dir: join(storeRoot, "targets", target, "slots"), holds: (/** @type {import("./slots.mjs").SlotOwner} */ owner) => runNotOver(storeRoot, owner) };
+}
+
+/** A target slot's run is over when its status says so (or its row is gone). @param {string} storeRoot @param {import("./slots.mjs").SlotOwner} owner */
+function runNotOver(storeRoot, owner) {
+	if (!owner.rowId || !isValidId(owner.rowId) || !isValidId(owner.runId)) return false;
+	try {
+		const status = JSON.parse(readFileSync(join(runDirOf(storeRoot, owner.rowId, owner.runId), "status.json"), "utf8"));
+		return typeof status?.endedAt !== "number";
+	} catch (error) {
+		return /** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT";
+	}
+}
+
 /**
- * Starts queued runs while slots are free. Returns the started run ids, and the reason the queue is
- * stuck when it cannot start anything for a reason other than "all slots taken" (a full disk, EACCES).
- * Bad entries are refused wherever they stand in the queue; each entry is checked once.
+ * Starts queued runs while their targets have free slots, oldest first (FIFO per target). Returns the
+ * started run ids, and the reason the queue is stuck when it cannot start anything for a reason other
+ * than "all slots taken" (a full disk, EACCES, a bad config.json). Bad entries are refused wherever they
+ * stand in the queue; each entry is checked once.
  * @param {string} storeRoot @param {PumpOptions} options
  * @returns {{ started: string[], error?: string }}
  */
@@ -203,16 +229,27 @@ export function pumpQueue(storeRoot, options) {
 	}
 	const known = checked.get(storeRoot);
 	if (known) for (const name of known.keys()) if (!names.includes(name)) known.delete(name);
-	let full = false;
+	if (names.length === 0) return { started };
+	const limits = readLimits(storeRoot);
+	if (limits.error) return { started, error: limits.error };
+	/** Targets found full at this pump: their younger entries wait. */
+	const full = new Set();
 	for (const name of names) {
 		const read = readEntry(storeRoot, name);
 		if ("invalid" in read) {
 			refuseEntry(storeRoot, name, read.invalid);
 			continue;
 		}
-		if (full) continue;
-		const outcome = startEntry(storeRoot, name, read, options);
-		if (outcome === "full") full = true;
+		const target = read.entry.target ?? LOCAL_TARGET;
+		if (full.has(target)) continue;
+		const max = target === LOCAL_TARGET ? (limits.local ?? options.maxConcurrent) : limits.targets.get(target);
+		if (max === undefined) {
+			// Removed while this run waited (targets remove refuses that, but not a hand edit): say so on the row.
+			if (claimEntry(storeRoot, name, read.runDir, "start")) recordStartFailure(read.runDir, `target ${target} does not exist any more (it was removed while this run waited)`);
+			continue;
+		}
+		const outcome = startEntry(storeRoot, name, read, target, max, options);
+		if (outcome === "full") full.add(target);
 		else if (outcome !== "lost") {
 			if ("error" in outcome) return { started, error: outcome.error };
 			started.push(outcome.started);
@@ -222,18 +259,20 @@ export function pumpQueue(storeRoot, options) {
 }
 
 /**
- * @param {string} storeRoot @param {string} name @param {{ entry: QueueEntry, runDir: string }} read @param {PumpOptions} options
+ * @param {string} storeRoot @param {string} name @param {{ entry: QueueEntry, runDir: string }} read
+ * @param {string} target @param {number} max @param {PumpOptions} options
  * @returns {"full" | "lost" | { started: string } | { error: string }}
  */
-function startEntry(storeRoot, name, read, options) {
+function startEntry(storeRoot, name, read, target, max, options) {
 	const { entry, runDir } = read;
 	const space = diskSpace(storeRoot);
 	// Too little room for a run to record itself: nothing starts until there is.
 	if (space !== undefined && space < DISK_FULL_BYTES) return { error: `disk full: ${space} bytes free on the store's disk (${storeRoot}); queued runs start when space returns` };
 	let slot;
 	try {
-		ensureDir(join(storeRoot, "slots"));
-		slot = tryClaimSlot(join(storeRoot, "slots"), Math.max(1, options.maxConcurrent), { pid: process.pid, start: processStartTime(process.pid), runId: entry.runId });
+		const slots = slotsOf(storeRoot, target);
+		ensureDir(slots.dir);
+		slot = tryClaimSlot(slots.dir, Math.max(1, max), { pid: process.pid, start: processStartTime(process.pid), runId: entry.runId, rowId: entry.rowId }, slots.holds);
 	} catch (error) {
 		return { error: error instanceof Error ? error.message : String(error) };
 	}
@@ -263,7 +302,7 @@ function startEntry(storeRoot, name, read, options) {
 		return "lost";
 	}
 	try {
-		spawnRunner(runDir, slot, logFd, options.node, { ...options.env, [RUN_TAG]: entry.runId });
+		spawnRunner(runDir, slot, options.node, { ...options.env, [RUN_TAG]: entry.runId }, target === LOCAL_TARGET ? RUNNER_PATH : LINK_PATH, logFd);
 	} catch (error) {
 		// The claimed run is recorded as "runner never started" by its next reader.
 		releaseSlot(slot, entry.runId);
@@ -293,20 +332,23 @@ export function recordStartFailure(runDir, reason) {
 }
 
 /**
- * Spawns the detached runner of a claimed run on its log fd (closed here). Its failure to start is
- * recorded by the runner's absence: readers turn a claimed run with no runner into "failed: runner never started".
- * @param {string} runDir @param {string} slot @param {number} logFd @param {string} node @param {NodeJS.ProcessEnv} env
+ * Spawns the detached runner of a claimed run on its log fd (closed here; opened here when not given).
+ * Its failure to start is recorded by the runner's absence: readers turn a claimed run with no runner
+ * into "failed: runner never started". A target run's owner is its link (LINK_PATH), spawned the same way.
+ * @param {string} runDir @param {string} slot @param {string} node @param {NodeJS.ProcessEnv} env
+ * @param {string} [script] @param {number} [logFd]
  */
-export function spawnRunner(runDir, slot, logFd, node, env) {
+export function spawnRunner(runDir, slot, node, env, script = RUNNER_PATH, logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE)) {
 	try {
 		// A small young generation: a long stream's garbage is collected as it comes (about 30 MB less peak RSS).
-		const child = spawn(node, ["--max-semi-space-size=2", RUNNER_PATH, join(runDir, "run.json"), slot], { detached: true, stdio: ["ignore", logFd, logFd], cwd: runDir, env });
+		const child = spawn(node, ["--max-semi-space-size=2", script, join(runDir, "run.json"), slot], { detached: true, stdio: ["ignore", logFd, logFd], cwd: runDir, env });
 		child.on("error", (error) => {
 			// The pumper claimed this run and still owns it: it records why the run never started.
 			releaseSlot(slot, String(env[RUN_TAG]));
 			recordStartFailure(runDir, `could not start the runner with ${node}: ${error.message}`);
 		});
 		child.unref();
+		return child;
 	} finally {
 		closeSync(logFd);
 	}

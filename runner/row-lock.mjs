@@ -47,7 +47,14 @@ function stale(path) {
  * @param {string} rowDir
  */
 export function tryLockRow(rowDir) {
-	const path = lockPath(rowDir);
+	return tryLockFile(lockPath(rowDir));
+}
+
+/**
+ * The same lock at any path (the store's config.lock). Tries once.
+ * @param {string} path
+ */
+export function tryLockFile(path) {
 	const token = `${process.pid}-${Date.now()}-${++counter}`;
 	for (let attempt = 0; attempt < 2; attempt++) {
 		if (!createExclusive(path, JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), token, at: Date.now() }))) {
@@ -83,9 +90,21 @@ function liveHolder(path) {
  * @returns {Promise<T>}
  */
 export async function withRowLock(rowDir, fn, options = {}) {
+	return withLockFile(lockPath(rowDir), fn, { what: "row is busy", ...options });
+}
+
+/**
+ * withRowLock for a lock at any path.
+ * @template T
+ * @param {string} path
+ * @param {() => T | Promise<T>} fn
+ * @param {{ timeoutMs?: number, what?: string }} [options]
+ * @returns {Promise<T>}
+ */
+export async function withLockFile(path, fn, options = {}) {
 	const deadline = Date.now() + (options.timeoutMs ?? 10_000);
 	for (;;) {
-		const release = tryLockRow(rowDir);
+		const release = tryLockFile(path);
 		if (release) {
 			try {
 				return await fn();
@@ -93,7 +112,7 @@ export async function withRowLock(rowDir, fn, options = {}) {
 				release();
 			}
 		}
-		if (Date.now() > deadline) throw new Error(`row is busy: ${lockPath(rowDir)} is held by another process`);
+		if (Date.now() > deadline) throw new Error(`${options.what ?? "busy"}: ${path} is held by another process`);
 		await new Promise((resolve) => setTimeout(resolve, 20 + Math.floor(Math.random() * 30)));
 	}
 }

@@ -22,11 +22,15 @@ import { readFileSync } from "node:fs";
  * @property {number} [summaryTimeoutMs]
  * @property {number} [stopGraceMs]
  * @property {number} createdAt
+ * @property {import("./targets/driver.mjs").TargetSnapshot} [target]  a non-local run: the target as it was when dispatched (its link checks it)
+ * @property {string} [repo]      a non-local run: the local repository
+ * @property {string} [worktree]  a non-local run: the row's local worktree, the mirror of the target's workspace
+ * @property {string} [agentDir]  a non-local run: the user's pi agent dir (a container's pi home is made from it)
  */
 
 /**
  * @template T
- * @typedef {T extends string[] ? "strings" : T extends string ? "string" : T extends number ? "number" : "env"} KindOf
+ * @typedef {T extends string[] ? "strings" : T extends string ? "string" : T extends number ? "number" : T extends Record<string, string> ? "env" : "object"} KindOf
  */
 
 /**
@@ -51,6 +55,10 @@ const FIELDS = {
 	summaryTimeoutMs: "number?",
 	stopGraceMs: "number?",
 	createdAt: "number",
+	target: "object?",
+	repo: "string?",
+	worktree: "string?",
+	agentDir: "string?",
 };
 
 /** @param {unknown} value @param {string} kind @returns {string | undefined} what is wrong */
@@ -60,6 +68,7 @@ function kindError(value, kind) {
 	if (base === "string") return typeof value === "string" ? undefined : "must be string";
 	if (base === "number") return typeof value === "number" && Number.isFinite(value) ? undefined : "must be number";
 	if (base === "strings") return Array.isArray(value) && value.length > 0 && value.every((word) => typeof word === "string") ? undefined : "must be a non-empty array of strings";
+	if (base === "object") return value !== null && typeof value === "object" && !Array.isArray(value) ? undefined : "must be object";
 	const entries = value !== null && typeof value === "object" && !Array.isArray(value) ? Object.values(value) : undefined;
 	return entries?.every((entry) => typeof entry === "string") ? undefined : "must be an object of strings";
 }

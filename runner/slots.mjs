@@ -1,8 +1,9 @@
 // Concurrency slots without a daemon: slots/slot-<n>.json, created with O_EXCL, naming the run that
 // holds it and the process that claimed it. A slot is free only when its claimer is gone AND no
 // process of its run is left (see RUN_TAG in proc.mjs): a killed runner whose worker or tools still
-// run keeps its slot, so the limit holds whatever gets killed.
-import { readFileSync, statSync, unlinkSync } from "node:fs";
+// run keeps its slot, so the limit holds whatever gets killed. A target's slot (targets/<name>/slots/)
+// also holds while its run is not over: the run goes on at the target when our link dies.
+import { readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { isAlive, runProcesses } from "./proc.mjs";
 import { writeJsonAtomic } from "./fs-util.mjs";
@@ -16,6 +17,12 @@ const GARBAGE_GRACE_MS = 2000;
  * @property {number} pid
  * @property {string} [start]
  * @property {string} runId
+ * @property {string} [rowId]  a target slot's row (its run's status tells whether the run is over)
+ */
+
+/**
+ * Whether a slot stays taken beyond its processes (a target run that is not over).
+ * @typedef {(owner: SlotOwner) => boolean} HoldsSlot
  */
 
 /** @param {string} path @returns {SlotOwner | "garbage" | undefined} */
@@ -44,21 +51,21 @@ function olderThan(path, ms) {
 	}
 }
 
-/** True when nothing can still be using the slot at `path`. @param {string} path */
-function isStale(path) {
+/** True when nothing can still be using the slot at `path`. @param {string} path @param {HoldsSlot} [holds] */
+function isStale(path, holds) {
 	const owner = readOwner(path);
 	if (owner === undefined) return false;
 	if (owner === "garbage") return olderThan(path, GARBAGE_GRACE_MS);
 	if (isAlive(owner.pid, owner.start)) return false;
-	return runProcesses(owner.runId).length === 0;
+	return runProcesses(owner.runId).length === 0 && !holds?.(owner);
 }
 
 /**
  * Tries to claim one of `max` slots; returns the claimed path or undefined when all are taken.
  * Errors other than "taken" (EACCES, ENOSPC...) are thrown with the path, so a stuck queue says why.
- * @param {string} dir @param {number} max @param {SlotOwner} owner
+ * @param {string} dir @param {number} max @param {SlotOwner} owner @param {HoldsSlot} [holds]
  */
-export function tryClaimSlot(dir, max, owner) {
+export function tryClaimSlot(dir, max, owner, holds) {
 	/** @type {string[]} */
 	const taken = [];
 	for (let n = 0; n < max; n++) {
@@ -68,9 +75,9 @@ export function tryClaimSlot(dir, max, owner) {
 	}
 	// All taken: look for one whose run is over (a /proc scan, so only when we actually need a slot).
 	for (const path of taken) {
-		if (!isStale(path)) continue;
+		if (!isStale(path, holds)) continue;
 		// A live claimer that replaced it in between is put back.
-		breakStale(path, (moved) => !isStale(moved));
+		breakStale(path, (moved) => !isStale(moved, holds));
 		if (create(path, owner)) return path;
 	}
 	return undefined;
@@ -111,12 +118,28 @@ export function releaseSlot(path, runId) {
 	}
 }
 
-/** Slot files whose run may still be using them (for observation in tests and benches). @param {string} dir @param {number} max */
-export function liveSlots(dir, max) {
+/** Slot files whose run may still be using them. @param {string} dir @param {number} max @param {HoldsSlot} [holds] */
+export function liveSlots(dir, max, holds) {
 	let live = 0;
 	for (let n = 0; n < max; n++) {
 		const path = join(dir, `slot-${n}.json`);
-		if (readOwner(path) !== undefined && !isStale(path)) live += 1;
+		if (readOwner(path) !== undefined && !isStale(path, holds)) live += 1;
 	}
 	return live;
+}
+
+/** The slot file in `dir` that names `runId` (a respawned link takes its run's slot over). @param {string} dir @param {string} runId */
+export function slotOfRun(dir, runId) {
+	let names;
+	try {
+		names = readdirSync(dir);
+	} catch {
+		return undefined;
+	}
+	for (const name of names) {
+		if (!/^slot-\d+\.json$/.test(name)) continue;
+		const owner = readOwner(join(dir, name));
+		if (owner && owner !== "garbage" && owner.runId === runId) return join(dir, name);
+	}
+	return undefined;
 }

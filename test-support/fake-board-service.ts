@@ -186,7 +186,27 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 			watchers.add(onChange);
 			return () => watchers.delete(onChange);
 		},
+		targets: {
+			async list() {
+				return [{ name: "local", kind: "local", where: "this machine", max: limits.local ?? 4, running: board.rows.filter((row) => row.alive).length, queued: 0 }];
+			},
+			async add(name) {
+				board.calls.push({ method: "targets.add", args: [name] });
+				throw new Error("the fake board has no targets");
+			},
+			async remove(name) {
+				board.calls.push({ method: "targets.remove", args: [name] });
+			},
+			async check(name) {
+				return { target: name, ok: false, items: [] };
+			},
+			async setLimit(name, max) {
+				board.calls.push({ method: "targets.setLimit", args: [name, max] });
+				limits[name] = max;
+			},
+		},
 	};
+	const limits: Record<string, number> = {};
 	return board;
 }
 

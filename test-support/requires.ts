@@ -1,9 +1,10 @@
 /**
- * A test's prerequisite (root, tmux, a mount, setpriv...). Missing under CI=true, the test fails: CI
- * must run everything. Missing elsewhere, the test is skipped with the reason printed. Never a
- * silent early return that passes.
+ * A test's prerequisite (root, tmux, a mount, setpriv, sshd, podman...). Missing under CI=true, the test
+ * fails: CI must run everything. Missing elsewhere, the test is skipped with the reason printed. Never a
+ * silent early return that passes. A probe returns undefined when everything is there, or why it is not.
  */
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import type { TestContext } from "vitest";
 
 /** `missing` is why the prerequisite is not there (falsy: it is). */
@@ -24,9 +25,32 @@ export function notRoot(): string | undefined {
 /** Runs a command (mount, setpriv...); returns why it failed (its stderr), or undefined when it worked. */
 export function commandFails(command: string, args: string[]): string | undefined {
 	try {
-		execFileSync(command, args, { stdio: ["ignore", "ignore", "pipe"] });
+		execFileSync(command, args, { stdio: ["ignore", "ignore", "pipe"], timeout: 30_000 });
 		return undefined;
 	} catch (error) {
 		return String((error as { stderr?: Buffer }).stderr ?? error).trim() || String(error);
 	}
+}
+
+/** OpenSSH server and client (Debian: openssh-server, openssh-client) plus useradd; root to run them. */
+export function sshdMissing(): string | undefined {
+	const root = notRoot();
+	if (root) return `${root} (a second Unix user and sshd need root)`;
+	for (const path of ["/usr/sbin/sshd", "/usr/sbin/useradd", "/usr/sbin/userdel"]) {
+		if (!existsSync(path)) return `${path} is missing (apt-get install openssh-server passwd)`;
+	}
+	const ssh = commandFails("ssh", ["-V"]);
+	return ssh ? `ssh client not usable: ${ssh}` : undefined;
+}
+
+let podmanProbe: string | undefined | null = null;
+
+/** podman that can run a container here (runc configured on hybrid cgroups, see .ci/run). */
+export function podmanMissing(): string | undefined {
+	if (podmanProbe !== null) return podmanProbe;
+	const root = notRoot();
+	if (root) return (podmanProbe = root);
+	const info = commandFails("podman", ["info", "--format", "{{.Host.OCIRuntime.Name}}"]);
+	podmanProbe = info ? `podman is not usable: ${info} (apt-get install podman runc; see .ci/run for containers.conf)` : undefined;
+	return podmanProbe;
 }

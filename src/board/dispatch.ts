@@ -14,6 +14,7 @@ import { newId } from "./ids.ts";
 import { launchRun, newRunId } from "./launch.ts";
 import { readRow, requireMeta } from "./row-read.ts";
 import { describeFsError, fsErrorMessage, isUnwordedFsError, removeHalfRow } from "./store-guard.ts";
+import { checkDispatchTarget } from "./targets/dispatch-target.ts";
 import { listRowIds } from "./store.ts";
 import type { AttemptInfo, BoardRow, DispatchOptions, RowMeta, WorktreeMode } from "./types.ts";
 import { createWorktree, removeWorktreeDir } from "./worktree.ts";
@@ -29,6 +30,8 @@ interface RowPlan {
 	repo: string | undefined;
 	worktreeMode: WorktreeMode;
 	options: DispatchOptions;
+	/** A target's name; undefined: this machine. */
+	target: string | undefined;
 	attempt?: AttemptInfo;
 	/** Session file whose conversation the row continues. */
 	forkSession?: string;
@@ -45,8 +48,10 @@ export function dispatchRows(ctx: EngineContext, options: DispatchOptions): Boar
 	}
 	ctx.init();
 	const prompt = checkPrompt(options.prompt);
-	const { cwd, worktreeMode, repo } = checkDispatch(set ? { ...options, worktreeMode: "worktree" } : options);
-	const plan = { prompt, cwd, repo, worktreeMode, options };
+	const target = checkDispatchTarget(ctx.storeDir, options.target, options.cwd);
+	// A set, a fork and a target run each need a worktree of their own.
+	const { cwd, worktreeMode, repo } = checkDispatch(set || target ? { ...options, worktreeMode: "worktree" } : options);
+	const plan = { prompt, cwd, repo, worktreeMode, options, target };
 	if (!set) return [createRow(ctx, { ...plan, name: options.name?.trim() || oneLine(prompt, 60) })];
 	const setId = newId("set-");
 	const baseName = options.name?.trim() || oneLine(prompt, 56);
@@ -70,6 +75,8 @@ export function forkOptions(source: BoardRow, options: { count?: number; prompt?
 		ponytailMode: source.ponytailMode,
 		count: options.count ?? 1,
 		forkFrom: source.id,
+		// A fork runs where its source ran.
+		...(source.target ? { target: source.target } : {}),
 	};
 }
 
@@ -114,6 +121,7 @@ function createRow(ctx: EngineContext, plan: RowPlan): BoardRow {
 		ponytailMode: options.ponytailMode,
 		currentRunId: newRunId(),
 		...(plan.attempt ? { attempt: plan.attempt } : {}),
+		...(plan.target ? { target: plan.target } : {}),
 	};
 	try {
 		mkdirSync(rowDir, { mode: DIR_MODE });

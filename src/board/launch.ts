@@ -2,11 +2,13 @@
  * The launcher: how a row's run starts. It writes the run's config and queued status, then the meta
  * that names the run, then the run's queue entry, and pumps the queue; the queue starts the runner
  * when a slot is free. Every run starts here, a dispatch's first run and a resume alike, so where a
- * run goes is decided in one place: today always the local queue. A target (docs/engine.md,
- * "Targets") plugs in here: its config snapshotted into run.json, its entry in that target's queue.
+ * run goes is decided in one place: a row with a target (docs/engine.md, "Targets") gets the target's
+ * config snapshotted into run.json (an edit or removal never changes a run in flight) and its entry in
+ * that target's queue; the queue starts its link instead of a runner.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { ensureDir, touchNotify, writeJsonAtomic } from "../../runner/fs-util.mjs";
 import { enqueue } from "../../runner/queue.mjs";
 import type { RunConfig } from "../../runner/run-config.mjs";
@@ -16,6 +18,7 @@ import type { EngineContext } from "./engine-context.ts";
 import { BoardError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { writeMeta } from "./store.ts";
+import { targetSnapshot } from "./targets/dispatch-target.ts";
 import type { RowMeta } from "./types.ts";
 
 export function newRunId(): string {
@@ -44,6 +47,7 @@ function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: st
 		summaryModel: ctx.summaryModel,
 		stopGraceMs: ctx.stopGraceMs,
 		createdAt: now,
+		...(meta.target ? { target: targetSnapshot(ctx.storeDir, meta.target), repo: meta.repo, worktree: meta.worktreePath, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir() } : {}),
 	};
 }
 
@@ -54,12 +58,14 @@ function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: st
  */
 export function launchRun(ctx: EngineContext, meta: RowMeta, prompt: string): void {
 	const runDir = ctx.paths.run(meta.id, meta.currentRunId);
-	ensureDir(runDir);
 	const now = Date.now();
-	writeJsonAtomic(join(runDir, "run.json"), runConfig(ctx, meta, prompt, runDir, now));
+	// First: a target that is gone refuses the run before anything is written.
+	const config = runConfig(ctx, meta, prompt, runDir, now);
+	ensureDir(runDir);
+	writeJsonAtomic(join(runDir, "run.json"), config);
 	writeJsonAtomic(join(runDir, "status.json"), initialStatus(meta.currentRunId, meta.id, now));
 	writeMeta(ctx.paths, meta);
-	enqueue(ctx.paths.root, { rowId: meta.id, runId: meta.currentRunId });
+	enqueue(ctx.paths.root, { rowId: meta.id, runId: meta.currentRunId, ...(meta.target ? { target: meta.target } : {}) });
 	touchNotify(ctx.storeDir, meta.id);
 	try {
 		ctx.pump(true);

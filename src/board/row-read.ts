@@ -9,7 +9,8 @@ import { BoardError } from "./errors.ts";
 import { validateId } from "./ids.ts";
 import { settleMergeIntent } from "./merge-intent.ts";
 import { recordOrphanEnd, runOwner } from "./run-liveness.ts";
-import { errorReason, errorRow, readMeta, readStatus, rowFrom } from "./store.ts";
+import { errorReason, errorRow, FileCache, readMeta, readStatus, rowFrom } from "./store.ts";
+import { respawnLink } from "./targets/link-respawn.ts";
 import type { BoardRow, RowMeta, RunStatus } from "./types.ts";
 
 export function readRow(ctx: EngineContext, id: string): BoardRow {
@@ -30,7 +31,9 @@ export function readRow(ctx: EngineContext, id: string): BoardRow {
 	let owner = runOwner(storeDir, runDir, status);
 	if (owner === "none" && !runEnded(status)) {
 		try {
-			status = recordOrphanEnd(paths.row(id), runDir, storeDir, id, "died");
+			// A target run goes on at the target when its link dies: a new link takes it over.
+			const orphan = () => runOwner(storeDir, runDir, readStatus(runDir, new FileCache())) === "none";
+			if (!meta.target || !respawnLink(ctx, paths.row(id), runDir, meta.target, orphan)) status = recordOrphanEnd(paths.row(id), runDir, storeDir, id, "died");
 		} catch {
 			// A read-only or full store cannot record the death now; the next read tries again.
 		}

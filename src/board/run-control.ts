@@ -17,6 +17,7 @@ import { readRow, requireMeta } from "./row-read.ts";
 import { endOrphanLocked, killRunProcesses, recordOrphanEnd, runOwner } from "./run-liveness.ts";
 import { BoardError } from "./errors.ts";
 import { FileCache, readReceiptFile, readStatus } from "./store.ts";
+import { respawnLinkLocked } from "./targets/link-respawn.ts";
 import type { BoardRow, Receipt, ReplyOptions, ReplyResult } from "./types.ts";
 
 const DEFAULT_RECEIPT_WAIT_MS = 15_000;
@@ -38,7 +39,9 @@ export function controlRun(ctx: EngineContext) {
 		if (row.state === "error") throw new BoardError("unreadable-row", `row ${id} cannot be read: ${row.error ?? "error"}`);
 		const runDir = paths.run(id, meta.currentRunId);
 		const status = readStatus(runDir, new FileCache());
-		const owner = runOwner(paths.root, runDir, status);
+		let owner = runOwner(paths.root, runDir, status);
+		// A target run whose link died goes on there: a new link takes the message.
+		if (!runEnded(status) && owner === "none" && meta.target && respawnLinkLocked(ctx, runDir, meta.target)) owner = "runner";
 		if (runEnded(status) || owner === "none") {
 			if (!runEnded(status)) endOrphanLocked(runDir, paths.root, id, "died");
 			resumeRun(ctx, meta, text);
@@ -112,17 +115,21 @@ export function controlRun(ctx: EngineContext) {
 			if (runEnded(status)) return undefined;
 			if (stopQueued(id, runDir, status.runId)) return undefined;
 			const owner = runOwner(paths.root, runDir, status);
-			if (owner === "none") {
+			// A target run without its link: a new link ends it at the target (a one-shot stop there).
+			const onTarget = meta.target !== undefined;
+			if (owner === "none" && !(onTarget && respawnLinkLocked(ctx, runDir, meta.target ?? ""))) {
 				endOrphanLocked(runDir, paths.root, id, "stopped");
 				return undefined;
 			}
 			dropMessage(runDir, { kind: "stop" });
-			return { runDir };
+			return { runDir, onTarget };
 		});
 		if (!target) return readRow(ctx, id);
+		// An unreachable target keeps the stop: its link delivers it when the target is back.
+		if (target.onTarget && readRow(ctx, id).unreachable) return readRow(ctx, id);
 		const row = await waitEnded(id, stopGraceMs * 2 + 8000);
 		const status = readStatus(target.runDir, new FileCache());
-		if (runEnded(status)) return row;
+		if (runEnded(status) || target.onTarget) return row;
 		// The runner did not answer (hung or starting): end every process of the run, then record it.
 		killRunProcesses(status.runId);
 		recordOrphanEnd(paths.row(id), target.runDir, paths.root, id, "stopped");

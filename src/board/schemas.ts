@@ -9,8 +9,9 @@
 import { Type, type Static, type TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import { Value } from "typebox/value";
+import { LOCAL_TARGET, TARGET_NAME } from "../../runner/board-config.mjs";
 import { REASON_CODES } from "../../runner/reasons.mjs";
-import { DELIVERY_KINDS, QUESTION_SOURCES, RECEIPT_STATUSES, RUN_STATES, THINKING_LEVELS, WORKTREE_MODES } from "../../runner/vocabulary.mjs";
+import { CONTAINER_ENGINES, DELIVERY_KINDS, QUESTION_SOURCES, RECEIPT_STATUSES, RUN_STATES, THINKING_LEVELS, WORKTREE_MODES } from "../../runner/vocabulary.mjs";
 
 const Str = Type.String();
 const Num = Type.Number();
@@ -81,6 +82,8 @@ export const MetaSchema = Type.Object({
 	attempt: Type.Optional(AttemptSchema),
 	merged: Type.Optional(MergedSchema),
 	merging: Type.Optional(MergeIntentSchema),
+	/** Where the row runs (a target of config.json); absent: this machine. */
+	target: OptStr,
 });
 
 export const UsageSchema = Type.Object({
@@ -122,6 +125,15 @@ export const ReceiptSchema = Type.Object({
 	preview: Str,
 });
 
+/** A target run's connection, in its mirrored status (the link writes it). */
+export const LinkSchema = Type.Object({
+	target: Str,
+	/** The target could not be reached since this time (ms); the run goes on there. */
+	unreachableSince: OptNum,
+	/** ssh's (or the engine's) own words for why. */
+	reason: OptStr,
+});
+
 /** runs/<runId>/status.json: the run's state and live view, written only by its owner. */
 export const StatusSchema = Type.Object({
 	version: Num,
@@ -160,6 +172,8 @@ export const StatusSchema = Type.Object({
 	errorCode: Type.Optional(ReasonCodeSchema),
 	/** events.jsonl lines the disk had no room for: dropped, and counted here. */
 	droppedEvents: OptNum,
+	/** A run on a target, as its link mirrors it: which target, and since when it cannot be reached. */
+	link: Type.Optional(LinkSchema),
 });
 
 /**
@@ -189,8 +203,53 @@ export const SlotOwnerSchema = Type.Object({
 	runId: Type.String({ minLength: 1 }),
 });
 
+/** An environment variable's name (--env NAME): forwarded by name, its value never on a command line. */
+const EnvNames = Type.Array(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }));
+const Limit = Type.Integer({ minimum: 1 });
+
+/** A host reached with the system ssh: the same runner runs there against a store under `dir`. */
+export const SshTargetSchema = Type.Object({
+	kind: Type.Literal("ssh"),
+	/** What ssh accepts: an alias, [user@]host, ssh://[user@]host[:port]. */
+	host: Str,
+	/** ssh -F <file>. */
+	sshConfig: OptStr,
+	/** The target's dir on the host; relative: to the login's home. */
+	dir: Str,
+	/** The pi command on the host (default: pi). */
+	pi: Type.Optional(Type.Array(Str, { minItems: 1 })),
+	max: Limit,
+	env: EnvNames,
+});
+
+/** One container per run, made by the user's docker or podman. */
+export const ContainerTargetSchema = Type.Object({
+	kind: Type.Literal("container"),
+	engine: Type.Enum(CONTAINER_ENGINES),
+	image: Str,
+	engineHost: OptStr,
+	network: OptStr,
+	max: Limit,
+	env: EnvNames,
+	cpus: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+	memory: OptStr,
+});
+
+export const TargetConfigSchema = Type.Union([SshTargetSchema, ContainerTargetSchema]);
+
+/** <store>/config.json: settings every pi process shares, changed under config.lock. */
+export const BoardConfigSchema = Type.Object({
+	version: Num,
+	/** The local concurrency limit (AGENT_BOARD_MAX_RUNNING is only its default). */
+	maxRunning: Type.Optional(Limit),
+	// A target's name, never "local" (this machine).
+	targets: Type.Record(Type.String({ pattern: `^(?!${LOCAL_TARGET}$)${TARGET_NAME.source.slice(1)}` }), TargetConfigSchema, { additionalProperties: false }),
+});
+
 /** dashboard-prefs.json: the last dispatch choices. */
 export const PrefsSchema = Type.Object({
+	/** The last `where` (a target name, or local). */
+	target: OptStr,
 	cwd: OptStr,
 	model: OptStr,
 	thinking: Type.Optional(ThinkingSchema),

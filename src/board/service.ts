@@ -20,6 +20,8 @@ import { controlRun } from "./run-control.ts";
 import { guardStore } from "./store-guard.ts";
 import { safetyPoll, storeVersion } from "./store-poll.ts";
 import { StoreWatch } from "./store-watch.ts";
+import { containerReconciler } from "./targets/container-reconcile.ts";
+import { targetsApi } from "./targets/targets-api.ts";
 import { listRowIds, readEventsFile, writeMeta } from "./store.ts";
 import type { BoardRow, BoardService, DiffStats, DispatchOptions } from "./types.ts";
 import { diffStats, removeWorktreeDir } from "./worktree.ts";
@@ -42,6 +44,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	const meta = metaUpdates(ctx);
 	const control = controlRun(ctx);
 	const storeWatch = new StoreWatch({ storeRoot: storeDir, safetyCheck: safetyPoll(ctx), safetyPollMs: ctx.safetyPollMs });
+	const containers = containerReconciler(ctx);
 
 	/** Reads pump the queue first, so a killed runner never strands it; a stuck queue says why on its rows. */
 	function pumpQuietly(): void {
@@ -57,6 +60,8 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		ctx.tryInit();
 		pumpQuietly();
 		const rows = listRowIds(paths).map((id) => readRow(ctx, id));
+		// Containers no run owns any more (a killed link, a restart), found by label, in the background.
+		containers.maybe();
 		return listOptions?.includeArchived ? rows : rows.filter((row) => !row.archived);
 	}
 
@@ -144,5 +149,6 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		watch(onChange) {
 			return storeWatch.subscribe(onChange);
 		},
+		targets: targetsApi(ctx, () => list({ includeArchived: true })),
 	};
 }

@@ -175,6 +175,7 @@ function metaFields(meta: RowMeta) {
 		ponytailMode: line(meta.ponytailMode),
 		attempt: attemptFrom(meta.attempt),
 		merged: meta.merged && { ...meta.merged, commit: sanitizeText(meta.merged.commit), into: sanitizeText(meta.merged.into) },
+		target: line(meta.target),
 	};
 }
 
@@ -279,7 +280,16 @@ export function rowFrom(meta: RowMeta, status: RunStatus, alive: boolean): Board
 		modelUsed: line(status.model),
 		receipts: receiptsFrom(status.receipts),
 		errorCode: status.errorCode,
+		...unreachableFrom(status),
 	};
+}
+
+/** A target run that cannot be reached says so in its summary too: every view shows it unchanged. */
+function unreachableFrom(status: RunStatus): Pick<BoardRow, "unreachable" | "summary"> | undefined {
+	const since = status.link?.unreachableSince;
+	if (since === undefined || runEnded(status)) return undefined;
+	const reason = line(status.link?.reason) ?? "no reason given";
+	return { unreachable: { since, reason }, summary: `unreachable since ${new Date(since).toTimeString().slice(0, 8)}: ${reason}` };
 }
 
 export function errorReason(error: unknown, file: string): string {

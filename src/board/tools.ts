@@ -13,6 +13,7 @@ const MAX_DIFF_LINES = 400;
 
 function describe(row: BoardRow): string {
 	const parts = [`${row.id} [${row.state}] ${row.name}`, `  summary: ${row.summary}`];
+	if (row.target) parts.push(`  target: ${row.target}`);
 	if (row.question) parts.push(`  question: ${row.question}${row.questionOptions?.length ? ` (options: ${row.questionOptions.join(" | ")})` : ""}`);
 	if (row.error && row.state !== "needs_input") parts.push(`  error: ${row.error}`);
 	if (row.worktreePath) parts.push(`  worktree: ${row.worktreePath} (${row.branch ?? ""})`);
@@ -28,7 +29,8 @@ export function registerBoardTools(pi: ExtensionAPI, getService: () => BoardServ
 		label: "Board dispatch",
 		description:
 			"Start a background pi agent on the agent board with a self-contained prompt. It runs detached in its own session; check it later with board_status. " +
-			`With count N (2-${MAX_ATTEMPTS}) it starts N attempts of the same prompt, each in its own git worktree, as one attempt set: use board_compare when they finish and recommend one to the user.`,
+			`With count N (2-${MAX_ATTEMPTS}) it starts N attempts of the same prompt, each in its own git worktree, as one attempt set: use board_compare when they finish and recommend one to the user. ` +
+			"With target it runs on another machine or in a container the user added (/agent-board targets lists them); its code comes back by git, so diff, compare and merge work as for local rows.",
 		promptSnippet: "Start a background agent on the agent board",
 		parameters: Type.Object({
 			prompt: Type.String({ description: "Complete, self-contained task for the background agent" }),
@@ -37,6 +39,7 @@ export function registerBoardTools(pi: ExtensionAPI, getService: () => BoardServ
 			model: Type.Optional(Type.String({ description: "Model, e.g. provider/id" })),
 			worktreeMode: Type.Optional(Type.Union(WORKTREE_MODES.map((mode) => Type.Literal(mode)))),
 			count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ATTEMPTS, description: "Parallel attempts of the prompt, each in its own worktree (needs a git repository)" })),
+			target: Type.Optional(Type.String({ description: "Where to run: a target's name (default local, this machine); needs a git repository" })),
 		}),
 		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
 			const rows = await getService().dispatchAttempts({
@@ -46,6 +49,7 @@ export function registerBoardTools(pi: ExtensionAPI, getService: () => BoardServ
 				model: params.model,
 				worktreeMode: params.worktreeMode,
 				count: params.count,
+				target: params.target,
 			});
 			const text = rows.map((row) => `Dispatched ${row.id} (${row.state}).\n${describe(row)}`).join("\n");
 			return { content: [{ type: "text", text }], details: { id: rows[0]?.id, ids: rows.map((row) => row.id) } };

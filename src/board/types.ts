@@ -7,6 +7,11 @@
 import type { Static } from "typebox";
 import type {
 	AttemptSchema,
+	BoardConfigSchema,
+	ContainerTargetSchema,
+	LinkSchema,
+	SshTargetSchema,
+	TargetConfigSchema,
 	DeliveryKindSchema,
 	EventSchema,
 	LiveSchema,
@@ -23,6 +28,7 @@ import type {
 	WorktreeModeSchema,
 } from "./schemas.ts";
 import type { ReasonCode } from "../../runner/reasons.mjs";
+import type { TargetsApi } from "./targets/targets-api.ts";
 
 // Store files and their parts: derived from the shapes the reader checks (schemas.ts), never restated.
 export type RowState = Static<typeof RunStateSchema>;
@@ -47,6 +53,13 @@ export type ProcessRecord = Static<typeof ProcessRecordSchema>;
 /** slots/slot-<n>.json. */
 export type SlotOwner = Static<typeof SlotOwnerSchema>;
 export type { ReasonCode };
+/** <store>/config.json. */
+export type BoardConfig = Static<typeof BoardConfigSchema>;
+export type TargetConfig = Static<typeof TargetConfigSchema>;
+export type SshTargetConfig = Static<typeof SshTargetSchema>;
+export type ContainerTargetConfig = Static<typeof ContainerTargetSchema>;
+/** A target run's connection as its link mirrors it. */
+export type LinkState = Static<typeof LinkSchema>;
 
 export interface DiffStats {
 	added: number;
@@ -132,6 +145,10 @@ export interface BoardRow {
 	merged?: MergedInfo;
 	/** Files this row changed that other unmerged worktree rows of the same repo changed too. */
 	overlaps?: FileOverlap[];
+	/** Where the row runs: a target's name; absent: this machine ("local"). */
+	target?: string;
+	/** A target run whose target cannot be reached: since when, and why (the run goes on there). */
+	unreachable?: { since: number; reason: string };
 }
 
 export interface FileOverlap {
@@ -152,6 +169,8 @@ export interface DispatchOptions {
 	count?: number;
 	/** Row id whose conversation the new row(s) continue (a fork of its session file). */
 	forkFrom?: string;
+	/** Where to run: a target's name (default: local). A target always gets its own worktree. */
+	target?: string;
 }
 
 /** One attempt set (or a single worktree row) as compare shows it. */
@@ -232,4 +251,6 @@ export interface BoardService {
 	compareDiff(a: string, b: string): Promise<string[]>;
 	/** Merge a finished worktree row's branch into the main checkout's current branch. */
 	merge(id: string, options?: MergeOptions): Promise<MergeResult>;
+	/** Where rows run: this machine and the board's targets (ssh hosts, containers), with their limits. */
+	readonly targets: TargetsApi;
 }

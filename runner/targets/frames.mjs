@@ -1,0 +1,118 @@
+// Frames between the link (the local owner of a run that runs elsewhere) and host-agent.mjs at the
+// target: JSON lines both ways over one ssh channel (or a local pipe), split on "\n" only. Whatever
+// comes from a target is untrusted: a frame is used only when its shape is right, and one line may
+// not grow without bound.
+import { LineSplitter } from "../lines.mjs";
+
+/** A line longer than this is dropped (a session chunk is at most 256 KiB before base64). */
+export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
+/** Session bytes travel in chunks of at most this many bytes. */
+export const SESSION_CHUNK_BYTES = 256 * 1024;
+
+/**
+ * host -> link: hello, status, event, receipt, session, git, end, error, result (one-shot verbs).
+ * link -> host: inbox (follow), config / session / done (prepare).
+ * @typedef {{ t: "hello", agent: string, pid: number }
+ *   | { t: "status", status: Record<string, unknown> }
+ *   | { t: "event", seq: number, line: string }
+ *   | { t: "receipt", receipt: Record<string, unknown> }
+ *   | { t: "session", offset: number, data: string, reset?: boolean }
+ *   | { t: "git", head: string, wip: string }
+ *   | { t: "end", status: Record<string, unknown> }
+ *   | { t: "error", message: string }
+ *   | { t: "result", value: Record<string, unknown> }
+ *   | { t: "inbox", message: Record<string, unknown> }
+ *   | { t: "config", config: Record<string, unknown> }
+ *   | { t: "done" }} Frame
+ */
+
+/** @param {unknown} value @returns {value is Record<string, unknown>} */
+function isObject(value) {
+	return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** @param {unknown} value */
+const isCount = (value) => typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+/** @param {unknown} value */
+const isSha = (value) => typeof value === "string" && /^[0-9a-f]{40,64}$/.test(value);
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** @param {Frame} frame */
+export function encodeFrame(frame) {
+	return `${JSON.stringify(frame)}\n`;
+}
+
+/**
+ * One line -> a well-formed frame, or undefined.
+ * @param {string} line
+ * @returns {Frame | undefined}
+ */
+export function parseFrame(line) {
+	if (line.length > MAX_FRAME_BYTES) return undefined;
+	/** @type {unknown} */
+	let value;
+	try {
+		value = JSON.parse(line.endsWith("\r") ? line.slice(0, -1) : line);
+	} catch {
+		return undefined;
+	}
+	if (!isObject(value)) return undefined;
+	const f = value;
+	switch (f.t) {
+		case "hello":
+			return typeof f.agent === "string" && isCount(f.pid) ? { t: "hello", agent: f.agent, pid: /** @type {number} */ (f.pid) } : undefined;
+		case "status":
+		case "end":
+			return isObject(f.status) ? { t: f.t, status: f.status } : undefined;
+		case "event":
+			return isCount(f.seq) && typeof f.line === "string" && !f.line.includes("\n") ? { t: "event", seq: /** @type {number} */ (f.seq), line: f.line } : undefined;
+		case "receipt":
+			return isObject(f.receipt) && typeof f.receipt.id === "string" ? { t: "receipt", receipt: f.receipt } : undefined;
+		case "session":
+			if (!isCount(f.offset) || typeof f.data !== "string" || !BASE64.test(f.data)) return undefined;
+			return { t: "session", offset: /** @type {number} */ (f.offset), data: f.data, ...(f.reset === true ? { reset: true } : {}) };
+		case "git":
+			return isSha(f.head) && isSha(f.wip) ? { t: "git", head: /** @type {string} */ (f.head), wip: /** @type {string} */ (f.wip) } : undefined;
+		case "error":
+			return typeof f.message === "string" ? { t: "error", message: f.message } : undefined;
+		case "result":
+			return isObject(f.value) ? { t: "result", value: f.value } : undefined;
+		case "inbox":
+			return isObject(f.message) && typeof f.message.id === "string" ? { t: "inbox", message: f.message } : undefined;
+		case "config":
+			return isObject(f.config) ? { t: "config", config: f.config } : undefined;
+		case "done":
+			return { t: "done" };
+		default:
+			return undefined;
+	}
+}
+
+/**
+ * Reads frames from a stream (ssh stdout, host-agent stdin). Bad lines are counted, never thrown.
+ * @param {NodeJS.ReadableStream} stream
+ * @param {(frame: Frame) => void} onFrame
+ * @param {{ onEnd?: () => void, onBadLine?: (line: string) => void }} [options]
+ */
+export function readFrames(stream, onFrame, options = {}) {
+	// A peer that never ends a line must not grow us without bound: such a line is dropped whole.
+	const splitter = new LineSplitter({ maxLine: MAX_FRAME_BYTES });
+	stream.setEncoding("utf8");
+	stream.on("data", (/** @type {string} */ chunk) => {
+		const dropped = splitter.dropped;
+		const lines = splitter.push(chunk);
+		for (let i = dropped; i < splitter.dropped; i++) options.onBadLine?.("(line too long)");
+		for (const line of lines) {
+			const frame = parseFrame(line);
+			if (frame) onFrame(frame);
+			else options.onBadLine?.(line);
+		}
+	});
+	stream.on("end", () => options.onEnd?.());
+	stream.on("error", () => options.onEnd?.());
+}
+
+/** A message id that is safe as a file name in inbox/, claimed/ and receipts/. @param {unknown} id */
+export function safeMessageId(id) {
+	return typeof id === "string" && /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/.test(id);
+}
