@@ -1,18 +1,23 @@
 /**
- * What inotify cannot see. A runner killed with SIGKILL changes no file, so rows whose run was live
- * at the last look are re-checked; rows appearing or vanishing show in one readdir. The whole store
- * is hashed only every FULL_CHECK_EVERY polls, so an idle board's cost does not grow with its rows.
+ * What inotify cannot see, at a cost that does not grow with the store. Every pass:
+ * - rows whose run was live or queued at the last look are re-read (a runner killed with SIGKILL, or
+ *   a full disk, changes no file);
+ * - rows appearing or vanishing: rows/ is listed only when its mtime moved (one lstat otherwise);
+ * - a missed inotify event: writers replace notify/<rowId> by rename, which moves notify/'s mtime. The
+ *   watch notes that mtime with each event it delivers; when notify/ moved and its mtime is not the one
+ *   the watch last saw, the watch missed something (or there is none), and only then notify/ is listed
+ *   and the rows whose file changed since the last pass are reported.
+ * An idle pass is therefore a few lstats plus one read per live row; nothing hashes the whole store.
  */
 import { createHash } from "node:crypto";
+import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { runEnded } from "../../runner/state-rules.mjs";
 import type { EngineContext } from "./engine-context.ts";
+import { isValidId } from "./ids.ts";
 import { readRow } from "./row-read.ts";
 import { runOwner } from "./run-liveness.ts";
 import { errorReason, listRowIds, readMeta, readStatus } from "./store.ts";
-
-/** Safety polls between full store hashes (a missed inotify event is picked up within this many polls). */
-const FULL_CHECK_EVERY = 6;
 
 /** Per-row change key from the cached reads' stat keys (and liveness, which changes no file). */
 function rowKeys(ctx: EngineContext): Map<string, string> {
@@ -38,58 +43,86 @@ function rowKeys(ctx: EngineContext): Map<string, string> {
 	return keys;
 }
 
-/** Cheap change detector: changes whenever any row's files (or a run's liveness) change. */
+/** On-demand change detector (service.version()): changes whenever any row's files or a run's liveness change. Reads every row. */
 export function storeVersion(ctx: EngineContext): string {
 	const hash = createHash("sha1");
 	for (const [id, key] of rowKeys(ctx)) hash.update(`${id}\0${key}\0`);
 	return hash.digest("hex").slice(0, 16);
 }
 
-/** The safety poll behind the store watch: each call returns the ids of rows that changed unseen. */
-export function safetyPoll(ctx: EngineContext): () => Promise<string[]> {
-	const live = ctx.liveRows;
-	let polls = 0;
-	let knownIds = new Set<string>();
-	let lastKeys = new Map<string, string>();
-	const look = (id: string, present: boolean) => (present ? readRow(ctx, id) : undefined);
+export function mtimeOf(path: string): number {
+	try {
+		return lstatSync(path).mtimeMs;
+	} catch {
+		return -1;
+	}
+}
 
-	return async () => {
+/** Rows whose notify/ file changed after `since` (only when the watch missed an event). */
+function notifiedSince(ctx: EngineContext, since: number): string[] {
+	const dir = join(ctx.storeDir, "notify");
+	let names: string[];
+	try {
+		names = readdirSync(dir);
+	} catch {
+		return [];
+	}
+	return names.filter((name) => isValidId(name) && mtimeOf(join(dir, name)) >= since);
+}
+
+export interface SafetyPollInput {
+	/** notify/'s mtime when the fs.watch last delivered an event (undefined: no watch). */
+	seenNotifyMtime: number | undefined;
+}
+
+/** The safety pass behind the store watch: each call returns the ids of rows that changed unseen. */
+export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterable<string> }): (input?: SafetyPollInput) => Promise<string[]> {
+	const live = ctx.liveRows;
+	let first = true;
+	let knownIds = new Set<string>();
+	let rowsMtime = -1;
+	let notifyMtime = -1;
+	let lastPassAt = 0;
+	const keyOf = (row: ReturnType<typeof readRow> | undefined) => (row ? `${row.state}:${row.alive}:${row.errorCode ?? ""}` : "gone");
+
+	return async (input) => {
 		ctx.tryInit();
 		try {
 			ctx.pump();
 		} catch {
 			// Reported on the rows by the next read.
 		}
-		const ids = listRowIds(ctx.paths);
-		const current = new Set(ids);
+		const passAt = Date.now();
 		const changed = new Set<string>();
-		if (polls++ === 0) {
-			// Subscribers read the whole board when they subscribe: the first poll only sets the baseline.
-			knownIds = current;
-			lastKeys = rowKeys(ctx);
-			for (const id of [...live.keys()]) {
-				const row = look(id, current.has(id));
-				if (row && (row.alive || row.state === "queued")) live.set(id, `${row.state}:${row.alive}:${row.errorCode ?? ""}`);
-				else live.delete(id);
+		// Rows appearing or vanishing: rows/ changes its mtime when an entry is added or removed.
+		const rowsNow = mtimeOf(ctx.paths.rows);
+		if (rowsNow !== rowsMtime) {
+			rowsMtime = rowsNow;
+			const current = new Set(listRowIds(ctx.paths));
+			if (!first) {
+				for (const id of current) if (!knownIds.has(id)) changed.add(id);
+				for (const id of knownIds) if (!current.has(id)) changed.add(id);
 			}
-			return [];
+			knownIds = current;
 		}
-		for (const id of ids) if (!knownIds.has(id)) changed.add(id);
-		for (const id of knownIds) if (!current.has(id)) changed.add(id);
-		knownIds = current;
+		for (const id of reads?.liveIds?.() ?? []) if (!live.has(id)) live.set(id, "");
 		for (const [id, before] of live) {
-			const row = look(id, current.has(id));
+			const row = knownIds.has(id) ? readRow(ctx, id) : undefined;
 			// A full disk changes no file: its "disk full" must still repaint the row.
-			const now = row ? `${row.state}:${row.alive}:${row.errorCode ?? ""}` : "gone";
-			if (now !== before) changed.add(id);
+			const now = keyOf(row);
+			if (!first && now !== before) changed.add(id);
 			if (!row || (!row.alive && row.state !== "queued")) live.delete(id);
 			else live.set(id, now);
 		}
-		if (polls % FULL_CHECK_EVERY === 0) {
-			const next = rowKeys(ctx);
-			for (const [id, key] of next) if (lastKeys.get(id) !== key) changed.add(id);
-			lastKeys = next;
+		const notifyNow = mtimeOf(join(ctx.storeDir, "notify"));
+		if (notifyNow !== notifyMtime) {
+			// The watch missed a change (or there is no watch): report the rows notified since the last pass.
+			// File times are kernel-tick coarse: a second of slack costs nothing but a row re-read twice.
+			if (!first && notifyNow !== input?.seenNotifyMtime) for (const id of notifiedSince(ctx, lastPassAt - 1000)) changed.add(id);
+			notifyMtime = notifyNow;
 		}
+		first = false;
+		lastPassAt = passAt;
 		return [...changed];
 	};
 }

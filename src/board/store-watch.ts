@@ -2,16 +2,18 @@
  * One change feed for everything that watches the board (dashboard, footer, strip). Writers replace
  * notify/<rowId> on every change (runner/fs-util.mjs touchNotify), so a single fs.watch on notify/
  * names exactly the rows that changed and an idle board costs nothing per row. A slow safety poll
- * covers what inotify cannot see (a runner killed with SIGKILL changes no file; other filesystems).
+ * covers what inotify cannot see (a runner killed with SIGKILL changes no file; other filesystems), at
+ * a cost of a few lstats plus one read per live row (store-poll.ts).
  */
 import { watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
 import { ensureDir } from "../../runner/fs-util.mjs";
+import { mtimeOf } from "./store-poll.ts";
 
 export interface StoreWatchOptions {
 	storeRoot: string;
 	/** The safety poll: ids of rows that changed without telling notify/ (a killed runner, a new row). */
-	safetyCheck: () => Promise<readonly string[]>;
+	safetyCheck: (input: { seenNotifyMtime: number | undefined }) => Promise<readonly string[]>;
 	safetyPollMs?: number;
 	debounceMs?: number;
 }
@@ -25,6 +27,8 @@ export class StoreWatch {
 	private flushTimer: ReturnType<typeof setTimeout> | undefined;
 	private pending = new Set<string>();
 	private checking = false;
+	/** notify/'s mtime as of the last event delivered: the safety pass tells a missed event by a different one. */
+	private seenNotifyMtime = -1;
 	private readonly options: StoreWatchOptions;
 
 	constructor(options: StoreWatchOptions) {
@@ -45,6 +49,7 @@ export class StoreWatch {
 		try {
 			ensureDir(dir);
 			this.watcher = watch(dir, (_event, name) => {
+				this.seenNotifyMtime = mtimeOf(dir);
 				if (typeof name === "string" && name && !name.startsWith(".")) this.queue([name]);
 			});
 			this.watcher.on("error", () => this.closeWatcher());
@@ -61,7 +66,7 @@ export class StoreWatch {
 		if (this.checking) return;
 		this.checking = true;
 		try {
-			const changed = await this.options.safetyCheck();
+			const changed = await this.options.safetyCheck({ seenNotifyMtime: this.watcher ? this.seenNotifyMtime : undefined });
 			if (changed.length > 0) this.queue(changed);
 		} catch {
 			// A store mid-write is checked again next time.

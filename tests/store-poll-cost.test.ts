@@ -1,0 +1,71 @@
+/**
+ * The safety pass behind the change feed costs O(live rows): on a store of many finished rows it reads
+ * only the live row's files, still notices that row's runner SIGKILLed (no file changes), and catches
+ * a change the fs.watch missed from notify/'s mtime without reading any row.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { touchNotify } from "../runner/fs-util.mjs";
+import { createEngineContext } from "../src/board/engine-context.ts";
+import { readRow } from "../src/board/row-read.ts";
+import { listRowIds } from "../src/board/store.ts";
+import { mtimeOf, safetyPoll } from "../src/board/store-poll.ts";
+import { boardFor, waitDone } from "../test-support/board-helpers.ts";
+import { cloneRows } from "../test-support/clone-rows.ts";
+import { createTestAgent, PI_CLI, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
+
+const agents: TestAgent[] = [];
+afterAll(() => {
+	for (const agent of agents) agent.cleanup();
+});
+
+describe("safety pass cost", () => {
+	it("reads only live rows; sees a SIGKILLed runner and a missed inotify event", async () => {
+		const agent = createTestAgent({ script: { rules: [{ match: "STALL", steps: [{ stall: true }] }], fallback: [{ text: "Done." }] } });
+		agents.push(agent);
+		const board = boardFor(agent);
+		const storeDir = board.storeDir;
+		const quiet = await board.dispatch({ prompt: "quiet row", cwd: agent.cwd });
+		await waitDone(board, quiet.id);
+		const clones = cloneRows(storeDir, quiet.id, 0, 300);
+		const stalled = await board.dispatch({ prompt: "STALL please", cwd: agent.cwd });
+		await waitFor(async () => (await board.get(stalled.id))?.live?.waitingSince, "the stalled run", 30_000);
+
+		const ctx = createEngineContext({ storeDir, env: agent.env, piCommand: [process.execPath, PI_CLI] });
+		// What the feed's first list does: every row read once, the live one remembered.
+		for (const id of listRowIds(ctx.paths)) readRow(ctx, id);
+		expect([...ctx.liveRows.keys()]).toEqual([stalled.id]);
+		const reads: string[] = [];
+		const read = ctx.cache.read.bind(ctx.cache);
+		ctx.cache.read = ((...args: Parameters<typeof read>) => {
+			reads.push(args[0]);
+			return read(...args);
+		}) as typeof ctx.cache.read;
+		const pass = safetyPoll(ctx);
+		const notifyDir = join(storeDir, "notify");
+		expect(await pass({ seenNotifyMtime: undefined })).toEqual([]);
+		expect((await pass({ seenNotifyMtime: mtimeOf(notifyDir) })).filter((id) => id !== stalled.id)).toEqual([]);
+		// Two passes over 302 rows read the live row's meta and status, and nothing else.
+		expect(reads.length).toBeGreaterThan(0);
+		expect(reads.filter((path) => !path.startsWith(join(storeDir, "rows", stalled.id) + "/"))).toEqual([]);
+
+		// A change the watch never delivered: notify/ moved past the watch's last event.
+		const seen = mtimeOf(notifyDir);
+		reads.length = 0;
+		touchNotify(storeDir, clones[7]!);
+		// (The live row may be named too: it was notified within the pass's second of slack.)
+		expect((await pass({ seenNotifyMtime: seen })).filter((id) => id !== stalled.id)).toEqual([clones[7]]);
+		expect(reads.filter((path) => !path.includes(stalled.id))).toEqual([]);
+		// The same change, delivered by the watch: nothing to report.
+		touchNotify(storeDir, clones[8]!);
+		expect((await pass({ seenNotifyMtime: mtimeOf(notifyDir) })).filter((id) => id !== stalled.id)).toEqual([]);
+
+		// A runner killed with SIGKILL changes no file: the pass still reports its row, and it is failed.
+		const runner = JSON.parse(readFileSync(join(stalled.runDir!, "runner.json"), "utf8")) as { pid: number };
+		process.kill(runner.pid, "SIGKILL");
+		await waitFor(async () => (await pass({ seenNotifyMtime: mtimeOf(notifyDir) })).includes(stalled.id), "the pass to notice the dead runner", 20_000);
+		expect(await waitDone(board, stalled.id)).toMatchObject({ state: "failed", error: "runner died" });
+		expect(ctx.liveRows.size).toBe(0);
+	}, 120_000);
+});
