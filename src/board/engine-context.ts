@@ -3,11 +3,13 @@
  * cache, the concurrency limit and the queue pump. Created once per service; the parts (row reader,
  * dispatch, launcher, run control, store poll) take it instead of closing over each other.
  */
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { DISK_FULL_BYTES, diskSpace, ensureDir } from "../../runner/fs-util.mjs";
 import { pumpQueue, queueDir } from "../../runner/queue.mjs";
 import { nodeCommand, resolvePiCommand } from "./commands.ts";
 import { defaultStoreDir, storePaths, type StorePaths } from "./paths.ts";
+import { seedEmptyLive } from "./live-marks.ts";
 import { guardStore } from "./store-guard.ts";
 import { FileCache } from "./store.ts";
 
@@ -79,7 +81,10 @@ export function createEngineContext(options: BoardServiceOptions = {}): EngineCo
 		},
 		init() {
 			guardStore(paths.root);
+			// A new store has no rows to seed the live summary from: it starts complete.
+			const fresh = !existsSync(paths.rows);
 			for (const dir of [paths.root, paths.rows, paths.sessions, paths.slots, paths.worktrees, queueDir(storeDir)]) ensureDir(dir);
+			if (fresh) seedEmptyLive(storeDir);
 		},
 		tryInit() {
 			try {

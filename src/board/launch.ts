@@ -17,6 +17,7 @@ import { EXTENSION_PATH } from "./commands.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { BoardError } from "./errors.ts";
 import { newId } from "./ids.ts";
+import { markLive } from "./live-marks.ts";
 import { writeMeta } from "./store.ts";
 import { targetSnapshot } from "./targets/dispatch-target.ts";
 import type { RowMeta } from "./types.ts";
@@ -65,6 +66,8 @@ export function launchRun(ctx: EngineContext, meta: RowMeta, prompt: string): vo
 	writeJsonAtomic(join(runDir, "run.json"), config);
 	writeJsonAtomic(join(runDir, "status.json"), initialStatus(meta.currentRunId, meta.id, now));
 	writeMeta(ctx.paths, meta);
+	// Before the queue entry: a run that can start is always in the live summary.
+	markLive(ctx.paths.root, meta.id);
 	enqueue(ctx.paths.root, { rowId: meta.id, runId: meta.currentRunId, ...(meta.target ? { target: meta.target } : {}) });
 	touchNotify(ctx.storeDir, meta.id);
 	try {

@@ -13,6 +13,7 @@ import { createEngineContext, type BoardServiceOptions } from "./engine-context.
 import { BoardError } from "./errors.ts";
 import { validateId } from "./ids.ts";
 import { settleMergeLocked } from "./merge-intent.ts";
+import { liveMarkIds, liveRows, markLive } from "./live-marks.ts";
 import { metaUpdates } from "./meta-update.ts";
 import type { StorePaths } from "./paths.ts";
 import { readRow, requireMeta } from "./row-read.ts";
@@ -43,7 +44,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	const { paths, storeDir } = ctx;
 	const meta = metaUpdates(ctx);
 	const control = controlRun(ctx);
-	const storeWatch = new StoreWatch({ storeRoot: storeDir, safetyCheck: safetyPoll(ctx), safetyPollMs: ctx.safetyPollMs });
+	const storeWatch = new StoreWatch({ storeRoot: storeDir, safetyCheck: safetyPoll(ctx, { liveIds: () => liveMarkIds(storeDir) }), safetyPollMs: ctx.safetyPollMs });
 	const containers = containerReconciler(ctx);
 
 	/** Reads pump the queue first, so a killed runner never strands it; a stuck queue says why on its rows. */
@@ -104,6 +105,16 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			return attempts.annotate(await list(listOptions));
 		},
 		get,
+		async liveRows() {
+			guardStore(paths.root);
+			ctx.tryInit();
+			pumpQuietly();
+			return liveRows(ctx);
+		},
+		async rowIds() {
+			guardStore(paths.root);
+			return listRowIds(paths);
+		},
 		compare: attempts.compare,
 		compareDiff: attempts.compareDiff,
 		merge: attempts.merge,
@@ -111,7 +122,11 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			await meta.update(id, (row) => (row.archived = true));
 		},
 		async unarchive(id) {
-			await meta.update(id, (row) => (row.archived = false));
+			await meta.update(id, (row) => {
+				row.archived = false;
+				// Under the row lock: a question asked before the archive counts again.
+				markLive(storeDir, id);
+			});
 		},
 		async rename(id, name) {
 			if (typeof name !== "string" || !name.trim()) throw new BoardError("invalid", "name must be a non-empty string");

@@ -226,6 +226,10 @@ export interface BoardService {
 	/** All rows (archived included only when asked), reconciled: dead runners become failed. */
 	list(options?: { includeArchived?: boolean }): Promise<BoardRow[]>;
 	get(id: string): Promise<BoardRow | undefined>;
+	/** The rows that count in the footer and strip (live or asking), from the live summary: no store pass. */
+	liveRows?(): Promise<BoardRow[]>;
+	/** Every row id, oldest first (ids are time-sortable); names only, no row is read. */
+	rowIds?(): Promise<string[]>;
 	/** One reply for every state: steer/follow-up a working row, answer a question, or resume a finished row. */
 	reply(id: string, text: string, options?: ReplyOptions): Promise<ReplyResult>;
 	stop(id: string): Promise<BoardRow>;
