@@ -28,7 +28,7 @@ describe("live summary", () => {
 		const storeDir = board.storeDir;
 		const marks = () => readdirSync(join(storeDir, "live")).filter((name) => !name.startsWith(".")).sort();
 		const counts = async () => {
-			const { waiting, running } = countRows(await board.liveRows());
+			const { waiting, running } = countRows(await board.liveRows!());
 			return { waiting, running };
 		};
 		const fullCounts = async () => {

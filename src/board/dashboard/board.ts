@@ -51,7 +51,8 @@ export class Board implements Component, Focusable, Host {
 			unsubscribe();
 			unsubscribeOverlaps?.();
 		};
-		await feed.start();
+		// The first screen: live rows and the newest ones; the rest arrive in idle slices as changes.
+		await feed.fill().first;
 		this.list.load(feed.rows());
 		if (feed.lastError) this.status = `refresh failed: ${feed.lastError}`;
 		this.changed();
@@ -177,7 +178,9 @@ export class Board implements Component, Focusable, Host {
 	private header(width: number): string {
 		const theme = this.deps.theme;
 		const counts = this.deps.feed.counts();
-		const parts = [`${counts.rows} rows`, `${counts.running} running`, `${counts.waiting} need input`, ...this.list.headerNotes()];
+		const loading = this.deps.feed.loading;
+		const rows = loading ? `loading ${loading.done.toLocaleString("en-US")}/${loading.total.toLocaleString("en-US")} rows` : `${counts.rows} rows`;
+		const parts = [rows, `${counts.running} running`, `${counts.waiting} need input`, ...this.list.headerNotes()];
 		const attached = this.deps.attachedId;
 		if (attached) parts.push(`attached: ${clean(this.deps.feed.row(attached)?.name) || attached}`);
 		return fit(`${theme.fg("accent", theme.bold("Agent board"))} ${theme.fg("muted", parts.join(" · "))}`, width);

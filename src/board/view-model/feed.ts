@@ -1,9 +1,12 @@
 /**
  * The one shared view of the board inside pi: the dashboard, the footer status and the below-editor
- * strip all read rows from here, so they never disagree. It lists once, then follows
- * `service.watch()` and re-reads only the rows reported (`service.get`); only a report naming many
- * rows (the engine's safety poll) costs a full list. Idle, it does no work at all.
+ * strip all read rows from here, so they never disagree. It starts on the live rows only (the
+ * engine's live summary: what the footer and strip count), then follows `service.watch()` and
+ * re-reads only the rows reported (`service.get`). The dashboard asks for every row (`fill`): the
+ * newest first, before its first paint, the rest in idle slices while it says it is loading. Idle, it
+ * does no work at all.
  */
+import { setImmediate } from "node:timers";
 import type { BoardRow, BoardService } from "../types.ts";
 import { addCount, type RowCounts } from "./row-text.ts";
 
@@ -13,7 +16,18 @@ export type FeedListener = (changedIds: readonly string[], relisted: boolean) =>
 export interface FeedOptions {
 	/** A report naming more rows than this re-lists instead of reading them one by one. */
 	relistAbove?: number;
+	/** fill(): rows read before the first paint, then per idle slice. */
+	firstRows?: number;
+	sliceRows?: number;
 }
+
+/** fill()'s progress: rows known of the store's `total`. */
+export interface FillProgress {
+	done: number;
+	total: number;
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class BoardFeed {
 	private readonly rowMap = new Map<string, BoardRow>();
@@ -31,27 +45,116 @@ export class BoardFeed {
 	revision = 0;
 	lastError = "";
 
+	/** Every row of the store has been read (a full list, or fill() to its end). */
+	private complete = false;
+	private filling: { first: Promise<void>; done: Promise<void> } | undefined;
+	/** While fill() reads the store in slices: how far it is. */
+	loading: FillProgress | undefined;
+
 	private readonly getService: () => BoardService;
 	private readonly relistAbove: number;
+	private readonly firstRows: number;
+	private readonly sliceRows: number;
 
 	constructor(getService: () => BoardService, options: FeedOptions = {}) {
 		this.getService = getService;
 		this.relistAbove = options.relistAbove ?? 32;
+		this.firstRows = options.firstRows ?? 200;
+		this.sliceRows = options.sliceRows ?? 250;
 	}
 
-	/** Starts watching (idempotent); resolves after the first full list. */
+	/** Starts watching (idempotent); resolves once the live rows (or, without a live summary, all rows) are in. */
 	start(): Promise<void> {
 		if (this.ready) return this.ready;
-		this.relistPending = true;
-		this.ready = this.drain();
-		this.unwatch = this.getService().watch((ids) => this.refresh(ids));
+		const service = this.getService();
+		this.unwatch = service.watch((ids) => this.refresh(ids));
+		if (service.liveRows) this.ready = this.seedLive(service.liveRows.bind(service));
+		else {
+			this.relistPending = true;
+			this.ready = this.drain();
+		}
 		return this.ready;
+	}
+
+	private async seedLive(read: () => Promise<BoardRow[]>): Promise<void> {
+		try {
+			const rows = await read();
+			// A row a watch report read meanwhile is newer than the summary's read.
+			const fresh = rows.filter((row) => !this.rowMap.has(row.id));
+			for (const row of fresh) this.set(row.id, row);
+			this.lastError = "";
+			this.applied(fresh.map((row) => row.id));
+		} catch (error) {
+			this.lastError = error instanceof Error ? error.message : String(error);
+			this.applied([]);
+		}
+	}
+
+	/**
+	 * Every row, for the dashboard (idempotent). `first` resolves once the live rows and the newest
+	 * `firstRows` are in (what a first screen shows); `done` once the whole store is, read in idle slices
+	 * meanwhile (newest first) and reported as ordinary changes, with `loading` saying how far it is.
+	 */
+	fill(): { first: Promise<void>; done: Promise<void> } {
+		if (this.filling) return this.filling;
+		const service = this.getService();
+		if (this.complete || !service.rowIds) {
+			const all = this.start().then(() => (this.complete ? undefined : this.refresh("all")));
+			return (this.filling = { first: all, done: all });
+		}
+		const listIds = service.rowIds.bind(service);
+		let firstDone: () => void = () => undefined;
+		const first = new Promise<void>((resolve) => (firstDone = resolve));
+		const done = (async () => {
+			try {
+				await this.start();
+				// Row ids are time-sortable: the newest rows are the last ids.
+				const todo = (await listIds()).reverse();
+				const total = todo.length;
+				this.loading = { done: 0, total };
+				let at = 0;
+				while (at < todo.length) {
+					const slice = todo.slice(at, at + (at === 0 ? this.firstRows : this.sliceRows)).filter((id) => !this.rowMap.has(id));
+					at += at === 0 ? this.firstRows : this.sliceRows;
+					const rows = await Promise.all(slice.map((id) => service.get(id).catch(() => undefined)));
+					const applied: string[] = [];
+					slice.forEach((id, i) => {
+						// A watch report may have read it meanwhile, fresher.
+						if (this.rowMap.has(id)) return;
+						this.set(id, rows[i]);
+						applied.push(id);
+					});
+					this.loading = at < total ? { done: Math.min(at, total), total } : undefined;
+					this.applied(applied);
+					firstDone();
+					if (at < total) await nextTurn();
+				}
+				this.loading = undefined;
+				this.complete = true;
+				this.applied([]);
+			} catch (error) {
+				this.loading = undefined;
+				this.lastError = error instanceof Error ? error.message : String(error);
+				this.filling = undefined;
+				this.applied([]);
+			} finally {
+				firstDone();
+			}
+		})();
+		return (this.filling = { first, done });
 	}
 
 	stop(): void {
 		this.unwatch?.();
 		this.unwatch = undefined;
 		this.ready = undefined;
+		this.filling = undefined;
+		this.loading = undefined;
+		this.complete = false;
+		this.rowMap.clear();
+		this.live.clear();
+		for (const key of Object.keys(this.tally) as (keyof RowCounts)[]) this.tally[key] = 0;
+		this.snapshot = undefined;
 	}
 
 	get started(): boolean {
@@ -131,6 +234,7 @@ export class BoardFeed {
 						gone.delete(row.id);
 					}
 					this.lastError = "";
+					this.complete = true;
 					// Rows a relist no longer finds are reported too, so every listener drops them.
 					this.applied([...rows.map((row) => row.id), ...gone], true);
 					continue;

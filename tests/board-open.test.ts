@@ -1,0 +1,81 @@
+/**
+ * Opening the board on a long store: the first screen is built from the live rows and the newest rows
+ * only (no whole-store read before the first paint), says it is loading, and once the rest has arrived
+ * in idle slices the list, its groups, the counts and a filter are those of the whole store.
+ */
+import { KeybindingsManager, TUI_KEYBINDINGS, type TUI } from "@earendil-works/pi-tui";
+import { afterAll, describe, expect, it } from "vitest";
+import { Board } from "../src/board/dashboard/board.ts";
+import type { BoardService } from "../src/board/types.ts";
+import { BoardFeed } from "../src/board/view-model/feed.ts";
+import { boardFor, waitDone } from "../test-support/board-helpers.ts";
+import { cloneRows } from "../test-support/clone-rows.ts";
+import { createTestAgent, type TestAgent } from "../test-support/pi-harness.ts";
+
+const agents: TestAgent[] = [];
+afterAll(() => {
+	for (const agent of agents) agent.cleanup();
+});
+
+describe("first open", () => {
+	it("paints from the newest rows, says it is loading, then holds the whole store", async () => {
+		const agent = createTestAgent({ script: { rules: [], fallback: [{ text: "Done." }] } });
+		agents.push(agent);
+		const engine = boardFor(agent);
+		const seed = await engine.dispatch({ prompt: "seed row", cwd: agent.cwd });
+		await waitDone(engine, seed.id);
+		cloneRows(engine.storeDir, seed.id, 0, 1000, (n) => (n === 500 ? "needle in the middle" : `cloned row ${n}`));
+		const newest = await engine.dispatch({ prompt: "the newest row", name: "the newest row", cwd: agent.cwd });
+		await waitDone(engine, newest.id);
+
+		const calls = { get: 0, list: 0 };
+		const service: BoardService = Object.assign(Object.create(engine) as BoardService, {
+			get: (id: string) => (calls.get++, engine.get(id)),
+			list: (options?: { includeArchived?: boolean }) => (calls.list++, engine.list(options)),
+		});
+		const feed = new BoardFeed(() => service);
+		const dash = new Board({
+			service,
+			feed,
+			tui: { requestRender: () => undefined, terminal: { rows: 40 } } as unknown as TUI,
+			tickMs: 60_000,
+			theme: { fg: (_color: string, text: string) => text, bold: (text: string) => text },
+			keys: new KeybindingsManager(TUI_KEYBINDINGS),
+			requestRender: () => undefined,
+			done: () => undefined,
+			height: () => 40,
+			cwd: agent.cwd,
+			models: [],
+			prefs: {},
+			savePrefs: async () => undefined,
+			readTranscript: async () => [],
+			readDiff: async () => [],
+		});
+		try {
+			await dash.start();
+			// Before the first paint: at most the first slice of rows was read, and no whole list.
+			expect(calls.list).toBe(0);
+			expect(calls.get).toBeGreaterThan(0);
+			expect(calls.get).toBeLessThanOrEqual(200);
+			const first = dash.render(120).join("\n");
+			expect(first).toContain("loading 200/1,002 rows");
+			expect(first).toContain("the newest row");
+
+			await feed.fill().done;
+			expect(calls.list).toBe(0);
+			expect(calls.get).toBe(1002);
+			const loaded = dash.render(120).join("\n");
+			expect(loaded).not.toContain("loading");
+			expect(loaded).toContain("1002 rows");
+			expect(dash.list.model.rowCount).toBe(1002);
+			expect(dash.list.model.items(0, 1)).toEqual([{ kind: "header", label: "Completed", count: 1002 }]);
+			// A filter over the whole store finds a row the first screen never read.
+			for (const key of ["/", ..."needle"]) dash.handleInput(key);
+			expect(dash.list.model.rowCount).toBe(1);
+			expect(dash.render(120).join("\n")).toContain("needle in the middle");
+		} finally {
+			dash.dispose();
+			feed.stop();
+		}
+	}, 120_000);
+});
