@@ -9,12 +9,11 @@ import { mergeRow } from "./merge.ts";
 import { sanitizeText } from "./sanitize.ts";
 import { computeOverlaps, overlapCandidates } from "./overlap.ts";
 import type { AttemptSetView, BoardRow, MergeOptions, MergeResult, RowMeta } from "./types.ts";
+import { touchedCache } from "./touched-cache.ts";
 import { snapshotTree, touchedFiles } from "./worktree.ts";
 
 // The set rules live with the other dispatch checks; the dashboard takes them from here.
 export { checkCount, MAX_ATTEMPTS } from "./dispatch-checks.ts";
-
-const TOUCHED_TTL_MS = 3000;
 
 export interface AttemptDeps {
 	list(options?: { includeArchived?: boolean }): Promise<BoardRow[]>;
@@ -36,16 +35,11 @@ export interface AttemptViews {
 }
 
 export function attemptViews(deps: AttemptDeps): AttemptViews {
-	const touched = new Map<string, { at: number; key: string; files: string[] }>();
+	// git only for rows whose worktree changed since their files were last computed (touched-cache.ts).
+	const touched = touchedCache((row) => (row.worktreePath ? touchedFiles(row.worktreePath, row.repo) : undefined));
 
 	function filesOf(row: BoardRow): string[] {
-		if (!row.worktreePath) return [];
-		const key = `${row.updatedAt}:${row.worktreePath}`;
-		const hit = touched.get(row.id);
-		if (hit && hit.key === key && Date.now() - hit.at < TOUCHED_TTL_MS) return hit.files;
-		const files = touchedFiles(row.worktreePath, row.repo) ?? [];
-		touched.set(row.id, { at: Date.now(), key, files });
-		return files;
+		return row.worktreePath ? touched(row) : [];
 	}
 
 	function annotate(rows: BoardRow[]): BoardRow[] {
