@@ -28,3 +28,6 @@ export const TARGET_KINDS = /** @type {const} */ (["ssh", "container"]);
 
 /** The container engines a target may name (their own CLIs). */
 export const CONTAINER_ENGINES = /** @type {const} */ (["docker", "podman"]);
+
+/** Attempts one dispatch may start (an attempt set). */
+export const MAX_ATTEMPTS = 8;

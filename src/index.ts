@@ -4,10 +4,10 @@ import { registerPonytail } from "./ponytail/index.ts";
 import { registerCloseRitual } from "./ritual/index.ts";
 
 /** Entry point pi loads: wiring only, each feature registers itself. */
-export default function piAgentBoard(pi: ExtensionAPI): void {
+export default async function piAgentBoard(pi: ExtensionAPI): Promise<void> {
 	// Board first: a worker's input handler swaps the prompt placeholder for the real prompt, and input
 	// transforms chain in registration order, so every later handler sees the real prompt.
-	registerBoard(pi);
+	await registerBoard(pi);
 	registerPonytail(pi);
 	registerCloseRitual(pi);
 }

@@ -3,13 +3,13 @@ import { execFileSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { MAX_MESSAGE_BYTES } from "../../runner/reasons.mjs";
-import { THINKING_LEVELS, WORKTREE_MODES } from "../../runner/vocabulary.mjs";
+import { MAX_ATTEMPTS, THINKING_LEVELS, WORKTREE_MODES } from "../../runner/vocabulary.mjs";
 import { BoardError } from "./errors.ts";
 import type { BoardRow, DispatchOptions, WorktreeMode } from "./types.ts";
 import { repoRoot } from "./worktree.ts";
 
 /** Rows in one attempt set at most. */
-export const MAX_ATTEMPTS = 8;
+export { MAX_ATTEMPTS };
 
 /** The prompt travels over the control channel, not argv; the bound keeps one run.json sane. */
 const MAX_PROMPT_BYTES = 1024 * 1024;

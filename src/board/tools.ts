@@ -1,12 +1,10 @@
 /** LLM tools so the main agent can fan work out to the board and check on it. */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { WORKTREE_MODES } from "../../runner/vocabulary.mjs";
-import { MAX_ATTEMPTS } from "./dispatch-checks.ts";
+import { MAX_ATTEMPTS, WORKTREE_MODES } from "../../runner/vocabulary.mjs";
+import type { BoardLoader } from "./loader.ts";
 import { describeOverlaps } from "./overlap.ts";
-import type { BoardRow, BoardService } from "./types.ts";
-import { formatAttemptSet } from "./subcommands/attempt-text.ts";
-import { DELIVERY_TEXT } from "./subcommands/subcommands.ts";
+import type { BoardRow } from "./types.ts";
 
 /** Diff lines returned to the model at most (the full diff is in the dashboard). */
 const MAX_DIFF_LINES = 400;
@@ -23,7 +21,8 @@ function describe(row: BoardRow): string {
 	return parts.join("\n");
 }
 
-export function registerBoardTools(pi: ExtensionAPI, getService: () => BoardService): void {
+/** Registers the tools' schemas only: the engine is loaded when a tool first runs. */
+export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 	pi.registerTool({
 		name: "board_dispatch",
 		label: "Board dispatch",
@@ -42,7 +41,7 @@ export function registerBoardTools(pi: ExtensionAPI, getService: () => BoardServ
 			target: Type.Optional(Type.String({ description: "Where to run: a target's name (default local, this machine); needs a git repository" })),
 		}),
 		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-			const rows = await getService().dispatchAttempts({
+			const rows = await (await load.service()).dispatchAttempts({
 				prompt: params.prompt,
 				name: params.name,
 				cwd: params.cwd ?? ctx.cwd,
@@ -68,14 +67,14 @@ export function registerBoardTools(pi: ExtensionAPI, getService: () => BoardServ
 			other: Type.Optional(Type.String({ description: "A second row: return the diff between the two attempts" })),
 		}),
 		async execute(_toolCallId, params) {
-			const service = getService();
+			const service = await load.service();
 			if (params.other) {
 				const lines = await service.compareDiff(params.id, params.other);
 				const cut = lines.length > MAX_DIFF_LINES ? [...lines.slice(0, MAX_DIFF_LINES), `… ${lines.length - MAX_DIFF_LINES} more lines`] : lines;
 				return { content: [{ type: "text", text: cut.join("\n") }], details: { ids: [params.id, params.other] } };
 			}
 			const set = await service.compare(params.id);
-			return { content: [{ type: "text", text: formatAttemptSet(set) }], details: { ids: set.rows.map((entry) => entry.row.id) } };
+			return { content: [{ type: "text", text: (await load.runtime()).formatAttemptSet(set) }], details: { ids: set.rows.map((entry) => entry.row.id) } };
 		},
 	});
 
@@ -92,8 +91,8 @@ export function registerBoardTools(pi: ExtensionAPI, getService: () => BoardServ
 			followUp: Type.Optional(Type.Boolean({ description: "Working agent: deliver after its current turn instead of steering now" })),
 		}),
 		async execute(_toolCallId, params) {
-			const result = await getService().reply(params.id, params.text, { followUp: params.followUp });
-			const text = `${params.id}: ${DELIVERY_TEXT[result.delivery]}\n${describe(result.row)}`;
+			const result = await (await load.service()).reply(params.id, params.text, { followUp: params.followUp });
+			const text = `${params.id}: ${(await load.runtime()).DELIVERY_TEXT[result.delivery]}\n${describe(result.row)}`;
 			return { content: [{ type: "text", text }], details: { id: params.id, delivery: result.delivery } };
 		},
 	});
@@ -107,7 +106,7 @@ export function registerBoardTools(pi: ExtensionAPI, getService: () => BoardServ
 			id: Type.Optional(Type.String({ description: "Row id; omit for all rows" })),
 		}),
 		async execute(_toolCallId, params) {
-			const service = getService();
+			const service = await load.service();
 			if (params.id) {
 				const row = await service.get(params.id);
 				if (!row) throw new Error(`no such row: ${params.id}`);

@@ -2,89 +2,111 @@
  * Registers /agent-board and wires its three parts: the dashboard (dashboard/) in interactive pi, the
  * plain-text subcommands (subcommands/) everywhere, and what shows outside the board (presence/: footer,
  * strip, notices, the attached-row line). One BoardFeed per pi process feeds all of them, so they
- * never disagree; one DiffCache keeps git off the UI thread.
+ * never disagree; one DiffCache keeps git off the UI thread. All of it is loaded on first use
+ * (loader.ts): the session's start only schedules the footer and strip, after pi's own start.
  */
-import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import { completeArgs, parseSubcommand, runSubcommand } from "./subcommands/subcommands.ts";
-import { formatTable } from "./subcommands/table.ts";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { BoardLoader } from "./loader.ts";
+import type { AttachRecord } from "./presence/attach.ts";
+import type { BoardRuntime } from "./runtime.ts";
 import { COMMAND_DESCRIPTION } from "./subcommands/usage.ts";
-import { openBoard } from "./dashboard/open-board.ts";
 import { writeWhole } from "./write-whole.ts";
-import { ATTACH_STATUS_KEY, type AttachRecord, attachedStatus, attachTo, goBack, loadAttach } from "./presence/attach.ts";
-import { resolveSettings } from "./presence/notify.ts";
-import { BoardPresence } from "./presence/presence.ts";
-import type { BoardService } from "./types.ts";
-import { DiffCache } from "./view-model/diff-cache.ts";
-import { BoardFeed } from "./view-model/feed.ts";
-import { OverlapIndex } from "./view-model/overlap-index.ts";
-import { loadPrefs } from "./view-model/prefs.ts";
 
-export function registerBoardUi(pi: ExtensionAPI, getService: () => BoardService): void {
-	const feed = new BoardFeed(getService);
-	const diffCache = new DiffCache();
-	const overlaps = new OverlapIndex(feed, diffCache);
+type Parts = Awaited<ReturnType<typeof uiParts>>;
+
+async function uiParts(r: BoardRuntime, load: BoardLoader) {
+	const service = await load.service();
+	const feed = new r.BoardFeed(() => service);
+	const diffCache = new r.DiffCache();
+	const overlaps = new r.OverlapIndex(feed, diffCache);
 	// OS notifications go straight to the terminal, like pi's notify.ts example.
-	const presence = new BoardPresence(feed, resolveSettings(undefined), (text) => process.stdout.write(text));
-	let attached: AttachRecord | undefined;
+	const presence = new r.BoardPresence(feed, r.resolveSettings(undefined), (text) => process.stdout.write(text));
+	return { r, service, feed, diffCache, overlaps, presence };
+}
 
-	pi.on("session_start", async (_event, ctx) => {
-		if (!ctx.hasUI) return;
-		const storeDir = getService().storeDir;
-		const prefs = await loadPrefs(storeDir);
-		presence.settings = resolveSettings(prefs.board);
-		attached = await loadAttach(storeDir);
+export function registerBoardUi(pi: ExtensionAPI, load: BoardLoader): void {
+	let loaded: Promise<Parts> | undefined;
+	const parts = (): Promise<Parts> => (loaded ??= load.runtime().then((r) => uiParts(r, load)));
+	let attached: AttachRecord | undefined;
+	/** Bumped at each session start and shutdown: a deferred start that lost the race does nothing. */
+	let session = 0;
+
+	async function startPresence(ctx: ExtensionContext, mine: number): Promise<void> {
+		const { r, service, presence } = await parts();
+		const prefs = await r.loadPrefs(service.storeDir);
+		const record = await r.loadAttach(service.storeDir);
+		if (mine !== session) return;
+		presence.settings = r.resolveSettings(prefs.board);
 		// A record whose row session is not the one open now is from an earlier switch: not attached.
-		if (attached && ctx.sessionManager.getSessionFile() !== attached.sessionFile) attached = undefined;
-		ctx.ui.setStatus(ATTACH_STATUS_KEY, attached ? attachedStatus(attached) : undefined);
+		attached = record && ctx.sessionManager.getSessionFile() === record.sessionFile ? record : undefined;
+		ctx.ui.setStatus(r.ATTACH_STATUS_KEY, attached ? r.attachedStatus(attached) : undefined);
 		presence.start(ctx.ui);
+	}
+
+	pi.on("session_start", (_event, ctx) => {
+		const mine = ++session;
+		// Retention runs at most once a day per store, after startup, and never in the way of the session.
+		setTimeout(() => void load.service().then((service) => load.runtime().then((r) => r.autoGc(service.storeDir))), 5000).unref();
+		if (!ctx.hasUI) return;
+		// After pi's own start: the footer and strip come from the live summary, a moment later.
+		setTimeout(() => void startPresence(ctx, mine).catch(() => undefined), 0);
 	});
-	pi.on("session_shutdown", () => {
+	pi.on("session_shutdown", async () => {
+		session += 1;
+		if (!loaded) return;
+		const { presence, overlaps, feed } = await loaded;
 		presence.stop();
 		overlaps.stop();
 		feed.stop();
 	});
 	// After chatting in an attached row's session, its board row is re-read (summary, age, viewed).
 	pi.on("agent_end", async () => {
-		if (!attached) return;
-		await getService().markViewed(attached.rowId).catch(() => undefined);
+		if (!attached || !loaded) return;
+		const { service, feed } = await loaded;
+		await service.markViewed(attached.rowId).catch(() => undefined);
 		await feed.refresh([attached.rowId]);
 	});
 
 	pi.registerCommand("agent-board", {
 		description: COMMAND_DESCRIPTION,
 		getArgumentCompletions: async (prefix) => {
-			const rows = await getService()
+			const r = await load.runtime();
+			const rows = await (await load.service())
 				.list({ includeArchived: true })
 				.catch(() => []);
-			return completeArgs(prefix, rows);
+			return r.completeArgs(prefix, rows);
 		},
 		handler: async (args, ctx) => {
 			const say = (text: string, type: "info" | "error" = "info") => output(ctx, text, type);
-			const service = getService();
 			try {
+				const r = await load.runtime();
+				const service = await load.service();
 				if (args.trim()) {
-					const parsed = parseSubcommand(args);
+					const parsed = r.parseSubcommand(args);
 					if (!parsed.ok) return say(parsed.error, "error");
-					if (parsed.name === "back" && !("help" in parsed && parsed.help)) return await goBack(ctx, service, attached);
-					return say(await runSubcommand(service, parsed, ctx.cwd, Date.now(), { confirm: ctx.hasUI ? (title, text) => ctx.ui.confirm(title, text) : undefined }));
+					if (parsed.name === "back" && !("help" in parsed && parsed.help)) return await r.goBack(ctx, service, attached);
+					return say(await r.runSubcommand(service, parsed, ctx.cwd, Date.now(), { confirm: ctx.hasUI ? (title, text) => ctx.ui.confirm(title, text) : undefined }));
 				}
-				if (ctx.mode !== "tui") return say(formatTable(await service.list(), Date.now()));
+				if (ctx.mode !== "tui") return say(r.formatTable(await service.list(), Date.now()));
+				const { feed, diffCache, overlaps, presence } = await parts();
 				overlaps.start();
 				presence.quiet = true;
-				const result = await openBoard(ctx, service, {
-					feed,
-					diffCache,
-					overlaps,
-					settings: presence.settings,
-					applySettings: (settings) => presence.applySettings(settings),
-					attachedId: attached?.rowId,
-				}).finally(() => {
-					presence.quiet = false;
-					// Overlaps are the board's: no git for them while it is closed.
-					overlaps.stop();
-				});
-				if (result.kind === "back") await goBack(ctx, service, attached);
-				else if (result.kind === "attach") await attachTo(ctx, service, result.row, attached);
+				const result = await r
+					.openBoard(ctx, service, {
+						feed,
+						diffCache,
+						overlaps,
+						settings: presence.settings,
+						applySettings: (settings) => presence.applySettings(settings),
+						attachedId: attached?.rowId,
+					})
+					.finally(() => {
+						presence.quiet = false;
+						// Overlaps are the board's: no git for them while it is closed.
+						overlaps.stop();
+					});
+				if (result.kind === "back") await r.goBack(ctx, service, attached);
+				else if (result.kind === "attach") await r.attachTo(ctx, service, result.row, attached);
 			} catch (error) {
 				say(`agent-board: ${error instanceof Error ? error.message : String(error)}`, "error");
 			}
