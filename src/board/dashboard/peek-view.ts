@@ -90,15 +90,23 @@ export class PeekView extends View {
 	private readonly rowId: string;
 	private readonly scroller: ScrollLines;
 
+	private readonly release: () => void;
+
 	constructor(host: Host, rowId: string) {
 		super(host);
 		this.rowId = rowId;
+		// The peek shows what the feed keeps out of memory for other rows (events, receipts, the whole answer).
+		this.release = host.deps.feed.hold(rowId);
 		this.scroller = new ScrollLines(host, (width) => peekLines(host, this.row(), width), () => host.bodyRows());
 		this.addChild(this.scroller);
 	}
 
 	row(): BoardRow | undefined {
 		return feedRow(this.host, this.rowId);
+	}
+
+	override dispose(): void {
+		this.release();
 	}
 
 	keyTable(): KeyEntry[] {

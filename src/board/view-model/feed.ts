@@ -9,6 +9,7 @@
 import { setImmediate } from "node:timers";
 import type { BoardRow, BoardService } from "../types.ts";
 import { addCount, type RowCounts } from "./row-text.ts";
+import { keptWhole, slimRow } from "./row-slim.ts";
 
 /** `relisted`: the whole store was read again (its ids are every row, gone ones included). */
 export type FeedListener = (changedIds: readonly string[], relisted: boolean) => void;
@@ -41,6 +42,9 @@ export class BoardFeed {
 	/** Kept up to date row by row, so the header, footer and strip never count the whole store. */
 	private readonly tally: RowCounts = { rows: 0, archived: 0, waiting: 0, running: 0 };
 	private readonly live = new Set<string>();
+	/** Rows views show in full (hold()), with how many views do. */
+	private readonly held = new Map<string, number>();
+	private readonly slimmed = new Set<string>();
 	/** Bumped on every applied change; consumers compare it to skip work. */
 	revision = 0;
 	lastError = "";
@@ -153,6 +157,7 @@ export class BoardFeed {
 		this.complete = false;
 		this.rowMap.clear();
 		this.live.clear();
+		this.slimmed.clear();
 		for (const key of Object.keys(this.tally) as (keyof RowCounts)[]) this.tally[key] = 0;
 		this.snapshot = undefined;
 	}
@@ -185,7 +190,29 @@ export class BoardFeed {
 		return this.live;
 	}
 
-	private set(id: string, row: BoardRow | undefined): void {
+	/**
+	 * A view shows this row in full (peek, reply, console): it is kept whole, and re-read now if it was
+	 * slimmed. Returns the release; the row is slimmed again at its next change.
+	 */
+	hold(id: string): () => void {
+		const count = this.held.get(id) ?? 0;
+		this.held.set(id, count + 1);
+		if (count === 0 && this.rowMap.get(id) && this.slimmed.has(id)) void this.refresh([id]);
+		let released = false;
+		return () => {
+			if (released) return;
+			released = true;
+			const left = (this.held.get(id) ?? 1) - 1;
+			if (left > 0) this.held.set(id, left);
+			else this.held.delete(id);
+		};
+	}
+
+	private set(id: string, full: BoardRow | undefined): void {
+		// Rows nobody shows in full keep only what a line shows (row-slim.ts).
+		const row = full && !this.held.has(id) && !keptWhole(full) ? slimRow(full) : full;
+		if (row && row !== full) this.slimmed.add(id);
+		else this.slimmed.delete(id);
 		const old = this.rowMap.get(id);
 		if (old) addCount(this.tally, old, -1);
 		this.live.delete(id);
