@@ -10,7 +10,8 @@ import type { BoardService } from "../src/board/types.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { cloneRows } from "../test-support/clone-rows.ts";
-import { createTestAgent, type TestAgent } from "../test-support/pi-harness.ts";
+import { createTestAgent, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
+import { storeRunners } from "../test-support/proc-scan.ts";
 
 const agents: TestAgent[] = [];
 afterAll(() => {
@@ -27,6 +28,8 @@ describe("first open", () => {
 		cloneRows(engine.storeDir, seed.id, 0, 1000, (n) => (n === 500 ? "needle in the middle" : `cloned row ${n}`));
 		const newest = await engine.dispatch({ prompt: "the newest row", name: "the newest row", cwd: agent.cwd });
 		await waitDone(engine, newest.id);
+		// The run is done once its end is recorded; its runner still writes the final status once more and exits.
+		await waitFor(() => storeRunners(engine.storeDir).length === 0, "the newest row's runner to exit");
 
 		const calls = { get: 0, list: 0 };
 		const service: BoardService = Object.assign(Object.create(engine) as BoardService, {
@@ -69,6 +72,12 @@ describe("first open", () => {
 			expect(loaded).toContain("1002 rows");
 			expect(dash.list.model.rowCount).toBe(1002);
 			expect(dash.list.model.items(0, 1)).toEqual([{ kind: "header", label: "Completed", count: 1002 }]);
+			// Rows not shown in full are kept slim, in the feed and in the engine's cache; a full read has it all.
+			const whole = await engine.get(newest.id);
+			expect(whole?.recentEvents.length).toBeGreaterThan(0);
+			expect(feed.row(newest.id)?.recentEvents).toEqual([]);
+			expect((await engine.get(newest.id, { slim: true }))?.recentEvents).toEqual([]);
+			expect((await engine.get(newest.id))?.recentEvents).toEqual(whole?.recentEvents);
 			// A filter over the whole store finds a row the first screen never read.
 			for (const key of ["/", ..."needle"]) dash.handleInput(key);
 			expect(dash.list.model.rowCount).toBe(1);

@@ -79,7 +79,7 @@ export function seedEmptyLive(root: string): void {
 function seed(ctx: EngineContext): void {
 	const dir = liveDirOf(ctx.storeDir);
 	for (const id of listRowIds(ctx.paths)) {
-		const row = readRow(ctx, id);
+		const row = readRow(ctx, id, false);
 		if (rowKeepsMark(row)) markLive(ctx.storeDir, id);
 	}
 	writeFileAtomic(join(dir, SEEDED), "");
@@ -110,7 +110,7 @@ export function liveRows(ctx: EngineContext): BoardRow[] {
 			clearMark(ctx, id);
 			continue;
 		}
-		const row = readRow(ctx, id);
+		const row = readRow(ctx, id, false);
 		if (rowKeepsMark(row)) rows.push(row);
 		else {
 			try {

@@ -13,7 +13,8 @@ import { errorReason, errorRow, FileCache, readMeta, readStatus, rowFrom } from 
 import { respawnLink } from "./targets/link-respawn.ts";
 import type { BoardRow, RowMeta, RunStatus } from "./types.ts";
 
-export function readRow(ctx: EngineContext, id: string): BoardRow {
+/** `whole` false: an ended run's events, stderr tail, receipts and whole answer may be left out (list lines). */
+export function readRow(ctx: EngineContext, id: string, whole = true): BoardRow {
 	const { paths, cache, storeDir } = ctx;
 	let meta: RowMeta;
 	try {
@@ -24,7 +25,7 @@ export function readRow(ctx: EngineContext, id: string): BoardRow {
 	const runDir = paths.run(id, meta.currentRunId);
 	let status: RunStatus;
 	try {
-		status = readStatus(runDir, cache);
+		status = readStatus(runDir, cache, whole);
 	} catch (error) {
 		return { ...errorRow(paths, id, errorReason(error, "status.json"), meta), runDir };
 	}

@@ -56,21 +56,21 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		}
 	}
 
-	async function list(listOptions?: { includeArchived?: boolean }): Promise<BoardRow[]> {
+	async function list(listOptions?: { includeArchived?: boolean; slim?: boolean }): Promise<BoardRow[]> {
 		guardStore(paths.root);
 		ctx.tryInit();
 		pumpQuietly();
-		const rows = listRowIds(paths).map((id) => readRow(ctx, id));
+		const rows = listRowIds(paths).map((id) => readRow(ctx, id, listOptions?.slim !== true));
 		// Containers no run owns any more (a killed link, a restart), found by label, in the background.
 		containers.maybe();
 		return listOptions?.includeArchived ? rows : rows.filter((row) => !row.archived);
 	}
 
-	async function get(id: string): Promise<BoardRow | undefined> {
+	async function get(id: string, getOptions?: { slim?: boolean }): Promise<BoardRow | undefined> {
 		validateId(id);
 		if (!existsSync(paths.row(id))) return undefined;
 		pumpQuietly();
-		return readRow(ctx, id);
+		return readRow(ctx, id, getOptions?.slim !== true);
 	}
 
 	const attempts = attemptViews({

@@ -30,7 +30,7 @@ function rowKeys(ctx: EngineContext): Map<string, string> {
 			const current = readMeta(paths, id, cache);
 			const runDir = paths.run(id, current.currentRunId);
 			statusPath = join(runDir, "status.json");
-			const status = readStatus(runDir, cache);
+			const status = readStatus(runDir, cache, false);
 			// A SIGKILLed runner changes no file; its liveness must still change the key.
 			if (!runEnded(status)) key += runOwner(ctx.storeDir, runDir, status);
 		} catch (error) {
@@ -107,7 +107,7 @@ export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterabl
 		}
 		for (const id of reads?.liveIds?.() ?? []) if (!live.has(id)) live.set(id, "");
 		for (const [id, before] of live) {
-			const row = knownIds.has(id) ? readRow(ctx, id) : undefined;
+			const row = knownIds.has(id) ? readRow(ctx, id, false) : undefined;
 			// A full disk changes no file: its "disk full" must still repaint the row.
 			const now = keyOf(row);
 			if (!first && now !== before) changed.add(id);

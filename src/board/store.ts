@@ -19,6 +19,15 @@ export type { ProcessRecord, RowMeta, SlotOwner };
 interface CacheEntry {
 	key: string;
 	value: unknown;
+	/** The value kept is a slim copy (retain): a full read parses the file again. */
+	slim: boolean;
+}
+
+export interface CacheReadOptions<T> {
+	/** A slim copy to keep instead of the value (undefined: keep it whole). */
+	retain?: (value: T) => T | undefined;
+	/** The caller needs the whole value: a slim entry does not do. */
+	full?: boolean;
 }
 
 /** Parsed-file cache keyed by mtime and size: an unchanged store is re-read with stats only. */
@@ -31,7 +40,7 @@ export class FileCache {
 	 * Parsed and shape-checked content of a store file. Never follows a symlink (lstat, then
 	 * O_NOFOLLOW); `check` runs once per change of the file, so an unchanged store costs one lstat.
 	 */
-	read<T>(path: string, name: string, check: (value: unknown) => T, verifyDirs?: () => void): T {
+	read<T>(path: string, name: string, check: (value: unknown) => T, verifyDirs?: () => void, options: CacheReadOptions<T> = {}): T {
 		let stat;
 		try {
 			stat = lstatStoreFile(path, name);
@@ -42,12 +51,15 @@ export class FileCache {
 		const key = `${stat.mtimeMs}:${stat.size}:${stat.ino}`;
 		this.statKeys.set(path, key);
 		const hit = this.entries.get(path);
-		if (hit && hit.key === key) return hit.value as T;
+		if (hit && hit.key === key && !(hit.slim && options.full)) return hit.value as T;
 		// Parent directories are checked when the content is (re)read: a hit returns bytes that were
 		// read through verified directories, whatever was swapped in since.
 		verifyDirs?.();
 		const value = check(parseJsonStrict(readFileNoFollow(path, name), name));
-		this.entries.set(path, { key, value });
+		// A full read of a slim entry leaves the slim copy: the whole value is for this caller only.
+		if (hit && hit.key === key) return value;
+		const slim = options.retain?.(value);
+		this.entries.set(path, { key, value: slim ?? value, slim: slim !== undefined });
 		return value;
 	}
 
@@ -102,13 +114,29 @@ export function readMeta(paths: StorePaths, id: string, cache: FileCache): RowMe
 	});
 }
 
-/** runs/<runId>/status.json, shape-checked ("status.json: /state must be equal to one of ..."). */
-export function readStatus(runDir: string, cache: FileCache): RunStatus {
+/** Characters of an ended run's answer the cache keeps (more than a list line shows). */
+const SLIM_ANSWER = 512;
+
+/**
+ * What the cache keeps of an ended run's status: what a list line shows, without the events, stderr
+ * tail, receipts and the whole answer (a full read parses the file again). A live run's stays whole.
+ */
+function slimEndedStatus(status: RunStatus): RunStatus | undefined {
+	if (!runEnded(status)) return undefined;
+	const answer = status.latestAssistant;
+	return { ...status, recentEvents: [], stderrTail: undefined, receipts: undefined, latestAssistant: answer && answer.length > SLIM_ANSWER ? answer.slice(0, SLIM_ANSWER) : answer };
+}
+
+/**
+ * runs/<runId>/status.json, shape-checked ("status.json: /state must be equal to one of ..."). `full`
+ * false accepts the cache's slim copy of an ended run (a list line's fields only).
+ */
+export function readStatus(runDir: string, cache: FileCache, full = true): RunStatus {
 	const verifyDirs = (): void => {
 		assertRealDir(join(runDir, ".."), "runs directory");
 		assertRealDir(runDir, "run directory");
 	};
-	return cache.read(join(runDir, "status.json"), "status.json", (value) => checkShape(StatusSchema, value, "status.json"), verifyDirs);
+	return cache.read(join(runDir, "status.json"), "status.json", (value) => checkShape(StatusSchema, value, "status.json"), verifyDirs, { retain: slimEndedStatus, full });
 }
 
 /** Result of reading a process record: a missing file and an invalid one are different facts. */

@@ -224,8 +224,9 @@ export interface BoardService {
 	/** Every row started for `options` (one, or an attempt set of `count`). */
 	dispatchAttempts(options: DispatchOptions): Promise<BoardRow[]>;
 	/** All rows (archived included only when asked), reconciled: dead runners become failed. */
-	list(options?: { includeArchived?: boolean }): Promise<BoardRow[]>;
-	get(id: string): Promise<BoardRow | undefined>;
+	/** `slim`: ended runs' events, stderr tail, receipts and whole answer may be left out (what a list line needs). */
+	list(options?: { includeArchived?: boolean; slim?: boolean }): Promise<BoardRow[]>;
+	get(id: string, options?: { slim?: boolean }): Promise<BoardRow | undefined>;
 	/** The rows that count in the footer and strip (live or asking), from the live summary: no store pass. */
 	liveRows?(): Promise<BoardRow[]>;
 	/** Every row id, oldest first (ids are time-sortable); names only, no row is read. */

@@ -72,7 +72,7 @@ export function registerBoardUi(pi: ExtensionAPI, load: BoardLoader): void {
 		getArgumentCompletions: async (prefix) => {
 			const r = await load.runtime();
 			const rows = await (await load.service())
-				.list({ includeArchived: true })
+				.list({ includeArchived: true, slim: true })
 				.catch(() => []);
 			return r.completeArgs(prefix, rows);
 		},

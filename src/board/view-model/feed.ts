@@ -120,7 +120,7 @@ export class BoardFeed {
 				while (at < todo.length) {
 					const slice = todo.slice(at, at + (at === 0 ? this.firstRows : this.sliceRows)).filter((id) => !this.rowMap.has(id));
 					at += at === 0 ? this.firstRows : this.sliceRows;
-					const rows = await Promise.all(slice.map((id) => service.get(id).catch(() => undefined)));
+					const rows = await Promise.all(slice.map((id) => service.get(id, { slim: true }).catch(() => undefined)));
 					const applied: string[] = [];
 					slice.forEach((id, i) => {
 						// A watch report may have read it meanwhile, fresher.
@@ -253,7 +253,7 @@ export class BoardFeed {
 				if (this.relistPending) {
 					this.relistPending = false;
 					this.pending.clear();
-					const rows = await service.list({ includeArchived: true });
+					const rows = await service.list({ includeArchived: true, slim: true });
 					const gone = new Set(this.rowMap.keys());
 					for (const id of gone) this.set(id, undefined);
 					for (const row of rows) {
@@ -268,7 +268,7 @@ export class BoardFeed {
 				}
 				const ids = [...this.pending];
 				this.pending.clear();
-				const fresh = await Promise.all(ids.map((id) => service.get(id).catch(() => undefined)));
+				const fresh = await Promise.all(ids.map((id) => service.get(id, { slim: !this.held.has(id) }).catch(() => undefined)));
 				ids.forEach((id, i) => {
 					const row = fresh[i];
 					// `get` runs no git, so it has no overlaps: keep the last full list's until the next one.
