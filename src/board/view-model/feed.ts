@@ -109,6 +109,7 @@ export class BoardFeed {
 		const listIds = service.rowIds.bind(service);
 		let firstDone: () => void = () => undefined;
 		const first = new Promise<void>((resolve) => (firstDone = resolve));
+		const filling = { first, done: Promise.resolve() };
 		const done = (async () => {
 			try {
 				await this.start();
@@ -118,6 +119,8 @@ export class BoardFeed {
 				this.loading = { done: 0, total };
 				let at = 0;
 				while (at < todo.length) {
+					// stop() ends a fill: its rows would land in a feed nobody follows.
+					if (this.filling !== filling) return;
 					const slice = todo.slice(at, at + (at === 0 ? this.firstRows : this.sliceRows)).filter((id) => !this.rowMap.has(id));
 					at += at === 0 ? this.firstRows : this.sliceRows;
 					const rows = await Promise.all(slice.map((id) => service.get(id, { slim: true }).catch(() => undefined)));
@@ -137,6 +140,7 @@ export class BoardFeed {
 				this.complete = true;
 				this.applied([]);
 			} catch (error) {
+				if (this.filling !== filling) return;
 				this.loading = undefined;
 				this.lastError = error instanceof Error ? error.message : String(error);
 				this.filling = undefined;
@@ -145,7 +149,9 @@ export class BoardFeed {
 				firstDone();
 			}
 		})();
-		return (this.filling = { first, done });
+		filling.done = done;
+		this.filling = filling;
+		return filling;
 	}
 
 	stop(): void {
