@@ -77,7 +77,8 @@ export function resolveRow(rows: readonly BoardRow[], key: string): BoardRow | s
  */
 export async function runSubcommand(service: BoardService, parsed: Extract<Parsed, { ok: true }>, cwd: string, now = Date.now(), io: AttemptIo = {}): Promise<string> {
 	if ("help" in parsed && parsed.help) return parsed.help === "one" ? subcommandHelp(parsed.name) : USAGE;
-	if (parsed.name === "list") return formatTable(await service.list({ includeArchived: "all" in parsed ? parsed.all : false }), now, "all" in parsed ? parsed.all : false);
+	// The table shows one line a row: the slim rows (no events or whole answers parsed again) do.
+	if (parsed.name === "list") return formatTable(await service.list({ includeArchived: "all" in parsed ? parsed.all : false, slim: true }), now, "all" in parsed ? parsed.all : false);
 	if (parsed.name === "back") throw new Error("back switches pi's session: it works in interactive pi only");
 	if (parsed.name === "gc") return formatGcReport(gc(service.storeDir, { dryRun: "dryRun" in parsed ? parsed.dryRun : false }));
 	if ("kind" in parsed || parsed.name === "dispatch") {
