@@ -125,11 +125,11 @@ async function atSize(size, seedId) {
 	// The safety pass (every 10 s while watched) and the footer counts at pi start (a fresh engine each).
 	const ctx = createEngineContext({ storeDir, env: agent.env, piCommand });
 	const pass = safetyPoll(ctx);
-	await pass({ seenNotifyMtime: undefined });
+	await pass({ delivered: 1 });
 	const passes = [];
 	for (let i = 0; i < 20; i++) {
 		const start = performance.now();
-		await pass({ seenNotifyMtime: undefined });
+		await pass({ delivered: 1 });
 		passes.push(performance.now() - start);
 	}
 	const counts = [];

@@ -10,7 +10,7 @@ import { touchNotify } from "../runner/fs-util.mjs";
 import { createEngineContext } from "../src/board/engine-context.ts";
 import { readRow } from "../src/board/row-read.ts";
 import { listRowIds } from "../src/board/store.ts";
-import { mtimeOf, safetyPoll } from "../src/board/store-poll.ts";
+import { safetyPoll } from "../src/board/store-poll.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { cloneRows } from "../test-support/clone-rows.ts";
 import { createTestAgent, PI_CLI, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
@@ -43,28 +43,25 @@ describe("safety pass cost", () => {
 			return read(...args);
 		}) as typeof ctx.cache.read;
 		const pass = safetyPoll(ctx);
-		const notifyDir = join(storeDir, "notify");
-		expect(await pass({ seenNotifyMtime: undefined })).toEqual([]);
-		expect((await pass({ seenNotifyMtime: mtimeOf(notifyDir) })).filter((id) => id !== stalled.id)).toEqual([]);
+		expect(await pass({ delivered: undefined })).toEqual([]);
+		expect((await pass({ delivered: 1 })).filter((id) => id !== stalled.id)).toEqual([]);
 		// Two passes over 302 rows read the live row's meta and status, and nothing else.
 		expect(reads.length).toBeGreaterThan(0);
 		expect(reads.filter((path) => !path.startsWith(join(storeDir, "rows", stalled.id) + "/"))).toEqual([]);
 
-		// A change the watch never delivered: notify/ moved past the watch's last event.
-		const seen = mtimeOf(notifyDir);
+		// A change the watch never delivered: notify/ moved and the watch said nothing.
 		reads.length = 0;
 		touchNotify(storeDir, clones[7]!);
-		// (The live row may be named too: it was notified within the pass's second of slack.)
-		expect((await pass({ seenNotifyMtime: seen })).filter((id) => id !== stalled.id)).toEqual([clones[7]]);
+		expect((await pass({ delivered: 0 })).filter((id) => id !== stalled.id)).toEqual([clones[7]]);
 		expect(reads.filter((path) => !path.includes(stalled.id))).toEqual([]);
 		// The same change, delivered by the watch: nothing to report.
 		touchNotify(storeDir, clones[8]!);
-		expect((await pass({ seenNotifyMtime: mtimeOf(notifyDir) })).filter((id) => id !== stalled.id)).toEqual([]);
+		expect((await pass({ delivered: 1 })).filter((id) => id !== stalled.id)).toEqual([]);
 
 		// A runner killed with SIGKILL changes no file: the pass still reports its row, and it is failed.
 		const runner = JSON.parse(readFileSync(join(stalled.runDir!, "runner.json"), "utf8")) as { pid: number };
 		process.kill(runner.pid, "SIGKILL");
-		await waitFor(async () => (await pass({ seenNotifyMtime: mtimeOf(notifyDir) })).includes(stalled.id), "the pass to notice the dead runner", 20_000);
+		await waitFor(async () => (await pass({ delivered: 1 })).includes(stalled.id), "the pass to notice the dead runner", 20_000);
 		expect(await waitDone(board, stalled.id)).toMatchObject({ state: "failed", error: "runner died" });
 		expect(ctx.liveRows.size).toBe(0);
 	}, 120_000);

@@ -8,8 +8,7 @@ import { isWorker } from "./worker-env.ts";
 export async function registerBoard(pi: ExtensionAPI): Promise<void> {
 	if (isWorker()) {
 		// Workers answer to the board; they get ask_user, not the board itself (no recursive fan-out).
-		const { registerWorkerRole } = await import("./worker-role.ts");
-		registerWorkerRole(pi);
+		(await import("./worker-role.ts")).registerWorkerRole(pi);
 		return;
 	}
 	const load = boardLoader();

@@ -3,10 +3,10 @@
  * - rows whose run was live or queued at the last look are re-read (a runner killed with SIGKILL, or
  *   a full disk, changes no file);
  * - rows appearing or vanishing: rows/ is listed only when its mtime moved (one lstat otherwise);
- * - a missed inotify event: writers replace notify/<rowId> by rename, which moves notify/'s mtime. The
- *   watch notes that mtime with each event it delivers; when notify/ moved and its mtime is not the one
- *   the watch last saw, the watch missed something (or there is none), and only then notify/ is listed
- *   and the rows whose file changed since the last pass are reported.
+ * - a watch that stopped delivering: writers replace notify/<rowId> by rename, which moves notify/'s
+ *   mtime. When notify/ moved since the last pass and the watch delivered nothing meanwhile (or there is
+ *   no watch), only then notify/ is listed and the rows whose file changed since the last pass are
+ *   reported. A live watch delivering events costs nothing here.
  * An idle pass is therefore a few lstats plus one read per live row; nothing hashes the whole store.
  */
 import { createHash } from "node:crypto";
@@ -50,7 +50,7 @@ export function storeVersion(ctx: EngineContext): string {
 	return hash.digest("hex").slice(0, 16);
 }
 
-export function mtimeOf(path: string): number {
+function mtimeOf(path: string): number {
 	try {
 		return lstatSync(path).mtimeMs;
 	} catch {
@@ -71,9 +71,12 @@ function notifiedSince(ctx: EngineContext, since: number): string[] {
 }
 
 export interface SafetyPollInput {
-	/** notify/'s mtime when the fs.watch last delivered an event (undefined: no watch). */
-	seenNotifyMtime: number | undefined;
+	/** Events the fs.watch delivered since the last pass (undefined: no watch). */
+	delivered: number | undefined;
 }
+
+/** File times are kernel-tick coarse (a jiffy, <= 10 ms): a file changed just before a pass is not missed. */
+const MTIME_SLACK_MS = 50;
 
 /** The safety pass behind the store watch: each call returns the ids of rows that changed unseen. */
 export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterable<string> }): (input?: SafetyPollInput) => Promise<string[]> {
@@ -116,9 +119,8 @@ export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterabl
 		}
 		const notifyNow = mtimeOf(join(ctx.storeDir, "notify"));
 		if (notifyNow !== notifyMtime) {
-			// The watch missed a change (or there is no watch): report the rows notified since the last pass.
-			// File times are kernel-tick coarse: a second of slack costs nothing but a row re-read twice.
-			if (!first && notifyNow !== input?.seenNotifyMtime) for (const id of notifiedSince(ctx, lastPassAt - 1000)) changed.add(id);
+			// notify/ changed and the watch said nothing (or there is none): report the rows notified since the last pass.
+			if (!first && !input?.delivered) for (const id of notifiedSince(ctx, lastPassAt - MTIME_SLACK_MS)) changed.add(id);
 			notifyMtime = notifyNow;
 		}
 		first = false;

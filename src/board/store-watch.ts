@@ -8,12 +8,11 @@
 import { watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
 import { ensureDir } from "../../runner/fs-util.mjs";
-import { mtimeOf } from "./store-poll.ts";
 
 export interface StoreWatchOptions {
 	storeRoot: string;
 	/** The safety poll: ids of rows that changed without telling notify/ (a killed runner, a new row). */
-	safetyCheck: (input: { seenNotifyMtime: number | undefined }) => Promise<readonly string[]>;
+	safetyCheck: (input: { delivered: number | undefined }) => Promise<readonly string[]>;
 	safetyPollMs?: number;
 	debounceMs?: number;
 }
@@ -27,8 +26,8 @@ export class StoreWatch {
 	private flushTimer: ReturnType<typeof setTimeout> | undefined;
 	private pending = new Set<string>();
 	private checking = false;
-	/** notify/'s mtime as of the last event delivered: the safety pass tells a missed event by a different one. */
-	private seenNotifyMtime = -1;
+	/** Events delivered since the last safety pass: none while notify/ changed means the watch went deaf. */
+	private delivered = 0;
 	private readonly options: StoreWatchOptions;
 
 	constructor(options: StoreWatchOptions) {
@@ -49,7 +48,7 @@ export class StoreWatch {
 		try {
 			ensureDir(dir);
 			this.watcher = watch(dir, (_event, name) => {
-				this.seenNotifyMtime = mtimeOf(dir);
+				this.delivered += 1;
 				if (typeof name === "string" && name && !name.startsWith(".")) this.queue([name]);
 			});
 			this.watcher.on("error", () => this.closeWatcher());
@@ -66,7 +65,9 @@ export class StoreWatch {
 		if (this.checking) return;
 		this.checking = true;
 		try {
-			const changed = await this.options.safetyCheck({ seenNotifyMtime: this.watcher ? this.seenNotifyMtime : undefined });
+			const delivered = this.watcher ? this.delivered : undefined;
+			this.delivered = 0;
+			const changed = await this.options.safetyCheck({ delivered });
 			if (changed.length > 0) this.queue(changed);
 		} catch {
 			// A store mid-write is checked again next time.
