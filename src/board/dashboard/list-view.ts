@@ -113,7 +113,7 @@ export class ListView extends View {
 
 	private filterLines(width: number): string[] {
 		if (!this.filterInput) return [];
-		return [fit(this.deps.theme.fg("accent", "Filter (text, s:<state>): enter keeps it, esc clears it"), width), ...this.filterInput.render(width)];
+		return [fit(this.deps.theme.fg("accent", "Filter (text, s:<state>, on:<target>): enter keeps it, esc clears it"), width), ...this.filterInput.render(width)];
 	}
 
 	override handleInput(data: string): void {
@@ -162,7 +162,7 @@ export class ListView extends View {
 			...rowActions(host, () => this.selectedRow(), { hints: ["reply", "stop", "open", "archive"] }),
 			{
 				keys: "filter",
-				help: "filter by text and s:<state> (e.g. s:need, s:fail login)",
+				help: "filter by text, s:<state> and on:<target> (e.g. s:need, s:fail login, on:local)",
 				hint: "filter",
 				run: () => {
 					const input = new Input();
