@@ -18,7 +18,7 @@ import { pumpQueue, recordStartFailure } from "./queue.mjs";
 import { readRunConfig } from "./run-config.mjs";
 import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./slots.mjs";
-import { isValidId, runDirOf, sessionFileOf } from "./store-layout.mjs";
+import { isValidId, runPathsOf } from "./store-layout.mjs";
 import { openWorkerLink } from "./worker-link.mjs";
 
 const STATUS_INTERVAL_MS = 250;
@@ -41,8 +41,9 @@ function readConfig(path, slot) {
 		const read = readRunConfig(path);
 		// Every path the run writes is derived from the ids: a run.json naming others is refused.
 		if (!isValidId(read.rowId) || !isValidId(read.runId)) throw new Error(`${path}: /rowId and /runId must be ids`);
-		if (resolve(read.runDir) !== dir || runDirOf(resolve(read.storeDir), read.rowId, read.runId) !== dir) throw new Error(`${path}: /runDir is not the directory of run.json in its store`);
-		if (read.sessionFile !== sessionFileOf(read.storeDir, read.rowId)) throw new Error(`${path}: /sessionFile is not the row's session file in its store`);
+		const where = runPathsOf(read.layout ?? "store", resolve(read.storeDir), read.rowId, read.runId);
+		if (resolve(read.runDir) !== dir || where.runDir !== dir) throw new Error(`${path}: /runDir is not the directory of run.json in its store`);
+		if (resolve(read.sessionFile) !== where.sessionFile) throw new Error(`${path}: /sessionFile is not the row's session file in its store`);
 		return read;
 	} catch (error) {
 		const reason = error instanceof Error ? error.message : String(error);

@@ -14,7 +14,7 @@ import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, touchNotify, writeJso
 import { rejectWaiting } from "./inbox.mjs";
 import { finalize } from "./state-rules.mjs";
 import { processStartTime, RUN_TAG } from "./proc.mjs";
-import { releaseSlot, tryClaimSlot } from "./slots.mjs";
+import { releaseSlot, slotOfRun, tryClaimSlot } from "./slots.mjs";
 import { isValidId, runDirOf } from "./store-layout.mjs";
 
 export const RUNNER_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "job-runner.mjs");
@@ -197,6 +197,24 @@ export function claimEntry(storeRoot, name, runDir, purpose, slot) {
 export function slotsOf(storeRoot, target) {
 	if (target === LOCAL_TARGET) return { dir: join(storeRoot, "slots"), holds: undefined };
 	return { dir: join(storeRoot, "targets", target, "slots"), holds: (/** @type {import("./slots.mjs").SlotOwner} */ owner) => runNotOver(storeRoot, owner) };
+}
+
+/**
+ * Frees the slot a run still holds once its end is recorded from outside (its runner was killed): now,
+ * not whenever a later claim finds every slot taken. Only the run's own slot file goes.
+ * @param {string} storeRoot @param {string} runId
+ */
+export function releaseRunSlots(storeRoot, runId) {
+	/** @type {string[]} */
+	let targets = [];
+	try {
+		targets = readdirSync(join(storeRoot, "targets")).filter((name) => TARGET_NAME.test(name));
+	} catch {
+		// No targets.
+	}
+	for (const dir of [slotsOf(storeRoot, LOCAL_TARGET).dir, ...targets.map((name) => slotsOf(storeRoot, name).dir)]) {
+		releaseSlot(slotOfRun(dir, runId), runId);
+	}
 }
 
 /** A target slot's run is over when its status says so (or its row is gone). @param {string} storeRoot @param {import("./slots.mjs").SlotOwner} owner */

@@ -2,6 +2,7 @@
 // reader, the runner. The runner cannot load typebox, so the shape is defined here, once, and checked
 // on read: a wrong file is refused with the path and the field, and left as it is.
 import { readFileSync } from "node:fs";
+import { RUN_LAYOUTS } from "./store-layout.mjs";
 
 /**
  * @typedef {object} RunConfig
@@ -22,6 +23,7 @@ import { readFileSync } from "node:fs";
  * @property {number} [summaryTimeoutMs]
  * @property {number} [stopGraceMs]
  * @property {number} createdAt
+ * @property {import("./store-layout.mjs").RunLayout} [layout]  where its paths are (absent: the board's store)
  * @property {import("./targets/driver.mjs").TargetSnapshot} [target]  a non-local run: the target as it was when dispatched (its link checks it)
  * @property {string} [repo]      a non-local run: the local repository
  * @property {string} [worktree]  a non-local run: the row's local worktree, the mirror of the target's workspace
@@ -30,7 +32,7 @@ import { readFileSync } from "node:fs";
 
 /**
  * @template T
- * @typedef {T extends string[] ? "strings" : T extends string ? "string" : T extends number ? "number" : T extends Record<string, string> ? "env" : "object"} KindOf
+ * @typedef {T extends string[] ? "strings" : T extends import("./store-layout.mjs").RunLayout ? "layout" : T extends string ? "string" : T extends number ? "number" : T extends Record<string, string> ? "env" : "object"} KindOf
  */
 
 /**
@@ -55,6 +57,7 @@ const FIELDS = {
 	summaryTimeoutMs: "number?",
 	stopGraceMs: "number?",
 	createdAt: "number",
+	layout: "layout?",
 	target: "object?",
 	repo: "string?",
 	worktree: "string?",
@@ -68,6 +71,7 @@ function kindError(value, kind) {
 	if (base === "string") return typeof value === "string" ? undefined : "must be string";
 	if (base === "number") return typeof value === "number" && Number.isFinite(value) ? undefined : "must be number";
 	if (base === "strings") return Array.isArray(value) && value.length > 0 && value.every((word) => typeof word === "string") ? undefined : "must be a non-empty array of strings";
+	if (base === "layout") return RUN_LAYOUTS.includes(/** @type {never} */ (value)) ? undefined : `must be one of ${RUN_LAYOUTS.join(", ")}`;
 	if (base === "object") return value !== null && typeof value === "object" && !Array.isArray(value) ? undefined : "must be object";
 	const entries = value !== null && typeof value === "object" && !Array.isArray(value) ? Object.values(value) : undefined;
 	return entries?.every((entry) => typeof entry === "string") ? undefined : "must be an object of strings";

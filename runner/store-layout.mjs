@@ -19,3 +19,22 @@ export const runDirOf = (root, rowId, runId) => join(root, "rows", rowId, "runs"
 
 /** @param {string} root @param {string} rowId */
 export const sessionFileOf = (root, rowId) => join(root, "sessions", `${rowId}.jsonl`);
+
+/** Inside a container the run dir and its row's session dir are mounted at fixed places. */
+export const CONTAINER_RUN_DIR = "/ab/run";
+export const CONTAINER_SESSION_DIR = "/ab/session";
+
+/** @typedef {"store" | "target" | "container"} RunLayout */
+export const RUN_LAYOUTS = /** @type {const} */ (["store", "target", "container"]);
+
+/**
+ * Where a run's files must be, by the layout its run.json names: the board's store; a target's store
+ * (each row's session in a dir of its own, so a container gets its row's and nothing else); or the
+ * mount points inside a container. The runner refuses a run.json whose paths differ.
+ * @param {RunLayout} layout @param {string} root @param {string} rowId @param {string} runId
+ */
+export function runPathsOf(layout, root, rowId, runId) {
+	if (layout === "container") return { runDir: CONTAINER_RUN_DIR, sessionFile: join(CONTAINER_SESSION_DIR, `${rowId}.jsonl`) };
+	if (layout === "target") return { runDir: runDirOf(root, rowId, runId), sessionFile: join(root, "sessions", rowId, `${rowId}.jsonl`) };
+	return { runDir: runDirOf(root, rowId, runId), sessionFile: sessionFileOf(root, rowId) };
+}

@@ -30,7 +30,8 @@ async function attempts(ctx: TestContext, width: number, height: number): Promis
 	t.type("ATTEMPT: rewrite shared.txt");
 	t.keys("C-o");
 	await t.waitForText("s starts the agent from anywhere in this list");
-	t.keys("Down", "Down", "Down", "Down", "Down", "Enter");
+	// name, cwd, where, model, thinking, worktree, then attempts.
+	t.keys("Down", "Down", "Down", "Down", "Down", "Down", "Enter");
 	await t.waitForText(/attempts\s+2/);
 	t.keys("s");
 	await t.waitForText("dispatched 2 attempts of ATTEMPT: rewrite shared.txt");

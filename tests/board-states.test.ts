@@ -2,7 +2,7 @@
  * Board engine end to end: the real runner and the real pi binary with the scripted faux model.
  * Runs are dispatched in parallel inside each test to keep the suite short on two cores.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { boardFor, modes, readEvents, waitDone } from "../test-support/board-helpers.ts";
@@ -153,6 +153,9 @@ describe("board run states", () => {
 		const died = await waitDone(board, toKillRunner!.id, 10_000);
 		expect(died).toMatchObject({ state: "failed", error: "runner died", alive: false });
 		await waitFor(() => runTaggedProcs([runId]).length === 0, "every process of the killed run to be gone", 10_000);
+		// Its slot went back when its end was recorded, not at some later claim that found every slot taken.
+		const slotOwners = readdirSync(join(board.storeDir, "slots")).map((name) => readFileSync(join(board.storeDir, "slots", name), "utf8"));
+		expect(slotOwners.filter((owner) => owner.includes(runId))).toEqual([]);
 	}, 120_000);
 
 	it("resumes a row on the same session so the model sees the earlier conversation", async () => {

@@ -36,8 +36,13 @@ const wideRows = () => [
 describe("dashboard component", () => {
 	it("keeps every line within the width in every view at 40, 60, 80, 120, 200 and 300 columns", async () => {
 		const views: string[][] = [[], [KEY.enter], ["t"], ["d"], ["?"], ["S"], ["n", ...type("a prompt")], ["n", CTRL_O], ["/", ...type("s:need")], ["r"], ["s"], ["c"], [KEY.down, KEY.down, KEY.down, "m"], [KEY.down, "o"]];
+		// Rows on targets too: a column for where each runs, and an unreachable one's reason.
+		const targetRows = () => [
+			makeRow({ id: "x1", name: "on the dev box", state: "working", alive: true, target: "dev-box-with-a-long-name", live: { waitingSince: Date.now() - 5000 } }),
+			makeRow({ id: "u1", name: "cut off", state: "working", alive: true, target: "dev", unreachable: { since: Date.now() - 60_000, reason: `ssh: connect to host dev port 22: ${"Connection refused ".repeat(8)}` } }),
+		];
 		for (const keys of views) {
-			const fresh = await harness(wideRows());
+			const fresh = await harness([...wideRows(), ...targetRows()], { targetNames: () => ["dev", "dev-box-with-a-long-name"] });
 			await fresh.press(...keys);
 			await flushReports();
 			for (const width of [40, 60, 80, 120, 200, 300]) {
@@ -162,8 +167,8 @@ describe("dashboard component", () => {
 		await h.press("n", "\x1b[200~fix the flaky test\nthen run it 10 times\x1b[201~", CTRL_O);
 		expect(h.top()).toBeInstanceOf(DispatchOptionsView);
 		expect(h.screen()).toContain("s starts the agent from anywhere in this list");
-		// name (submenu: "s" is typed, not a start), model x2, thinking off, worktree auto, attempts 2
-		await h.press(KEY.enter, ...type("flakys"), KEY.enter, KEY.down, KEY.down, KEY.enter, KEY.enter, KEY.down, KEY.enter, KEY.down, KEY.enter, KEY.down, KEY.enter);
+		// name (submenu: "s" is typed, not a start), past cwd and where, model x2, thinking off, worktree auto, attempts 2
+		await h.press(KEY.enter, ...type("flakys"), KEY.enter, KEY.down, KEY.down, KEY.down, KEY.enter, KEY.enter, KEY.down, KEY.enter, KEY.down, KEY.enter, KEY.down, KEY.enter);
 		expect(h.board.calls.filter((c) => c.method === "dispatch")).toHaveLength(0);
 		await h.press("s");
 		await flushReports();

@@ -4,6 +4,7 @@
 // in. --env names are passed as `-e NAME`: the engine reads each value from its own environment, so
 // no value is ever on a command line.
 import { randomBytes } from "node:crypto";
+import { CONTAINER_RUN_DIR, CONTAINER_SESSION_DIR } from "../store-layout.mjs";
 
 export const LABEL_STORE = "agent-board.store";
 export const LABEL_ROW = "agent-board.row";
@@ -16,8 +17,8 @@ export const IN = {
 	src: "/ab/pkg/src",
 	skills: "/ab/pkg/skills",
 	pkgJson: "/ab/pkg/package.json",
-	run: "/ab/run",
-	session: "/ab/session",
+	run: CONTAINER_RUN_DIR,
+	session: CONTAINER_SESSION_DIR,
 	pi: "/ab/pi",
 	workspace: "/workspace",
 	home: "/tmp",

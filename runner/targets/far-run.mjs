@@ -9,6 +9,7 @@ import { ensureDir, FILE_MODE, writeJsonAtomic } from "../fs-util.mjs";
 import { isAlive, RUN_TAG } from "../proc.mjs";
 import { spawnRunner } from "../queue.mjs";
 import { initialStatus } from "../state-rules.mjs";
+import { runPathsOf } from "../store-layout.mjs";
 import { IN } from "./container-argv.mjs";
 import { ensureClone, ensureMirror, syncWorktree } from "./git-workspace.mjs";
 import { readInside } from "./safe-read.mjs";
@@ -68,7 +69,7 @@ export function farPaths(dir, rowId, runId = "") {
 		store,
 		row: join(store, "rows", rowId),
 		run: join(store, "rows", rowId, "runs", runId),
-		session: join(store, "sessions", rowId, `${rowId}.jsonl`),
+		session: runPathsOf("target", store, rowId, runId).sessionFile,
 		work: join(dir, "work", rowId),
 	};
 }
@@ -148,11 +149,12 @@ export function prepareRun(dir, config, options = {}) {
 		workspace = syncWorktree({ mirror, worktree: paths.work, rowId: config.rowId, base: config.base });
 	}
 	const inside = options.container
-		? { runDir: IN.run, storeDir: "/tmp/ab-store", sessionFile: `${IN.session}/${config.rowId}.jsonl`, cwd: join(IN.workspace, config.subdir ?? ""), extensionPath: `${IN.src}/index.ts`, tmp: IN.home }
-		: { runDir: paths.run, storeDir: paths.store, sessionFile: paths.session, cwd: join(paths.work, config.subdir ?? ""), extensionPath: join(PACKAGE_ROOT, "src", "index.ts"), tmp };
+		? { layout: "container", runDir: IN.run, storeDir: "/tmp/ab-store", sessionFile: `${IN.session}/${config.rowId}.jsonl`, cwd: join(IN.workspace, config.subdir ?? ""), extensionPath: `${IN.src}/index.ts`, tmp: IN.home }
+		: { layout: "target", runDir: paths.run, storeDir: paths.store, sessionFile: paths.session, cwd: join(paths.work, config.subdir ?? ""), extensionPath: join(PACKAGE_ROOT, "src", "index.ts"), tmp };
 	writeJsonAtomic(join(paths.run, "run.json"), {
 		rowId: config.rowId,
 		runId: config.runId,
+		layout: inside.layout,
 		runDir: inside.runDir,
 		storeDir: inside.storeDir,
 		maxConcurrent: 1,

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { DISK_FULL_BYTES, diskSpace, touchNotify, writeJsonAtomic } from "../../runner/fs-util.mjs";
 import { rejectWaiting } from "../../runner/inbox.mjs";
 import { runProcesses, signalVerified } from "../../runner/proc.mjs";
-import { queuedEntryName } from "../../runner/queue.mjs";
+import { queuedEntryName, releaseRunSlots } from "../../runner/queue.mjs";
 import { tryLockRow } from "../../runner/row-lock.mjs";
 import { markRunnerDied, markStopped, runEnded } from "../../runner/state-rules.mjs";
 import { FileCache, processAlive, readProcess, readStatus } from "./store.ts";
@@ -86,6 +86,8 @@ export function endOrphanLocked(runDir: string, storeRoot: string, rowId: string
 		}
 		rejectWaiting(runDir, fresh, "run-ended", now);
 		writeJsonAtomic(join(runDir, "status.json"), fresh);
+		// Every process of the run is gone and its end is recorded: its slot is free for the queue now.
+		releaseRunSlots(storeRoot, fresh.runId);
 		touchNotify(storeRoot, rowId);
 		return fresh;
 	}

@@ -25,6 +25,8 @@ export interface BoardDeps {
 	cwd: string;
 	home?: string;
 	models: readonly string[];
+	/** Names of the board's targets (its config.json), read when the new-agent form opens; "local" is implied. */
+	targetNames?(): readonly string[];
 	prefs: DispatchPrefs;
 	savePrefs(prefs: DispatchPrefs): Promise<void>;
 	settings?: BoardSettings;

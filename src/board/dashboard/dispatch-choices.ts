@@ -1,4 +1,5 @@
 /** The new agent's choices: where they start (the last ones, remembered), the one-line summary, the dispatch they make. */
+import { LOCAL_TARGET } from "../../../runner/board-config.mjs";
 import { THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/vocabulary.mjs";
 import { MAX_ATTEMPTS } from "../dispatch-checks.ts";
 import type { DispatchOptions } from "../types.ts";
@@ -13,6 +14,8 @@ export const COUNTS: readonly string[] = Array.from({ length: MAX_ATTEMPTS }, (_
 export interface DispatchChoices {
 	name: string;
 	cwd: string;
+	/** Where it runs: "local" or a target's name. */
+	target: string;
 	model: string;
 	thinking: string;
 	worktree: string;
@@ -22,14 +25,18 @@ export interface DispatchChoices {
 /** What the options list needs of the form it edits. */
 export interface DispatchForm {
 	readonly choices: DispatchChoices;
+	/** "local" and the board's targets. */
+	readonly targets: readonly string[];
 	summary(): string;
 	start(): void;
 }
 
-export function initialChoices(prefs: DispatchPrefs, models: readonly string[], cwd: string): DispatchChoices {
+export function initialChoices(prefs: DispatchPrefs, models: readonly string[], cwd: string, targets: readonly string[] = []): DispatchChoices {
 	return {
 		name: "",
 		cwd: prefs.cwd ?? cwd,
+		// A remembered target that was removed since falls back to this machine.
+		target: prefs.target && targets.includes(prefs.target) ? prefs.target : LOCAL_TARGET,
 		model: prefs.model && models.includes(prefs.model) ? prefs.model : DEFAULT,
 		thinking: prefs.thinking ?? DEFAULT,
 		worktree: prefs.worktreeMode ?? "none",
@@ -42,9 +49,12 @@ const WORKTREE_TEXT: Record<string, string> = { none: "no worktree", auto: "own 
 /** `in <cwd> · <target> · <model> · no worktree · 1 attempt`: how the agent will run. */
 export function choicesSummary(c: DispatchChoices, home?: string): string {
 	const count = Number(c.count);
-	const parts = [`in ${shortPath(c.cwd, home)}`, "local", c.model === DEFAULT ? "pi's default model" : c.model];
+	const remote = c.target !== LOCAL_TARGET;
+	const parts = [`in ${shortPath(c.cwd, home)}`, remote ? `on ${c.target}` : LOCAL_TARGET, c.model === DEFAULT ? "pi's default model" : c.model];
 	if (c.thinking !== DEFAULT) parts.push(`thinking ${c.thinking}`);
-	parts.push(count > 1 ? "each in its own worktree" : (WORKTREE_TEXT[c.worktree] ?? c.worktree), `${count} attempt${count === 1 ? "" : "s"}`);
+	// Code travels to a target by git, so a target run always gets its own worktree.
+	const worktree = count > 1 ? "each in its own worktree" : remote ? "own worktree (always, on a target)" : (WORKTREE_TEXT[c.worktree] ?? c.worktree);
+	parts.push(worktree, `${count} attempt${count === 1 ? "" : "s"}`);
 	if (c.name.trim()) parts.push(`named ${c.name.trim()}`);
 	return parts.join(" · ");
 }
@@ -55,5 +65,6 @@ export function dispatchOptions(c: DispatchChoices, prompt: string): DispatchOpt
 	const worktreeMode = WORKTREE_MODES.find((mode) => mode === c.worktree) ?? "none";
 	const name = c.name.trim();
 	const count = Number(c.count);
-	return { prompt, cwd: c.cwd.trim(), ...(name ? { name } : {}), ...(model ? { model } : {}), ...(thinking ? { thinking } : {}), worktreeMode, ...(count > 1 ? { count } : {}) };
+	const target = c.target !== LOCAL_TARGET ? { target: c.target } : {};
+	return { prompt, cwd: c.cwd.trim(), ...(name ? { name } : {}), ...(model ? { model } : {}), ...(thinking ? { thinking } : {}), worktreeMode, ...(count > 1 ? { count } : {}), ...target };
 }

@@ -1,5 +1,5 @@
 /**
- * The new agent's options on pi-tui's SettingsList: name, cwd, model, thinking, worktree, attempts,
+ * The new agent's options on pi-tui's SettingsList: name, cwd, where, model, thinking, worktree, attempts,
  * and "start". The start key starts the agent from anywhere in the list, and the list says so.
  */
 import { Input, SettingsList, type Component, type SettingItem } from "@earendil-works/pi-tui";
@@ -62,6 +62,13 @@ export class DispatchOptionsView extends View {
 		const items: SettingItem[] = [
 			{ id: "name", label: "name", currentValue: c.name || FROM_PROMPT, submenu: text },
 			{ id: "cwd", label: "cwd", currentValue: c.cwd, submenu: text },
+			{
+				id: "target",
+				label: "where",
+				currentValue: c.target,
+				values: [...form.targets],
+				description: form.targets.length > 1 ? "a target always runs the agent in its own worktree (code travels by git)" : "only this machine: add a target with /agent-board targets add",
+			},
 			{ id: "model", label: "model", currentValue: c.model, values: [DEFAULT, ...models] },
 			{ id: "thinking", label: "thinking", currentValue: c.thinking, values: [DEFAULT, ...THINKING_LEVELS] },
 			{ id: "worktree", label: "worktree", currentValue: c.worktree, values: [...WORKTREE_MODES] },
@@ -86,6 +93,7 @@ export class DispatchOptionsView extends View {
 			c.name = value;
 			if (!value) this.settings.updateValue("name", FROM_PROMPT);
 		} else if (id === "cwd") c.cwd = value;
+		else if (id === "target") c.target = value;
 		else if (id === "model" || id === "thinking" || id === "worktree" || id === "count") c[id] = value;
 	}
 

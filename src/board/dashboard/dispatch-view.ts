@@ -6,6 +6,7 @@
 import { CombinedAutocompleteProvider, Editor, type Focusable } from "@earendil-works/pi-tui";
 import type { BoardRow } from "../types.ts";
 import type { DispatchPrefs } from "../view-model/prefs.ts";
+import { LOCAL_TARGET } from "../../../runner/board-config.mjs";
 import { fit, message } from "../view-model/ui-types.ts";
 import { choicesSummary, type DispatchChoices, type DispatchForm, dispatchOptions, initialChoices } from "./dispatch-choices.ts";
 import { DispatchOptionsView } from "./dispatch-options.ts";
@@ -19,14 +20,26 @@ export class DispatchView extends View implements DispatchForm {
 	override readonly uncached = true;
 	readonly editor: Editor;
 	readonly choices: DispatchChoices;
+	/** Where it can run: "local" and the board's targets. */
+	readonly targets: readonly string[];
 	private error = "";
 	private started = false;
+	/** Popped (escaped, or started): a late refusal goes to the status line. */
+	private gone = false;
 	private readonly onDispatched: (rows: BoardRow[]) => void;
 
 	constructor(host: Host, onDispatched: (rows: BoardRow[]) => void) {
 		super(host);
 		this.onDispatched = onDispatched;
-		this.choices = initialChoices(host.deps.prefs, host.deps.models, host.deps.cwd);
+		let targets: readonly string[] = [];
+		try {
+			targets = host.deps.targetNames?.() ?? [];
+		} catch (error) {
+			// A config.json of the wrong shape: this machine still works; say what is wrong with the file.
+			this.error = `targets unavailable: ${message(error)}`;
+		}
+		this.targets = [LOCAL_TARGET, ...targets];
+		this.choices = initialChoices(host.deps.prefs, host.deps.models, host.deps.cwd, targets);
 		this.editor = new Editor(host.deps.tui, editorTheme(host.deps.theme), { paddingX: 1 });
 		this.editor.setAutocompleteProvider(new CombinedAutocompleteProvider([], this.choices.cwd));
 		this.editor.onSubmit = (text) => this.start(text);
@@ -51,7 +64,7 @@ export class DispatchView extends View implements DispatchForm {
 		return [
 			{ keys: "submit", help: "start the agent with the choices shown above the prompt", hint: "start", run: pass },
 			{ keys: "newLine", help: "new line", hint: "new line", run: pass },
-			{ keys: "options", help: "options first: name, cwd, model, thinking, worktree, attempts", hint: "options", run: () => this.host.push(new DispatchOptionsView(this.host, this)) },
+			{ keys: "options", help: "options first: name, cwd, where, model, thinking, worktree, attempts", hint: "options", run: () => this.host.push(new DispatchOptionsView(this.host, this)) },
 			// Escape cancels unless it is closing the editor's completion menu.
 			{ keys: "cancel", help: "cancel", hint: "cancel", keep: true, run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)) },
 		];
@@ -60,6 +73,10 @@ export class DispatchView extends View implements DispatchForm {
 	protected override otherInput(data: string): void {
 		this.error = "";
 		this.editor.handleInput(data);
+	}
+
+	override dispose(): void {
+		this.gone = true;
 	}
 
 	/** Starts the agent (from the prompt's enter or the options' start key). */
@@ -78,18 +95,29 @@ export class DispatchView extends View implements DispatchForm {
 		this.started = true;
 		const options = dispatchOptions(this.choices, text);
 		const prefs: DispatchPrefs = this.deps.prefs;
-		Object.assign(prefs, { cwd: options.cwd, model: options.model, thinking: options.thinking, worktreeMode: options.worktreeMode });
+		Object.assign(prefs, { cwd: options.cwd, target: this.choices.target, model: options.model, thinking: options.thinking, worktreeMode: options.worktreeMode });
 		void this.deps.savePrefs(prefs).catch(() => undefined);
-		this.host.pop(this);
 		const what = options.name ?? text.split("\n")[0]?.slice(0, 40) ?? "";
+		this.error = "starting…";
+		this.host.changed();
+		// The form stays until the engine answers: a refusal (a target and a cwd that is not a git
+		// repository, an unknown target) is shown here with the prompt kept, as a refused reply is.
 		this.deps.service.dispatchAttempts(options).then(
 			(rows) => {
+				this.host.pop(this);
 				if (rows.length === 0) return;
 				for (const row of rows) this.deps.feed.put(row);
 				this.onDispatched(rows);
 				this.host.setStatus(rows.length > 1 ? `dispatched ${rows.length} attempts of ${what} (c compares them)` : `dispatched ${what}`);
 			},
-			(error: unknown) => this.host.setStatus(`dispatch failed: ${message(error)}`),
+			(error: unknown) => {
+				this.started = false;
+				this.error = `not started: ${message(error)}`;
+				if (this.gone) return this.host.setStatus(`dispatch failed: ${message(error)}`);
+				this.editor.setText(text);
+				this.host.reveal(this);
+				this.host.changed();
+			},
 		);
 	}
 }

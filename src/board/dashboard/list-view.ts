@@ -5,13 +5,13 @@
 import { Input } from "@earendil-works/pi-tui";
 import type { BoardRow } from "../types.ts";
 import { ListModel } from "../view-model/list-model.ts";
-import { fit } from "../view-model/ui-types.ts";
+import { fit, message } from "../view-model/ui-types.ts";
 import { DispatchView } from "./dispatch-view.ts";
 import { keyMatches, keysLabel } from "./keys.ts";
 import { ListWindow } from "./list-window.ts";
 import { PeekView } from "./peek-view.ts";
 import { rowActions } from "./row-actions.ts";
-import { SettingsView } from "./settings-view.ts";
+import { limitEntries, SETTINGS, SettingsView } from "./settings-view.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 
 export class ListView extends View {
@@ -113,7 +113,7 @@ export class ListView extends View {
 
 	private filterLines(width: number): string[] {
 		if (!this.filterInput) return [];
-		return [fit(this.deps.theme.fg("accent", "Filter (text, s:<state>): enter keeps it, esc clears it"), width), ...this.filterInput.render(width)];
+		return [fit(this.deps.theme.fg("accent", "Filter (text, s:<state>, on:<target>): enter keeps it, esc clears it"), width), ...this.filterInput.render(width)];
 	}
 
 	override handleInput(data: string): void {
@@ -162,7 +162,7 @@ export class ListView extends View {
 			...rowActions(host, () => this.selectedRow(), { hints: ["reply", "stop", "open", "archive"] }),
 			{
 				keys: "filter",
-				help: "filter by text and s:<state> (e.g. s:need, s:fail login)",
+				help: "filter by text, s:<state> and on:<target> (e.g. s:need, s:fail login, on:local)",
 				hint: "filter",
 				run: () => {
 					const input = new Input();
@@ -180,7 +180,18 @@ export class ListView extends View {
 					this.load(this.deps.feed.rows());
 				},
 			},
-			{ keys: "settings", help: "board settings: strip, notices, OS notifications", run: () => host.push(new SettingsView(host)) },
+			{
+				keys: "settings",
+				help: "board settings: strip, notices, OS notifications, how many runs at a time here and on each target",
+				run: () =>
+					void this.deps.service.targets.list().then(
+						(targets) => host.push(new SettingsView(host, [...SETTINGS, ...limitEntries(targets)])),
+						(error: unknown) => {
+							host.push(new SettingsView(host));
+							host.setStatus(`limits unavailable: ${message(error)}`);
+						},
+					),
+			},
 			{
 				keys: "back",
 				help: "back to the session you attached from (also /agent-board back)",

@@ -10,6 +10,7 @@ import type { BoardFeed } from "../view-model/feed.ts";
 import type { OverlapIndex } from "../view-model/overlap-index.ts";
 import { loadPrefs, savePrefs } from "../view-model/prefs.ts";
 import { readTranscript } from "../view-model/transcript.ts";
+import { readBoardConfig } from "../targets/board-config.ts";
 import { Board } from "./board.ts";
 import type { BoardResult } from "./deps.ts";
 
@@ -48,6 +49,7 @@ export async function openBoard(ctx: ExtensionCommandContext, service: BoardServ
 			cwd: ctx.cwd,
 			home: homedir(),
 			models,
+			targetNames: () => Object.keys(readBoardConfig(service.storeDir).targets),
 			prefs,
 			savePrefs: (next) => savePrefs(service.storeDir, next),
 			settings: shared.settings,

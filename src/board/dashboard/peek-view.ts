@@ -5,7 +5,7 @@
  */
 import { describeOverlaps } from "../overlap.ts";
 import type { BoardRow, Receipt } from "../types.ts";
-import { attemptText, clean, cleanBlock, formatAge, formatDiff, formatUsage, lastActive, liveActivity, liveTail, mergedText, shortPath, STATE_GLYPH, STATE_LABEL } from "../view-model/row-text.ts";
+import { attemptText, clean, cleanBlock, formatAge, formatDiff, formatUsage, lastActive, liveActivity, liveTail, mergedText, shortPath, STATE_GLYPH, STATE_LABEL, targetOf, unreachableText } from "../view-model/row-text.ts";
 import { fit } from "../view-model/ui-types.ts";
 import { questionLines } from "./reply-view.ts";
 import { rowActions } from "./row-actions.ts";
@@ -42,6 +42,9 @@ export function peekLines(host: Host, row: BoardRow | undefined, width: number):
 		fit(`${theme.fg(STATE_COLOR[row.state], `${STATE_GLYPH[row.state]} ${STATE_LABEL[row.state]}`)}  ${theme.bold(clean(row.name))}  ${theme.fg("dim", row.id)}${attached}`, width),
 		label("cwd", shortPath(row.cwd, home)),
 	];
+	if (row.target) out.push(label("target", targetOf(row)));
+	// Not failed: the run goes on there, and the row comes back when the target does.
+	if (row.unreachable) out.push(label("link", theme.fg("warning", unreachableText(row))));
 	// Stats first: a long worktree path must not push them off a narrow line.
 	if (row.worktreePath) {
 		const diff = diffCache ? diffCache.get(row) : row.diff;

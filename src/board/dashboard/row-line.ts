@@ -6,7 +6,7 @@
 import { basename } from "node:path";
 import { visibleWidth } from "@earendil-works/pi-tui";
 import type { BoardRow, DiffStats, FileOverlap } from "../types.ts";
-import { attemptTags, clean, fitSummary, formatAge, formatDiff, formatUsage, isUnread, shortPath, STATE_GLYPH, type SummaryParts, summaryParts } from "../view-model/row-text.ts";
+import { attemptTags, clean, fitSummary, formatAge, formatDiff, formatUsage, isUnread, shortPath, STATE_GLYPH, type SummaryParts, summaryParts, targetOf } from "../view-model/row-text.ts";
 import { fit } from "../view-model/ui-types.ts";
 
 export interface RowLineParts {
@@ -20,10 +20,10 @@ export interface RowLineParts {
 	right: string[];
 }
 
-/** Right-hand slots in display order, and the order they are given room in (age, archived, diff, location, model, usage). */
-export const SLOTS = ["archived", "age", "usage", "diff", "model", "location"] as const;
-const SLOT_PRIORITY = [1, 0, 3, 5, 4, 2];
-const RIGHT_ALIGNED = [false, true, true, true, false, false];
+/** Right-hand slots in display order, and the order they are given room in (age, archived, target, diff, location, model, usage). */
+export const SLOTS = ["archived", "age", "usage", "diff", "model", "target", "location"] as const;
+const SLOT_PRIORITY = [1, 0, 5, 3, 6, 4, 2];
+const RIGHT_ALIGNED = [false, true, true, true, false, false, false];
 
 export interface LineContext {
 	home?: string;
@@ -33,6 +33,8 @@ export interface LineContext {
 	diff?: (row: BoardRow) => DiffStats | undefined;
 	/** Overlaps known now (the last full list's are older). */
 	overlaps?: (row: BoardRow) => readonly FileOverlap[] | undefined;
+	/** Show where each row runs (some row of the board runs on a target). */
+	targets?: boolean;
 }
 
 /** The row's name without the attempt suffix the engine gave it ("… [2/3]", "… fork 2/3"). */
@@ -57,7 +59,7 @@ export function rowLineParts(row: BoardRow, now: number, context: LineContext = 
 		name,
 		nameSuffix: suffix,
 		summary: { head: `${attemptTags(row, context.overlaps?.(row) ?? row.overlaps)}${summary.head}`, tail: summary.tail },
-		right: [row.archived ? "[archived]" : "", formatAge(now - row.lastActivityAt), formatUsage(row), formatDiff(row, context.diff ? context.diff(row) : row.diff), clean(row.modelUsed ?? row.model), clean(location)],
+		right: [row.archived ? "[archived]" : "", formatAge(now - row.lastActivityAt), formatUsage(row), formatDiff(row, context.diff ? context.diff(row) : row.diff), clean(row.modelUsed ?? row.model), context.targets ? `on ${targetOf(row)}` : "", clean(location)],
 	};
 }
 

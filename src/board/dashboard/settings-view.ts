@@ -4,7 +4,9 @@
  * concurrency limits in the store's config, say) is one more entry.
  */
 import { type SettingItem, SettingsList } from "@earendil-works/pi-tui";
+import type { TargetView } from "../targets/targets-api.ts";
 import { type BoardSettings, DEFAULT_SETTINGS } from "../view-model/prefs.ts";
+import { clean } from "../view-model/row-text.ts";
 import { fit, message } from "../view-model/ui-types.ts";
 import type { BoardDeps } from "./deps.ts";
 import { settingsTheme } from "./theme.ts";
@@ -39,6 +41,35 @@ export const SETTINGS: readonly SettingEntry[] = [
 	onOff("osNotify", "OS notifications (terminal OSC 777/99)"),
 ];
 
+/** Limits offered when cycling: 1-16, and a larger one set elsewhere (`targets add --max`). */
+function limitValues(current: number): string[] {
+	const values = Array.from({ length: 16 }, (_, i) => i + 1);
+	if (!values.includes(current)) values.push(current);
+	return values.sort((a, b) => a - b).map(String);
+}
+
+/**
+ * One concurrency limit per target (this machine first), kept in the store's config.json and changed
+ * through the engine's one writer (targets.setLimit, under the config's lock); the queue reads it at its
+ * next pump, so a higher limit starts queued runs at once.
+ */
+export function limitEntries(views: readonly TargetView[]): SettingEntry[] {
+	return views.map((view) => {
+		let current = view.max;
+		return {
+			id: `limit:${view.name}`,
+			label: `${clean(view.name)}: runs at a time`,
+			description: `${clean(view.where)}: ${view.running} running, ${view.queued} queued; a higher limit starts queued runs at once`,
+			values: limitValues(current),
+			read: () => String(current),
+			write: async (deps, value) => {
+				await deps.service.targets.setLimit(view.name, Number(value));
+				current = Number(value);
+			},
+		};
+	});
+}
+
 export class SettingsView extends View {
 	private readonly list: SettingsList;
 
@@ -54,7 +85,11 @@ export class SettingsView extends View {
 				if (!entry) return;
 				Promise.resolve()
 					.then(() => entry.write(host.deps, value))
-					.catch((error: unknown) => host.setStatus(`${entry.label}: ${message(error)}`));
+					.catch((error: unknown) => {
+						// Not applied: the list shows what holds.
+						this.list.updateValue(id, entry.read(host.deps));
+						host.setStatus(`${entry.label}: ${message(error)}`);
+					});
 			},
 			() => host.pop(this),
 		);

@@ -1,5 +1,5 @@
 /**
- * The attempt subcommands: dispatch [--count N] [--worktree], fork, compare, merge and
+ * The attempt subcommands: dispatch [--on <target>] [--count N] [--worktree], fork, compare, merge and
  * remove-worktree. Parsing is pure and rejects bad input before anything runs.
  */
 import { checkCount } from "../attempts.ts";
@@ -8,7 +8,7 @@ import { formatAttemptSet, formatMergeResult, formatPlan } from "./attempt-text.
 import { plain, plainLines } from "./plain.ts";
 
 export type AttemptParsed =
-	| { ok: true; kind: "attempt"; name: "dispatch"; text: string; count?: number; worktree: boolean }
+	| { ok: true; kind: "attempt"; name: "dispatch"; text: string; count?: number; worktree: boolean; target?: string }
 	| { ok: true; kind: "attempt"; name: "fork"; id: string; count?: number; text?: string }
 	| { ok: true; kind: "attempt"; name: "compare"; id: string; other?: string }
 	| { ok: true; kind: "attempt"; name: "merge"; id: string; commit: boolean; dryRun: boolean }
@@ -38,13 +38,17 @@ export function parseAttemptSubcommand(name: string, rest: string): ParseResult 
 			let text = rest;
 			let n: number | undefined;
 			let worktree = false;
+			let target: string | undefined;
 			for (;;) {
-				const match = /^(--count(?:(?:=|\s+)(\S*))?|--worktree|--)(?:\s+|$)/.exec(text);
+				const match = /^(--count(?:(?:=|\s+)(\S*))?|--on(?:(?:=|\s+)(\S*))?|--worktree|--)(?:\s+|$)/.exec(text);
 				if (!match) break;
 				text = text.slice(match[0].length);
 				if (match[1] === "--") break;
 				if (match[1] === "--worktree") worktree = true;
-				else {
+				else if (match[1]?.startsWith("--on")) {
+					if (!match[3]) return { ok: false, error: "--on needs a target's name (/agent-board targets lists them)" };
+					target = match[3];
+				} else {
 					const parsed = count(match[2] || undefined, "--count");
 					if (typeof parsed === "string") return { ok: false, error: parsed };
 					n = parsed;
@@ -52,7 +56,7 @@ export function parseAttemptSubcommand(name: string, rest: string): ParseResult 
 			}
 			text = text.trim();
 			if (!text) return { ok: false, error: "dispatch needs a prompt" };
-			return { ok: true, kind: "attempt", name, text, count: n, worktree };
+			return { ok: true, kind: "attempt", name, text, count: n, worktree, ...(target ? { target } : {}) };
 		}
 		case "fork": {
 			const [id, second] = words;
@@ -103,7 +107,7 @@ export async function runAttemptSubcommand(
 	resolve: (key: string) => Promise<BoardRow>,
 ): Promise<string> {
 	if (parsed.name === "dispatch") {
-		const rows = await service.dispatchAttempts({ prompt: parsed.text, cwd, count: parsed.count, worktreeMode: parsed.worktree ? "worktree" : undefined });
+		const rows = await service.dispatchAttempts({ prompt: parsed.text, cwd, count: parsed.count, worktreeMode: parsed.worktree ? "worktree" : undefined, ...(parsed.target ? { target: parsed.target } : {}) });
 		return started(rows);
 	}
 	const row = await resolve(parsed.id);

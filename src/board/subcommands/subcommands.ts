@@ -4,6 +4,7 @@
  * table in usage.ts.
  */
 import { formatGcReport, gc } from "../gc.ts";
+import { parseTargetsCommand, runTargetsCommand, type TargetsParsed } from "../targets/targets-command.ts";
 import type { BoardRow, BoardService, ReplyResult } from "../types.ts";
 import { parseAttemptSubcommand, runAttemptSubcommand, type AttemptIo, type AttemptParsed } from "./attempt-subcommands.ts";
 import { attemptDetail } from "./attempt-text.ts";
@@ -13,7 +14,8 @@ import { SUBCOMMANDS, type SubcommandName, subcommandHelp, takesRow, USAGE } fro
 export { SUBCOMMANDS, type SubcommandName, USAGE } from "./usage.ts";
 
 type Simple = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean; followUp?: boolean; dryRun?: boolean; help?: "all" | "one" };
-export type Parsed = Simple | AttemptParsed | { ok: false; error: string };
+type Targets = { ok: true; name: "targets"; targets: Extract<TargetsParsed, { ok: true }> };
+export type Parsed = Simple | AttemptParsed | Targets | { ok: false; error: string };
 
 export function parseSubcommand(args: string): Parsed {
 	const trimmed = args.trim();
@@ -29,6 +31,10 @@ export function parseSubcommand(args: string): Parsed {
 		if (rest && rest !== "--all") return { ok: false, error: `list takes only --all\n${subcommandHelp(name)}` };
 		return { ok: true, name, all: rest === "--all" };
 	}
+	if (name === "targets") {
+		const targets = parseTargetsCommand(rest);
+		return targets.ok ? { ok: true, name, targets } : { ok: false, error: `${targets.error}\n${subcommandHelp(name)}` };
+	}
 	if (name === "gc") {
 		if (rest && rest !== "--dry-run") return { ok: false, error: `gc takes only --dry-run\n${subcommandHelp(name)}` };
 		return { ok: true, name, dryRun: rest === "--dry-run" };
@@ -36,7 +42,7 @@ export function parseSubcommand(args: string): Parsed {
 	const attempt = parseAttemptSubcommand(name, rest);
 	if (attempt && !attempt.ok) return { ok: false, error: `${attempt.error}\n${subcommandHelp(name)}` };
 	// A plain dispatch keeps its original shape; flags make it an attempt dispatch.
-	if (attempt?.name === "dispatch" && attempt.count === undefined && !attempt.worktree) return { ok: true, name, text: attempt.text };
+	if (attempt?.name === "dispatch" && attempt.count === undefined && !attempt.worktree && !attempt.target) return { ok: true, name, text: attempt.text };
 	if (attempt) return attempt;
 	const id = restParts[0];
 	if (!id) return { ok: false, error: `${name} needs a row id\n${subcommandHelp(name)}` };
@@ -80,6 +86,7 @@ export async function runSubcommand(service: BoardService, parsed: Extract<Parse
 	// The table shows one line a row: the slim rows (no events or whole answers parsed again) do.
 	if (parsed.name === "list") return formatTable(await service.list({ includeArchived: "all" in parsed ? parsed.all : false, slim: true }), now, "all" in parsed ? parsed.all : false);
 	if (parsed.name === "back") throw new Error("back switches pi's session: it works in interactive pi only");
+	if ("targets" in parsed) return runTargetsCommand(service, parsed.targets);
 	if (parsed.name === "gc") return formatGcReport(gc(service.storeDir, { dryRun: "dryRun" in parsed ? parsed.dryRun : false }));
 	if ("kind" in parsed || parsed.name === "dispatch") {
 		const attempt: AttemptParsed = "kind" in parsed ? parsed : { ok: true, kind: "attempt", name: "dispatch", text: parsed.text ?? "", worktree: false };

@@ -2,7 +2,7 @@
 import { sanitizeText } from "../sanitize.ts";
 import type { BoardRow } from "../types.ts";
 import { buildListItems, rowItems } from "../view-model/list-model.ts";
-import { formatAge, formatDiff, formatUsage } from "../view-model/row-text.ts";
+import { formatAge, formatDiff, formatUsage, targetOf, unreachableText } from "../view-model/row-text.ts";
 
 function pad(text: string, width: number): string {
 	return text.length >= width ? text : text + " ".repeat(width - text.length);
@@ -16,16 +16,19 @@ const block = (text: string): string => sanitizeText(text, { multiline: true }).
 export function formatTable(rows: readonly BoardRow[], now: number, includeArchived = false): string {
 	const ordered = rowItems(buildListItems(rows, { showArchived: includeArchived }));
 	if (ordered.length === 0) return "No board rows.";
+	// A board whose rows all run here prints no TARGET column (scripts reading it see no change).
+	const remote = ordered.some((row) => row.target);
 	const table = ordered.map((row) => [
 		cell(row.id),
 		cell(row.state),
 		cell(row.name),
 		formatAge(now - row.lastActivityAt),
+		...(remote ? [targetOf(row)] : []),
 		cell(row.model ?? ""),
 		formatUsage(row),
-		cell(row.state === "needs_input" && row.question ? `asks: ${row.question}` : row.summary).slice(0, 100),
+		cell(row.state === "needs_input" && row.question ? `asks: ${row.question}` : row.unreachable ? unreachableText(row) : row.summary).slice(0, 100),
 	]);
-	const head = ["ID", "STATE", "NAME", "AGE", "MODEL", "USAGE", "SUMMARY"];
+	const head = ["ID", "STATE", "NAME", "AGE", ...(remote ? ["TARGET"] : []), "MODEL", "USAGE", "SUMMARY"];
 	const widths = head.map((h, i) => Math.min(40, Math.max(h.length, ...table.map((cells) => (cells[i] ?? "").length))));
 	const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : pad(cell, widths[i] ?? 0))).join("  ").trimEnd();
 	return [line(head), ...table.map(line)].join("\n");
@@ -37,6 +40,7 @@ export function formatDetail(row: BoardRow, now: number): string {
 		`name:      ${cell(row.name)}`,
 		`state:     ${cell(row.state)}${row.alive ? " (running)" : ""}${row.archived ? " (archived)" : ""}`,
 		`cwd:       ${cell(row.cwd)}`,
+		`target:    ${targetOf(row)}${row.unreachable ? ` (${unreachableText(row)})` : ""}`,
 		`session:   ${cell(row.sessionFile)}`,
 		`model:     ${cell(row.model ?? "default")}${row.thinking ? ` thinking ${cell(row.thinking)}` : ""}`,
 		`activity:  ${formatAge(now - row.lastActivityAt)} ago`,

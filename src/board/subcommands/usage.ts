@@ -3,6 +3,7 @@
  * text, the completion list and the README's subcommand block are all made from it (a test holds the
  * README to it), so a new subcommand is one row here.
  */
+import { TARGETS_USAGE } from "../targets/targets-command.ts";
 
 export interface SubcommandSpec {
 	name: string;
@@ -16,7 +17,7 @@ export interface SubcommandSpec {
 
 export const SUBCOMMAND_TABLE = [
 	{ name: "list", usage: "[list [--all]]", what: "the rows as a plain table (--all: archived ones too)" },
-	{ name: "dispatch", usage: "dispatch [--count N] [--worktree] <prompt>", what: "start an agent; --count N starts an attempt set, each in its own worktree" },
+	{ name: "dispatch", usage: "dispatch [--on <target>] [--count N] [--worktree] <prompt>", what: "start an agent; --on runs it on a target (own worktree), --count N starts an attempt set, each in its own worktree" },
 	{ name: "show", usage: "show <id>", what: "one row in full", takesRow: true },
 	{ name: "reply", usage: "reply <id> [--follow-up] <text>", what: "steer a working row, answer its question, or resume it", takesRow: true },
 	{ name: "stop", usage: "stop <id>", what: "stop the row's run", takesRow: true },
@@ -28,6 +29,7 @@ export const SUBCOMMAND_TABLE = [
 	{ name: "remove-worktree", usage: "remove-worktree <id> [--force]", what: "remove the row's worktree", takesRow: true },
 	{ name: "gc", usage: "gc [--dry-run]", what: "trim old runs' logs of archived rows; prints what it freed" },
 	{ name: "back", usage: "back", what: "switch back to the session you attached from" },
+	{ name: "targets", usage: "targets [add|check|remove <name> ...]", what: "where rows run: this machine and ssh hosts or containers, with their limits (targets --help)" },
 ] as const satisfies readonly SubcommandSpec[];
 
 export type SubcommandName = (typeof SUBCOMMAND_TABLE)[number]["name"];
@@ -50,7 +52,8 @@ export const USAGE = ["usage:", ...SUBCOMMAND_TABLE.map((s) => `  /agent-board $
 export function subcommandHelp(name: string): string {
 	const s = spec(name);
 	if (!s) return USAGE;
-	return [`usage: /agent-board ${s.usage}`, s.what, ...("takesRow" in s && s.takesRow ? [ID_NOTE] : [])].join("\n");
+	const more = name === "targets" ? TARGETS_USAGE.split("\n").map((line) => `  /agent-board ${line}`) : [];
+	return [`usage: /agent-board ${s.usage}`, s.what, ...more, ...("takesRow" in s && s.takesRow ? [ID_NOTE] : [])].join("\n");
 }
 
 export function takesRow(name: string): boolean {

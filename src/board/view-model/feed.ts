@@ -45,6 +45,8 @@ export class BoardFeed {
 	/** Rows views show in full (hold()), with how many views do. */
 	private readonly held = new Map<string, number>();
 	private readonly slimmed = new Set<string>();
+	/** Rows that run on a target: while there are none, nothing shows a target (a local-only board looks as it did). */
+	private readonly remote = new Set<string>();
 	/** Bumped on every applied change; consumers compare it to skip work. */
 	revision = 0;
 	lastError = "";
@@ -191,6 +193,11 @@ export class BoardFeed {
 		return { ...this.tally };
 	}
 
+	/** Whether any row runs on a target (not this machine). */
+	anyRemote(): boolean {
+		return this.remote.size > 0;
+	}
+
 	/** Ids of unarchived rows that need input, work or wait in the queue (the strip's rows). */
 	liveIds(): ReadonlySet<string> {
 		return this.live;
@@ -222,12 +229,14 @@ export class BoardFeed {
 		const old = this.rowMap.get(id);
 		if (old) addCount(this.tally, old, -1);
 		this.live.delete(id);
+		this.remote.delete(id);
 		if (!row) {
 			this.rowMap.delete(id);
 			return;
 		}
 		this.rowMap.set(id, row);
 		addCount(this.tally, row, 1);
+		if (row.target) this.remote.add(id);
 		if (!row.archived && (row.alive || row.state === "needs_input" || row.state === "working" || row.state === "queued")) this.live.add(id);
 	}
 

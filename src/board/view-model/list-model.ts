@@ -5,16 +5,22 @@
  * repaint after a change never walks the store.
  */
 import type { BoardRow, RowState } from "../types.ts";
-import { STATE_LABEL, STATE_ORDER } from "./row-text.ts";
+import { STATE_LABEL, STATE_ORDER, targetOf } from "./row-text.ts";
 
 export interface ParsedFilter {
 	states: RowState[];
+	/** Target name prefixes (`on:<name>`); `local` is this machine. */
+	targets: string[];
 	words: string[];
 }
 
-/** `s:<state>` (prefix match, e.g. `s:need`) narrows by state; every other word must appear in the row. */
+/**
+ * `s:<state>` (prefix match, e.g. `s:need`) narrows by state, `on:<target>` (prefix match, `on:local`
+ * for this machine) by where the row runs; every other word must appear in the row.
+ */
 export function parseFilter(text: string): ParsedFilter {
 	const states: RowState[] = [];
+	const targets: string[] = [];
 	const words: string[] = [];
 	for (const token of text.toLowerCase().split(/\s+/)) {
 		if (!token) continue;
@@ -25,13 +31,18 @@ export function parseFilter(text: string): ParsedFilter {
 			if (!STATE_ORDER.some((state) => prefix && state.startsWith(prefix))) states.push("__none__" as RowState);
 			continue;
 		}
+		if (token.startsWith("on:")) {
+			targets.push(token.slice(3));
+			continue;
+		}
 		words.push(token);
 	}
-	return { states, words };
+	return { states, targets, words };
 }
 
 export function rowMatches(row: BoardRow, filter: ParsedFilter): boolean {
 	if (filter.states.length > 0 && !filter.states.includes(row.state)) return false;
+	if (filter.targets.length > 0 && !filter.targets.some((prefix) => targetOf(row).startsWith(prefix))) return false;
 	if (filter.words.length === 0) return true;
 	const hay = [row.id, row.name, row.summary, row.cwd, row.repo ?? "", row.model ?? "", row.question ?? "", row.branch ?? ""].join("\n").toLowerCase();
 	return filter.words.every((word) => hay.includes(word));

@@ -23,6 +23,8 @@ export interface BoardSettings {
 export const DEFAULT_SETTINGS: BoardSettings = { strip: true, notices: true, osNotify: true };
 
 export interface DispatchPrefs {
+	/** The last `where`: a target's name, or "local". */
+	target?: string;
 	cwd?: string;
 	model?: string;
 	thinking?: ThinkingLevel;

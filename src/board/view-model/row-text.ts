@@ -4,6 +4,7 @@
  * reply. Pure: no I/O, no theme, so it is cheap to test and to run for the rows on screen.
  */
 import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
+import { LOCAL_TARGET } from "../../../runner/board-config.mjs";
 import { LIVE_TEXT_CHARS } from "../../../runner/state-rules.mjs";
 import { sanitizeText } from "../sanitize.ts";
 import type { AttemptInfo, BoardRow, DiffStats, FileOverlap, MergedInfo, RowState } from "../types.ts";
@@ -91,6 +92,22 @@ export function shortPath(path: string, home?: string): string {
 	return path;
 }
 
+/** Where the row runs: a target's name, or "local" (this machine). */
+export function targetOf(row: BoardRow): string {
+	return clean(row.target) || LOCAL_TARGET;
+}
+
+/** `hh:mm` of a time today, local clock. */
+export function clockTime(ms: number): string {
+	return new Date(ms).toTimeString().slice(0, 5);
+}
+
+/** "unreachable since 14:03: ssh: connect ... refused" (its run goes on there), or "" when reachable. */
+export function unreachableText(row: BoardRow): string {
+	if (!row.unreachable) return "";
+	return `unreachable since ${clockTime(row.unreachable.since)}: ${clean(row.unreachable.reason)}`;
+}
+
 /** "2/3 of set-…, forked from <id>": the row's place in its attempt set. */
 export function attemptText(attempt: AttemptInfo): string {
 	return `${attempt.index}/${attempt.count} of ${attempt.setId}${attempt.forkOf ? `, forked from ${attempt.forkOf}` : ""}`;
@@ -168,6 +185,8 @@ export function summaryParts(row: BoardRow, now: number): SummaryParts {
 		const options = row.questionOptions?.length ? ` [${row.questionOptions.map(clean).join(" / ")}]` : "";
 		return { head: `${clean(row.question)}${options}`, tail: "" };
 	}
+	// A target that cannot be reached is why nothing moves: say so first; the run goes on there.
+	if (row.unreachable) return { head: unreachableText(row), tail: "" };
 	if (row.state === "working" || row.state === "queued") {
 		if (row.errorCode === "disk-full") return { head: clean(row.summary), tail: "" };
 		const activity = liveActivity(row, now);
