@@ -75,6 +75,16 @@ export function seedEmptyLive(root: string): void {
 	writeFileAtomic(join(liveDirOf(root), SEEDED), "");
 }
 
+/** A marked row just read: its mark goes (under the row lock) when it no longer counts. */
+export function settleMark(ctx: EngineContext, id: string, row: BoardRow | undefined): void {
+	if (row && rowKeepsMark(row)) return;
+	try {
+		clearMark(ctx, id);
+	} catch {
+		// A read-only store keeps the mark; the row is still not counted.
+	}
+}
+
 /** One full pass for a store from before live/ (once per store): marks every row that counts. */
 function seed(ctx: EngineContext): void {
 	const dir = liveDirOf(ctx.storeDir);

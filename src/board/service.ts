@@ -13,7 +13,7 @@ import { createEngineContext, type BoardServiceOptions } from "./engine-context.
 import { BoardError } from "./errors.ts";
 import { validateId } from "./ids.ts";
 import { settleMergeLocked } from "./merge-intent.ts";
-import { liveMarkIds, liveRows, markLive } from "./live-marks.ts";
+import { liveMarkIds, liveRows, markLive, settleMark } from "./live-marks.ts";
 import { metaUpdates } from "./meta-update.ts";
 import type { StorePaths } from "./paths.ts";
 import { readRow, requireMeta } from "./row-read.ts";
@@ -44,7 +44,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	const { paths, storeDir } = ctx;
 	const meta = metaUpdates(ctx);
 	const control = controlRun(ctx);
-	const storeWatch = new StoreWatch({ storeRoot: storeDir, safetyCheck: safetyPoll(ctx, { liveIds: () => liveMarkIds(storeDir) }), safetyPollMs: ctx.safetyPollMs });
+	const storeWatch = new StoreWatch({ storeRoot: storeDir, safetyCheck: safetyPoll(ctx, { liveIds: () => liveMarkIds(storeDir), stale: (id, row) => settleMark(ctx, id, row) }), safetyPollMs: ctx.safetyPollMs });
 	const containers = containerReconciler(ctx);
 
 	/** Reads pump the queue first, so a killed runner never strands it; a stuck queue says why on its rows. */

@@ -79,7 +79,7 @@ export interface SafetyPollInput {
 const MTIME_SLACK_MS = 50;
 
 /** The safety pass behind the store watch: each call returns the ids of rows that changed unseen. */
-export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterable<string> }): (input?: SafetyPollInput) => Promise<string[]> {
+export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterable<string>; stale?: (id: string, row: ReturnType<typeof readRow> | undefined) => void }): (input?: SafetyPollInput) => Promise<string[]> {
 	const live = ctx.liveRows;
 	let first = true;
 	let knownIds = new Set<string>();
@@ -108,7 +108,14 @@ export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterabl
 			}
 			knownIds = current;
 		}
-		for (const id of reads?.liveIds?.() ?? []) if (!live.has(id)) live.set(id, "");
+		// Marked rows not followed yet (another pi process started them): followed from now on; a mark
+		// whose row no longer counts is dropped, so it is not read again.
+		for (const id of reads?.liveIds?.() ?? []) {
+			if (live.has(id)) continue;
+			const row = knownIds.has(id) ? readRow(ctx, id, false) : undefined;
+			if (row && (row.alive || row.state === "queued")) live.set(id, keyOf(row));
+			else reads?.stale?.(id, row);
+		}
 		for (const [id, before] of live) {
 			const row = knownIds.has(id) ? readRow(ctx, id, false) : undefined;
 			// A full disk changes no file: its "disk full" must still repaint the row.

@@ -3,7 +3,7 @@
  * text, the completion list and the README's subcommand block are all made from it (a test holds the
  * README to it), so a new subcommand is one row here.
  */
-import { TARGETS_USAGE } from "../targets/targets-command.ts";
+import { TARGETS_USAGE } from "../targets/targets-usage.ts";
 
 export interface SubcommandSpec {
 	name: string;
