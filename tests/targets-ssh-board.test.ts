@@ -100,6 +100,11 @@ describe("ssh targets on the board", () => {
 		expect(procsMentioning(prompt.slice(0, 20))).toEqual([]);
 		expect(procsMentioning(FORWARDED)).toEqual([]);
 		expect(first.authorization).toBe(`Bearer ${model.apiKey}`);
+		// `targets` (and S) count it from the live summary, without reading the store.
+		expect((await board.targets.list()).map(({ name, running, queued }) => ({ name, running, queued }))).toEqual([
+			{ name: "local", running: 0, queued: 0 },
+			{ name: "h", running: 1, queued: 0 },
+		]);
 		// The shared master connection outlives runs: it carries no run's tag, so it never holds a slot.
 		const master = spawnSync("ssh", ["-F", host.configFile, "-o", `ControlPath=${controlPathFor(join(local, "store", "targets", "h"))}`, "-O", "check", host.alias], { encoding: "utf8" });
 		const masterPid = Number(/pid=(\d+)/.exec(master.stderr)?.[1]);

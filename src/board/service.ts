@@ -164,6 +164,6 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		watch(onChange) {
 			return storeWatch.subscribe(onChange);
 		},
-		targets: targetsApi(ctx, () => list({ includeArchived: true })),
+		targets: targetsApi(ctx, async () => liveRows(ctx), () => list({ includeArchived: true })),
 	};
 }

@@ -68,7 +68,8 @@ function reachItem(error: unknown, host: string): CheckItem {
 	return { name: "reachable", ok: false, detail, fix: fixes[kind] ?? `run ssh ${host} node -v yourself to see what fails` };
 }
 
-export function targetsApi(ctx: EngineContext, listRows: () => Promise<BoardRow[]>): TargetsApi {
+/** listLive: the rows that may run or wait (the live summary: O(live rows)); listRows: every row. */
+export function targetsApi(ctx: EngineContext, listLive: () => Promise<BoardRow[]>, listRows: () => Promise<BoardRow[]>): TargetsApi {
 	const stateDir = (name: string) => join(ctx.storeDir, "targets", name);
 	const sshOf = (name: string, config: SshTargetConfig) => ({ host: config.host, ...(config.sshConfig ? { sshConfig: config.sshConfig } : {}), controlPath: controlPathFor(stateDir(name)) });
 
@@ -103,7 +104,8 @@ export function targetsApi(ctx: EngineContext, listRows: () => Promise<BoardRow[
 	return {
 		async list() {
 			const config = readBoardConfig(ctx.storeDir);
-			const rows = await listRows();
+			// Running, queued and unreachable rows are all live: S and `targets` never read the whole store.
+			const rows = await listLive();
 			const view = (name: string, target: TargetConfig | undefined, max: number): TargetView => {
 				const here = rows.filter((row) => (row.target ?? LOCAL_TARGET) === name);
 				const unreachable = here.flatMap((row) => (row.unreachable ? [row.unreachable] : [])).sort((a, b) => a.since - b.since)[0];
