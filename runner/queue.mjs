@@ -14,7 +14,7 @@ import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, touchNotify, writeJso
 import { rejectWaiting } from "./inbox.mjs";
 import { finalize } from "./state-rules.mjs";
 import { processStartTime, RUN_TAG } from "./proc.mjs";
-import { releaseSlot, slotOfRun, tryClaimSlot } from "./slots.mjs";
+import { releaseSlot, slotOfRun, sweepStaleSlots, tryClaimSlot } from "./slots.mjs";
 import { isValidId, runDirOf } from "./store-layout.mjs";
 
 export const RUNNER_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "job-runner.mjs");
@@ -247,7 +247,11 @@ export function pumpQueue(storeRoot, options) {
 	}
 	const known = checked.get(storeRoot);
 	if (known) for (const name of known.keys()) if (!names.includes(name)) known.delete(name);
-	if (names.length === 0) return { started };
+	// Nothing waits: a good moment to free what a runner killed at its very end still holds.
+	if (names.length === 0) {
+		sweepStaleSlots(slotsOf(storeRoot, LOCAL_TARGET).dir);
+		return { started };
+	}
 	const limits = readLimits(storeRoot);
 	if (limits.error) return { started, error: limits.error };
 	/** Targets found full at this pump: their younger entries wait. */

@@ -118,6 +118,26 @@ export function releaseSlot(path, runId) {
 	}
 }
 
+/**
+ * Removes the slot files of `dir` whose run is over (claimer gone, no process of the run left): a
+ * runner killed after it recorded its end, before it freed its slot, leaves one that no claim needs
+ * while slots are free. Costs a file read per slot; /proc is scanned only for a dead claimer.
+ * @param {string} dir @param {HoldsSlot} [holds]
+ */
+export function sweepStaleSlots(dir, holds) {
+	let names;
+	try {
+		names = readdirSync(dir);
+	} catch {
+		return;
+	}
+	for (const name of names) {
+		if (!/^slot-\d+\.json$/.test(name)) continue;
+		const path = join(dir, name);
+		if (isStale(path, holds)) breakStale(path, (moved) => !isStale(moved, holds));
+	}
+}
+
 /** Slot files whose run may still be using them. @param {string} dir @param {number} max @param {HoldsSlot} [holds] */
 export function liveSlots(dir, max, holds) {
 	let live = 0;
