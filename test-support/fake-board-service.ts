@@ -19,6 +19,8 @@ export interface FakeBoard extends BoardService {
 }
 
 let seq = 0;
+/** Rows made without a time share one: their order (newest first, then id) never depends on a clock tick between two calls. */
+const MADE_AT = Date.now();
 
 export function makeRow(patch: Partial<BoardRow> = {}): BoardRow {
 	seq += 1;
@@ -36,7 +38,7 @@ export function makeRow(patch: Partial<BoardRow> = {}): BoardRow {
 		state: "completed",
 		alive: false,
 		summary: "did the thing",
-		lastActivityAt: now - 30_000,
+		lastActivityAt: MADE_AT - 30_000,
 		recentEvents: [],
 		...patch,
 	};
