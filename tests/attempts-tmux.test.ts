@@ -52,6 +52,8 @@ async function attempts(ctx: TestContext, width: number, height: number): Promis
 	expect(screen).toMatch(/\+1 attempt /);
 	expect(screen).not.toMatch(/\d+ ew untracked/);
 	t.keys("Escape");
+	// Back on the list before the next key: an Escape and a key typed at once read as alt+key.
+	await t.waitForText(/Completed \(\d+\)/);
 
 	// Compare; merge #1 (clean): plan, y, merged, keep the worktree for now.
 	t.keys("c");
