@@ -87,7 +87,9 @@ export function controlRun(ctx: EngineContext) {
 		for (;;) {
 			const row = readRow(ctx, id);
 			const status = row.runDir ? readStatus(row.runDir, new FileCache()) : undefined;
-			if (!status || runEnded(status) || row.state === "error") return row;
+			// The row was read before the status: once the status says it ended, read the row again.
+			if (status && runEnded(status)) return readRow(ctx, id);
+			if (!status || row.state === "error") return row;
 			if (Date.now() > deadline) return row;
 			await sleep(50);
 		}
@@ -129,7 +131,8 @@ export function controlRun(ctx: EngineContext) {
 		if (target.onTarget && readRow(ctx, id).unreachable) return readRow(ctx, id);
 		const row = await waitEnded(id, stopGraceMs * 2 + 8000);
 		const status = readStatus(target.runDir, new FileCache());
-		if (runEnded(status) || target.onTarget) return row;
+		if (runEnded(status)) return readRow(ctx, id);
+		if (target.onTarget) return row;
 		// The runner did not answer (hung or starting): end every process of the run, then record it.
 		killRunProcesses(status.runId);
 		recordOrphanEnd(paths.row(id), target.runDir, paths.root, id, "stopped");
