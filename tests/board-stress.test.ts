@@ -34,13 +34,18 @@ function dispatchFrom(agent: TestAgent, storeDir: string, count: number, max: nu
 	});
 }
 
-/** Resolves at the next change in the store's notify/ or slots/ (every status write and slot change touches one), or when `stop` does. */
+/**
+ * Resolves at the next change in the store's notify/ or slots/ (every status write and slot change
+ * touches one), or when `stop` does. It resolves on the next turn of the event loop, not inside the watch
+ * callback: libuv reads inotify until it runs dry, so work done in the callback while 60 runs keep
+ * writing starved every timer of this process (the killer never ran, 42 s at a time, on a loaded machine).
+ */
 function storeChanged(storeDir: string, stop: Promise<void>): Promise<void> {
 	return new Promise((resolve) => {
 		const watchers = ["notify", "slots"].map((dir) => watch(join(storeDir, dir), () => done()));
 		const done = () => {
 			for (const watcher of watchers) watcher.close();
-			resolve();
+			setImmediate(resolve);
 		};
 		void stop.then(done);
 	});
