@@ -5,7 +5,7 @@
 // board open. Medians with spread and the machine's load; asserts nothing about time.
 // Run: node --experimental-strip-types --expose-gc bench/board-scale.mjs [--rows 500,5000,20000] [--start-runs 7] [--no-start] [--no-list]
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KeybindingsManager, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
 import { Board } from "../src/board/dashboard/board.ts";
@@ -17,6 +17,7 @@ import { BoardFeed } from "../src/board/view-model/feed.ts";
 import { cloneRows } from "../test-support/clone-rows.ts";
 import { initRepo } from "../test-support/git-repo.ts";
 import { createTestAgent, PI_CLI, runPi } from "../test-support/pi-harness.ts";
+import { repaintOneRow } from "./_repaint.mjs";
 import { load, pct, spread } from "./_stats.mjs";
 
 /** @param {string} name @param {string} fallback */
@@ -50,7 +51,7 @@ try {
 	const [small, large] = [SIZES[0] ?? 0, SIZES.at(-1) ?? 0];
 	const a = memory[small];
 	const b = memory[large];
-	if (a && b && large > small) console.log(`\nmemory a row costs with the board open (heap after gc, ${small} -> ${large} rows): ${(((b.heap - a.heap) / (large - small)) / 1024).toFixed(2)} KB; RSS ${(((b.rss - a.rss) / (large - small)) / 1024).toFixed(2)} KB`);
+	if (a && b && large > small) console.log(`\nmemory a row costs with the board open (heap ${gc ? "after gc" : "without gc: run with --expose-gc"}, ${small} -> ${large} rows): ${(((b.heap - a.heap) / (large - small)) / 1024).toFixed(2)} KB; RSS ${(((b.rss - a.rss) / (large - small)) / 1024).toFixed(2)} KB`);
 	if (!process.argv.includes("--no-start")) await startup(count);
 	if (!process.argv.includes("--no-list")) await worktreeList();
 } finally {
@@ -90,28 +91,7 @@ async function atSize(size, seedId) {
 	const mem = { heap: process.memoryUsage().heapUsed, rss: process.memoryUsage().rss };
 	console.log(`memory with the board open: heap ${(mem.heap / 1048576).toFixed(1)} MB, RSS ${(mem.rss / 1048576).toFixed(1)} MB`);
 
-	const repaint = [];
-	const before = board.list.window.formatted;
-	for (let i = 0; i < 50; i++) {
-		const row = feed.row(seedId);
-		if (!row) throw new Error("seed row missing");
-		const start = performance.now();
-		feed.put({ ...row, summary: `repainted ${i}`, lastActivityAt: Date.now() });
-		board.render(120);
-		repaint.push(performance.now() - start);
-	}
-	const perRepaint = (board.list.window.formatted - before) / 50;
-	const changed = [];
-	const statusFile = join(storeDir, "rows", seedId, "runs", readdirSync(join(storeDir, "rows", seedId, "runs"))[0] ?? "", "status.json");
-	for (let i = 0; i < 30; i++) {
-		const status = JSON.parse(readFileSync(statusFile, "utf8"));
-		status.summary = `changed ${i}`;
-		writeFileSync(statusFile, JSON.stringify(status));
-		const start = performance.now();
-		await feed.refresh([seedId]);
-		board.render(120);
-		changed.push(performance.now() - start);
-	}
+	const { repaint, changed, perRepaint } = await repaintOneRow(board, feed, storeDir, seedId);
 	console.log(`one changed row -> repainted, UI: ${spread(repaint)}; with its get: ${spread(changed)}; rows formatted per repaint ${perRepaint.toFixed(0)} of ${size}`);
 
 	board.dispose();

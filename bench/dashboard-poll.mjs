@@ -8,12 +8,13 @@
 // Prints medians and spread with the machine's load; asserts nothing about time.
 // Run: node bench/dashboard-poll.mjs [--rows 500,5000,20000] [--cpu-seconds 30] [--no-cpu]
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { KeybindingsManager, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
 import { Board } from "../src/board/dashboard/board.ts";
 import { createBoardService } from "../src/board/service.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
+import { repaintOneRow } from "./_repaint.mjs";
 import { load, spread } from "./_stats.mjs";
 import { cloneRows } from "../test-support/clone-rows.ts";
 import { createTestAgent, EXTENSION_ENTRY, PI_CLI } from "../test-support/pi-harness.ts";
@@ -95,31 +96,7 @@ async function measureInProcess(size, seedId) {
 		await service.version();
 		version.push(performance.now() - start);
 	}
-	// UI only: the feed already holds the changed row (as after its report); the board places it and repaints.
-	const repaint = [];
-	const before = board.list.window.formatted;
-	for (let i = 0; i < 50; i++) {
-		const row = feed.row(seedId);
-		if (!row) throw new Error("seed row missing");
-		const start = performance.now();
-		feed.put({ ...row, summary: `repainted ${i}`, lastActivityAt: Date.now() });
-		board.render(120);
-		repaint.push(performance.now() - start);
-	}
-	const perRepaint = (board.list.window.formatted - before) / 50;
-	// End to end: one row's status file is rewritten (as its runner would), then its report arrives.
-	const changed = [];
-	const statusFile = findStatus(join(storeDir, "rows", seedId));
-	for (let i = 0; i < 30; i++) {
-		const status = JSON.parse(readFileSync(statusFile, "utf8"));
-		status.summary = `changed ${i}`;
-		status.updatedAt = Date.now();
-		writeFileSync(statusFile, JSON.stringify(status));
-		const start = performance.now();
-		await feed.refresh([seedId]);
-		board.render(120);
-		changed.push(performance.now() - start);
-	}
+	const { repaint, changed, perRepaint } = await repaintOneRow(board, feed, storeDir, seedId);
 	board.dispose();
 	feed.stop();
 	console.log(`first open: engine list ${listed.toFixed(1)} ms, then the board (model + first frame) ${firstOpen.toFixed(1)} ms; rows formatted: ${openFormatted} of ${size}`);
@@ -174,13 +151,6 @@ function cpuTicks(pid) {
 /** @param {string} socket @param {string[]} args */
 function execTmux(socket, args) {
 	return execFileSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
-}
-
-/** @param {string} rowDir */
-function findStatus(rowDir) {
-	const runs = join(rowDir, "runs");
-	const run = readdirSync(runs)[0];
-	return join(runs, run ?? "", "status.json");
 }
 
 /** @param {number} n @param {() => void} fn */

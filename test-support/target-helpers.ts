@@ -1,7 +1,12 @@
-/** Shared by target tests: a link-like log of follow frames, a worktree's files, command-line scans. */
+/** Shared by target tests: a link-like log of follow frames, a worktree's files, command-line scans, the attempts walk-through. */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import { expect } from "vitest";
 import type { Frame } from "../runner/targets/frames.mjs";
+import type { BoardEngine } from "../src/board/service.ts";
+import type { BoardRow } from "../src/board/types.ts";
+import { waitDone } from "./board-helpers.ts";
+import type { ModelServer } from "./model-server.ts";
 
 export interface FollowLog {
 	frames: Frame[];
@@ -71,4 +76,28 @@ export function procsMentioning(needle: string): { pid: number; argv: string[] }
 		}
 	}
 	return out;
+}
+
+/**
+ * The attempts walk-through every target kind runs: three attempts on `target` each rewrite shared.txt
+ * and write a file of their own; compare and its diff run here, and the third attempt is merged.
+ * `whileRunning` gets the rows before any is awaited (the container test sees one container per attempt).
+ */
+export async function threeAttemptsMergeOne(
+	board: BoardEngine,
+	model: ModelServer,
+	options: { tag: string; target: string; repo: string; whileRunning?: (rows: BoardRow[]) => Promise<void> },
+): Promise<void> {
+	const { tag, target, repo } = options;
+	model.setScript({ rules: [{ match: tag, steps: [{ toolCall: { name: "bash", args: { command: `printf 'attempt %s\\n' "$AGENT_BOARD_ROW" > shared.txt && echo mine > "own-$AGENT_BOARD_ROW.txt"` } } }, { text: "Wrote my attempt." }] }] });
+	const rows = await board.dispatchAttempts({ prompt: `${tag} rewrite shared.txt`, cwd: repo, target, count: 3 });
+	expect(rows.map((r) => r.target)).toEqual([target, target, target]);
+	await options.whileRunning?.(rows);
+	for (const row of rows) expect(await waitDone(board, row.id, 120_000)).toMatchObject({ state: "completed", error: undefined });
+	const set = await board.compare(rows[1]?.id ?? "");
+	expect(set.rows.map((entry) => entry.files)).toEqual(rows.map((row) => [`own-${row.id}.txt`, "shared.txt"]));
+	const diff = (await board.compareDiff(rows[0]?.id ?? "", rows[1]?.id ?? "")).join("\n");
+	expect(diff).toContain(`+attempt ${rows[1]?.id}`);
+	expect((await board.merge(rows[2]?.id ?? "", { commit: true })).status).toBe("merged");
+	expect(readFileSync(join(repo, "shared.txt"), "utf8")).toBe(`attempt ${rows[2]?.id}\n`);
 }

@@ -21,7 +21,7 @@ import { git, initRepo } from "../test-support/git-repo.ts";
 import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { podmanMissing, requires } from "../test-support/requires.ts";
-import { procsMentioning } from "../test-support/target-helpers.ts";
+import { procsMentioning, threeAttemptsMergeOne } from "../test-support/target-helpers.ts";
 import { ensureWorkerImage } from "../test-support/worker-image.ts";
 
 const missing = podmanMissing();
@@ -211,21 +211,18 @@ describe("container targets on the board", () => {
 
 	it("runs three attempts in three containers, compares them locally and merges one", async (ctx) => {
 		requires(ctx, "podman", missing);
-		model.setScript({ rules: [{ match: "CTR-ATTEMPT", steps: [{ toolCall: { name: "bash", args: { command: `printf 'attempt %s\\n' "$AGENT_BOARD_ROW" > shared.txt && echo mine > "own-$AGENT_BOARD_ROW.txt"` } } }, { text: "Wrote my attempt." }] }] });
-		const rows = await board.dispatchAttempts({ prompt: "CTR-ATTEMPT rewrite shared.txt", cwd: repo, target: "box", count: 3 });
-		expect(rows.map((r) => r.target)).toEqual(["box", "box", "box"]);
-		const seen = new Set<string>();
-		await waitFor(() => {
-			for (const name of containersOfStore()) if (rows.some((row) => name === `ab-${row.currentRunId}`)) seen.add(name);
-			return seen.size === 3 || rows.length === 0 || undefined;
-		}, "three containers, one per attempt");
-		for (const row of rows) expect(await waitDone(board, row.id, 120_000)).toMatchObject({ state: "completed", error: undefined });
-		const set = await board.compare(rows[1]?.id ?? "");
-		expect(set.rows.map((entry) => entry.files)).toEqual(rows.map((row) => [`own-${row.id}.txt`, "shared.txt"]));
-		const diff = (await board.compareDiff(rows[0]?.id ?? "", rows[1]?.id ?? "")).join("\n");
-		expect(diff).toContain(`+attempt ${rows[1]?.id}`);
-		expect((await board.merge(rows[2]?.id ?? "", { commit: true })).status).toBe("merged");
-		expect(readFileSync(join(repo, "shared.txt"), "utf8")).toBe(`attempt ${rows[2]?.id}\n`);
+		await threeAttemptsMergeOne(board, model, {
+			tag: "CTR-ATTEMPT",
+			target: "box",
+			repo,
+			whileRunning: async (rows) => {
+				const seen = new Set<string>();
+				await waitFor(() => {
+					for (const name of containersOfStore()) if (rows.some((row) => name === `ab-${row.currentRunId}`)) seen.add(name);
+					return seen.size === 3 || undefined;
+				}, "three containers, one per attempt");
+			},
+		});
 	}, 240_000);
 
 	it("bad input fails the row with the reason and leaves no container: a missing image, no engine, a network that cannot reach the model", async (ctx) => {

@@ -20,7 +20,7 @@ import { startModelServer, type ModelServer } from "../test-support/model-server
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
 import { startSshHost, type SshHost } from "../test-support/sshd.ts";
-import { procsMentioning } from "../test-support/target-helpers.ts";
+import { procsMentioning, threeAttemptsMergeOne } from "../test-support/target-helpers.ts";
 import { controlPathFor } from "../runner/targets/ssh-transport.mjs";
 
 const missing = sshdMissing();
@@ -205,16 +205,7 @@ describe("ssh targets on the board", () => {
 
 	it("runs three attempts on the host, compares them locally and merges one", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
-		model.setScript({ rules: [{ match: "SSH-ATTEMPT", steps: [{ toolCall: { name: "bash", args: { command: `printf 'attempt %s\\n' "$AGENT_BOARD_ROW" > shared.txt && echo mine > "own-$AGENT_BOARD_ROW.txt"` } } }, { text: "Wrote my attempt." }] }] });
-		const rows = await board.dispatchAttempts({ prompt: "SSH-ATTEMPT rewrite shared.txt", cwd: repo, target: "h", count: 3 });
-		expect(rows.map((r) => r.target)).toEqual(["h", "h", "h"]);
-		for (const row of rows) expect(await waitDone(board, row.id, 120_000)).toMatchObject({ state: "completed", error: undefined });
-		const set = await board.compare(rows[1]?.id ?? "");
-		expect(set.rows.map((entry) => entry.files)).toEqual(rows.map((row) => [`own-${row.id}.txt`, "shared.txt"]));
-		const diff = (await board.compareDiff(rows[0]?.id ?? "", rows[1]?.id ?? "")).join("\n");
-		expect(diff).toContain(`+attempt ${rows[1]?.id}`);
-		expect((await board.merge(rows[2]?.id ?? "", { commit: true })).status).toBe("merged");
-		expect(readFileSync(join(repo, "shared.txt"), "utf8")).toBe(`attempt ${rows[2]?.id}\n`);
+		await threeAttemptsMergeOne(board, model, { tag: "SSH-ATTEMPT", target: "h", repo });
 	}, 240_000);
 
 	it("refuses bad input with the reason, on the command or the row, leaving nothing behind", async (ctx) => {
