@@ -110,6 +110,8 @@ async function newcomer(ctx: TestContext, width: number, height: number): Promis
 	expect(screen).toMatch(/r reply/);
 	expect(screen).not.toMatch(/d diff|c compare|m merge/);
 	t.keys("Escape");
+	// Back on the list before the next key: an Escape and a key that reach pi in one read are alt+key.
+	await t.waitForText(/enter peek .*\? help/);
 
 	// The answer box shows the whole question, wrapped, with its choices.
 	await only(t, "ask long");
