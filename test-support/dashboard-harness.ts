@@ -1,5 +1,6 @@
 /** The board component on a fake service: keys in, screens out at a width, and what it asked of the service. */
 import { KeybindingsManager, type TUI, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
+import { afterEach } from "vitest";
 import { Board } from "../src/board/dashboard/board.ts";
 import type { BoardDeps, BoardResult } from "../src/board/dashboard/deps.ts";
 import type { View } from "../src/board/dashboard/view.ts";
@@ -81,5 +82,18 @@ export async function dashboardHarness(rows: BoardRow[], options: Partial<BoardD
 			dash.dispose();
 			feed.stop();
 		},
+	};
+}
+
+/** dashboardHarness for a test file: every board it opens is disposed after its test (its timers stop). */
+export function harnessPerTest(): (rows: BoardRow[], options?: Parameters<typeof dashboardHarness>[1]) => Promise<DashboardHarness> {
+	const open: DashboardHarness[] = [];
+	afterEach(() => {
+		for (const h of open.splice(0)) h.dispose();
+	});
+	return async (rows, options = {}) => {
+		const h = await dashboardHarness(rows, options);
+		open.push(h);
+		return h;
 	};
 }

@@ -1,12 +1,12 @@
 /** Compare view of an attempt set on the board, at 80 and 120 columns, driven by keys (pi's keybindings). */
 import { visibleWidth } from "@earendil-works/pi-tui";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CompareView } from "../src/board/dashboard/compare-view.ts";
 import { ConfirmView } from "../src/board/dashboard/confirm-view.ts";
 import { ListView } from "../src/board/dashboard/list-view.ts";
 import { DiffView } from "../src/board/dashboard/viewer-view.ts";
 import type { AttemptSetView, BoardRow } from "../src/board/types.ts";
-import { type DashboardHarness, dashboardHarness } from "../test-support/dashboard-harness.ts";
+import { type DashboardHarness, harnessPerTest } from "../test-support/dashboard-harness.ts";
 import { flushReports, KEY, makeRow } from "../test-support/fake-board-service.ts";
 
 function attempt(index: number, patch: Partial<BoardRow>): BoardRow {
@@ -34,15 +34,11 @@ function fixture(set: BoardRow[]): AttemptSetView {
 	};
 }
 
-const open: DashboardHarness[] = [];
-afterEach(() => {
-	for (const h of open.splice(0)) h.dispose();
-});
+const harness = harnessPerTest();
 
 async function compare(): Promise<{ h: DashboardHarness; view: CompareView }> {
 	const set = rows();
-	const h = await dashboardHarness(set);
-	open.push(h);
+	const h = await harness(set);
 	h.dash.list.select("r1");
 	await h.press("c");
 	await flushReports();

@@ -1,5 +1,5 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ConsoleView } from "../src/board/dashboard/console-view.ts";
 import { DispatchOptionsView } from "../src/board/dashboard/dispatch-options.ts";
 import { DispatchView } from "../src/board/dashboard/dispatch-view.ts";
@@ -9,18 +9,10 @@ import { PeekView } from "../src/board/dashboard/peek-view.ts";
 import { ReplyView } from "../src/board/dashboard/reply-view.ts";
 import { TranscriptView } from "../src/board/dashboard/viewer-view.ts";
 import type { BoardRow } from "../src/board/types.ts";
-import { type DashboardHarness, dashboardHarness } from "../test-support/dashboard-harness.ts";
+import { type DashboardHarness, harnessPerTest } from "../test-support/dashboard-harness.ts";
 import { flushReports, KEY, makeRow } from "../test-support/fake-board-service.ts";
 
-const open: DashboardHarness[] = [];
-async function harness(rows: BoardRow[], options: Parameters<typeof dashboardHarness>[1] = {}): Promise<DashboardHarness> {
-	const h = await dashboardHarness(rows, options);
-	open.push(h);
-	return h;
-}
-afterEach(() => {
-	for (const h of open.splice(0)) h.dispose();
-});
+const harness = harnessPerTest();
 
 const type = (text: string): string[] => [...text];
 const CTRL_O = "\x0f";

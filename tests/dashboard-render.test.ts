@@ -1,19 +1,16 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { BoardRow } from "../src/board/types.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
 import { osNotifySequence, resolveSettings } from "../src/board/presence/notify.ts";
 import { stripLines } from "../src/board/presence/strip.ts";
 import { parseTranscript } from "../src/board/view-model/transcript.ts";
 import { BoardPresence, notificationText } from "../src/board/presence/presence.ts";
-import { type DashboardHarness, dashboardHarness } from "../test-support/dashboard-harness.ts";
+import { harnessPerTest } from "../test-support/dashboard-harness.ts";
 import { createFakeBoard, flushReports, KEY, makeRow, plainTheme } from "../test-support/fake-board-service.ts";
 
 const WIDTHS = [60, 80, 120, 200];
-const open: DashboardHarness[] = [];
-afterEach(() => {
-	for (const h of open.splice(0)) h.dispose();
-});
+const harness = harnessPerTest();
 
 /** A theme that shows which colour each piece got, so tests can tell a warning from an accent. */
 const taggedTheme = { fg: (color: string, text: string) => `\x1b[0m${color === "warning" ? "\x1b[33m" : ""}${text}`, bold: (text: string) => text };
@@ -37,8 +34,7 @@ const rows = (): BoardRow[] => [
 ];
 
 async function view(keys: string[], width: number): Promise<string[]> {
-	const h = await dashboardHarness(rows());
-	open.push(h);
+	const h = await harness(rows());
 	await h.press(...keys);
 	return h.dash.render(width);
 }
@@ -96,8 +92,7 @@ describe("dashboard views at 60, 80, 120 and 200 columns", () => {
 	});
 
 	it("a needs-input row is not styled as a warning", async () => {
-		const h = await dashboardHarness(rows(), { theme: taggedTheme });
-		open.push(h);
+		const h = await harness(rows(), { theme: taggedTheme });
 		const line = h.dash.render(120).find((l) => l.includes("pick a database")) ?? "";
 		expect(line).not.toContain("\x1b[33m");
 		const note = notificationText({ row: rows()[0] as BoardRow, from: "working" });

@@ -3,25 +3,17 @@
  * changed row re-places one row and re-formats only the window, and a streaming row shows the newest
  * words of its reply. Also: the frame (hint and status lines) and help fit a 24-row terminal.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HelpView } from "../src/board/dashboard/help-view.ts";
 import { formatRowLine, rowLineParts } from "../src/board/dashboard/row-line.ts";
 import type { BoardRow } from "../src/board/types.ts";
 import { fitTail, liveTail } from "../src/board/view-model/row-text.ts";
-import { type DashboardHarness, dashboardHarness } from "../test-support/dashboard-harness.ts";
+import { type DashboardHarness, harnessPerTest } from "../test-support/dashboard-harness.ts";
 import { flushReports, makeRow } from "../test-support/fake-board-service.ts";
 
 const PAGE_DOWN = "\x1b[6~";
-const open: DashboardHarness[] = [];
-afterEach(() => {
-	for (const h of open.splice(0)) h.dispose();
-});
-
-async function harness(rows: BoardRow[], termRows: number): Promise<DashboardHarness> {
-	const h = await dashboardHarness(rows, { termRows });
-	open.push(h);
-	return h;
-}
+const opened = harnessPerTest();
+const harness = (rows: BoardRow[], termRows: number): Promise<DashboardHarness> => opened(rows, { termRows });
 
 function many(n: number): BoardRow[] {
 	const now = Date.now();

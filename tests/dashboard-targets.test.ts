@@ -4,24 +4,16 @@
  * only when some row runs elsewhere, peek's target and unreachable lines, `on:` in the filter, and a
  * concurrency limit per target in settings written through the engine's API.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DispatchOptionsView } from "../src/board/dashboard/dispatch-options.ts";
 import { DispatchView } from "../src/board/dashboard/dispatch-view.ts";
 import { ListView } from "../src/board/dashboard/list-view.ts";
 import { SettingsView } from "../src/board/dashboard/settings-view.ts";
 import type { BoardRow } from "../src/board/types.ts";
-import { type DashboardHarness, dashboardHarness } from "../test-support/dashboard-harness.ts";
+import { type DashboardHarness, harnessPerTest } from "../test-support/dashboard-harness.ts";
 import { flushReports, KEY, makeRow } from "../test-support/fake-board-service.ts";
 
-const open: DashboardHarness[] = [];
-async function harness(rows: BoardRow[], options: Parameters<typeof dashboardHarness>[1] = {}): Promise<DashboardHarness> {
-	const h = await dashboardHarness(rows, options);
-	open.push(h);
-	return h;
-}
-afterEach(() => {
-	for (const h of open.splice(0)) h.dispose();
-});
+const harness = harnessPerTest();
 
 const type = (text: string): string[] => [...text];
 const CTRL_O = "\x0f";
