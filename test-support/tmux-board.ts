@@ -86,6 +86,8 @@ export async function only(tmux: TmuxSession, text: string): Promise<void> {
 	await tmux.waitForText("Filter (text");
 	tmux.type(text);
 	tmux.keys("Enter");
+	// The list filters as one types, so the header says the filter before Enter lands: wait for the input to close.
+	await tmux.waitForGone("Filter (text");
 	await tmux.waitForText(`filter: ${text}`);
 }
 
