@@ -1,13 +1,15 @@
 /**
  * The safety pass behind the change feed costs O(live rows): on a store of many finished rows it reads
  * only the live row's files, still notices that row's runner SIGKILLed (no file changes), and catches
- * a change the fs.watch missed from notify/'s mtime without reading any row.
+ * a change the fs.watch missed from notify/'s mtime without reading any row, and reports a row another
+ * pi process started again from its live mark.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { touchNotify } from "../runner/fs-util.mjs";
 import { createEngineContext } from "../src/board/engine-context.ts";
+import { liveMarkIds } from "../src/board/live-marks.ts";
 import { readRow } from "../src/board/row-read.ts";
 import { listRowIds } from "../src/board/store.ts";
 import { safetyPoll } from "../src/board/store-poll.ts";
@@ -64,5 +66,16 @@ describe("safety pass cost", () => {
 		await waitFor(async () => (await pass({ delivered: 1 })).includes(stalled.id), "the pass to notice the dead runner", 20_000);
 		expect(await waitDone(board, stalled.id)).toMatchObject({ state: "failed", error: "runner died" });
 		expect(ctx.liveRows.size).toBe(0);
+
+		// A finished row another pi process starts again: no row appears in rows/ and the watch's event is
+		// taken as delivered, so only its live mark tells. The pass reports it and follows it from then on.
+		const other = createEngineContext({ storeDir, env: agent.env, piCommand: [process.execPath, PI_CLI] });
+		const otherPass = safetyPoll(other, { liveIds: () => liveMarkIds(storeDir) });
+		await otherPass({ delivered: 1 });
+		await board.reply(quiet.id, "STALL again");
+		await waitFor(async () => (await board.get(quiet.id))?.live?.waitingSince, "the quiet row's new run", 30_000);
+		expect(await otherPass({ delivered: 1 })).toEqual([quiet.id]);
+		expect([...other.liveRows.keys()]).toEqual([quiet.id]);
+		expect((await board.stop(quiet.id)).state).toBe("stopped");
 	}, 120_000);
 });

@@ -108,15 +108,20 @@ export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterabl
 			}
 			knownIds = current;
 		}
-		// Marked rows not followed yet (another pi process started them): followed from now on; a mark
-		// whose row no longer counts is dropped, so it is not read again.
+		// Marked rows not followed yet (another pi process started them): reported and followed from now
+		// on; a mark whose row no longer counts is dropped, so it is not read again.
+		const adopted = new Set<string>();
 		for (const id of reads?.liveIds?.() ?? []) {
 			if (live.has(id)) continue;
 			const row = knownIds.has(id) ? readRow(ctx, id, false) : undefined;
-			if (row && (row.alive || row.state === "queued")) live.set(id, keyOf(row));
-			else reads?.stale?.(id, row);
+			if (row && (row.alive || row.state === "queued")) {
+				live.set(id, keyOf(row));
+				adopted.add(id);
+				if (!first) changed.add(id);
+			} else reads?.stale?.(id, row);
 		}
 		for (const [id, before] of live) {
+			if (adopted.has(id)) continue;
 			const row = knownIds.has(id) ? readRow(ctx, id, false) : undefined;
 			// A full disk changes no file: its "disk full" must still repaint the row.
 			const now = keyOf(row);

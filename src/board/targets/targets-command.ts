@@ -6,8 +6,6 @@ import { sanitizeText } from "../sanitize.ts";
 import type { BoardService } from "../types.ts";
 import type { CheckItem, TargetCheck, TargetInput, TargetView } from "./targets-api.ts";
 
-export { TARGETS_USAGE } from "./targets-usage.ts";
-
 export type TargetsParsed =
 	| { ok: true; action: "list" }
 	| { ok: true; action: "add"; name: string; input: TargetInput }
