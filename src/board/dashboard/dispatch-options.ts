@@ -109,6 +109,10 @@ export class DispatchOptionsView extends View {
 		];
 	}
 
+	override takesText(): boolean {
+		return this.editing;
+	}
+
 	override handleInput(data: string): void {
 		if (this.editing) return this.settings.handleInput(data);
 		super.handleInput(data);

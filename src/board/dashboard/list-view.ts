@@ -116,6 +116,10 @@ export class ListView extends View {
 		return [fit(this.deps.theme.fg("accent", "Filter (text, s:<state>, on:<target>): enter keeps it, esc clears it"), width), ...this.filterInput.render(width)];
 	}
 
+	override takesText(): boolean {
+		return this.filterInput !== undefined;
+	}
+
 	override handleInput(data: string): void {
 		const input = this.filterInput;
 		if (!input) return super.handleInput(data);
@@ -196,8 +200,8 @@ export class ListView extends View {
 				keys: "back",
 				help: "back to the session you attached from (also /agent-board back)",
 				hint: "back to your session",
-				hintIf: () => canGoBack,
-				run: () => (canGoBack ? host.close({ kind: "back" }) : host.setStatus("not attached: nothing to go back to")),
+				disabled: () => (canGoBack ? undefined : "not attached: nothing to go back to"),
+				run: () => host.close({ kind: "back" }),
 			},
 			{
 				keys: "cancel",
