@@ -70,8 +70,10 @@ export class Board implements Component, Focusable, Host {
 			unsubscribeOverlaps?.();
 		};
 		// The first screen: live rows and the newest ones; the rest arrive in idle slices as changes.
-		await feed.fill().first;
+		const fill = feed.fill();
+		await fill.first;
 		this.list.load(feed.rows());
+		void fill.done.then(() => this.list.firstFillDone());
 		if (feed.lastError) this.status = `refresh failed: ${feed.lastError}`;
 		this.changed();
 		this.timer = setInterval(() => this.changed(), this.deps.tickMs ?? 1000);

@@ -125,5 +125,5 @@ export function rowActions(host: Host, current: () => BoardRow | undefined, opti
 		{ keys: "rename", help: "rename the row", run: on((row) => host.push(new RenameView(host, row))) },
 		{ keys: "pin", help: "pin / unpin the row (pinned rows list first)", run: on((row) => void host.run(row.pinned ? `unpinned ${clean(row.name)}` : `pinned ${clean(row.name)}`, row.id, () => service.pin(row.id, !row.pinned))) },
 	];
-	return entries.map((entry) => (options.hints.includes(entry.keys) ? entry : { ...entry, hint: undefined }));
+	return entries.map((entry) => ({ ...entry, actsOnRow: true, hint: options.hints.includes(entry.keys) ? entry.hint : undefined }));
 }

@@ -44,6 +44,10 @@ export interface KeyEntry {
 	disabled?: () => string | undefined;
 	/** The hint stays however narrow the line (help and the way back). */
 	keep?: boolean;
+	/** It moves the list's cursor (navigation). */
+	moves?: boolean;
+	/** It acts on the selected row (a list that just changed under the cursor asks for it again). */
+	actsOnRow?: boolean;
 	run(data: string): void;
 }
 
