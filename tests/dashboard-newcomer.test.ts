@@ -6,10 +6,12 @@
  */
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { describe, expect, it } from "vitest";
+import { ConsoleView } from "../src/board/dashboard/console-view.ts";
 import { ListView } from "../src/board/dashboard/list-view.ts";
 import { PeekView } from "../src/board/dashboard/peek-view.ts";
 import { ReplyView } from "../src/board/dashboard/reply-view.ts";
 import type { BoardRow } from "../src/board/types.ts";
+import { withSent } from "../src/board/view-model/transcript.ts";
 import { harnessPerTest } from "../test-support/dashboard-harness.ts";
 import { flushReports, KEY, makeRow } from "../test-support/fake-board-service.ts";
 
@@ -171,5 +173,55 @@ describe("at 80x24", () => {
 		screen = h.screen(80);
 		expect(screen).toContain("enter keeps it, escape clears it");
 		expect(screen).not.toMatch(/\besc\b/);
+	});
+});
+
+describe("the live console", () => {
+	const words = Array.from({ length: 700 }, (_, i) => `w${String(i).padStart(3, "0")}`).join(" ");
+
+	it("takes the board's whole height at 160x45 and 80x24, its transcript on top and the editor at the bottom", async () => {
+		for (const [width, height] of [
+			[160, 45],
+			[80, 24],
+		] as const) {
+			const h = await harness([makeRow({ id: "w", name: "watched", state: "working", alive: true })], { termRows: height });
+			await h.press("o");
+			expect(h.top()).toBeInstanceOf(ConsoleView);
+			await flushReports();
+			const lines = h.dash.render(width);
+			// Everything pi leaves the board (its footer keeps 4 rows), and no more.
+			expect(lines.length).toBe(height - 4);
+			expect(lines[1]).toContain("Console: watched");
+			expect(lines[2]).toMatch(/^you\s+hello/);
+			// The editor's bottom border sits right above the status and hint lines.
+			expect(lines.at(-3)).toMatch(/^─+$/);
+		}
+	});
+
+	it("follows the stream: a long reply reads whole from where it began, its newest words at the end", async () => {
+		const h = await harness([makeRow({ id: "w", name: "watched", state: "working", alive: true, live: { text: words.slice(0, 300) } })], { termRows: 45 });
+		await h.press("o");
+		for (let end = 650; end <= words.length; end += 350) {
+			h.board.setState("w", "working", { live: { text: words.slice(Math.max(0, end - 600), end) } });
+			await flushReports();
+		}
+		h.board.setState("w", "working", { live: { text: words.slice(-600) } });
+		await flushReports();
+		const screen = h.screen(160);
+		expect(screen).toContain("w000 w001");
+		expect(screen).toContain("w699");
+		expect(screen.replace(/\s+/g, " ")).toContain(words.slice(0, 2000));
+	});
+
+	it("shows a steer it sent at once, marked waiting, until the agent takes it", async () => {
+		const h = await harness([makeRow({ id: "w", name: "watched", state: "working", alive: true })], {
+			termRows: 24,
+			readTranscript: async (row) => withSent([{ role: "user", text: "do the job" }], [], row.receipts ?? []),
+		});
+		await h.press("o", ..."also print the total", KEY.enter);
+		h.board.setState("w", "working", { receipts: [{ id: "m1", status: "delivered", as: "steer", at: Date.now(), preview: "also print the total" }] });
+		await flushReports();
+		await (h.top() as ConsoleView).reload();
+		expect(h.screen(80)).toMatch(/^you\s+\(steer, lands after the current step\) also print the total/m);
 	});
 });
