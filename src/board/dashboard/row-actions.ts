@@ -12,8 +12,10 @@ import type { Action } from "./keys.ts";
 import { startMerge } from "./merge-flow.ts";
 import { removeWorktree } from "./remove-worktree.ts";
 import { RenameView } from "./rename-view.ts";
+import { isLive, ROW_DISABLED } from "./row-disabled.ts";
 import { ReplyView } from "./reply-view.ts";
 import type { Host, KeyEntry } from "./view.ts";
+
 import { DiffView, TranscriptView } from "./viewer-view.ts";
 
 export interface RowActionOptions {
@@ -22,31 +24,6 @@ export interface RowActionOptions {
 	/** Called after the row was archived (peek closes). */
 	onArchived?(): void;
 }
-
-/** A row whose run has a live process (or waits in the queue): `o` opens its console, not attach. */
-export function isLive(row: BoardRow): boolean {
-	return row.alive || row.state === "queued" || row.state === "working";
-}
-
-/** Why a row's action cannot run now: each returns the reason, or undefined when it can. */
-export const ROW_DISABLED = {
-	followUp: (row: BoardRow) => (row.alive ? undefined : `${clean(row.name)} is not running: r replies (a new run)`),
-	stop: (row: BoardRow) => (row.alive ? undefined : `${clean(row.name)} is not running`),
-	diff: (row: BoardRow) => (row.worktreePath ? undefined : `${clean(row.name)} has no worktree: no diff`),
-	compare: (row: BoardRow) => (row.attempt || row.worktreePath ? undefined : `${clean(row.name)} is not an attempt: nothing to compare`),
-	merge: (row: BoardRow) => {
-		const name = clean(row.name);
-		if (row.merged) return `${name} is already merged into ${clean(row.merged.into)}`;
-		if (!row.worktreePath) return `${name} has no worktree: nothing to merge`;
-		if (isLive(row)) return `${name} is still ${row.state === "queued" ? "queued" : "running"}: merge it when it is done (or stop it)`;
-		return undefined;
-	},
-	removeWorktree: (row: BoardRow) => {
-		if (!row.worktreePath) return `${clean(row.name)} has no worktree`;
-		if (isLive(row)) return `${clean(row.name)} is still running: stop it first`;
-		return undefined;
-	},
-} satisfies Partial<Record<Action, (row: BoardRow) => string | undefined>>;
 
 export function rowActions(host: Host, current: () => BoardRow | undefined, options: RowActionOptions): KeyEntry[] {
 	const service = host.deps.service;
