@@ -36,14 +36,15 @@ function wrapWords(text, width) {
 /** The sheet's lines within `width` columns; `dir` is the throwaway directory it names. @param {number} width @param {string} dir */
 export function sheetLines(width, dir) {
 	const keyWidth = Math.max(...KEYS.map(([key]) => key.length));
-	const cell = ([key, what]) => `${key.padEnd(keyWidth)}  ${what}`;
+	const cell = (/** @type {readonly [string, string]} */ [key, what]) => `${key.padEnd(keyWidth)}  ${what}`;
 	const cellWidth = Math.max(...KEYS.map((entry) => cell(entry).length));
 	const lines = [...wrapWords("Agent board demo: a scripted model, no API key. Throwaway files:", width), dir];
 	if (2 + cellWidth * 2 + 4 <= width) {
 		const half = Math.ceil(KEYS.length / 2);
 		for (let i = 0; i < half; i++) {
 			const right = KEYS[i + half];
-			lines.push(`  ${cell(KEYS[i]).padEnd(cellWidth)}    ${right ? cell(right) : ""}`.trimEnd());
+			const left = KEYS[i];
+			if (left) lines.push(`  ${cell(left).padEnd(cellWidth)}    ${right ? cell(right) : ""}`.trimEnd());
 		}
 	} else {
 		for (const [key, what] of KEYS) {
