@@ -4,7 +4,7 @@
  * (or answers), the follow-up key queues after the current turn. Leaving it leaves the agent running.
  */
 import { Editor, type Focusable } from "@earendil-works/pi-tui";
-import type { BoardRow } from "../types.ts";
+import type { BoardRow } from "../engine/types.ts";
 import { clean, liveActivity, liveTail, STATE_LABEL } from "../view-model/row-text.ts";
 import type { TranscriptEntry } from "../view-model/transcript.ts";
 import { fit } from "../view-model/ui-types.ts";

@@ -2,7 +2,7 @@
  * The keys that act on one row, shared by the list (the selected row) and peek (the open row): one
  * entry per key with its help and hint, so both views and their help stay the same.
  */
-import type { BoardRow } from "../types.ts";
+import type { BoardRow } from "../engine/types.ts";
 import { CompareView } from "./compare-view.ts";
 import { ConfirmView } from "./confirm-view.ts";
 import { ConsoleView } from "./console-view.ts";

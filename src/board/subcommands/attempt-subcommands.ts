@@ -2,8 +2,8 @@
  * The attempt subcommands: dispatch [--on <target>] [--count N] [--worktree], fork, compare, merge and
  * remove-worktree. Parsing is pure and rejects bad input before anything runs.
  */
-import { checkCount } from "../attempts.ts";
-import type { BoardRow, BoardService } from "../types.ts";
+import { checkCount } from "../engine/attempts.ts";
+import type { BoardRow, BoardService } from "../engine/types.ts";
 import { formatAttemptSet, formatMergeResult, formatPlan } from "./attempt-text.ts";
 import { plain, plainLines } from "./plain.ts";
 
