@@ -9,10 +9,10 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { KeybindingsManager, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
 import { Board } from "../src/board/dashboard/board.ts";
-import { createEngineContext } from "../src/board/engine-context.ts";
-import { liveRows } from "../src/board/live-marks.ts";
-import { createBoardService } from "../src/board/service.ts";
-import { safetyPoll } from "../src/board/store-poll.ts";
+import { createEngineContext } from "../src/board/engine/engine-context.ts";
+import { liveRows } from "../src/board/engine/live-marks.ts";
+import { createBoardService } from "../src/board/engine/service.ts";
+import { safetyPoll } from "../src/board/engine/store-poll.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
 import { cloneRows } from "../test-support/clone-rows.ts";
 import { initRepo } from "../test-support/git-repo.ts";

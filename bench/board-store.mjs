@@ -4,11 +4,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createBoardService } from "../src/board/service.ts";
-import { storePaths } from "../src/board/paths.ts";
-import { writeMeta } from "../src/board/store.ts";
-import { ensureDir, writeJsonAtomic } from "../runner/fs-util.mjs";
-import { finalize, initialStatus, applyEvent } from "../runner/state-rules.mjs";
+import { createBoardService } from "../src/board/engine/service.ts";
+import { storePaths } from "../src/board/engine/paths.ts";
+import { writeMeta } from "../src/board/engine/store.ts";
+import { ensureDir, writeJsonAtomic } from "../runner/store/fs-util.mjs";
+import { finalize, initialStatus, applyEvent } from "../runner/life/state-rules.mjs";
 import { load, spread } from "./_stats.mjs";
 
 const root = mkdtempSync(join(tmpdir(), "pab-bench-"));

@@ -8,13 +8,13 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cacheRoot, ensureStartCache } from "../runner/targets/container-cache.mjs";
-import { startRun, wait } from "../runner/targets/container-transport.mjs";
-import { PACKAGE_ROOT } from "../runner/targets/far-run.mjs";
-import { repoKey } from "../runner/targets/git-travel.mjs";
-import { packageVersion } from "../runner/targets/pkg-install.mjs";
-import { runProcesses } from "../runner/proc.mjs";
-import { createBoardService } from "../src/board/service.ts";
+import { cacheRoot, ensureStartCache } from "../runner/kinds/container/container-cache.mjs";
+import { startRun, wait } from "../runner/kinds/container/container-transport.mjs";
+import { PACKAGE_ROOT } from "../runner/far/far-run.mjs";
+import { repoKey } from "../runner/link/git-travel.mjs";
+import { packageVersion } from "../runner/kinds/ssh/pkg-install.mjs";
+import { runProcesses } from "../runner/store/proc.mjs";
+import { createBoardService } from "../src/board/engine/service.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
 import { startModelServer } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
@@ -69,7 +69,7 @@ async function cold(/** @type {string} */ prompt) {
 	const rowId = `cold${n}`;
 	const runId = `${rowId}-r`;
 	const base = git(repo, "rev-parse", "HEAD");
-	/** @type {import("../runner/targets/container-transport.mjs").ContainerRun} */
+	/** @type {import("../runner/kinds/container/container-transport.mjs").ContainerRun} */
 	const run = { target: { kind: "container", name: "cold", engine: "podman", image: image.tag, network: "host", env: [], max: 8 }, storeDir: store, rowId, runId, runDir: join(root, "cold", runId), sessionFile: join(root, "cold", `${rowId}.jsonl`), repo, worktree: join(root, "cold", rowId), base, subdir: "", agentDir, forwarded: {}, config: { rowId, runId, repoKey: repoKey(repo), base, prompt, env: {}, createdAt: Date.now(), session: null } };
 	const started = Date.now();
 	await startRun(run, { warm: "off" });

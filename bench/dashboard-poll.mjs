@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { KeybindingsManager, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
 import { Board } from "../src/board/dashboard/board.ts";
-import { createBoardService } from "../src/board/service.ts";
+import { createBoardService } from "../src/board/engine/service.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
 import { repaintOneRow } from "./_repaint.mjs";
 import { load, spread } from "./_stats.mjs";

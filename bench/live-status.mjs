@@ -4,8 +4,8 @@
 // Run: node --experimental-strip-types bench/live-status.mjs
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { visibleKey } from "../runner/state-rules.mjs";
-import { createBoardService } from "../src/board/service.ts";
+import { visibleKey } from "../runner/life/state-rules.mjs";
+import { createBoardService } from "../src/board/engine/service.ts";
 import { createTestAgent, PI_CLI } from "../test-support/pi-harness.ts";
 import { load, spread } from "./_stats.mjs";
 

@@ -2,7 +2,7 @@
 // processes, RSS and CPU held by the store's runs while they wait. Run: node --experimental-strip-types bench/queue-hold.mjs
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createBoardService } from "../src/board/service.ts";
+import { createBoardService } from "../src/board/engine/service.ts";
 import { createTestAgent, PI_CLI } from "../test-support/pi-harness.ts";
 import { runTaggedProcs } from "../test-support/proc-scan.ts";
 import { load } from "./_stats.mjs";

@@ -5,7 +5,7 @@
 // Run: node --experimental-strip-types bench/runner-memory.mjs   (BENCH_SIZES=1,4,20 BENCH_RUNS=3)
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { createBoardService } from "../src/board/service.ts";
+import { createBoardService } from "../src/board/engine/service.ts";
 import { createTestAgent, PI_CLI } from "../test-support/pi-harness.ts";
 import { load, pct } from "./_stats.mjs";
 

@@ -4,7 +4,7 @@
 // Run with --experimental-strip-types (bench/run-all.mjs does).
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { controlPathFor, sshArgv, sshEnv } from "../runner/targets/ssh-transport.mjs";
+import { controlPathFor, sshArgv, sshEnv } from "../runner/kinds/ssh/ssh-transport.mjs";
 import { startSshHost } from "../test-support/sshd.ts";
 import { sshdMissing } from "../test-support/requires.ts";
 import { load, spread } from "./_stats.mjs";

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createBoardService } from "../src/board/service.ts";
+import { createBoardService } from "../src/board/engine/service.ts";
 import { initRepo } from "../test-support/git-repo.ts";
 import { startModelServer } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
@@ -45,7 +45,7 @@ const installed = await board.targets.check("lo", { install: true });
 if (!installed.ok) throw new Error(`target check failed: ${JSON.stringify(installed.items.filter((i) => !i.ok))}`);
 let n = 0;
 
-/** @param {string} id @param {(row: import("../src/board/types.ts").BoardRow) => boolean} test @param {string} what */
+/** @param {string} id @param {(row: import("../src/board/engine/types.ts").BoardRow) => boolean} test @param {string} what */
 const rowWhere = (id, test, what) => waitFor(async () => {
 	const row = await board.get(id);
 	return row && test(row) ? row : undefined;

@@ -5,20 +5,20 @@
 import { spawn } from "node:child_process";
 import { existsSync, watch } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { addReceipt, applyEvent, finalize, initialStatus, summarize, visibleKey } from "./state-rules.mjs";
+import { addReceipt, applyEvent, finalize, initialStatus, summarize, visibleKey } from "./life/state-rules.mjs";
 import { EventLog } from "./event-log.mjs";
 import { modelSummary } from "./model-summary.mjs";
-import { protectSessionFile, runPlaceProblem } from "./dir-guard.mjs";
-import { ensureDir } from "./fs-util.mjs";
-import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting } from "./inbox.mjs";
+import { protectSessionFile, runPlaceProblem } from "./store/dir-guard.mjs";
+import { ensureDir } from "./store/fs-util.mjs";
+import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting } from "./life/inbox.mjs";
 import { JsonLines } from "./json-lines.mjs";
-import { descendants, endRunProcesses, processStartTime, RUN_TAG, runProcesses, signalVerified } from "./proc.mjs";
+import { descendants, endRunProcesses, processStartTime, RUN_TAG, runProcesses, signalVerified } from "./store/proc.mjs";
 import { PROMPT_PLACEHOLDER } from "./protocol.mjs";
-import { pumpQueue, recordStartFailure } from "./queue.mjs";
-import { readRunConfig } from "./run-config.mjs";
+import { pumpQueue, recordStartFailure } from "./life/queue.mjs";
+import { readRunConfig } from "./life/run-config.mjs";
 import { isDiskError, RunFiles } from "./run-files.mjs";
-import { adoptSlot, releaseSlot } from "./slots.mjs";
-import { isValidId, runPathsOf } from "./store-layout.mjs";
+import { adoptSlot, releaseSlot } from "./life/slots.mjs";
+import { isValidId, runPathsOf } from "./store/store-layout.mjs";
 import { openWorkerLink } from "./worker-link.mjs";
 
 const STATUS_INTERVAL_MS = 250;
@@ -102,7 +102,7 @@ let workerReady = false;
 let stopTree = [];
 /** Why the runner ended the worker itself (kept over "worker killed by SIGKILL"). @type {string | undefined} */
 let failure;
-/** Forwarded, waiting for the worker's receipt (the worker holds them until its agent starts). @type {Map<string, import("./inbox.mjs").InboxMessage>} */
+/** Forwarded, waiting for the worker's receipt (the worker holds them until its agent starts). @type {Map<string, import("./life/inbox.mjs").InboxMessage>} */
 const forwarded = new Map();
 
 /**
@@ -134,24 +134,24 @@ function scheduleStatus() {
 
 writeStatus();
 
-/** @param {import("../src/board/types.ts").Receipt} receipt */
+/** @param {import("../src/board/engine/types.ts").Receipt} receipt */
 function record(receipt) {
 	files.writeReceipt(receipt);
 	addReceipt(status, receipt);
 	scheduleStatus();
 }
 
-/** @param {import("./inbox.mjs").InboxMessage} message @param {import("./protocol.mjs").DeliveryKind} [as] */
+/** @param {import("./life/inbox.mjs").InboxMessage} message @param {import("./protocol.mjs").DeliveryKind} [as] */
 function delivered(message, as) {
 	record({ id: message.id, status: "delivered", as, at: Date.now(), preview: preview(message.text ?? message.kind) });
 }
 
-/** @param {import("./inbox.mjs").InboxMessage} message @param {import("./reasons.mjs").ReceiptCode} code */
+/** @param {import("./life/inbox.mjs").InboxMessage} message @param {import("./life/reasons.mjs").ReceiptCode} code */
 function rejected(message, code) {
 	record(rejectionReceipt(message.id, code, Date.now(), preview(message.text ?? message.kind)));
 }
 
-/** @param {import("./inbox.mjs").InboxMessage} message */
+/** @param {import("./life/inbox.mjs").InboxMessage} message */
 function forward(message) {
 	if (workerClosed || finished || !link?.send({ type: "message", id: message.id, text: message.text ?? "", deliverAs: message.deliverAs ?? "steer" })) {
 		rejected(message, "run-ended");

@@ -3,8 +3,8 @@
 import { spawn } from "node:child_process";
 
 /**
- * @param {import("./run-config.mjs").RunConfig} config
- * @param {import("../src/board/types.ts").RunStatus} status the finished run's status
+ * @param {import("./life/run-config.mjs").RunConfig} config
+ * @param {import("../src/board/engine/types.ts").RunStatus} status the finished run's status
  * @param {NodeJS.ProcessEnv} env the runner's environment without the run's tag
  * @returns {Promise<string>} the summary's first line ("" when there is none)
  */

@@ -1,7 +1,7 @@
 // The runner <-> worker control channel (fd 3 of the worker, a socketpair): JSON lines, one object per
 // line (runner/lines.mjs splits them). Plain .mjs so the runner can import it; the worker role imports it too.
-import { isReceiptCode } from "./reasons.mjs";
-import { DELIVER_AS, DELIVERY_KINDS, RECEIPT_STATUSES } from "./vocabulary.mjs";
+import { isReceiptCode } from "./life/reasons.mjs";
+import { DELIVER_AS, DELIVERY_KINDS, RECEIPT_STATUSES } from "./life/vocabulary.mjs";
 
 /** @typedef {(typeof DELIVER_AS)[number]} DeliverAs */
 /** @typedef {(typeof DELIVERY_KINDS)[number]} DeliveryKind */
@@ -38,7 +38,7 @@ export const DEFAULT_ASK_WAIT_SECONDS = 600;
 
 /**
  * A rejection carries its code; the runner puts the words for people in the receipt.
- * @typedef {{ type: "receipt", id: string, status: (typeof RECEIPT_STATUSES)[number], as?: DeliveryKind, code?: import("./reasons.mjs").ReceiptCode }
+ * @typedef {{ type: "receipt", id: string, status: (typeof RECEIPT_STATUSES)[number], as?: DeliveryKind, code?: import("./life/reasons.mjs").ReceiptCode }
  *   | { type: "ready" }
  *   | { type: "closed" }} WorkerToRunner
  */

@@ -4,8 +4,8 @@
 // line, no open and close each time), and an append that fails half way is cut back to its last whole line.
 import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { FILE_MODE, touchNotify, writeJsonAtomic } from "./fs-util.mjs";
-import { writeReceipt } from "./inbox.mjs";
+import { FILE_MODE, touchNotify, writeJsonAtomic } from "./store/fs-util.mjs";
+import { writeReceipt } from "./life/inbox.mjs";
 
 /** Events that wait for space in memory at most; later ones are counted and dropped. */
 export const PENDING_EVENT_BYTES = 1024 * 1024;
@@ -83,7 +83,7 @@ export class RunFiles {
 		/** @type {string[]} */
 		this.pendingEvents = [];
 		this.pendingBytes = 0;
-		/** @type {import("../src/board/types.ts").Receipt[]} */
+		/** @type {import("../src/board/engine/types.ts").Receipt[]} */
 		this.pendingReceipts = [];
 		/** @type {Map<string, unknown>} */
 		this.pendingRecords = new Map();
@@ -110,7 +110,7 @@ export class RunFiles {
 
 	/**
 	 * status.json; on success everything that waited goes out too. Returns whether it was written.
-	 * @param {import("../src/board/types.ts").RunStatus} status
+	 * @param {import("../src/board/engine/types.ts").RunStatus} status
 	 */
 	writeStatus(status) {
 		try {
@@ -158,7 +158,7 @@ export class RunFiles {
 		}
 	}
 
-	/** @param {import("../src/board/types.ts").Receipt} receipt */
+	/** @param {import("../src/board/engine/types.ts").Receipt} receipt */
 	writeReceipt(receipt) {
 		try {
 			writeReceipt(this.run.runDir, receipt);

@@ -85,7 +85,7 @@ writeFileSync(
 
 // Rows are dispatched through the board's engine directly: no pi start per row, and each step is shown.
 // Node >= 22.18 strips types by default, so the engine's TypeScript loads as is.
-const { createBoardService } = await import("../src/board/service.ts");
+const { createBoardService } = await import("../src/board/engine/service.ts");
 const service = createBoardService({ storeDir: join(agentDir, "agent-board"), env, piCommand: [process.execPath, piCli] });
 const seeds = ["Summarise the README for a new contributor", "Add a cache layer; ask me which database to use", "A slow refactor of the parser"];
 for (const [i, prompt] of seeds.entries()) {

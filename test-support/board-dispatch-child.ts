@@ -2,7 +2,7 @@
  * Child process for concurrency tests: dispatches N rows into a store at once and exits without
  * waiting for them. argv: storeDir count maxConcurrent cwd tag
  */
-import { createBoardService } from "../src/board/service.ts";
+import { createBoardService } from "../src/board/engine/service.ts";
 import { PI_CLI } from "./pi-harness.ts";
 
 const [storeDir, count, max, cwd, tag] = process.argv.slice(2);

@@ -1,8 +1,8 @@
 /** Helpers for board engine tests: a service bound to a test agent, waiting for terminal rows. */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { createBoardService, type BoardEngine } from "../src/board/service.ts";
-import type { BoardRow } from "../src/board/types.ts";
+import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
+import type { BoardRow } from "../src/board/engine/types.ts";
 import { PI_CLI, waitFor, type TestAgent } from "./pi-harness.ts";
 
 export const ACTIVE = ["queued", "working"];

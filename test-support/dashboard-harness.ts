@@ -4,7 +4,7 @@ import { afterEach } from "vitest";
 import { Board } from "../src/board/dashboard/board.ts";
 import type { BoardDeps, BoardResult } from "../src/board/dashboard/deps.ts";
 import type { View } from "../src/board/dashboard/view.ts";
-import type { BoardRow } from "../src/board/types.ts";
+import type { BoardRow } from "../src/board/engine/types.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
 import type { DispatchPrefs } from "../src/board/view-model/prefs.ts";
 import { createFakeBoard, type FakeBoard, plainTheme, settle } from "./fake-board-service.ts";

@@ -2,7 +2,7 @@
  * In-memory BoardService for dashboard component tests and benches: same contract as the engine,
  * no processes. Records every call so tests can assert what the UI asked for.
  */
-import type { BoardRow, BoardService, DispatchOptions, RowState } from "../src/board/types.ts";
+import type { BoardRow, BoardService, DispatchOptions, RowState } from "../src/board/engine/types.ts";
 
 export interface FakeBoard extends BoardService {
 	rows: BoardRow[];

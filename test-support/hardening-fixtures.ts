@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-import { initialStatus } from "../runner/state-rules.mjs";
-import { storePaths, type StorePaths } from "../src/board/paths.ts";
-import type { RowMeta, RunStatus } from "../src/board/types.ts";
+import { initialStatus } from "../runner/life/state-rules.mjs";
+import { storePaths, type StorePaths } from "../src/board/engine/paths.ts";
+import type { RowMeta, RunStatus } from "../src/board/engine/types.ts";
 
 export function tempStore(prefix = "pab-hard-"): { root: string; store: string; paths: StorePaths } {
 	const root = mkdtempSync(join(tmpdir(), prefix));

@@ -7,7 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, chownSync, copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { processStartTime } from "../runner/proc.mjs";
+import { processStartTime } from "../runner/store/proc.mjs";
 import { PI_BIN, PI_PACKAGE, piClosure } from "./pi-closure.ts";
 import { REPO_ROOT } from "./pi-harness.ts";
 

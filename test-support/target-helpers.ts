@@ -2,9 +2,9 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { expect } from "vitest";
-import type { Frame } from "../runner/targets/frames.mjs";
-import type { BoardEngine } from "../src/board/service.ts";
-import type { BoardRow } from "../src/board/types.ts";
+import type { Frame } from "../runner/far/frames.mjs";
+import type { BoardEngine } from "../src/board/engine/service.ts";
+import type { BoardRow } from "../src/board/engine/types.ts";
 import { waitDone } from "./board-helpers.ts";
 import type { ModelServer } from "./model-server.ts";
 

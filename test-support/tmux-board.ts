@@ -6,7 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, type TestContext } from "vitest";
-import { type BoardEngine, createBoardService } from "../src/board/service.ts";
+import { type BoardEngine, createBoardService } from "../src/board/engine/service.ts";
 import { type CreateAgentOptions, createTestAgent, PI_CLI, type TestAgent } from "./pi-harness.ts";
 import { requires } from "./requires.ts";
 import { type StartPiOptions, startPiInTmux, type TmuxSession } from "./tmux.ts";

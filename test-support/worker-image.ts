@@ -11,7 +11,7 @@ import { chmodSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, m
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { isAlive, processStartTime } from "../runner/proc.mjs";
+import { isAlive, processStartTime } from "../runner/store/proc.mjs";
 import { PI_BIN, PI_PACKAGE, piClosure } from "./pi-closure.ts";
 import { REPO_ROOT } from "./pi-harness.ts";
 

@@ -5,7 +5,7 @@
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { BoardEngine } from "../src/board/service.ts";
+import type { BoardEngine } from "../src/board/engine/service.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { git, initRepo, snapshot } from "../test-support/git-repo.ts";
 import { createTestAgent, runPi, waitFor, type TestAgent } from "../test-support/pi-harness.ts";

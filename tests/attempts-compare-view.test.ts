@@ -5,7 +5,7 @@ import { CompareView } from "../src/board/dashboard/compare-view.ts";
 import { ConfirmView } from "../src/board/dashboard/confirm-view.ts";
 import { ListView } from "../src/board/dashboard/list-view.ts";
 import { DiffView } from "../src/board/dashboard/viewer-view.ts";
-import type { AttemptSetView, BoardRow } from "../src/board/types.ts";
+import type { AttemptSetView, BoardRow } from "../src/board/engine/types.ts";
 import { type DashboardHarness, harnessPerTest } from "../test-support/dashboard-harness.ts";
 import { flushReports, KEY, makeRow } from "../test-support/fake-board-service.ts";
 

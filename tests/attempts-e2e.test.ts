@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULT_FORK_PROMPT } from "../src/board/dispatch.ts";
+import { DEFAULT_FORK_PROMPT } from "../src/board/engine/dispatch.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { git, initRepo, snapshot } from "../test-support/git-repo.ts";
 import { createTestAgent, runPi, userTexts, type TestAgent } from "../test-support/pi-harness.ts";

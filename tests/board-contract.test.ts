@@ -4,7 +4,7 @@
  * with the real pi and the scripted model). A difference fails here, not silently in the UI tests.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import type { BoardService } from "../src/board/types.ts";
+import type { BoardService } from "../src/board/engine/types.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { createFakeBoard } from "../test-support/fake-board-service.ts";
 import { createTestAgent, waitFor, type TestAgent } from "../test-support/pi-harness.ts";

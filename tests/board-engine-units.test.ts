@@ -4,14 +4,14 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { claimMessages, dropMessage, receiptPath, writeReceipt } from "../runner/inbox.mjs";
-import { MAX_MESSAGE_BYTES } from "../runner/reasons.mjs";
-import { isAlive, processStartTime, runProcesses, RUN_TAG, signalVerified } from "../runner/proc.mjs";
-import { claimEntry, enqueue, queuedNames } from "../runner/queue.mjs";
-import { tryLockRow, withRowLock } from "../runner/row-lock.mjs";
-import { liveSlots, tryClaimSlot } from "../runner/slots.mjs";
-import { addReceipt, applyEvent, finalize, initialStatus, runEnded, visibleKey } from "../runner/state-rules.mjs";
-import { readReceiptFile } from "../src/board/store.ts";
+import { claimMessages, dropMessage, receiptPath, writeReceipt } from "../runner/life/inbox.mjs";
+import { MAX_MESSAGE_BYTES } from "../runner/life/reasons.mjs";
+import { isAlive, processStartTime, runProcesses, RUN_TAG, signalVerified } from "../runner/store/proc.mjs";
+import { claimEntry, enqueue, queuedNames } from "../runner/life/queue.mjs";
+import { tryLockRow, withRowLock } from "../runner/store/row-lock.mjs";
+import { liveSlots, tryClaimSlot } from "../runner/life/slots.mjs";
+import { addReceipt, applyEvent, finalize, initialStatus, runEnded, visibleKey } from "../runner/life/state-rules.mjs";
+import { readReceiptFile } from "../src/board/engine/store.ts";
 import { waitFor } from "../test-support/wait.ts";
 
 const dirs: string[] = [];

@@ -6,7 +6,7 @@
 import { KeybindingsManager, TUI_KEYBINDINGS, type TUI } from "@earendil-works/pi-tui";
 import { afterAll, describe, expect, it } from "vitest";
 import { Board } from "../src/board/dashboard/board.ts";
-import type { BoardService } from "../src/board/types.ts";
+import type { BoardService } from "../src/board/engine/types.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { cloneRows } from "../test-support/clone-rows.ts";

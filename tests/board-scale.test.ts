@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { storeWorkers } from "../test-support/proc-scan.ts";
-import type { BoardRow } from "../src/board/types.ts";
+import type { BoardRow } from "../src/board/engine/types.ts";
 import { boardFor, readEvents, waitDone } from "../test-support/board-helpers.ts";
 import { createTestAgent, type TestAgent } from "../test-support/pi-harness.ts";
 

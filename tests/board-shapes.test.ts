@@ -6,9 +6,9 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNNER_PATH } from "../runner/queue.mjs";
-import { runConfigError } from "../runner/run-config.mjs";
-import { createBoardService } from "../src/board/service.ts";
+import { RUNNER_PATH } from "../runner/life/queue.mjs";
+import { runConfigError } from "../runner/life/run-config.mjs";
+import { createBoardService } from "../src/board/engine/service.ts";
 import { tempStores, writeRow } from "../test-support/hardening-fixtures.ts";
 
 const store = tempStores("pab-shapes-");

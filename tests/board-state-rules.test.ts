@@ -1,6 +1,6 @@
 /** Pure state rules shared by the runner and the extension. */
 import { describe, expect, it } from "vitest";
-import { applyEvent, finalize, firstSentence, initialStatus, isTerminal, looksLikeQuestion, markRunnerDied, summarize } from "../runner/state-rules.mjs";
+import { applyEvent, finalize, firstSentence, initialStatus, isTerminal, looksLikeQuestion, markRunnerDied, summarize } from "../runner/life/state-rules.mjs";
 
 const assistant = (text: string, extra: Record<string, unknown> = {}) => ({ type: "message_end", message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop", ...extra } });
 
@@ -63,8 +63,8 @@ describe("state rules", () => {
 
 describe("liveness and slots", () => {
 	it("treats a pid with a different start time as dead (PID reuse) and reclaims slots of dead owners", async () => {
-		const { isAlive, processStartTime } = await import("../runner/proc.mjs");
-		const { tryClaimSlot, releaseSlot, liveSlots } = await import("../runner/slots.mjs");
+		const { isAlive, processStartTime } = await import("../runner/store/proc.mjs");
+		const { tryClaimSlot, releaseSlot, liveSlots } = await import("../runner/life/slots.mjs");
 		const { mkdtempSync, writeFileSync, rmSync, readdirSync } = await import("node:fs");
 		const { tmpdir } = await import("node:os");
 		const { join } = await import("node:path");

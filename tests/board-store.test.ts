@@ -71,7 +71,7 @@ describe("board store", () => {
 		await expect(board.dispatch({ prompt: "y".repeat(1100 * 1024), cwd: agent.cwd })).rejects.toThrow(/limit is 1048576/);
 		await expect(board.dispatch({ prompt: "ok", cwd: join(rows, good.id, "meta.json") })).rejects.toThrow(/not a directory/);
 		// No node for the runner: the row fails at once with the reason instead of hanging queued.
-		const { createBoardService } = await import("../src/board/service.ts");
+		const { createBoardService } = await import("../src/board/engine/service.ts");
 		const noNode = createBoardService({ storeDir: board.storeDir, piCommand: ["pi"], env: { ...agent.env, AGENT_BOARD_NODE: join(agent.root, "no-node") } });
 		const orphan = await noNode.dispatch({ prompt: "never starts", cwd: agent.cwd });
 		const failed = await waitDone(noNode, orphan.id, 10_000);
@@ -105,7 +105,7 @@ describe("board store", () => {
 		const env = { AGENT_BOARD_DIR: store };
 		const main = await runPi(agent, { args: ["--mode", "json", "-p", "--no-session", "--", "fan out"], env });
 		expect(main.code).toBe(0);
-		const { createBoardService } = await import("../src/board/service.ts");
+		const { createBoardService } = await import("../src/board/engine/service.ts");
 		const view = createBoardService({ storeDir: store, env: agent.env });
 		const [row] = await view.list();
 		expect(row).toMatchObject({ name: "gated", cwd: agent.cwd });

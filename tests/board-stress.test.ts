@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, watch } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { BoardRow } from "../src/board/types.ts";
+import type { BoardRow } from "../src/board/engine/types.ts";
 import { boardFor, readEvents } from "../test-support/board-helpers.ts";
 import { createTestAgent, REPO_ROOT, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
 import { runTaggedProcs, storeRunners, storeWorkers, type ProcInfo } from "../test-support/proc-scan.ts";

@@ -6,8 +6,8 @@
 import { copyFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createBoardService } from "../src/board/service.ts";
-import type { BoardRow } from "../src/board/types.ts";
+import { createBoardService } from "../src/board/engine/service.ts";
+import type { BoardRow } from "../src/board/engine/types.ts";
 import { boardFor, readEvents, waitDone } from "../test-support/board-helpers.ts";
 import { createTestAgent, PI_CLI, REPO_ROOT, runPi, userTexts, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
 import { storeWorkers } from "../test-support/proc-scan.ts";

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createBoardService } from "../src/board/service.ts";
+import { createBoardService } from "../src/board/engine/service.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
 import { createTestAgent, PI_CLI, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
 import { storeRunners } from "../test-support/proc-scan.ts";

@@ -10,7 +10,7 @@ import { ConsoleView } from "../src/board/dashboard/console-view.ts";
 import { ListView } from "../src/board/dashboard/list-view.ts";
 import { PeekView } from "../src/board/dashboard/peek-view.ts";
 import { ReplyView } from "../src/board/dashboard/reply-view.ts";
-import type { BoardRow } from "../src/board/types.ts";
+import type { BoardRow } from "../src/board/engine/types.ts";
 import { withSent } from "../src/board/view-model/transcript.ts";
 import { harnessPerTest } from "../test-support/dashboard-harness.ts";
 import { flushReports, KEY, makeRow } from "../test-support/fake-board-service.ts";

@@ -1,6 +1,6 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { describe, expect, it } from "vitest";
-import type { BoardRow } from "../src/board/types.ts";
+import type { BoardRow } from "../src/board/engine/types.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
 import { osNotifySequence, resolveSettings } from "../src/board/presence/notify.ts";
 import { stripLines } from "../src/board/presence/strip.ts";

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { HelpView } from "../src/board/dashboard/help-view.ts";
 import { formatRowLine, rowLineParts } from "../src/board/dashboard/row-line.ts";
-import type { BoardRow } from "../src/board/types.ts";
+import type { BoardRow } from "../src/board/engine/types.ts";
 import { fitTail, liveTail } from "../src/board/view-model/row-text.ts";
 import { type DashboardHarness, harnessPerTest } from "../test-support/dashboard-harness.ts";
 import { flushReports, makeRow } from "../test-support/fake-board-service.ts";

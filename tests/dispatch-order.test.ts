@@ -10,8 +10,8 @@ import { tempStores } from "../test-support/hardening-fixtures.ts";
 import { initRepo } from "../test-support/git-repo.ts";
 
 const writes: Array<{ path: string; value: unknown }> = [];
-vi.mock("../runner/fs-util.mjs", async (importOriginal) => {
-	const real = await importOriginal<typeof import("../runner/fs-util.mjs")>();
+vi.mock("../runner/store/fs-util.mjs", async (importOriginal) => {
+	const real = await importOriginal<typeof import("../runner/store/fs-util.mjs")>();
 	return {
 		...real,
 		writeJsonAtomic(path: string, value: unknown) {
@@ -21,7 +21,7 @@ vi.mock("../runner/fs-util.mjs", async (importOriginal) => {
 	};
 });
 
-const { createBoardService } = await import("../src/board/service.ts");
+const { createBoardService } = await import("../src/board/engine/service.ts");
 const store = tempStores("pab-order-");
 
 describe("dispatch order", () => {

@@ -8,7 +8,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { isAlive } from "../runner/proc.mjs";
+import { isAlive } from "../runner/store/proc.mjs";
 import { boardFor, readEvents, waitDone } from "../test-support/board-helpers.ts";
 import { createTestAgent, runPi, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
 import { commandFails, notRoot, requires } from "../test-support/requires.ts";

@@ -7,7 +7,7 @@
 import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { storePaths } from "../src/board/paths.ts";
+import { storePaths } from "../src/board/engine/paths.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { git, initRepo, snapshot } from "../test-support/git-repo.ts";
 import { createTestAgent, runPi, type TestAgent } from "../test-support/pi-harness.ts";

@@ -9,8 +9,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { isAlive, processStartTime, RUN_TAG } from "../runner/proc.mjs";
-import { storePaths } from "../src/board/paths.ts";
+import { isAlive, processStartTime, RUN_TAG } from "../runner/store/proc.mjs";
+import { storePaths } from "../src/board/engine/paths.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
 import { writeRow } from "../test-support/hardening-fixtures.ts";

@@ -7,10 +7,10 @@
 import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { inboxNames } from "../runner/inbox.mjs";
+import { inboxNames } from "../runner/life/inbox.mjs";
 import { PROMPT_PLACEHOLDER } from "../runner/protocol.mjs";
-import { queuedEntryName } from "../runner/queue.mjs";
-import { storePaths } from "../src/board/paths.ts";
+import { queuedEntryName } from "../runner/life/queue.mjs";
+import { storePaths } from "../src/board/engine/paths.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { writeRow } from "../test-support/hardening-fixtures.ts";
 import { createTestAgent, PI_CLI, REPO_ROOT, runPi, userTexts, waitFor, type TestAgent } from "../test-support/pi-harness.ts";

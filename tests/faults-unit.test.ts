@@ -11,7 +11,7 @@ import { EventLog } from "../runner/event-log.mjs";
 import { BIG_LINE, ClippedJson, JsonLines, MAX_STRING } from "../runner/json-lines.mjs";
 import { LineSplitter } from "../runner/lines.mjs";
 import { PENDING_EVENT_BYTES, RunFiles } from "../runner/run-files.mjs";
-import { initialStatus } from "../runner/state-rules.mjs";
+import { initialStatus } from "../runner/life/state-rules.mjs";
 
 const roots: string[] = [];
 afterAll(() => {

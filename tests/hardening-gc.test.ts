@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { autoGc, formatGcReport, gc } from "../src/board/gc.ts";
+import { autoGc, formatGcReport, gc } from "../src/board/engine/gc.ts";
 import { parseSubcommand } from "../src/board/subcommands/subcommands.ts";
 import { tempStores, writeRow } from "../test-support/hardening-fixtures.ts";
 

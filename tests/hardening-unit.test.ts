@@ -9,11 +9,11 @@ import { KeybindingsManager, TUI_KEYBINDINGS, type TUI } from "@earendil-works/p
 import { describe, expect, it, vi } from "vitest";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
 import { Board } from "../src/board/dashboard/board.ts";
-import { createBoardService } from "../src/board/service.ts";
-import { sanitizeText } from "../src/board/sanitize.ts";
-import { checkShape, MetaSchema } from "../src/board/schemas.ts";
-import { FileCache, readProcess, readProcessRecord, readSlot, readStatus } from "../src/board/store.ts";
-import { fsErrorMessage, guardStore, removeHalfRow } from "../src/board/store-guard.ts";
+import { createBoardService } from "../src/board/engine/service.ts";
+import { sanitizeText } from "../src/board/engine/sanitize.ts";
+import { checkShape, MetaSchema } from "../src/board/engine/schemas.ts";
+import { FileCache, readProcess, readProcessRecord, readSlot, readStatus } from "../src/board/engine/store.ts";
+import { fsErrorMessage, guardStore, removeHalfRow } from "../src/board/engine/store-guard.ts";
 import { loadPrefs, PREFS_FILE, savePrefs } from "../src/board/view-model/prefs.ts";
 import { formatDetail, formatTable } from "../src/board/subcommands/table.ts";
 import { TERMINAL_CONTROL, tempStores, writeRow } from "../test-support/hardening-fixtures.ts";

@@ -7,8 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { CompareView } from "../src/board/dashboard/compare-view.ts";
 import { ConfirmView } from "../src/board/dashboard/confirm-view.ts";
-import { keepAttempt, planKeep } from "../src/board/keep-attempt.ts";
-import type { BoardRow } from "../src/board/types.ts";
+import { keepAttempt, planKeep } from "../src/board/engine/keep-attempt.ts";
+import type { BoardRow } from "../src/board/engine/types.ts";
 import { harnessPerTest } from "../test-support/dashboard-harness.ts";
 import { createFakeBoard, type FakeBoard, flushReports, KEY, makeRow } from "../test-support/fake-board-service.ts";
 

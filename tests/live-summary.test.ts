@@ -6,8 +6,8 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createEngineContext } from "../src/board/engine-context.ts";
-import { liveRows } from "../src/board/live-marks.ts";
+import { createEngineContext } from "../src/board/engine/engine-context.ts";
+import { liveRows } from "../src/board/engine/live-marks.ts";
 import { countRows } from "../src/board/view-model/row-text.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { cloneRows } from "../test-support/clone-rows.ts";

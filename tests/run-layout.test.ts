@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { initialStatus } from "../runner/state-rules.mjs";
-import { runPathsOf } from "../runner/store-layout.mjs";
+import { initialStatus } from "../runner/life/state-rules.mjs";
+import { runPathsOf } from "../runner/store/store-layout.mjs";
 
 const dirs: string[] = [];
 afterEach(() => {

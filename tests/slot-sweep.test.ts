@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { processStartTime } from "../runner/proc.mjs";
-import { pumpQueue } from "../runner/queue.mjs";
+import { processStartTime } from "../runner/store/proc.mjs";
+import { pumpQueue } from "../runner/life/queue.mjs";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -7,12 +7,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { touchNotify } from "../runner/fs-util.mjs";
-import { createEngineContext } from "../src/board/engine-context.ts";
-import { liveMarkIds } from "../src/board/live-marks.ts";
-import { readRow } from "../src/board/row-read.ts";
-import { listRowIds } from "../src/board/store.ts";
-import { safetyPoll } from "../src/board/store-poll.ts";
+import { touchNotify } from "../runner/store/fs-util.mjs";
+import { createEngineContext } from "../src/board/engine/engine-context.ts";
+import { liveMarkIds } from "../src/board/engine/live-marks.ts";
+import { readRow } from "../src/board/engine/row-read.ts";
+import { listRowIds } from "../src/board/engine/store.ts";
+import { safetyPoll } from "../src/board/engine/store-poll.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { cloneRows } from "../test-support/clone-rows.ts";
 import { createTestAgent, PI_CLI, waitFor, type TestAgent } from "../test-support/pi-harness.ts";

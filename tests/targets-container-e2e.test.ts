@@ -11,11 +11,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { containerListArgs } from "../runner/targets/container-argv.mjs";
-import { check } from "../runner/targets/container-transport.mjs";
-import type { CheckItem } from "../runner/targets/host-check.mjs";
-import { createBoardService, type BoardEngine } from "../src/board/service.ts";
-import type { BoardRow } from "../src/board/types.ts";
+import { containerListArgs } from "../runner/kinds/container/container-argv.mjs";
+import { check } from "../runner/kinds/container/container-transport.mjs";
+import type { CheckItem } from "../runner/far/host-check.mjs";
+import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
+import type { BoardRow } from "../src/board/engine/types.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
 import { startModelServer, type ModelServer } from "../test-support/model-server.ts";

@@ -3,12 +3,12 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { containerLabelsArgs, containerListArgs, containerOneShotArgs, containerRunArgs, containerSnapshotExecArgs, containerStopArgs, orphanContainers } from "../runner/targets/container-argv.mjs";
-import { cacheKey } from "../runner/targets/container-cache.mjs";
-import { containerCheckItems } from "../runner/targets/container-check.mjs";
-import { engineFailure } from "../runner/targets/container-engine.mjs";
-import { endReason } from "../runner/targets/container-transport.mjs";
-import { makePiHome, providerBaseUrl, rowProvider } from "../runner/pi-home.mjs";
+import { containerLabelsArgs, containerListArgs, containerOneShotArgs, containerRunArgs, containerSnapshotExecArgs, containerStopArgs, orphanContainers } from "../runner/kinds/container/container-argv.mjs";
+import { cacheKey } from "../runner/kinds/container/container-cache.mjs";
+import { containerCheckItems } from "../runner/kinds/container/container-check.mjs";
+import { engineFailure } from "../runner/kinds/container/container-engine.mjs";
+import { endReason } from "../runner/kinds/container/container-transport.mjs";
+import { makePiHome, providerBaseUrl, rowProvider } from "../runner/kinds/container/pi-home.mjs";
 
 const temps: string[] = [];
 const temp = (): string => {
@@ -49,7 +49,7 @@ describe("container argv", () => {
 		expect(pairs("-v")).toEqual(["/pkg/runner:/ab/pkg/runner:ro", "/pkg/src:/ab/pkg/src:ro", "/pkg/skills:/ab/pkg/skills:ro", "/pkg/package.json:/ab/pkg/package.json:ro", "/s/targets/c/runs/run1:/ab/run", "/s/targets/c/sessions/row1:/ab/session", "/s/targets/c/pi/run1:/ab/pi", "/s/targets/c/work/row 1:/workspace"]);
 		expect(pairs("-e")).toEqual(["HOME=/tmp", "PI_CODING_AGENT_DIR=/ab/pi", "AGENT_BOARD_RUN_ID=run1", "ANTHROPIC_API_KEY"]);
 		expect(argv).toContain("--pull=never");
-		expect(argv.slice(-5)).toEqual(["pab-worker:1", "node", "/ab/pkg/runner/targets/container-entry.mjs", "/ab/run/run.json", "/ab/run/slot.json"]);
+		expect(argv.slice(-5)).toEqual(["pab-worker:1", "node", "/ab/pkg/runner/kinds/container/container-entry.mjs", "/ab/run/run.json", "/ab/run/slot.json"]);
 		// The start cache: read-only, node reads its compile cache in place.
 		const cached = containerRunArgs({ ...plan, mounts: { ...plan.mounts, cache: "/s/targets/c/cache/k1" } });
 		expect(cached).toContain("/s/targets/c/cache/k1:/ab/cache:ro");
@@ -114,7 +114,7 @@ describe("container one-shots", () => {
 		const probe = containerOneShotArgs({ engine: "docker", image: "img:1", storeDir: "", pkg: "/pkg", uid: 0, gid: 0, network: "" }, { purpose: "check", volumes: [], command: ["true"] });
 		expect(probe).not.toContain("--network");
 		expect(probe).not.toContain("--label");
-		expect(containerSnapshotExecArgs("podman", undefined, "run1", "row1")).toEqual(["exec", "-w", "/workspace", "ab-run1", "node", "/ab/pkg/runner/targets/container-git.mjs", "snapshot", "row1"]);
+		expect(containerSnapshotExecArgs("podman", undefined, "run1", "row1")).toEqual(["exec", "-w", "/workspace", "ab-run1", "node", "/ab/pkg/runner/kinds/container/container-git.mjs", "snapshot", "row1"]);
 	});
 });
 

@@ -12,8 +12,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBoardService, type BoardEngine } from "../src/board/service.ts";
-import type { BoardRow } from "../src/board/types.ts";
+import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
+import type { BoardRow } from "../src/board/engine/types.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
 import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
@@ -21,7 +21,7 @@ import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
 import { startSshHost, type SshHost } from "../test-support/sshd.ts";
 import { procsMentioning, threeAttemptsMergeOne } from "../test-support/target-helpers.ts";
-import { controlPathFor } from "../runner/targets/ssh-transport.mjs";
+import { controlPathFor } from "../runner/kinds/ssh/ssh-transport.mjs";
 
 const missing = sshdMissing();
 let host: SshHost;

@@ -4,10 +4,10 @@ import { PassThrough } from "node:stream";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { encodeFrame, MAX_FRAME_BYTES, parseFrame, readFrames, type Frame } from "../runner/targets/frames.mjs";
-import { checkHost, nodeVersionOk, piVersionOk } from "../runner/targets/host-check.mjs";
-import { installScript, packageVersion, shippedFiles } from "../runner/targets/pkg-install.mjs";
-import { controlPathFor, gitRemote, parseSshHost, shellQuote, sshArgv, sshEnv, sshFailure } from "../runner/targets/ssh-transport.mjs";
+import { encodeFrame, MAX_FRAME_BYTES, parseFrame, readFrames, type Frame } from "../runner/far/frames.mjs";
+import { checkHost, nodeVersionOk, piVersionOk } from "../runner/far/host-check.mjs";
+import { installScript, packageVersion, shippedFiles } from "../runner/kinds/ssh/pkg-install.mjs";
+import { controlPathFor, gitRemote, parseSshHost, shellQuote, sshArgv, sshEnv, sshFailure } from "../runner/kinds/ssh/ssh-transport.mjs";
 import { REPO_ROOT } from "../test-support/pi-harness.ts";
 
 const temps: string[] = [];
@@ -64,10 +64,10 @@ describe("ssh transport", () => {
 
 	it("builds BatchMode argv with one master per target, the destination after --, and the remote words quoted", () => {
 		const target = { host: "ssh://me@dev:2222", sshConfig: "/cfg/ssh config", controlPath: "/store/targets/dev/cm" };
-		const argv = sshArgv(target, ["node", "/d/pkg/v1/runner/targets/host-agent.mjs", "follow", "/d/it's here", "3"]);
+		const argv = sshArgv(target, ["node", "/d/pkg/v1/runner/far/host-agent.mjs", "follow", "/d/it's here", "3"]);
 		expect(argv.slice(0, 4)).toEqual(["-F", "/cfg/ssh config", "-p", "2222"]);
 		for (const option of ["BatchMode=yes", "ControlMaster=auto", "ControlPath=/store/targets/dev/cm", "ControlPersist=600"]) expect(argv).toContain(option);
-		expect(argv.slice(-3)).toEqual(["--", "me@dev", "node /d/pkg/v1/runner/targets/host-agent.mjs follow '/d/it'\\''s here' 3"]);
+		expect(argv.slice(-3)).toEqual(["--", "me@dev", "node /d/pkg/v1/runner/far/host-agent.mjs follow '/d/it'\\''s here' 3"]);
 		expect(shellQuote("$(reboot)")).toBe("'$(reboot)'");
 		const git = gitRemote(target, "/d/repos/r.git");
 		expect(git.url).toBe("ssh://me@dev:2222/d/repos/r.git");
@@ -105,7 +105,7 @@ describe("package version and install script", () => {
 		mkdirSync(join(root, "tests"));
 		writeFileSync(join(root, "tests/not-shipped.ts"), "x");
 		const files = shippedFiles(root);
-		expect(files).toContain("runner/targets/host-agent.mjs");
+		expect(files).toContain("runner/far/host-agent.mjs");
 		expect(files).toContain("src/index.ts");
 		expect(files.some((file) => file.startsWith("tests/"))).toBe(false);
 		const version = packageVersion(root);

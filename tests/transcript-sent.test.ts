@@ -5,7 +5,7 @@
  * ask_user's result).
  */
 import { describe, expect, it } from "vitest";
-import { LIVE_TEXT_CHARS } from "../runner/state-rules.mjs";
+import { LIVE_TEXT_CHARS } from "../runner/life/state-rules.mjs";
 import { followStream } from "../src/board/view-model/stream-follow.ts";
 import { parseTranscript, withSent } from "../src/board/view-model/transcript.ts";
 

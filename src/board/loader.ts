@@ -4,7 +4,7 @@
  * until a tool runs, the command runs, or the session's deferred start (footer, strip) comes.
  */
 import type { BoardRuntime } from "./runtime.ts";
-import type { BoardService } from "./types.ts";
+import type { BoardService } from "./engine/types.ts";
 
 export interface BoardLoader {
 	runtime(): Promise<BoardRuntime>;

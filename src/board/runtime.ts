@@ -1,6 +1,6 @@
 /** Everything the board needs once used, in one module the loader imports on first use (loader.ts). */
-export { createBoardService } from "./service.ts";
-export { autoGc } from "./gc.ts";
+export { createBoardService } from "./engine/service.ts";
+export { autoGc } from "./engine/gc.ts";
 export { formatAttemptSet } from "./subcommands/attempt-text.ts";
 export { completeArgs, DELIVERY_TEXT, parseSubcommand, runSubcommand } from "./subcommands/subcommands.ts";
 export { formatTable } from "./subcommands/table.ts";

@@ -1,10 +1,10 @@
 /** LLM tools so the main agent can fan work out to the board and check on it. */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { MAX_ATTEMPTS, WORKTREE_MODES } from "../../runner/vocabulary.mjs";
+import { MAX_ATTEMPTS, WORKTREE_MODES } from "../../runner/life/vocabulary.mjs";
 import type { BoardLoader } from "./loader.ts";
-import { describeOverlaps } from "./overlap.ts";
-import type { BoardRow } from "./types.ts";
+import { describeOverlaps } from "./git/overlap.ts";
+import type { BoardRow } from "./engine/types.ts";
 
 /** Diff lines returned to the model at most (the full diff is in the dashboard). */
 const MAX_DIFF_LINES = 400;

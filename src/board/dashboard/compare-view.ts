@@ -5,7 +5,7 @@
  * attempt open over this view, so the user comes back to it.
  */
 import { visibleWidth } from "@earendil-works/pi-tui";
-import type { AttemptRowView, AttemptSetView, BoardRow } from "../types.ts";
+import type { AttemptRowView, AttemptSetView, BoardRow } from "../engine/types.ts";
 import { clean, formatDiff, STATE_GLYPH } from "../view-model/row-text.ts";
 import { fit, message } from "../view-model/ui-types.ts";
 import { keyMatches } from "./keys.ts";

@@ -6,8 +6,8 @@
  * the current turn. Leaving it leaves the agent running.
  */
 import { Editor, type Focusable } from "@earendil-works/pi-tui";
-import type { BoardRow } from "../types.ts";
-import { LIVE_TEXT_CHARS } from "../../../runner/state-rules.mjs";
+import { LIVE_TEXT_CHARS } from "../../../runner/life/state-rules.mjs";
+import type { BoardRow } from "../engine/types.ts";
 import { clean, cleanBlock, liveActivity, liveTail, STATE_LABEL } from "../view-model/row-text.ts";
 import { followStream } from "../view-model/stream-follow.ts";
 import type { TranscriptEntry } from "../view-model/transcript.ts";

@@ -1,6 +1,6 @@
 /** What the board is given by pi and the extension: the service, the shared feed, pi's TUI, theme and keys. */
 import type { TUI } from "@earendil-works/pi-tui";
-import type { BoardRow, BoardService } from "../types.ts";
+import type { BoardRow, BoardService } from "../engine/types.ts";
 import type { DiffCache } from "../view-model/diff-cache.ts";
 import type { BoardFeed } from "../view-model/feed.ts";
 import type { OverlapIndex } from "../view-model/overlap-index.ts";

@@ -1,8 +1,8 @@
 /** The new agent's choices: where they start (the last ones, remembered), the one-line summary, the dispatch they make. */
-import { LOCAL_TARGET } from "../../../runner/board-config.mjs";
-import { THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/vocabulary.mjs";
-import { MAX_ATTEMPTS } from "../dispatch-checks.ts";
-import type { DispatchOptions } from "../types.ts";
+import { LOCAL_TARGET } from "../../../runner/life/board-config.mjs";
+import { THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
+import { MAX_ATTEMPTS } from "../engine/dispatch-checks.ts";
+import type { DispatchOptions } from "../engine/types.ts";
 import type { DispatchPrefs } from "../view-model/prefs.ts";
 import { shortPath } from "../view-model/row-text.ts";
 

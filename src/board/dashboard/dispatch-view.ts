@@ -4,9 +4,9 @@
  * last choices remembered); enter starts it. The options key opens the choices first.
  */
 import { CombinedAutocompleteProvider, Editor, type Focusable } from "@earendil-works/pi-tui";
-import type { BoardRow } from "../types.ts";
+import type { BoardRow } from "../engine/types.ts";
 import type { DispatchPrefs } from "../view-model/prefs.ts";
-import { LOCAL_TARGET } from "../../../runner/board-config.mjs";
+import { LOCAL_TARGET } from "../../../runner/life/board-config.mjs";
 import { clean } from "../view-model/row-text.ts";
 import { fit, message } from "../view-model/ui-types.ts";
 import { choicesSummary, type DispatchChoices, type DispatchForm, dispatchOptions, initialChoices } from "./dispatch-choices.ts";

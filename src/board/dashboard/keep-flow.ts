@@ -4,8 +4,8 @@
  * A conflict opens the same reply as merge's; worktrees refused for uncommitted work are a second,
  * explicit question before they go (as `w` asks before forcing).
  */
-import { clearOthers, type KeepPlan, keepAttempt, planKeep } from "../keep-attempt.ts";
-import type { BoardRow } from "../types.ts";
+import { clearOthers, type KeepPlan, keepAttempt, planKeep } from "../engine/keep-attempt.ts";
+import type { BoardRow } from "../engine/types.ts";
 import { clean } from "../view-model/row-text.ts";
 import { message } from "../view-model/ui-types.ts";
 import { ConfirmView } from "./confirm-view.ts";

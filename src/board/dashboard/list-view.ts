@@ -3,7 +3,7 @@
  * place, the list narrows as you type) and archived rows on request. Row keys act on the selection.
  */
 import { Input } from "@earendil-works/pi-tui";
-import type { BoardRow } from "../types.ts";
+import type { BoardRow } from "../engine/types.ts";
 import { ListModel } from "../view-model/list-model.ts";
 import { clean } from "../view-model/row-text.ts";
 import { fit, message } from "../view-model/ui-types.ts";

@@ -4,7 +4,7 @@
  * conflict changes nothing and opens a reply to the row with the follow-up that asks it to bring its
  * branch up to date, over the view the merge was asked from, so closing it returns there.
  */
-import type { BoardRow, MergePlan } from "../types.ts";
+import type { BoardRow, MergePlan } from "../engine/types.ts";
 import { clean } from "../view-model/row-text.ts";
 import { message } from "../view-model/ui-types.ts";
 import { ConfirmView } from "./confirm-view.ts";

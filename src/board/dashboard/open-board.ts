@@ -1,9 +1,9 @@
 /** Opens the board in pi's editor slot (ctx.ui.custom) and resolves with how it ended. */
 import { homedir } from "node:os";
 import { type ExtensionCommandContext, renderDiff } from "@earendil-works/pi-coding-agent";
-import { mergeConflicts } from "../merge-preview.ts";
+import { mergeConflicts } from "../git/merge-preview.ts";
 import type { BoardSettings } from "../view-model/prefs.ts";
-import type { BoardService } from "../types.ts";
+import type { BoardService } from "../engine/types.ts";
 import { readRowDiff } from "../view-model/diff.ts";
 import type { DiffCache } from "../view-model/diff-cache.ts";
 import type { BoardFeed } from "../view-model/feed.ts";

@@ -3,8 +3,8 @@
  * ages, and the newest words it streams), the question and its choices, receipts of messages sent to
  * it, the model that answered, and its latest answer as Markdown. Scrolls when it does not fit.
  */
-import { describeOverlaps } from "../overlap.ts";
-import type { BoardRow, Receipt } from "../types.ts";
+import { describeOverlaps } from "../git/overlap.ts";
+import type { BoardRow, Receipt } from "../engine/types.ts";
 import { attemptText, clean, cleanBlock, formatAge, formatDiff, formatUsage, lastActive, liveActivity, liveTail, mergedText, shortPath, STATE_GLYPH, STATE_LABEL, targetOf, unreachableText } from "../view-model/row-text.ts";
 import { fit } from "../view-model/ui-types.ts";
 import { questionLines } from "./reply-view.ts";

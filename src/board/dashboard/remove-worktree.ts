@@ -1,5 +1,5 @@
 /** Removing a row's worktree: git refuses one with changes, so the forced removal is a second, explicit step. */
-import type { BoardRow } from "../types.ts";
+import type { BoardRow } from "../engine/types.ts";
 import { message } from "../view-model/ui-types.ts";
 import { ConfirmView } from "./confirm-view.ts";
 import type { Host } from "./view.ts";

@@ -1,6 +1,6 @@
 /** Rename a row: one line (pi-tui's Input) holding the current name. */
 import { type Focusable, Input } from "@earendil-works/pi-tui";
-import type { BoardRow } from "../types.ts";
+import type { BoardRow } from "../engine/types.ts";
 import { clean } from "../view-model/row-text.ts";
 import { fit } from "../view-model/ui-types.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";

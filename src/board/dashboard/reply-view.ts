@@ -4,7 +4,7 @@
  * finished row. A reply the service refuses stays in the editor with the reason.
  */
 import { Editor, type Focusable } from "@earendil-works/pi-tui";
-import type { BoardRow, ReplyResult } from "../types.ts";
+import type { BoardRow, ReplyResult } from "../engine/types.ts";
 import { clean, cleanBlock } from "../view-model/row-text.ts";
 import { message } from "../view-model/ui-types.ts";
 import { ScrollLines, scrollKeys } from "./scroll-lines.ts";

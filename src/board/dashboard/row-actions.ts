@@ -3,7 +3,7 @@
  * entry per key with its help, its hint and why it cannot act on this row now, so both views, their
  * hint lines, their help and the status line a disabled key writes all come from here.
  */
-import type { BoardRow } from "../types.ts";
+import type { BoardRow } from "../engine/types.ts";
 import { clean } from "../view-model/row-text.ts";
 import { CompareView } from "./compare-view.ts";
 import { ConfirmView } from "./confirm-view.ts";

@@ -1,5 +1,5 @@
 /** Why an action cannot act on a row now: one reason per action, for the keys of every view that acts on rows. */
-import type { BoardRow } from "../types.ts";
+import type { BoardRow } from "../engine/types.ts";
 import { clean } from "../view-model/row-text.ts";
 import type { Action } from "./keys.ts";
 

@@ -5,7 +5,7 @@
  */
 import { basename } from "node:path";
 import { visibleWidth } from "@earendil-works/pi-tui";
-import type { BoardRow, DiffStats, FileOverlap } from "../types.ts";
+import type { BoardRow, DiffStats, FileOverlap } from "../engine/types.ts";
 import { attemptTags, clean, fitSummary, formatAge, formatDiff, formatUsage, isUnread, shortPath, STATE_GLYPH, type SummaryParts, summaryParts, targetOf } from "../view-model/row-text.ts";
 import { fit } from "../view-model/ui-types.ts";
 

@@ -4,7 +4,7 @@
  */
 import { getMarkdownTheme, getSelectListTheme, getSettingsListTheme, type ThemeColor } from "@earendil-works/pi-coding-agent";
 import type { EditorTheme, MarkdownTheme, SelectListTheme, SettingsListTheme } from "@earendil-works/pi-tui";
-import type { RowState } from "../types.ts";
+import type { RowState } from "../engine/types.ts";
 import type { UiTheme } from "../view-model/ui-types.ts";
 
 /** Needs input is the accent (the board waits on the user), not a warning. */

@@ -5,7 +5,7 @@
  * disabled key says its reason on the status line. Drawing reads state and changes none.
  */
 import { type Component, Container, type Focusable } from "@earendil-works/pi-tui";
-import type { BoardRow } from "../types.ts";
+import type { BoardRow } from "../engine/types.ts";
 import type { BoardDeps, BoardResult } from "./deps.ts";
 import { type Action, keyMatches, keysLabel } from "./keys.ts";
 

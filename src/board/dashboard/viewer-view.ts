@@ -4,7 +4,7 @@
  * attempts. Content is re-read when the feed reports its rows, at most once a second.
  */
 import type { ThemeColor } from "@earendil-works/pi-coding-agent";
-import type { BoardRow } from "../types.ts";
+import type { BoardRow } from "../engine/types.ts";
 import { toNumberedDiff } from "../view-model/diff.ts";
 import { clean, cleanBlock } from "../view-model/row-text.ts";
 import type { SentKind, TranscriptEntry } from "../view-model/transcript.ts";

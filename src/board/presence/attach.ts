@@ -7,7 +7,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { BoardRow, BoardService } from "../types.ts";
+import type { BoardRow, BoardService } from "../engine/types.ts";
 import { clean } from "../view-model/row-text.ts";
 
 export const ATTACH_STATUS_KEY = "agent-board-attached";

@@ -3,7 +3,7 @@
  * OS-level notification itself: OSC 777 (Ghostty, iTerm2, WezTerm, urxvt) or OSC 99 (Kitty), as pi's
  * `notify.ts` example does. Each can be turned off in the board's settings or by environment.
  */
-import { sanitizeText } from "../sanitize.ts";
+import { sanitizeText } from "../engine/sanitize.ts";
 import { type BoardSettings, DEFAULT_SETTINGS } from "../view-model/prefs.ts";
 
 export { type BoardSettings, DEFAULT_SETTINGS } from "../view-model/prefs.ts";

@@ -5,7 +5,7 @@
  * the footer, the strip and the board header never disagree and never count the whole store.
  */
 import type { TUI } from "@earendil-works/pi-tui";
-import type { BoardRow, RowState } from "../types.ts";
+import type { BoardRow, RowState } from "../engine/types.ts";
 import type { BoardFeed } from "../view-model/feed.ts";
 import { clean, countRows, fullSummary, type RowCounts } from "../view-model/row-text.ts";
 import type { UiTheme } from "../view-model/ui-types.ts";

@@ -4,7 +4,7 @@
  * reads the shared feed's live rows (no store reads of its own) and ticks once a second only while
  * something is live, so elapsed times move.
  */
-import type { BoardRow } from "../types.ts";
+import type { BoardRow } from "../engine/types.ts";
 import type { BoardFeed } from "../view-model/feed.ts";
 import { clean, fitSummary, formatAge, STATE_GLYPH, summaryParts } from "../view-model/row-text.ts";
 import { fit, type UiTheme } from "../view-model/ui-types.ts";

@@ -2,9 +2,9 @@
  * The attempt subcommands: dispatch [--on <target>] [--count N] [--worktree], fork, compare, merge, keep
  * and remove-worktree. Parsing is pure and rejects bad input before anything runs.
  */
-import { checkCount } from "../attempts.ts";
-import type { BoardRow, BoardService } from "../types.ts";
-import { clearOthers, keepAttempt, planKeep } from "../keep-attempt.ts";
+import { checkCount } from "../engine/attempts.ts";
+import { clearOthers, keepAttempt, planKeep } from "../engine/keep-attempt.ts";
+import type { BoardRow, BoardService } from "../engine/types.ts";
 import { formatAttemptSet, formatKeepPlan, formatKeepResult, formatMergeResult, formatPlan } from "./attempt-text.ts";
 import { plain, plainLines } from "./plain.ts";
 

@@ -1,7 +1,7 @@
 /** Plain-text forms of attempt sets, merge plans and merge results (subcommands, LLM tools). */
-import { describeOverlaps } from "../overlap.ts";
-import type { KeepPlan, KeepResult } from "../keep-attempt.ts";
-import type { AttemptSetView, BoardRow, MergePlan, MergeResult } from "../types.ts";
+import type { KeepPlan, KeepResult } from "../engine/keep-attempt.ts";
+import type { AttemptSetView, BoardRow, MergePlan, MergeResult } from "../engine/types.ts";
+import { describeOverlaps } from "../git/overlap.ts";
 import { plain } from "./plain.ts";
 import { attemptText, formatDiff, mergedText } from "../view-model/row-text.ts";
 

@@ -3,9 +3,9 @@
  * performs it against the service and returns the text to show. Names and usage come from the one
  * table in usage.ts.
  */
-import { formatGcReport, gc } from "../gc.ts";
+import { formatGcReport, gc } from "../engine/gc.ts";
 import { parseTargetsCommand, runTargetsCommand, type TargetsParsed } from "../targets/targets-command.ts";
-import type { BoardRow, BoardService, ReplyResult } from "../types.ts";
+import type { BoardRow, BoardService, ReplyResult } from "../engine/types.ts";
 import { parseAttemptSubcommand, runAttemptSubcommand, type AttemptIo, type AttemptParsed } from "./attempt-subcommands.ts";
 import { attemptDetail } from "./attempt-text.ts";
 import { formatDetail, formatTable } from "./table.ts";

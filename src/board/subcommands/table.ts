@@ -1,6 +1,6 @@
 /** Plain-text board table and single-row detail for print/json/rpc mode and scripting subcommands. */
-import { sanitizeText } from "../sanitize.ts";
-import type { BoardRow } from "../types.ts";
+import { sanitizeText } from "../engine/sanitize.ts";
+import type { BoardRow } from "../engine/types.ts";
 import { buildListItems, rowItems } from "../view-model/list-model.ts";
 import { formatAge, formatDiff, formatUsage, targetOf, unreachableText } from "../view-model/row-text.ts";
 

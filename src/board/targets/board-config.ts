@@ -2,16 +2,16 @@
  * <store>/config.json, the settings every pi process of a board shares: the local concurrency limit
  * and the targets. Read shape-checked (schemas.ts BoardConfigSchema), changed only under
  * <store>/config.lock by temp + rename, so two pi processes never lose each other's change. The queue
- * reads its limits at every pump (runner/board-config.mjs), so a change applies at once.
+ * reads its limits at every pump (runner/life/board-config.mjs), so a change applies at once.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { configPath, LOCAL_TARGET, TARGET_NAME } from "../../../runner/board-config.mjs";
-import { parseJsonStrict, writeJsonAtomic } from "../../../runner/fs-util.mjs";
-import { withLockFile } from "../../../runner/row-lock.mjs";
-import { BoardError } from "../errors.ts";
-import { BoardConfigSchema, checkShape } from "../schemas.ts";
-import type { BoardConfig } from "../types.ts";
+import { configPath, LOCAL_TARGET, TARGET_NAME } from "../../../runner/life/board-config.mjs";
+import { parseJsonStrict, writeJsonAtomic } from "../../../runner/store/fs-util.mjs";
+import { withLockFile } from "../../../runner/store/row-lock.mjs";
+import { BoardError } from "../engine/errors.ts";
+import { BoardConfigSchema, checkShape } from "../engine/schemas.ts";
+import type { BoardConfig } from "../engine/types.ts";
 
 export const EMPTY_CONFIG: BoardConfig = { version: 1, targets: {} };
 

@@ -5,11 +5,11 @@
  * keeps its container: its link is alive, or the next read starts a new one.
  */
 import { existsSync } from "node:fs";
-import { reconcile } from "../../../runner/targets/container-transport.mjs";
-import { runEnded } from "../../../runner/state-rules.mjs";
-import type { EngineContext } from "../engine-context.ts";
-import { isValidId } from "../ids.ts";
-import { FileCache, readMeta, readStatus } from "../store.ts";
+import { reconcile } from "../../../runner/kinds/container/container-transport.mjs";
+import { runEnded } from "../../../runner/life/state-rules.mjs";
+import type { EngineContext } from "../engine/engine-context.ts";
+import { isValidId } from "../engine/ids.ts";
+import { FileCache, readMeta, readStatus } from "../engine/store.ts";
 import { readBoardConfig } from "./board-config.ts";
 
 const EVERY_MS = 60_000;

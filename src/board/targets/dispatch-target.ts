@@ -3,10 +3,10 @@
  * a target of the board's config, and the row then needs a git repository with a commit: code travels
  * to the target by git and comes back the same way, so it always gets its own worktree.
  */
-import { LOCAL_TARGET } from "../../../runner/board-config.mjs";
-import type { TargetSnapshot } from "../../../runner/targets/driver.mjs";
-import { checkBranchable } from "../dispatch-checks.ts";
-import { BoardError } from "../errors.ts";
+import { LOCAL_TARGET } from "../../../runner/life/board-config.mjs";
+import type { TargetSnapshot } from "../../../runner/kinds/driver.mjs";
+import { checkBranchable } from "../engine/dispatch-checks.ts";
+import { BoardError } from "../engine/errors.ts";
 import { readBoardConfig } from "./board-config.ts";
 
 /** The target a dispatch names, checked: undefined for this machine. */

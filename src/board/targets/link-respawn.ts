@@ -7,15 +7,15 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeJsonAtomic } from "../../../runner/fs-util.mjs";
-import { processStartTime, RUN_TAG } from "../../../runner/proc.mjs";
-import { LINK_PATH, slotsOf, spawnRunner } from "../../../runner/queue.mjs";
-import { tryLockRow } from "../../../runner/row-lock.mjs";
-import { slotOfRun } from "../../../runner/slots.mjs";
-import { runEnded } from "../../../runner/state-rules.mjs";
-import { nodeCommand } from "../commands.ts";
-import type { EngineContext } from "../engine-context.ts";
-import { FileCache, readStatus } from "../store.ts";
+import { writeJsonAtomic } from "../../../runner/store/fs-util.mjs";
+import { processStartTime, RUN_TAG } from "../../../runner/store/proc.mjs";
+import { LINK_PATH, slotsOf, spawnRunner } from "../../../runner/life/queue.mjs";
+import { tryLockRow } from "../../../runner/store/row-lock.mjs";
+import { slotOfRun } from "../../../runner/life/slots.mjs";
+import { runEnded } from "../../../runner/life/state-rules.mjs";
+import { nodeCommand } from "../engine/commands.ts";
+import type { EngineContext } from "../engine/engine-context.ts";
+import { FileCache, readStatus } from "../engine/store.ts";
 
 /** Links started for one run at most (a link that dies at once every time must not loop forever). */
 const MAX_RESPAWNS = 8;

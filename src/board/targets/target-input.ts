@@ -4,10 +4,10 @@
  * whole numbers. Nothing here reaches the target: `targets check` does.
  */
 import { existsSync } from "node:fs";
-import { parseSshHost } from "../../../runner/targets/ssh-transport.mjs";
-import { CONTAINER_ENGINES } from "../../../runner/vocabulary.mjs";
-import { BoardError } from "../errors.ts";
-import type { ContainerTargetConfig, SshTargetConfig, TargetConfig } from "../types.ts";
+import { parseSshHost } from "../../../runner/kinds/ssh/ssh-transport.mjs";
+import { CONTAINER_ENGINES } from "../../../runner/life/vocabulary.mjs";
+import { BoardError } from "../engine/errors.ts";
+import type { ContainerTargetConfig, SshTargetConfig, TargetConfig } from "../engine/types.ts";
 
 /** Where an ssh target keeps its files on the host, relative to the login's home. */
 export const DEFAULT_REMOTE_DIR = ".agent-board";

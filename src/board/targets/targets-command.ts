@@ -2,8 +2,8 @@
  * `/agent-board targets ...`: list, add, check, remove, as plain text for scripts and non-TUI modes.
  * Parsing is pure and refuses bad input before anything runs; the subcommand table wires it in.
  */
-import { sanitizeText } from "../sanitize.ts";
-import type { BoardService } from "../types.ts";
+import { sanitizeText } from "../engine/sanitize.ts";
+import type { BoardService } from "../engine/types.ts";
 import type { CheckItem, TargetCheck, TargetInput, TargetView } from "./targets-api.ts";
 
 export type TargetsParsed =

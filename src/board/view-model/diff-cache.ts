@@ -7,8 +7,8 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import type { BoardRow, DiffStats } from "../types.ts";
-import { diffStats } from "../worktree.ts";
+import type { BoardRow, DiffStats } from "../engine/types.ts";
+import { diffStats } from "../git/worktree.ts";
 import { branchPoint, touchedFiles } from "./diff.ts";
 
 interface Entry {

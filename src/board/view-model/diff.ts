@@ -3,7 +3,7 @@
  * uncommitted changes and new files included, and the files it touched. Spawned without a shell.
  */
 import { execFile } from "node:child_process";
-import type { BoardRow } from "../types.ts";
+import type { BoardRow } from "../engine/types.ts";
 
 /** New files shown with their content; past these, only their names. */
 const NEW_FILES_SHOWN = 20;

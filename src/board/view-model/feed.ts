@@ -7,7 +7,7 @@
  * does no work at all.
  */
 import { setImmediate } from "node:timers";
-import type { BoardRow, BoardService } from "../types.ts";
+import type { BoardRow, BoardService } from "../engine/types.ts";
 import { addCount, type RowCounts } from "./row-text.ts";
 import { keptWhole, slimRow } from "./row-slim.ts";
 

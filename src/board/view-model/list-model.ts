@@ -4,7 +4,7 @@
  * (a sort, no formatting); after that one changed row costs a binary search and a splice, so a
  * repaint after a change never walks the store.
  */
-import type { BoardRow, RowState } from "../types.ts";
+import type { BoardRow, RowState } from "../engine/types.ts";
 import { STATE_LABEL, STATE_ORDER, targetOf } from "./row-text.ts";
 
 export interface ParsedFilter {

@@ -4,8 +4,8 @@
  * pure computeOverlaps pairs them per repository. Until every rival row of a repository has reported
  * its files, a row keeps the overlaps of the last full list.
  */
-import { computeOverlaps, overlapCandidates, type TouchedRow } from "../overlap.ts";
-import type { BoardRow, FileOverlap } from "../types.ts";
+import type { BoardRow, FileOverlap } from "../engine/types.ts";
+import { computeOverlaps, overlapCandidates, type TouchedRow } from "../git/overlap.ts";
 import type { DiffCache } from "./diff-cache.ts";
 import type { BoardFeed } from "./feed.ts";
 

@@ -7,8 +7,8 @@ import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { mkdir, open, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { shapeError, PrefsSchema } from "../schemas.ts";
-import type { ThinkingLevel, WorktreeMode } from "../types.ts";
+import { shapeError, PrefsSchema } from "../engine/schemas.ts";
+import type { ThinkingLevel, WorktreeMode } from "../engine/types.ts";
 
 /** Settings that reach outside the board (presence/notify.ts applies them, with environment overrides). */
 export interface BoardSettings {

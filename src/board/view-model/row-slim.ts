@@ -4,7 +4,7 @@
  * and with the answer and error cut to what one line can show. A row on screen in full (peek, reply,
  * console) and a live row are kept whole (BoardFeed.hold).
  */
-import type { BoardRow } from "../types.ts";
+import type { BoardRow } from "../engine/types.ts";
 
 /** Characters of the answer kept: more than the widest summary column shows. */
 export const SLIM_TEXT = 512;

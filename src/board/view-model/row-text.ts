@@ -4,10 +4,10 @@
  * reply. Pure: no I/O, no theme, so it is cheap to test and to run for the rows on screen.
  */
 import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
-import { LOCAL_TARGET } from "../../../runner/board-config.mjs";
-import { LIVE_TEXT_CHARS } from "../../../runner/state-rules.mjs";
-import { sanitizeText } from "../sanitize.ts";
-import type { AttemptInfo, BoardRow, DiffStats, FileOverlap, MergedInfo, RowState } from "../types.ts";
+import { LOCAL_TARGET } from "../../../runner/life/board-config.mjs";
+import { LIVE_TEXT_CHARS } from "../../../runner/life/state-rules.mjs";
+import { sanitizeText } from "../engine/sanitize.ts";
+import type { AttemptInfo, BoardRow, DiffStats, FileOverlap, MergedInfo, RowState } from "../engine/types.ts";
 
 /** Needs input first: it is the only state where the board waits on the user. */
 export const STATE_ORDER: readonly RowState[] = ["needs_input", "working", "queued", "failed", "error", "stopped", "completed", "idle"];

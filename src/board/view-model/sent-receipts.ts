@@ -6,9 +6,9 @@
  */
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { rowDirOf } from "../../../runner/store-layout.mjs";
-import { readReceiptFile } from "../store.ts";
-import type { Receipt } from "../types.ts";
+import { rowDirOf } from "../../../runner/store/store-layout.mjs";
+import { readReceiptFile } from "../engine/store.ts";
+import type { Receipt } from "../engine/types.ts";
 
 const ENDED_CACHE = 256;
 const ended = new Map<string, Receipt[]>();

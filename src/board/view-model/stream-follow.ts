@@ -5,7 +5,7 @@
  * that streamed past unseen between two tails is marked with "…"; a tail that is a whole message of
  * its own (shorter than the cap, no overlap) starts a new one. Pure: text in, text out.
  */
-import { LIVE_TEXT_CHARS } from "../../../runner/state-rules.mjs";
+import { LIVE_TEXT_CHARS } from "../../../runner/life/state-rules.mjs";
 
 /** What the console keeps of one streaming message at most (its start goes first). */
 export const FOLLOW_CHARS = 64 * 1024;

@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { parseSessionEntries, SessionManager, type FileEntry, type SessionEntry } from "@earendil-works/pi-coding-agent";
-import type { Receipt } from "../types.ts";
+import type { Receipt } from "../engine/types.ts";
 import { cleanBlock } from "./row-text.ts";
 
 /** How a message the user sent reached the agent: steered in, queued after a turn, answered a question, or began a new run. */

@@ -4,7 +4,7 @@
  * the worker stops accepting messages. worker-role.ts feeds it pi's events and the channel's lines.
  */
 import type { DeliverAs, InvalidLine, RunnerToWorker, WorkerToRunner } from "../../../runner/protocol.mjs";
-import type { ReceiptCode } from "../../../runner/reasons.mjs";
+import type { ReceiptCode } from "../../../runner/life/reasons.mjs";
 
 export type { DeliverAs };
 

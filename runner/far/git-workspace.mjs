@@ -1,0 +1,171 @@
+// The git side of a target's workspace, run where the workspace is (the ssh host, or this machine for
+// a container's clone): the bare mirror the link pushes to, the row's worktree cut from it, and the
+// snapshot of uncommitted work the link fetches back. The agent's own index is never touched: the
+// snapshot is built in a temporary index.
+import { execFileSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, statSync, unlinkSync, utimesSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { DIR_MODE } from "../store/fs-util.mjs";
+
+/** Commits we make (the wip snapshot) need an identity; the host's git may have none. */
+const IDENTITY = {
+	GIT_AUTHOR_NAME: "agent-board",
+	GIT_AUTHOR_EMAIL: "agent-board@localhost",
+	GIT_COMMITTER_NAME: "agent-board",
+	GIT_COMMITTER_EMAIL: "agent-board@localhost",
+};
+
+/** @param {string} rowId */
+export const branchName = (rowId) => `agent-board/${rowId}`;
+/** @param {string} rowId */
+export const baseRef = (rowId) => `refs/agent-board/base/${rowId}`;
+/** @param {string} rowId */
+export const wipRef = (rowId) => `refs/agent-board/wip/${rowId}`;
+
+/**
+ * @param {string} cwd @param {string[]} args @param {NodeJS.ProcessEnv} [env]
+ * @returns {string} trimmed stdout; throws with git's stderr
+ */
+export function git(cwd, args, env) {
+	try {
+		return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: env ? { ...process.env, ...env } : undefined }).trim();
+	} catch (error) {
+		const stderr = String(/** @type {{ stderr?: unknown }} */ (error).stderr ?? "").trim();
+		throw new Error(`git ${args[0]} in ${cwd}: ${stderr || (error instanceof Error ? error.message : String(error))}`);
+	}
+}
+
+/** @param {string} cwd @param {string} rev @returns {string | undefined} */
+export function revParse(cwd, rev) {
+	try {
+		return git(cwd, ["rev-parse", "--verify", "-q", rev]);
+	} catch {
+		return undefined;
+	}
+}
+
+/** @param {string} cwd @param {string} ancestor @param {string} descendant */
+function isAncestor(cwd, ancestor, descendant) {
+	try {
+		git(cwd, ["merge-base", "--is-ancestor", ancestor, descendant]);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/** Creates the bare mirror when missing. @param {string} repo */
+export function ensureMirror(repo) {
+	if (!isAbsolute(repo)) throw new Error(`mirror path must be absolute: ${repo}`);
+	if (existsSync(join(repo, "HEAD"))) return false;
+	mkdirSync(dirname(repo), { recursive: true, mode: DIR_MODE });
+	git(dirname(repo), ["init", "-q", "--bare", repo]);
+	return true;
+}
+
+/**
+ * The tree of everything in the worktree now (tracked, modified, untracked, minus ignored and deleted
+ * files), built in a temporary copy of the index.
+ * @param {string} worktree
+ */
+export function worktreeTree(worktree) {
+	const index = resolve(worktree, git(worktree, ["rev-parse", "--git-path", "index"]));
+	const temp = `${index}.agent-board-${process.pid}-${Date.now()}`;
+	try {
+		if (existsSync(index)) {
+			copyFileSync(index, temp);
+			// Keep the index's own mtime: git's racy-entry check compares file mtimes against it, and a
+			// fresh copy would make a same-size edit made in the index's second look unchanged.
+			const { atime, mtime } = statSync(index);
+			utimesSync(temp, atime, mtime);
+		}
+		const env = { GIT_INDEX_FILE: temp };
+		git(worktree, ["add", "-A", "--", "."], env);
+		return git(worktree, ["write-tree"], env);
+	} finally {
+		try {
+			unlinkSync(temp);
+		} catch {
+			// Never created.
+		}
+	}
+}
+
+/**
+ * Writes refs/agent-board/wip/<rowId>: a commit of the worktree's tree on top of HEAD. Unchanged work
+ * keeps the same commit, so its id says whether anything changed.
+ * @param {string} worktree @param {string} rowId
+ * @returns {{ head: string, wip: string, tree: string }}
+ */
+export function snapshotWip(worktree, rowId) {
+	if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(rowId)) throw new Error(`bad row id: ${JSON.stringify(rowId)}`);
+	const head = git(worktree, ["rev-parse", "HEAD"]);
+	const tree = worktreeTree(worktree);
+	const previous = revParse(worktree, wipRef(rowId));
+	if (previous && revParse(worktree, `${previous}^{tree}`) === tree && revParse(worktree, `${previous}^`) === head) {
+		return { head, wip: previous, tree };
+	}
+	const wip = git(worktree, ["commit-tree", tree, "-p", head, "-m", `agent-board wip ${rowId}`], IDENTITY);
+	git(worktree, ["update-ref", wipRef(rowId), wip]);
+	return { head, wip, tree };
+}
+
+/**
+ * Makes the row's worktree (cut from the mirror on agent-board/<rowId>) start from `base`, the commit
+ * the link pushed to refs/agent-board/base/<rowId>, without losing anything the target has:
+ * created at base; unchanged; moved to base when its files already are base (a local merge --commit
+ * of fetched-back work); fast-forwarded when clean; kept when the target is ahead; else refused.
+ * @param {{ mirror: string, worktree: string, rowId: string, base: string }} options
+ * @returns {{ head: string, action: "created" | "unchanged" | "moved" | "fast-forward" | "kept" }}
+ */
+export function syncWorktree({ mirror, worktree, rowId, base }) {
+	const branch = branchName(rowId);
+	if (!existsSync(worktree)) {
+		mkdirSync(dirname(worktree), { recursive: true, mode: DIR_MODE });
+		// A new row's branch is created with its worktree (one git call on the way to the first request).
+		try {
+			git(mirror, ["worktree", "add", "-q", "-b", branch, worktree, base]);
+			return { head: base, action: "created" };
+		} catch (error) {
+			if (!revParse(mirror, `${base}^{commit}`)) throw new Error(`base commit ${base} is not in ${mirror} (push it first)`);
+			if (!revParse(mirror, `refs/heads/${branch}`)) throw error;
+		}
+		// The branch exists (an earlier run here): its worktree was removed, so it is registered again.
+		git(mirror, ["worktree", "prune"]);
+		git(mirror, ["worktree", "add", "-q", worktree, branch]);
+	} else if (!revParse(mirror, `${base}^{commit}`)) throw new Error(`base commit ${base} is not in ${mirror} (push it first)`);
+	const symbolic = git(worktree, ["symbolic-ref", "-q", "HEAD"]);
+	if (symbolic !== `refs/heads/${branch}`) throw new Error(`${worktree} is on ${symbolic || "a detached HEAD"}, not ${branch}`);
+	const head = git(worktree, ["rev-parse", "HEAD"]);
+	if (head === base) return { head, action: "unchanged" };
+	const tree = worktreeTree(worktree);
+	if (tree === revParse(worktree, `${base}^{tree}`)) {
+		git(worktree, ["reset", "-q", base]);
+		return { head: base, action: "moved" };
+	}
+	if (tree === revParse(worktree, "HEAD^{tree}") && isAncestor(worktree, head, base)) {
+		git(worktree, ["reset", "-q", "--hard", base]);
+		return { head: base, action: "fast-forward" };
+	}
+	if (isAncestor(worktree, base, head)) return { head, action: "kept" };
+	throw new Error(`the workspace ${worktree} has work that is not in the pushed base ${base.slice(0, 12)} (fetch it back first)`);
+}
+
+/**
+ * A container's /workspace: `git clone --shared` of the user's repository on agent-board/<rowId> at
+ * `base`. Its objects are borrowed through alternates, which the container gets mounted read-only at
+ * the same path, so it can neither need a copy nor write into the user's objects (a hard-linked clone
+ * would let it). Created once; a workspace the container has had is never run git in on this side
+ * (its config and hooks are the agent's to write).
+ * @param {{ source: string, worktree: string, rowId: string, base: string }} options
+ * @returns {{ head: string, action: "created" | "existing", objects: string }}
+ */
+export function ensureClone({ source, worktree, rowId, base }) {
+	const objects = resolve(source, git(source, ["rev-parse", "--git-common-dir"]), "objects");
+	if (existsSync(worktree)) return { head: base, action: "existing", objects };
+	mkdirSync(dirname(worktree), { recursive: true, mode: DIR_MODE });
+	git(dirname(worktree), ["clone", "-q", "--shared", "--no-checkout", source, worktree]);
+	git(worktree, ["remote", "remove", "origin"]);
+	git(worktree, ["checkout", "-q", "-b", branchName(rowId), base]);
+	return { head: base, action: "created", objects };
+}

@@ -1,0 +1,278 @@
+// A container target's engine work, as the link's container driver (driver-container.mjs) calls it:
+// start one run's container, tell whether it runs, wait for it, stop it, snapshot its workspace from
+// inside, fetch that snapshot back, reconcile containers no row owns, and check a target. Every engine
+// call is the user's own docker or podman CLI (container-engine.mjs runs it, container-argv.mjs builds
+// the argv); a failure is an EngineError whose code says what and whose message says how to fix it.
+// The target-side dirs live on this machine under <store>/targets/<name>/ (far-run.mjs layout): the
+// runner inside writes them, the link reads them as untrusted.
+import { spawn } from "node:child_process";
+import { copyFileSync, existsSync, renameSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { ensureDir, touchNotify, writeJsonAtomic } from "../../store/fs-util.mjs";
+import { claimMessages, rejectionReceipt, writeReceipt } from "../../life/inbox.mjs";
+import { tryLockRow } from "../../store/row-lock.mjs";
+import { finalize } from "../../life/state-rules.mjs";
+import { makePiHome } from "./pi-home.mjs";
+import { containerLabelsArgs, containerListArgs, containerName, containerRunArgs, containerStopArgs, engineGlobalArgs, orphanContainers } from "./container-argv.mjs";
+import { cacheRoot, ensureStartCache, readyCache } from "./container-cache.mjs";
+import { checkContainerTarget, ENGINE_HOST_REFUSED } from "./container-check.mjs";
+import { EngineError, engineEnv, engineFailure, engineRun } from "./container-engine.mjs";
+import { farPaths, fileDigest, PACKAGE_ROOT, prepareRun, safeStatus, sameDigest } from "../../far/far-run.mjs";
+import { packageVersion } from "../ssh/pkg-install.mjs";
+import { gitOneShot } from "./container-workspace.mjs";
+
+export { fetchWork, snapshot } from "./container-workspace.mjs";
+
+/**
+ * @typedef {import("../driver.mjs").LinkRun & { target: import("../driver.mjs").ContainerTargetConfig & { name: string } }} ContainerRun
+ * @typedef {import("../driver.mjs").ContainerTargetConfig & { name: string }} ContainerTarget
+ */
+
+const ids = () => ({ uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 });
+
+/** A container run's dirs on this machine. @param {ContainerRun} run */
+export function containerDirs(run) {
+	const dir = join(run.storeDir, "targets", run.target.name);
+	return { dir, ...farPaths(dir, run.rowId, run.runId), piHome: join(dir, "pi", run.runId) };
+}
+
+/** This package's version: hashing its files costs ~50 ms, and a link starts one run. */
+let pkgVersion = "";
+
+/** What the start cache is keyed and labelled by. @param {ContainerRun} run */
+function cacheTarget(run) {
+	const { engine, engineHost, image } = run.target;
+	pkgVersion ||= packageVersion();
+	return { engine, engineHost, image, cacheRoot: cacheRoot(run.storeDir), storeDir: run.storeDir, pkg: PACKAGE_ROOT, pkgVersion, ...ids() };
+}
+
+/**
+ * The row's session goes to the target's session dir when that copy differs (a copy, then a rename:
+ * a partial copy changes nothing).
+ * @param {string} from @param {string} to
+ */
+function sendSession(from, to) {
+	const local = fileDigest(from);
+	if (!local || sameDigest(local, fileDigest(to))) return local;
+	const temp = `${to}.incoming-${process.pid}`;
+	copyFileSync(from, temp);
+	renameSync(temp, to);
+	return local;
+}
+
+/**
+ * Prepares the run's dirs (workspace = shared clone, run.json, session, pi home) and starts its
+ * container detached. A run whose runner already started is not started again. The start cache is
+ * mounted when it is ready; it is (re)checked and prepared in the background after the start, for the
+ * next run (`warm: "wait"` prepares it first; "off" runs cold).
+ * @param {ContainerRun} run @param {{ warm?: "use" | "wait" | "off" }} [options]
+ * @returns {Promise<{ runDir: string, sessionFile: string, worktree: string, cache?: string, warming?: Promise<unknown> }>}
+ */
+export async function startRun(run, options = {}) {
+	const dirs = containerDirs(run);
+	const started = { runDir: dirs.run, sessionFile: dirs.session, worktree: dirs.work };
+	if (run.target.engineHost) throw new EngineError("engine-failed", ENGINE_HOST_REFUSED, { fix: "run the board on that machine, or add it as an ssh target" });
+	// Started before (a new link on the same run): runner.json, or the name taken below.
+	if (existsSync(join(dirs.run, "runner.json"))) return started;
+	ensureDir(dirname(dirs.session));
+	const session = sendSession(run.sessionFile, dirs.session);
+	const prepared = prepareRun(dirs.dir, { ...run.config, session }, { container: { source: run.repo } });
+	// A follow-up run: the workspace is the agent's, so moving it to the local branch (a merge may have
+	// committed there) runs inside; refused when it has work the base lacks.
+	if (prepared.action === "existing") await gitOneShot(run, ["sync", run.rowId, run.config.base]).catch((error) => {
+		throw new EngineError(error instanceof EngineError ? error.code : "engine-failed", `the workspace ${dirs.work} cannot start from ${run.config.base.slice(0, 12)}: ${error instanceof Error ? error.message : String(error)}`);
+	});
+	makePiHome({ agentDir: run.agentDir, dest: dirs.piHome, model: run.config.model });
+	const warm = options.warm ?? "use";
+	const cache = warm === "wait" ? (await ensureStartCache(cacheTarget(run))).dir : warm === "use" ? readyCache(cacheTarget(run))?.dir : undefined;
+	const argv = containerRunArgs({
+		engine: run.target.engine,
+		engineHost: run.target.engineHost,
+		image: run.target.image,
+		network: run.target.network,
+		cpus: run.target.cpus,
+		memory: run.target.memory,
+		env: Object.keys(run.forwarded),
+		storeDir: run.storeDir,
+		rowId: run.rowId,
+		runId: run.runId,
+		mounts: { pkg: PACKAGE_ROOT, run: prepared.runDir, session: dirname(prepared.sessionFile), piHome: dirs.piHome, workspace: prepared.worktree, objects: prepared.objects, cache },
+		...ids(),
+	});
+	// --env values reach the engine's environment only; `-e NAME` takes them from there.
+	try {
+		await engineRun(run.target.engine, argv, { image: run.target.image, env: { ...engineEnv(), ...run.forwarded } });
+	} catch (error) {
+		// Its container exists already (a link that died right after starting it): that run goes on.
+		if (!(error instanceof EngineError && /already in use|is already in use by|Conflict/i.test(error.message))) throw error;
+	}
+	const warming = warm === "use" ? ensureStartCache(cacheTarget(run)).catch((/** @type {unknown} */ error) => error) : undefined;
+	return { ...started, cache, ...(warming ? { warming } : {}) };
+}
+
+/** Whether the run's container is running (false when it exited or is gone). @param {ContainerRun} run */
+export async function alive(run) {
+	const { engine, engineHost } = run.target;
+	try {
+		const { stdout } = await engineRun(engine, [...engineGlobalArgs(engine, engineHost), "container", "inspect", "--format", "{{.State.Running}}", containerName(run.runId)], { timeoutMs: 30_000 });
+		return stdout.trim() === "true";
+	} catch (error) {
+		if (error instanceof EngineError && error.code === "no-container") return false;
+		throw error;
+	}
+}
+
+/**
+ * Resolves when the run's container has exited or is gone (`engine wait`; a missing container at
+ * once), after recording the end at the target when its runner could not (recordEnd: killed from
+ * outside, out of memory). `code` is its exit code when the engine still knew it (null: removed
+ * already, --rm). A cancelled wait records nothing and never resolves.
+ * @param {ContainerRun} run
+ * @returns {{ done: Promise<{ code: number | null, error?: EngineError }>, cancel(): void }}
+ */
+export function wait(run) {
+	const { engine, engineHost } = run.target;
+	const child = spawn(engine, [...engineGlobalArgs(engine, engineHost), "wait", containerName(run.runId)], { stdio: ["ignore", "pipe", "pipe"], env: engineEnv() });
+	let stdout = "";
+	let stderr = "";
+	let cancelled = false;
+	child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stdout += chunk));
+	child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
+	/** @type {Promise<{ code: number | null, error?: EngineError }>} */
+	const exited = new Promise((resolve) => {
+		child.on("error", (spawnError) => resolve({ code: null, error: engineFailure(engine, { spawnError }) }));
+		child.on("close", (code) => {
+			const exit = Number(stdout.trim().split("\n").pop());
+			if (code === 0 && stdout.trim() && Number.isInteger(exit)) return resolve({ code: exit });
+			const failure = engineFailure(engine, { code, stderr });
+			resolve(failure.code === "no-container" || code === null ? { code: null } : { code: null, error: failure });
+		});
+	});
+	// A cancelled wait never resolves: its caller stopped following, and the run has not ended.
+	/** @type {Promise<{ code: number | null, error?: EngineError }>} */
+	const done = exited.then(async (result) => {
+		if (cancelled) return new Promise(() => undefined);
+		if (!result.error) await recordEnd(run, { code: result.code }).catch(() => undefined);
+		return result;
+	});
+	return {
+		done,
+		cancel: () => {
+			cancelled = true;
+			child.kill("SIGTERM");
+		},
+	};
+}
+
+/**
+ * Records the end of a run whose container is gone without its runner having recorded it: once,
+ * under the target store's row lock, with what the container's exit says (or "stopped"); messages
+ * still in its inbox get "run ended" receipts. Nothing is signalled here: a container run has no
+ * process on this side (the link that calls this is tagged with the run, so ending the run's
+ * processes from here would end the link).
+ * @param {ContainerRun} run @param {{ code: number | null } | { stopped: true }} how
+ * @returns {Promise<Record<string, unknown> | undefined>} the status as it is now
+ */
+export async function recordEnd(run, how) {
+	const runDir = containerDirs(run).run;
+	const rowDir = dirname(dirname(runDir));
+	const release = tryLockRow(rowDir);
+	if (!release) return safeStatus(runDir);
+	try {
+		const status = safeStatus(runDir);
+		if (!status || typeof status.endedAt === "number" || (await alive(run))) return status;
+		const now = Date.now();
+		const ended = /** @type {import("../../life/state-rules.mjs").RunStatus} */ (/** @type {unknown} */ (status));
+		if ("stopped" in how) finalize(ended, { code: null, signal: null, stopped: true, now });
+		else finalize(ended, { code: null, signal: null, spawnError: endReason(how.code, run.target), now });
+		for (const message of claimMessages(runDir)) writeReceipt(runDir, rejectionReceipt(message.id, "run-ended", now));
+		writeJsonAtomic(join(runDir, "status.json"), ended);
+		touchNotify(dirname(dirname(rowDir)), run.rowId);
+		return /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (ended));
+	} finally {
+		release();
+	}
+}
+
+/**
+ * What a container's end says, for a run that ended without its runner recording it.
+ * @param {number | null} code from wait() @param {ContainerTarget} target
+ */
+export function endReason(code, target) {
+	if (code === 137) return `its container was killed (exit 137: killed from outside, or out of memory${target.memory ? ` with --memory ${target.memory}` : ""})`;
+	if (code === 143) return "its container was stopped from outside (exit 143)";
+	if (code === null) return "its container is gone (removed from outside, or the engine restarted)";
+	return `its container exited with code ${code} before the runner recorded an end`;
+}
+
+/**
+ * Ends the run's container with everything in it (engine stop, which SIGTERMs the runner through
+ * --init, then rm -f), records the end in the target-side run dir if the runner could not, and removes
+ * the run's pi home (it holds a provider's credentials).
+ * @param {ContainerRun} run @param {{ graceS?: number }} [options]
+ */
+export async function stop(run, options = {}) {
+	const { engine, engineHost } = run.target;
+	const args = containerStopArgs(engine, engineHost, run.runId, options.graceS ?? 10);
+	await engineRun(engine, args.stop, { okIfGone: true, timeoutMs: ((options.graceS ?? 10) + 30) * 1000 }).catch(() => undefined);
+	await engineRun(engine, args.remove, { okIfGone: true, timeoutMs: 60_000 });
+	const dirs = containerDirs(run);
+	rmSync(dirs.piHome, { recursive: true, force: true });
+	return existsSync(join(dirs.run, "status.json")) ? { status: await recordEnd(run, { stopped: true }) } : {};
+}
+
+/** After the run's end: its pi home holds a provider's credentials. @param {ContainerRun} run */
+export function cleanup(run) {
+	rmSync(containerDirs(run).piHome, { recursive: true, force: true });
+}
+
+/**
+ * Removes this store's containers of `target` that no run owns any more: `runIsLive(rowId, runId)`
+ * answers false when the run ended, its row is gone, or its link is dead and the run cannot be resumed
+ * (a run a new link will resume counts as live). A container being started counts as live to the
+ * caller (its run is not terminal). Engine failures leave everything in place and are returned.
+ * @param {string} storeDir @param {ContainerTarget} target
+ * @param {(rowId: string, runId: string) => boolean | Promise<boolean>} runIsLive
+ * @returns {Promise<{ removed: string[], error?: EngineError }>}
+ */
+export async function reconcile(storeDir, target, runIsLive) {
+	const { engine, engineHost } = target;
+	try {
+		const names = (await engineRun(engine, containerListArgs(engine, engineHost, storeDir), { timeoutMs: 30_000 })).stdout.split("\n").map((n) => n.trim()).filter(Boolean);
+		if (names.length === 0) return { removed: [] };
+		const inspected = await engineRun(engine, containerLabelsArgs(engine, engineHost, names), { timeoutMs: 30_000, okIfGone: true });
+		const labels = inspected.stdout.trim().split("\n");
+		/** @type {{ name: string, labels: Record<string, string> }[]} */
+		const found = names.map((name, i) => {
+			try {
+				return { name, labels: JSON.parse(labels[i] ?? "{}") ?? {} };
+			} catch {
+				return { name, labels: {} };
+			}
+		});
+		/** @type {Set<string>} */
+		const live = new Set();
+		for (const { labels: l } of found) {
+			const row = l["agent-board.row"];
+			const runId = l["agent-board.run"];
+			if (row && runId && (await runIsLive(row, runId))) live.add(runId);
+		}
+		const orphans = orphanContainers(found, (_row, runId) => live.has(runId));
+		for (const name of orphans) await engineRun(engine, [...engineGlobalArgs(engine, engineHost), "rm", "-f", name], { okIfGone: true, timeoutMs: 60_000 });
+		return { removed: orphans };
+	} catch (error) {
+		if (error instanceof EngineError) return { removed: [], error };
+		throw error;
+	}
+}
+
+/**
+ * `targets check` for a container target: engine (and its daemon), image, node/pi/bash/git inside it,
+ * the model provider from the target's network, --engine-host refused; prepares the start cache.
+ * @param {ContainerTarget} target
+ * @param {{ storeDir?: string, agentDir?: string, model?: string, baseUrl?: string }} [options]
+ * @returns {Promise<import("../../far/host-check.mjs").CheckItem[]>}
+ */
+export async function check(target, options = {}) {
+	return (await checkContainerTarget(target, options)).items;
+}

@@ -1,0 +1,109 @@
+// run.json: one run's config, written once by its dispatcher (src/board/engine/launch.ts) and read by its one
+// reader, the runner. The runner cannot load typebox, so the shape is defined here, once, and checked
+// on read: a wrong file is refused with the path and the field, and left as it is.
+import { readFileSync } from "node:fs";
+import { RUN_LAYOUTS } from "../store/store-layout.mjs";
+
+/**
+ * @typedef {object} RunConfig
+ * @property {string} rowId
+ * @property {string} runId
+ * @property {string} runDir
+ * @property {string} storeDir
+ * @property {number} maxConcurrent
+ * @property {string} sessionFile
+ * @property {string} cwd
+ * @property {string} prompt
+ * @property {string[]} piCommand
+ * @property {string} [model]
+ * @property {string} [thinking]
+ * @property {string} [extensionPath]
+ * @property {Record<string, string>} env
+ * @property {string} [summaryModel]
+ * @property {number} [summaryTimeoutMs]
+ * @property {number} [stopGraceMs]
+ * @property {number} createdAt
+ * @property {import("../store/store-layout.mjs").RunLayout} [layout]  where its paths are (absent: the board's store)
+ * @property {import("../kinds/driver.mjs").TargetSnapshot} [target]  a non-local run: the target as it was when dispatched (its link checks it)
+ * @property {string} [repo]      a non-local run: the local repository
+ * @property {string} [worktree]  a non-local run: the row's local worktree, the mirror of the target's workspace
+ * @property {string} [agentDir]  a non-local run: the user's pi agent dir (a container's pi home is made from it)
+ */
+
+/**
+ * @template T
+ * @typedef {T extends string[] ? "strings" : T extends import("../store/store-layout.mjs").RunLayout ? "layout" : T extends string ? "string" : T extends number ? "number" : T extends Record<string, string> ? "env" : "object"} KindOf
+ */
+
+/**
+ * Each field's kind, derived from RunConfig: a field added there fails to typecheck until it is here.
+ * @type {{ [K in keyof RunConfig]-?: undefined extends RunConfig[K] ? `${KindOf<NonNullable<RunConfig[K]>>}?` : KindOf<RunConfig[K]> }}
+ */
+const FIELDS = {
+	rowId: "string",
+	runId: "string",
+	runDir: "string",
+	storeDir: "string",
+	maxConcurrent: "number",
+	sessionFile: "string",
+	cwd: "string",
+	prompt: "string",
+	piCommand: "strings",
+	model: "string?",
+	thinking: "string?",
+	extensionPath: "string?",
+	env: "env",
+	summaryModel: "string?",
+	summaryTimeoutMs: "number?",
+	stopGraceMs: "number?",
+	createdAt: "number",
+	layout: "layout?",
+	target: "object?",
+	repo: "string?",
+	worktree: "string?",
+	agentDir: "string?",
+};
+
+/** @param {unknown} value @param {string} kind @returns {string | undefined} what is wrong */
+function kindError(value, kind) {
+	const base = kind.replace("?", "");
+	if (value === undefined) return kind.endsWith("?") ? undefined : "is required";
+	if (base === "string") return typeof value === "string" ? undefined : "must be string";
+	if (base === "number") return typeof value === "number" && Number.isFinite(value) ? undefined : "must be number";
+	if (base === "strings") return Array.isArray(value) && value.length > 0 && value.every((word) => typeof word === "string") ? undefined : "must be a non-empty array of strings";
+	if (base === "layout") return RUN_LAYOUTS.includes(/** @type {never} */ (value)) ? undefined : `must be one of ${RUN_LAYOUTS.join(", ")}`;
+	if (base === "object") return value !== null && typeof value === "object" && !Array.isArray(value) ? undefined : "must be object";
+	const entries = value !== null && typeof value === "object" && !Array.isArray(value) ? Object.values(value) : undefined;
+	return entries?.every((entry) => typeof entry === "string") ? undefined : "must be an object of strings";
+}
+
+/**
+ * The first shape error of a parsed run.json ("/prompt must be string"), or undefined.
+ * @param {unknown} value
+ */
+export function runConfigError(value) {
+	if (value === null || typeof value !== "object" || Array.isArray(value)) return "/ must be object";
+	const record = /** @type {Record<string, unknown>} */ (value);
+	for (const [field, kind] of Object.entries(FIELDS)) {
+		const error = kindError(record[field], kind);
+		if (error) return `/${field} ${error}`;
+	}
+	return undefined;
+}
+
+/**
+ * Reads and checks run.json; throws "<path>: /field must be ..." (or the JSON error) naming the file.
+ * @param {string} path
+ * @returns {RunConfig}
+ */
+export function readRunConfig(path) {
+	let value;
+	try {
+		value = JSON.parse(readFileSync(path, "utf8"));
+	} catch (error) {
+		throw new Error(`${path}: ${error instanceof Error ? error.message : String(error)}`);
+	}
+	const error = runConfigError(value);
+	if (error) throw new Error(`${path}: ${error}`);
+	return /** @type {RunConfig} */ (value);
+}

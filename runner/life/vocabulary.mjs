@@ -1,0 +1,33 @@
+// The closed word lists of the store and the control channel, each defined once. The runner uses
+// them as they are; src/board/engine/schemas.ts builds the store files' shapes from the same arrays, and
+// the TypeScript types come from those shapes (typebox Static), so no list is written twice.
+
+/** A run's state (status.json /state), and so its row's. */
+export const RUN_STATES = /** @type {const} */ (["queued", "working", "needs_input", "completed", "idle", "failed", "stopped", "error"]);
+
+/** pi's --thinking levels. */
+export const THINKING_LEVELS = /** @type {const} */ (["off", "minimal", "low", "medium", "high", "xhigh"]);
+
+/** Where a row runs: its cwd, a worktree when another writer is active in the repo, or always a worktree. */
+export const WORKTREE_MODES = /** @type {const} */ (["none", "auto", "worktree"]);
+
+/** How a message reached a running worker (receipt /as). */
+export const DELIVERY_KINDS = /** @type {const} */ (["steer", "followUp", "answer"]);
+
+/** How a message to a running worker is meant: into the current turn, or after it. */
+export const DELIVER_AS = /** @type {const} */ (["steer", "followUp"]);
+
+/** The runner's answer to one inbox message. */
+export const RECEIPT_STATUSES = /** @type {const} */ (["delivered", "rejected"]);
+
+/** Where a needs-input question came from: the ask_user tool, or the trailing-question fallback. */
+export const QUESTION_SOURCES = /** @type {const} */ (["tool", "heuristic"]);
+
+/** What kind of place a target is. */
+export const TARGET_KINDS = /** @type {const} */ (["ssh", "container"]);
+
+/** The container engines a target may name (their own CLIs). */
+export const CONTAINER_ENGINES = /** @type {const} */ (["docker", "podman"]);
+
+/** Attempts one dispatch may start (an attempt set). */
+export const MAX_ATTEMPTS = 8;

@@ -1,0 +1,93 @@
+/** Checks a dispatch's inputs before anything is written: a bad request changes nothing. */
+import { execFileSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { MAX_MESSAGE_BYTES } from "../../../runner/life/reasons.mjs";
+import { MAX_ATTEMPTS, THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
+import { BoardError } from "./errors.ts";
+import type { BoardRow, DispatchOptions, WorktreeMode } from "./types.ts";
+import { repoRoot } from "../git/worktree.ts";
+
+/** Rows in one attempt set at most. */
+export { MAX_ATTEMPTS };
+
+/** The prompt travels over the control channel, not argv; the bound keeps one run.json sane. */
+const MAX_PROMPT_BYTES = 1024 * 1024;
+
+function checkText(text: unknown, what: string, limit: number): string {
+	if (typeof text !== "string" || text.trim() === "") throw new BoardError("invalid", `${what} must be a non-empty string`);
+	// pi's session file and the providers treat NUL as the end of text: refuse rather than truncate.
+	if (text.includes("\0")) throw new BoardError("invalid", `${what} contains a NUL byte, which pi cannot carry`);
+	const bytes = Buffer.byteLength(text);
+	if (bytes > limit) throw new BoardError("too-large", `${what} is ${bytes} bytes; the limit is ${limit}`);
+	return text;
+}
+
+export function checkPrompt(prompt: unknown): string {
+	return checkText(prompt, "prompt", MAX_PROMPT_BYTES);
+}
+
+/** A reply's text: it may become a new run's prompt, so it meets both limits (and is worded as one). */
+export function checkMessage(text: unknown): string {
+	return checkText(text, "prompt", Math.min(MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES));
+}
+
+export function checkDispatch(options: DispatchOptions): { cwd: string; worktreeMode: WorktreeMode; repo: string | undefined } {
+	if (typeof options.cwd !== "string" || !options.cwd) throw new BoardError("invalid", "cwd is required");
+	const cwd = resolve(options.cwd);
+	let isDir = false;
+	try {
+		isDir = statSync(cwd).isDirectory();
+	} catch {
+		throw new BoardError("invalid", `working directory does not exist: ${cwd}`);
+	}
+	if (!isDir) throw new BoardError("invalid", `working directory is not a directory: ${cwd}`);
+	const thinking: unknown = options.thinking;
+	if (thinking !== undefined && !THINKING_LEVELS.some((level) => level === thinking)) throw new BoardError("invalid", `invalid thinking level: ${String(thinking)}`);
+	const mode: unknown = options.worktreeMode ?? "none";
+	const worktreeMode = WORKTREE_MODES.find((known) => known === mode);
+	if (!worktreeMode) throw new BoardError("invalid", `invalid worktree mode: ${String(mode)}`);
+	const repo = repoRoot(cwd);
+	if (worktreeMode === "worktree" && !repo) throw new BoardError("invalid", `worktree mode needs a git repository: ${cwd} is not inside one`);
+	return { cwd, worktreeMode, repo };
+}
+
+export function checkCount(count: unknown): number {
+	if (count === undefined) return 1;
+	if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > MAX_ATTEMPTS) {
+		throw new BoardError("invalid", `count must be a whole number from 1 to ${MAX_ATTEMPTS} (got ${JSON.stringify(count)})`);
+	}
+	return count;
+}
+
+function hasCommits(repo: string): boolean {
+	try {
+		execFileSync("git", ["rev-parse", "--verify", "-q", "HEAD"], { cwd: repo, stdio: "ignore", timeout: 15_000 });
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * A dispatch that needs its own worktree (an attempt set, a fork, worktree mode) needs a repository
+ * with a commit to branch from; `why` names which one it is in the refusal.
+ */
+export function checkBranchable(cwd: unknown, why: string): void {
+	if (typeof cwd !== "string" || !cwd || !existsSync(cwd)) throw new BoardError("invalid", `working directory does not exist: ${String(cwd)}`);
+	const repo = repoRoot(resolve(cwd));
+	if (!repo) throw new BoardError("invalid", `${why} needs a git repository: ${cwd} is not inside one`);
+	if (!hasCommits(repo)) throw new BoardError("invalid", `${why} needs a commit to branch from: repository ${repo} has no commits yet`);
+}
+
+/** A row can be forked once it has finished or stopped and has a conversation to copy. */
+export function checkForkSource(row: BoardRow): void {
+	if (row.state === "queued" || row.state === "working") throw new BoardError("invalid", `row ${row.id} is still ${row.state}; fork it once it has finished or stopped`);
+	let size = 0;
+	try {
+		size = statSync(row.sessionFile).size;
+	} catch {
+		throw new BoardError("invalid", `row ${row.id} has no session file to fork (${row.sessionFile})`);
+	}
+	if (size === 0) throw new BoardError("invalid", `row ${row.id}'s session file is empty; there is no conversation to fork`);
+}

@@ -1,0 +1,84 @@
+/**
+ * The launcher: how a row's run starts. It writes the run's config and queued status, then the meta
+ * that names the run, then the run's queue entry, and pumps the queue; the queue starts the runner
+ * when a slot is free. Every run starts here, a dispatch's first run and a resume alike, so where a
+ * run goes is decided in one place: a row with a target (docs/engine.md, "Targets") gets the target's
+ * config snapshotted into run.json (an edit or removal never changes a run in flight) and its entry in
+ * that target's queue; the queue starts its link instead of a runner.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { getAgentDir } from "@earendil-works/pi-coding-agent";
+import { ensureDir, touchNotify, writeJsonAtomic } from "../../../runner/store/fs-util.mjs";
+import { enqueue } from "../../../runner/life/queue.mjs";
+import type { RunConfig } from "../../../runner/life/run-config.mjs";
+import { initialStatus } from "../../../runner/life/state-rules.mjs";
+import { EXTENSION_PATH } from "./commands.ts";
+import type { EngineContext } from "./engine-context.ts";
+import { BoardError } from "./errors.ts";
+import { newId } from "./ids.ts";
+import { markLive } from "./live-marks.ts";
+import { writeMeta } from "./store.ts";
+import { targetSnapshot } from "../targets/dispatch-target.ts";
+import type { RowMeta } from "./types.ts";
+
+export function newRunId(): string {
+	return newId("run-");
+}
+
+/** run.json: everything the runner needs, the prompt included (the file is 0600; argv never sees it). */
+function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: string, now: number): RunConfig {
+	const env: Record<string, string> = { AGENT_BOARD_WORKER: "1", AGENT_BOARD_ROW: meta.id, PONYTAIL_CONDENSED: "1" };
+	if (meta.ponytailMode) env.PONYTAIL_DEFAULT_MODE = meta.ponytailMode;
+	return {
+		rowId: meta.id,
+		runId: meta.currentRunId,
+		runDir,
+		storeDir: ctx.paths.root,
+		maxConcurrent: ctx.maxConcurrent,
+		// Derived from the ids, like every path the runner writes (the runner checks it).
+		sessionFile: ctx.paths.session(meta.id),
+		cwd: meta.runCwd,
+		prompt,
+		piCommand: ctx.piCommand(),
+		model: meta.model,
+		thinking: meta.thinking,
+		extensionPath: EXTENSION_PATH,
+		env,
+		summaryModel: ctx.summaryModel,
+		stopGraceMs: ctx.stopGraceMs,
+		createdAt: now,
+		...(meta.target ? { target: targetSnapshot(ctx.storeDir, meta.target), repo: meta.repo, worktree: meta.worktreePath, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir() } : {}),
+	};
+}
+
+/**
+ * Starts the run `meta.currentRunId` of the row `meta` with `prompt`. The run's files come first and
+ * meta after them, so a reader never sees meta naming a run without a status; the queue entry comes
+ * last, so nothing starts a run whose row is not written. Errors leave the caller to clean up.
+ */
+export function launchRun(ctx: EngineContext, meta: RowMeta, prompt: string): void {
+	const runDir = ctx.paths.run(meta.id, meta.currentRunId);
+	const now = Date.now();
+	// First: a target that is gone refuses the run before anything is written.
+	const config = runConfig(ctx, meta, prompt, runDir, now);
+	ensureDir(runDir);
+	writeJsonAtomic(join(runDir, "run.json"), config);
+	writeJsonAtomic(join(runDir, "status.json"), initialStatus(meta.currentRunId, meta.id, now));
+	writeMeta(ctx.paths, meta);
+	// Before the queue entry: a run that can start is always in the live summary.
+	markLive(ctx.paths.root, meta.id);
+	enqueue(ctx.paths.root, { rowId: meta.id, runId: meta.currentRunId, ...(meta.target ? { target: meta.target } : {}) });
+	touchNotify(ctx.storeDir, meta.id);
+	try {
+		ctx.pump(true);
+	} catch {
+		// The run is queued; a later read starts it or says why it cannot start.
+	}
+}
+
+/** A new run of an existing row on its session, with the earlier conversation (the caller holds the row lock). */
+export function resumeRun(ctx: EngineContext, meta: RowMeta, prompt: string): void {
+	if (!existsSync(meta.runCwd)) throw new BoardError("invalid", `working directory does not exist: ${meta.runCwd}`);
+	launchRun(ctx, { ...meta, currentRunId: newRunId(), updatedAt: Date.now() }, prompt);
+}

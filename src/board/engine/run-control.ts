@@ -1,0 +1,143 @@
+/**
+ * Talking to a run: one reply for every state and a stop that asks before it kills. Decisions are
+ * taken under the row lock, so two replies never start two workers on one session file; delivery
+ * itself goes through the run's inbox, answered by its runner (runner/life/inbox.mjs).
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { touchNotify, writeJsonAtomic } from "../../../runner/store/fs-util.mjs";
+import { dropMessage, inboxNames, receiptPath, rejectWaiting } from "../../../runner/life/inbox.mjs";
+import { claimEntry, queuedEntryName } from "../../../runner/life/queue.mjs";
+import { withRowLock } from "../../../runner/store/row-lock.mjs";
+import { markStopped, runEnded } from "../../../runner/life/state-rules.mjs";
+import { checkMessage } from "./dispatch-checks.ts";
+import type { EngineContext } from "./engine-context.ts";
+import { resumeRun } from "./launch.ts";
+import { readRow, requireMeta } from "./row-read.ts";
+import { endOrphanLocked, killRunProcesses, recordOrphanEnd, runOwner } from "./run-liveness.ts";
+import { BoardError } from "./errors.ts";
+import { FileCache, readReceiptFile, readStatus } from "./store.ts";
+import { respawnLinkLocked } from "../targets/link-respawn.ts";
+import type { BoardRow, Receipt, ReplyOptions, ReplyResult } from "./types.ts";
+
+const DEFAULT_RECEIPT_WAIT_MS = 15_000;
+
+type Decision = { kind: "new-run" } | { kind: "inbox"; runDir: string; messageId: string; queued: boolean };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const DEFAULT_STOP_GRACE_MS = 3000;
+
+export function controlRun(ctx: EngineContext) {
+	const { paths } = ctx;
+	const stopGraceMs = ctx.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+
+	function decide(id: string, text: string, options: ReplyOptions): Decision {
+		const meta = requireMeta(ctx, id);
+		if (meta.archived) throw new BoardError("archived", `row ${id} is archived; unarchive it before replying`);
+		const row = readRow(ctx, id);
+		if (row.state === "error") throw new BoardError("unreadable-row", `row ${id} cannot be read: ${row.error ?? "error"}`);
+		const runDir = paths.run(id, meta.currentRunId);
+		const status = readStatus(runDir, new FileCache());
+		let owner = runOwner(paths.root, runDir, status);
+		// A target run whose link died goes on there: a new link takes the message.
+		if (!runEnded(status) && owner === "none" && meta.target && respawnLinkLocked(ctx, runDir, meta.target)) owner = "runner";
+		if (runEnded(status) || owner === "none") {
+			if (!runEnded(status)) endOrphanLocked(runDir, paths.root, id, "died");
+			resumeRun(ctx, meta, text);
+			return { kind: "new-run" };
+		}
+		const deliverAs = options.followUp ? "followUp" : "steer";
+		const messageId = dropMessage(runDir, { kind: "message", text, deliverAs });
+		touchNotify(paths.root, id);
+		return { kind: "inbox", runDir, messageId, queued: owner === "queue" };
+	}
+
+	async function waitReceipt(runDir: string, messageId: string, timeoutMs: number): Promise<Receipt | undefined> {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const receipt = readReceiptFile(receiptPath(runDir, messageId));
+			if (receipt) return { ...receipt };
+			if (Date.now() > deadline) return undefined;
+			await sleep(25);
+		}
+	}
+
+	async function reply(id: string, text: string, options: ReplyOptions = {}): Promise<ReplyResult> {
+		requireMeta(ctx, id);
+		checkMessage(text);
+		// A message that reaches a run as it ends comes back rejected "run-ended": then the row is
+		// finished and the same text starts a new run. Twice at most: the second decision sees the ended run.
+		for (let attempt = 0; attempt < 3; attempt++) {
+			const decision = await withRowLock(paths.row(id), () => decide(id, text, options));
+			if (decision.kind === "new-run") return { row: readRow(ctx, id), delivery: "new-run" };
+			if (decision.queued) return { row: readRow(ctx, id), delivery: "queued" };
+			const receipt = await waitReceipt(decision.runDir, decision.messageId, options.receiptTimeoutMs ?? DEFAULT_RECEIPT_WAIT_MS);
+			if (!receipt) return { row: readRow(ctx, id), delivery: "pending" };
+			if (receipt.status === "delivered") return { row: readRow(ctx, id), delivery: receipt.as ?? "steer", receipt };
+			if (receipt.code !== "run-ended") throw new BoardError("not-delivered", `message not delivered: ${receipt.reason ?? "rejected"}`);
+			// Wait for the runner to record the end before deciding again.
+			await waitEnded(id, 10_000);
+		}
+		throw new BoardError("busy", `row ${id} kept ending before the message could be delivered; try again`);
+	}
+
+	async function waitEnded(id: string, timeoutMs: number): Promise<BoardRow> {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const row = readRow(ctx, id);
+			const status = row.runDir ? readStatus(row.runDir, new FileCache()) : undefined;
+			// The row was read before the status: once the status says it ended, read the row again.
+			if (status && runEnded(status)) return readRow(ctx, id);
+			if (!status || row.state === "error") return row;
+			if (Date.now() > deadline) return row;
+			await sleep(50);
+		}
+	}
+
+	/** Queued: take the run out of the queue (its owner now) and record the stop. */
+	function stopQueued(id: string, runDir: string, runId: string): boolean {
+		const name = queuedEntryName(paths.root, runId);
+		if (!name || !claimEntry(paths.root, name, runDir, "stop")) return false;
+		const now = Date.now();
+		const status = markStopped(readStatus(runDir, new FileCache()), now);
+		// Replies that waited for this run will not be steered in: each gets its receipt, shown in the row.
+		rejectWaiting(runDir, status, "not-started", now, "it was stopped while queued");
+		writeJsonAtomic(join(runDir, "status.json"), status);
+		touchNotify(paths.root, id);
+		return true;
+	}
+
+	async function stop(id: string): Promise<BoardRow> {
+		requireMeta(ctx, id);
+		const target = await withRowLock(paths.row(id), () => {
+			const meta = requireMeta(ctx, id);
+			const runDir = paths.run(id, meta.currentRunId);
+			const status = readStatus(runDir, new FileCache());
+			if (runEnded(status)) return undefined;
+			if (stopQueued(id, runDir, status.runId)) return undefined;
+			const owner = runOwner(paths.root, runDir, status);
+			// A target run without its link: a new link ends it at the target (a one-shot stop there).
+			const onTarget = meta.target !== undefined;
+			if (owner === "none" && !(onTarget && respawnLinkLocked(ctx, runDir, meta.target ?? ""))) {
+				endOrphanLocked(runDir, paths.root, id, "stopped");
+				return undefined;
+			}
+			dropMessage(runDir, { kind: "stop" });
+			return { runDir, onTarget };
+		});
+		if (!target) return readRow(ctx, id);
+		// An unreachable target keeps the stop: its link delivers it when the target is back.
+		if (target.onTarget && readRow(ctx, id).unreachable) return readRow(ctx, id);
+		const row = await waitEnded(id, stopGraceMs * 2 + 8000);
+		const status = readStatus(target.runDir, new FileCache());
+		if (runEnded(status)) return readRow(ctx, id);
+		if (target.onTarget) return row;
+		// The runner did not answer (hung or starting): end every process of the run, then record it.
+		killRunProcesses(status.runId);
+		recordOrphanEnd(paths.row(id), target.runDir, paths.root, id, "stopped");
+		return readRow(ctx, id);
+	}
+
+	return { reply, stop, pendingMessages: (runDir: string) => (existsSync(runDir) ? inboxNames(runDir).length : 0) };
+}

@@ -1,0 +1,169 @@
+/**
+ * The board engine's API: every consumer (dashboard, commands, LLM tools) goes through here. This
+ * module only wires the parts: reading a row (row-read.ts), checking and creating dispatched rows
+ * (dispatch-checks.ts, dispatch.ts), starting runs (launch.ts), talking to them (run-control.ts),
+ * meta changes under the row lock (meta-update.ts), attempt sets (attempts.ts) and the change feed.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { touchNotify } from "../../../runner/store/fs-util.mjs";
+import { attemptViews } from "./attempts.ts";
+import { dispatchRows, forkOptions } from "./dispatch.ts";
+import { createEngineContext, type BoardServiceOptions } from "./engine-context.ts";
+import { BoardError } from "./errors.ts";
+import { validateId } from "./ids.ts";
+import { settleMergeLocked } from "./merge-intent.ts";
+import { liveMarkIds, liveRows, markLive, settleMark } from "./live-marks.ts";
+import { metaUpdates } from "./meta-update.ts";
+import type { StorePaths } from "./paths.ts";
+import { readRow, requireMeta } from "./row-read.ts";
+import { controlRun } from "./run-control.ts";
+import { guardStore } from "./store-guard.ts";
+import { safetyPoll, storeVersion } from "./store-poll.ts";
+import { StoreWatch } from "./store-watch.ts";
+import { containerReconciler } from "../targets/container-reconcile.ts";
+import { targetsApi } from "../targets/targets-api.ts";
+import { listRowIds, readEventsFile, writeMeta } from "./store.ts";
+import type { BoardRow, BoardService, DiffStats, DispatchOptions } from "./types.ts";
+import { diffStats, removeWorktreeDir } from "../git/worktree.ts";
+
+export type { BoardServiceOptions, StorePaths };
+
+/** The service plus engine extras that are not part of the dashboard contract. */
+export interface BoardEngine extends BoardService {
+	/** Compact worker events of the current run (events.jsonl), oldest first; `limit` keeps the last N. */
+	events(id: string, options?: { limit?: number }): Promise<Record<string, unknown>[]>;
+	/** Diff stats of a worktree row against its branch point (runs git). */
+	diff(id: string): Promise<DiffStats | undefined>;
+	/** Starts queued runs while slots are free (every read does this too). */
+	pump(): void;
+}
+
+export function createBoardService(options: BoardServiceOptions = {}): BoardEngine {
+	const ctx = createEngineContext(options);
+	const { paths, storeDir } = ctx;
+	const meta = metaUpdates(ctx);
+	const control = controlRun(ctx);
+	const storeWatch = new StoreWatch({ storeRoot: storeDir, safetyCheck: safetyPoll(ctx, { liveIds: () => liveMarkIds(storeDir), stale: (id, row) => settleMark(ctx, id, row) }), safetyPollMs: ctx.safetyPollMs });
+	const containers = containerReconciler(ctx);
+
+	/** Reads pump the queue first, so a killed runner never strands it; a stuck queue says why on its rows. */
+	function pumpQuietly(): void {
+		try {
+			ctx.pump();
+		} catch {
+			// Reported on the rows.
+		}
+	}
+
+	async function list(listOptions?: { includeArchived?: boolean; slim?: boolean }): Promise<BoardRow[]> {
+		guardStore(paths.root);
+		ctx.tryInit();
+		pumpQuietly();
+		const rows = listRowIds(paths).map((id) => readRow(ctx, id, listOptions?.slim !== true));
+		// Containers no run owns any more (a killed link, a restart), found by label, in the background.
+		containers.maybe();
+		return listOptions?.includeArchived ? rows : rows.filter((row) => !row.archived);
+	}
+
+	async function get(id: string, getOptions?: { slim?: boolean }): Promise<BoardRow | undefined> {
+		validateId(id);
+		if (!existsSync(paths.row(id))) return undefined;
+		pumpQuietly();
+		return readRow(ctx, id, getOptions?.slim !== true);
+	}
+
+	const attempts = attemptViews({
+		list,
+		get,
+		withRowLock: (id, fn) => meta.withLock(id, fn, 120_000),
+		changeMeta: (id, change) => meta.changeLocked(id, change),
+		settleMerge: (id) => void settleMergeLocked(ctx, id),
+	});
+
+	async function dispatchAttempts(dispatchOptions: DispatchOptions): Promise<BoardRow[]> {
+		return dispatchRows(ctx, dispatchOptions);
+	}
+
+	return {
+		storeDir,
+		dispatchAttempts,
+		async dispatch(dispatchOptions) {
+			const [first] = await dispatchAttempts(dispatchOptions);
+			if (!first) throw new Error("dispatch started no row");
+			return first;
+		},
+		async fork(id, forkOpts) {
+			const source = await get(id);
+			if (!source) throw new BoardError("no-such-row", `no such row: ${id}`);
+			return dispatchAttempts(forkOptions(source, forkOpts));
+		},
+		reply: control.reply,
+		stop: control.stop,
+		pump: () => ctx.pump(true),
+		async list(listOptions) {
+			return attempts.annotate(await list(listOptions));
+		},
+		get,
+		async liveRows() {
+			guardStore(paths.root);
+			ctx.tryInit();
+			pumpQuietly();
+			return liveRows(ctx);
+		},
+		async rowIds() {
+			guardStore(paths.root);
+			return listRowIds(paths);
+		},
+		compare: attempts.compare,
+		compareDiff: attempts.compareDiff,
+		merge: attempts.merge,
+		async archive(id) {
+			await meta.update(id, (row) => (row.archived = true));
+		},
+		async unarchive(id) {
+			await meta.update(id, (row) => {
+				row.archived = false;
+				// Under the row lock: a question asked before the archive counts again.
+				markLive(storeDir, id);
+			});
+		},
+		async rename(id, name) {
+			if (typeof name !== "string" || !name.trim()) throw new BoardError("invalid", "name must be a non-empty string");
+			await meta.update(id, (row) => (row.name = name.trim()));
+		},
+		async pin(id, pinned) {
+			await meta.update(id, (row) => (row.pinned = pinned));
+		},
+		async markViewed(id) {
+			await meta.update(id, (row) => (row.lastViewedAt = Date.now()));
+		},
+		async removeWorktree(id, removeOptions) {
+			await meta.withLock(id, () => {
+				const current = requireMeta(ctx, id);
+				if (!current.worktreePath || !current.repo) throw new BoardError("invalid", `row ${id} has no worktree`);
+				const row = readRow(ctx, id);
+				if (row.alive || row.state === "queued") throw new BoardError("busy", `row ${id} is still ${row.state}; stop it first`);
+				removeWorktreeDir(current.repo, current.worktreePath, removeOptions?.force === true);
+				writeMeta(paths, { ...current, worktreePath: undefined, updatedAt: Date.now() });
+				touchNotify(storeDir, id);
+			});
+		},
+		async events(id, eventOptions) {
+			const current = requireMeta(ctx, id);
+			const events = readEventsFile(join(paths.run(id, current.currentRunId), "events.jsonl"));
+			return eventOptions?.limit ? events.slice(-eventOptions.limit) : events;
+		},
+		async diff(id) {
+			const current = requireMeta(ctx, id);
+			return current.worktreePath ? diffStats(current.worktreePath, current.baseCommit) : undefined;
+		},
+		async version() {
+			return storeVersion(ctx);
+		},
+		watch(onChange) {
+			return storeWatch.subscribe(onChange);
+		},
+		targets: targetsApi(ctx, async () => liveRows(ctx), () => list({ includeArchived: true })),
+	};
+}

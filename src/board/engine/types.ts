@@ -1,0 +1,261 @@
+/**
+ * Contract between the board engine (service, runner, store) and its consumers (dashboard,
+ * commands, LLM tools). The engine owns the implementation; consumers import only these types and
+ * the service created by `createBoardService` in `service.ts`.
+ */
+
+import type { Static } from "typebox";
+import type {
+	AttemptSchema,
+	BoardConfigSchema,
+	ContainerTargetSchema,
+	LinkSchema,
+	SshTargetSchema,
+	TargetConfigSchema,
+	DeliveryKindSchema,
+	EventSchema,
+	LiveSchema,
+	MergedSchema,
+	MergeIntentSchema,
+	MetaSchema,
+	ProcessRecordSchema,
+	ReceiptSchema,
+	RunStateSchema,
+	SlotOwnerSchema,
+	StatusSchema,
+	ThinkingSchema,
+	UsageSchema,
+	WorktreeModeSchema,
+} from "./schemas.ts";
+import type { ReasonCode } from "../../../runner/life/reasons.mjs";
+import type { TargetsApi } from "../targets/targets-api.ts";
+
+// Store files and their parts: derived from the shapes the reader checks (schemas.ts), never restated.
+export type RowState = Static<typeof RunStateSchema>;
+export type WorktreeMode = Static<typeof WorktreeModeSchema>;
+export type ThinkingLevel = Static<typeof ThinkingSchema>;
+export type DeliveryKind = Static<typeof DeliveryKindSchema>;
+export type RowUsage = Static<typeof UsageSchema>;
+/** What the agent is doing right now (from the runner's status; absent when the run ended). */
+export type LiveView = Static<typeof LiveSchema>;
+/** The runner's answer to one message dropped in a run's inbox. */
+export type Receipt = Static<typeof ReceiptSchema>;
+export type BoardEvent = Static<typeof EventSchema>;
+export type AttemptInfo = Static<typeof AttemptSchema>;
+export type MergedInfo = Static<typeof MergedSchema>;
+export type MergeIntent = Static<typeof MergeIntentSchema>;
+/** rows/<id>/meta.json. */
+export type RowMeta = Static<typeof MetaSchema>;
+/** runs/<runId>/status.json (the runner's RunStatus). */
+export type RunStatus = Static<typeof StatusSchema>;
+/** runner.json / worker.json: a pid is only ever trusted together with its start time. */
+export type ProcessRecord = Static<typeof ProcessRecordSchema>;
+/** slots/slot-<n>.json. */
+export type SlotOwner = Static<typeof SlotOwnerSchema>;
+export type { ReasonCode };
+/** <store>/config.json. */
+export type BoardConfig = Static<typeof BoardConfigSchema>;
+export type TargetConfig = Static<typeof TargetConfigSchema>;
+export type SshTargetConfig = Static<typeof SshTargetSchema>;
+export type ContainerTargetConfig = Static<typeof ContainerTargetSchema>;
+/** A target run's connection as its link mirrors it. */
+export type LinkState = Static<typeof LinkSchema>;
+
+export interface DiffStats {
+	added: number;
+	removed: number;
+	files: number;
+}
+
+export interface ReplyOptions {
+	/** Working row: queue the text after the current turn instead of steering it in. */
+	followUp?: boolean;
+	/** How long to wait for the runner's receipt before returning "pending" (ms). */
+	receiptTimeoutMs?: number;
+}
+
+export interface ReplyResult {
+	row: BoardRow;
+	/**
+	 * steer / followUp / answer: delivered into the running worker; new-run: a new run on the same
+	 * session (the row was finished or parked); queued: waits in the inbox of a run that has not started;
+	 * pending: dropped in the inbox, no receipt yet.
+	 */
+	delivery: DeliveryKind | "new-run" | "queued" | "pending";
+	receipt?: Receipt;
+}
+
+/** One row as consumers see it: stable meta merged with derived state (reconciled on read). */
+export interface BoardRow {
+	id: string;
+	name: string;
+	cwd: string;
+	/** git toplevel of cwd, when it is a repo. */
+	repo?: string;
+	sessionFile: string;
+	createdAt: number;
+	updatedAt: number;
+	pinned: boolean;
+	archived: boolean;
+	model?: string;
+	thinking?: ThinkingLevel;
+	worktreeMode: WorktreeMode;
+	worktreePath?: string;
+	branch?: string;
+	ponytailMode?: string;
+	state: RowState;
+	/** Process liveness of the current run's worker/runner. */
+	alive: boolean;
+	summary: string;
+	/** Exact question when state is needs_input. */
+	question?: string;
+	latestAssistant?: string;
+	currentTool?: string;
+	error?: string;
+	usage?: RowUsage;
+	diff?: DiffStats;
+	currentRunId?: string;
+	/** Milliseconds epoch of the last state change; unread = lastActivityAt > lastViewedAt. */
+	lastActivityAt: number;
+	lastViewedAt?: number;
+	recentEvents: BoardEvent[];
+	/** Choices offered by the worker's ask_user call, when state is needs_input. */
+	questionOptions?: string[];
+	/** Current run timing and exit (engine extension; absent for error rows). */
+	startedAt?: number;
+	endedAt?: number;
+	exitCode?: number;
+	/** Last few KB of the worker's stderr. */
+	stderrTail?: string;
+	/** Directory of the current run: status.json, events.jsonl, stderr.log, runner.json, worker.json. */
+	runDir?: string;
+	/** What the agent is doing now (working or waiting for an answer in place). */
+	live?: LiveView;
+	/** The model that actually answered (provider/id), from the worker's messages. */
+	modelUsed?: string;
+	/** Latest receipts of messages sent to the current run, oldest first. */
+	receipts?: Receipt[];
+	/** Why a queued run cannot start yet (e.g. the slots directory is unreadable), or why a live one cannot write (disk full). */
+	blockedReason?: string;
+	/** For programs: why the row failed or is blocked ("disk-full"); `error`/`blockedReason` say it for people. */
+	errorCode?: ReasonCode;
+	/** Member of an attempt set (dispatch --count N, or fork N). */
+	attempt?: AttemptInfo;
+	/** Set once the row's branch was merged into the main checkout (persists in meta.json). */
+	merged?: MergedInfo;
+	/** Files this row changed that other unmerged worktree rows of the same repo changed too. */
+	overlaps?: FileOverlap[];
+	/** Where the row runs: a target's name; absent: this machine ("local"). */
+	target?: string;
+	/** A target run whose target cannot be reached: since when, and why (the run goes on there). */
+	unreachable?: { since: number; reason: string };
+}
+
+export interface FileOverlap {
+	file: string;
+	/** Other rows that changed the file. */
+	rows: string[];
+}
+
+export interface DispatchOptions {
+	prompt: string;
+	name?: string;
+	cwd: string;
+	model?: string;
+	thinking?: ThinkingLevel;
+	worktreeMode?: WorktreeMode;
+	ponytailMode?: string;
+	/** Start this many rows of the prompt as one attempt set, each in its own worktree (1-8). */
+	count?: number;
+	/** Row id whose conversation the new row(s) continue (a fork of its session file). */
+	forkFrom?: string;
+	/** Where to run: a target's name (default: local). A target always gets its own worktree. */
+	target?: string;
+}
+
+/** One attempt set (or a single worktree row) as compare shows it. */
+export interface AttemptSetView {
+	setId?: string;
+	repo?: string;
+	rows: AttemptRowView[];
+}
+
+export interface AttemptRowView {
+	row: BoardRow;
+	/** Files changed against the branch point, committed or not (worktree rows). */
+	files: string[];
+	overlaps: FileOverlap[];
+}
+
+export interface MergeOptions {
+	/** Commit uncommitted worktree changes on the row's branch first (the user confirmed it). */
+	commit?: boolean;
+	/** Only compute the plan; change nothing. */
+	dryRun?: boolean;
+}
+
+/** What a merge will do, shown before it runs. */
+export interface MergePlan {
+	rowId: string;
+	branch: string;
+	worktreePath: string;
+	repo: string;
+	/** Branch of the main checkout that receives the merge. */
+	into: string;
+	head: string;
+	/** Uncommitted paths in the row's worktree (git status --porcelain lines). */
+	uncommitted: string[];
+	/** Commits on the row's branch that the current branch lacks. */
+	commits: number;
+	/** Files the merge changes in the main checkout (after committing the uncommitted ones). */
+	files: string[];
+}
+
+export type MergeResult =
+	| { status: "planned"; plan: MergePlan }
+	| { status: "merged"; plan: MergePlan; commit: string; fastForward: boolean; committed?: string }
+	| { status: "conflict"; plan: MergePlan; files: string[]; committed?: string; followUp: string };
+
+export interface BoardService {
+	/** Directory of the store (roster, rows, sessions). */
+	readonly storeDir: string;
+	/** One row; with `count` > 1 or `forkFrom` it starts the whole set and returns its first row. */
+	dispatch(options: DispatchOptions): Promise<BoardRow>;
+	/** Every row started for `options` (one, or an attempt set of `count`). */
+	dispatchAttempts(options: DispatchOptions): Promise<BoardRow[]>;
+	/** All rows (archived included only when asked), reconciled: dead runners become failed. */
+	/** `slim`: ended runs' events, stderr tail, receipts and whole answer may be left out (what a list line needs). */
+	list(options?: { includeArchived?: boolean; slim?: boolean }): Promise<BoardRow[]>;
+	get(id: string, options?: { slim?: boolean }): Promise<BoardRow | undefined>;
+	/** The rows that count in the footer and strip (live or asking), from the live summary: no store pass. */
+	liveRows?(): Promise<BoardRow[]>;
+	/** Every row id, oldest first (ids are time-sortable); names only, no row is read. */
+	rowIds?(): Promise<string[]>;
+	/** One reply for every state: steer/follow-up a working row, answer a question, or resume a finished row. */
+	reply(id: string, text: string, options?: ReplyOptions): Promise<ReplyResult>;
+	stop(id: string): Promise<BoardRow>;
+	archive(id: string): Promise<void>;
+	unarchive(id: string): Promise<void>;
+	rename(id: string, name: string): Promise<void>;
+	pin(id: string, pinned: boolean): Promise<void>;
+	markViewed(id: string): Promise<void>;
+	removeWorktree(id: string, options?: { force?: boolean }): Promise<void>;
+	/** Cheap change detector for pollers: changes whenever any row's files change (stat based). */
+	version(): Promise<string>;
+	/**
+	 * One shared change feed for the dashboard, footer and strip: calls back with the ids of rows whose
+	 * files changed (fs.watch on the store's notify/ directory, plus a slow safety poll that reports
+	 * every row). Returns the unsubscribe function.
+	 */
+	watch(onChange: (ids: readonly string[]) => void): () => void;
+	/** Start N rows from a copy of a row's conversation, each in a fresh worktree. */
+	fork(id: string, options?: { count?: number; prompt?: string }): Promise<BoardRow[]>;
+	/** The attempt set of a row (or the row alone): states, touched files, overlaps. */
+	compare(id: string): Promise<AttemptSetView>;
+	/** Unified diff between two rows' current worktree trees (uncommitted changes included). */
+	compareDiff(a: string, b: string): Promise<string[]>;
+	/** Merge a finished worktree row's branch into the main checkout's current branch. */
+	merge(id: string, options?: MergeOptions): Promise<MergeResult>;
+	/** Where rows run: this machine and the board's targets (ssh hosts, containers), with their limits. */
+	readonly targets: TargetsApi;
+}

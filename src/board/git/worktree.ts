@@ -1,0 +1,145 @@
+/** Git helpers for rows: repo detection, per-row worktrees on branch agent-board/<id>, diff stats. */
+import { execFile, execFileSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { open, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { relative, join } from "node:path";
+import type { DiffStats } from "../engine/types.ts";
+
+export function git(cwd: string, args: string[]): string {
+	return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 15_000 }).trim();
+}
+
+/** Output as git wrote it, for -z lists. */
+function gitRaw(cwd: string, args: string[]): string {
+	return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 15_000, maxBuffer: 64 * 1024 * 1024 });
+}
+
+export function repoRoot(cwd: string): string | undefined {
+	try {
+		return git(cwd, ["rev-parse", "--show-toplevel"]) || undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+export interface CreatedWorktree {
+	path: string;
+	branch: string;
+	baseCommit: string;
+	runCwd: string;
+}
+
+export function createWorktree(repo: string, cwd: string, id: string, path: string): CreatedWorktree {
+	const branch = `agent-board/${id}`;
+	let baseCommit: string;
+	try {
+		baseCommit = git(repo, ["rev-parse", "HEAD"]);
+	} catch {
+		throw new Error(`cannot create a worktree: ${repo} has no commits yet`);
+	}
+	try {
+		git(repo, ["worktree", "add", "-b", branch, path, baseCommit]);
+	} catch (error) {
+		const stderr = (error as { stderr?: string }).stderr ?? String(error);
+		throw new Error(`git worktree add failed: ${stderr.trim()}`);
+	}
+	const sub = relative(repo, cwd);
+	const runCwd = sub && !sub.startsWith("..") ? join(path, sub) : path;
+	return { path, branch, baseCommit, runCwd: existsSync(runCwd) ? runCwd : path };
+}
+
+export function removeWorktreeDir(repo: string, path: string, force: boolean): void {
+	if (!existsSync(path)) return;
+	const dirty = git(path, ["status", "--porcelain"]);
+	if (dirty && !force) throw new Error(`worktree ${path} has uncommitted changes; pass force to remove it anyway`);
+	git(repo, ["worktree", "remove", ...(force ? ["--force"] : []), path]);
+}
+
+/**
+ * Files a worktree changed, committed or not, untracked included, against its merge-base with the
+ * main checkout's HEAD: after the row merged the current branch in, only its own changes count.
+ */
+export function touchedFiles(path: string, repo: string | undefined): string[] | undefined {
+	if (!existsSync(path)) return undefined;
+	try {
+		let base = "HEAD";
+		try {
+			if (repo) base = git(path, ["merge-base", "HEAD", git(repo, ["rev-parse", "HEAD"])]) || "HEAD";
+		} catch {
+			// Unrelated histories or a main checkout without commits: changes since the row's HEAD.
+		}
+		// -z: names whole and unquoted (a leading space, a newline, non-ASCII), never trimmed.
+		const tracked = gitRaw(path, ["diff", "--name-only", "--no-renames", "-z", base]).split("\0");
+		const untracked = gitRaw(path, ["ls-files", "--others", "--exclude-standard", "-z"]).split("\0");
+		return [...new Set([...tracked, ...untracked].filter(Boolean))].sort();
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * Tree object of a worktree's current files, uncommitted and untracked ones included, built in a
+ * throwaway copy of its index so the worktree, its index and its branch stay exactly as they were.
+ */
+export function snapshotTree(path: string): string {
+	const index = git(path, ["rev-parse", "--path-format=absolute", "--git-path", "index"]);
+	const tmp = mkdtempSync(join(tmpdir(), "agent-board-index-"));
+	const tmpIndex = join(tmp, "index");
+	try {
+		if (existsSync(index)) copyFileSync(index, tmpIndex);
+		const env = { ...process.env, GIT_INDEX_FILE: tmpIndex };
+		const run = (args: string[]) => execFileSync("git", args, { cwd: path, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 }).trim();
+		run(["add", "-A", "."]);
+		return run(["write-tree"]);
+	} finally {
+		rmSync(tmp, { recursive: true, force: true });
+	}
+}
+
+function gitAsync(cwd: string, args: string[]): Promise<string> {
+	return new Promise((resolve, reject) => {
+		// Untrimmed: a -z list may start with a name that starts with a space.
+		execFile("git", args, { cwd, encoding: "utf8", timeout: 15_000, maxBuffer: 8 * 1024 * 1024 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+	});
+}
+
+/**
+ * +/- lines and files changed in the worktree against its base commit (committed or not). Async git,
+ * so it never blocks pi's UI; untracked files are counted from their first 256 KiB (200 files at most).
+ */
+export async function diffStats(path: string, baseCommit: string | undefined): Promise<DiffStats | undefined> {
+	try {
+		await stat(path);
+		const [out, others] = await Promise.all([gitAsync(path, ["diff", "--numstat", baseCommit ?? "HEAD"]), gitAsync(path, ["ls-files", "--others", "--exclude-standard", "-z"])]);
+		const untracked = others.split("\0").filter(Boolean);
+		const stats: DiffStats = { added: 0, removed: 0, files: untracked.length };
+		for (const file of untracked.slice(0, 200)) stats.added += await countLinesAsync(join(path, file));
+		for (const line of out.split("\n").filter(Boolean)) {
+			const [added, removed] = line.split("\t");
+			stats.files += 1;
+			stats.added += Number(added) || 0;
+			stats.removed += Number(removed) || 0;
+		}
+		return stats;
+	} catch {
+		return undefined;
+	}
+}
+
+async function countLinesAsync(path: string): Promise<number> {
+	try {
+		const handle = await open(path, "r");
+		try {
+			const buffer = Buffer.alloc(256 * 1024);
+			const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+			let lines = 0;
+			for (let i = 0; i < bytesRead; i++) if (buffer[i] === 10) lines += 1;
+			return bytesRead > 0 && buffer[bytesRead - 1] !== 10 ? lines + 1 : lines;
+		} finally {
+			await handle.close();
+		}
+	} catch {
+		return 0;
+	}
+}
