@@ -9,15 +9,12 @@ import type { BoardRow } from "../engine/types.ts";
 import { clean } from "../view-model/row-text.ts";
 import { message } from "../view-model/ui-types.ts";
 import { ConfirmView } from "./confirm-view.ts";
+import { plural } from "./merge-flow.ts";
 import { ReplyView } from "./reply-view.ts";
 import type { Host } from "./view.ts";
 
 function tag(row: BoardRow): string {
 	return row.attempt ? `#${row.attempt.index}` : row.id;
-}
-
-function plural(n: number, word: string): string {
-	return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
 function files(paths: readonly string[]): string {
