@@ -213,6 +213,24 @@ describe("the live console", () => {
 		expect(screen.replace(/\s+/g, " ")).toContain(words.slice(0, 2000));
 	});
 
+	it("keeps an ended reply on screen until the transcript holds it, then shows it once", async () => {
+		const reply = "The whole reply, streamed and then written to the session.";
+		let session: { role: "user" | "assistant"; text: string }[] = [{ role: "user", text: "do it" }];
+		const h = await harness([makeRow({ id: "w", name: "watched", state: "working", alive: true, live: { text: reply } })], { termRows: 24, readTranscript: async () => session });
+		await h.press("o");
+		const view = h.top() as ConsoleView;
+		await view.reload();
+		expect(h.screen(80)).toContain(reply);
+		// The status no longer streams it, but the session file does not have it yet: it stays.
+		h.board.setState("w", "working", { live: {} });
+		await flushReports();
+		await view.reload();
+		expect(h.screen(80)).toContain(reply);
+		session = [...session, { role: "assistant", text: reply }];
+		await view.reload();
+		expect(h.screen(80).split(reply).length - 1).toBe(1);
+	});
+
 	it("shows a steer it sent at once, marked waiting, until the agent takes it", async () => {
 		const h = await harness([makeRow({ id: "w", name: "watched", state: "working", alive: true })], {
 			termRows: 24,

@@ -63,8 +63,17 @@ export class ConsoleView extends ReaderView {
 	protected async load(): Promise<void> {
 		const row = this.row();
 		if (row) this.entries = await this.deps.readTranscript(row);
-		// The streamed reply ended: the transcript just read holds it whole.
-		if (!this.row()?.live?.text) this.streamed = "";
+		// The streamed reply ended and the transcript just read holds it (or the run is over): drop the copy.
+		const now = this.row();
+		if (!now?.live?.text && (!now?.alive || this.landed())) this.streamed = "";
+	}
+
+	/** The transcript's last agent text ends as the streamed copy does. */
+	private landed(): boolean {
+		const fold = (text: string) => text.replace(/\s+/g, " ").trim();
+		const end = fold(cleanBlock(this.streamed)).slice(-40);
+		const last = [...this.entries].reverse().find((entry) => entry.role === "assistant");
+		return end === "" || (last !== undefined && fold(last.text).endsWith(end));
 	}
 
 	override onRows(ids: readonly string[]): void {
