@@ -7,7 +7,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureDir, FILE_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
 import { isAlive, RUN_TAG } from "../store/proc.mjs";
-import { spawnRunner } from "../life/queue.mjs";
+import { spawnRunner } from "../life/spawn-runner.mjs";
 import { initialStatus } from "../life/state-rules.mjs";
 import { runPathsOf } from "../store/store-layout.mjs";
 import { IN } from "../kinds/container/container-argv.mjs";
@@ -189,31 +189,18 @@ export function readProcessFile(path) {
 }
 
 /**
- * Starts the run's runner detached (it outlives this ssh session) and waits until it has recorded
- * itself. Starting a started run returns its runner; a run whose runner already ran is refused.
- * `noWait`: return once it is spawned (a link's launch: the runner records itself meanwhile, and
- * follow reads that; nothing waits for it on the way to the first model request).
- * @param {string} runDir @param {{ waitMs?: number, noWait?: boolean }} [options]
- * @returns {Promise<{ pid: number, start: string } | undefined>}
+ * Starts the run's runner detached (it outlives this ssh session); the runner records itself, and
+ * follow reads that (nothing waits for it on the way to the first model request). A run whose runner
+ * runs is left to it; a run whose runner already ran is refused.
+ * @param {string} runDir
  */
-export async function startRun(runDir, options = {}) {
+export function startRun(runDir) {
 	const runnerFile = join(runDir, "runner.json");
 	const existing = readProcessFile(runnerFile);
-	if (existing && isAlive(existing.pid, existing.start)) return existing;
+	if (existing && isAlive(existing.pid, existing.start)) return;
 	if (existsSync(runnerFile)) throw new Error(`run at ${runDir} already ran (its runner is gone)`);
 	const config = JSON.parse(readFileSync(join(runDir, "run.json"), "utf8"));
-	const env = { ...process.env, [RUN_TAG]: String(config.runId) };
-	spawnRunner(runDir, join(runDir, "slot.json"), process.execPath, env);
-	if (options.noWait) return undefined;
-	const deadline = Date.now() + (options.waitMs ?? 15_000);
-	while (Date.now() < deadline) {
-		const runner = readProcessFile(runnerFile);
-		if (runner) return runner;
-		const status = safeStatus(runDir);
-		if (typeof status?.endedAt === "number") throw new Error(`runner did not start: ${String(status.error ?? status.state)}`);
-		await new Promise((r) => setTimeout(r, 20));
-	}
-	throw new Error(`runner did not record itself within ${options.waitMs ?? 15_000} ms (see ${join(runDir, "runner.log")})`);
+	spawnRunner(runDir, join(runDir, "slot.json"), process.execPath, { ...process.env, [RUN_TAG]: String(config.runId) });
 }
 
 /** @param {string} runDir @returns {Record<string, unknown> | undefined} */

@@ -51,3 +51,15 @@ export const RECEIPT_REASONS = /** @type {const} */ ({
 export function isReceiptCode(value) {
 	return typeof value === "string" && Object.hasOwn(RECEIPT_REASONS, value);
 }
+
+/** A refusal or failure of the engine: `code` for programs to branch on, the message for people. */
+export class BoardError extends Error {
+	/** @param {ReasonCode} code @param {string} message @param {{ cause?: unknown }} [options] */
+	constructor(code, message, options) {
+		super(message, options);
+		this.name = "BoardError";
+		/** @readonly */
+		this.code = code;
+	}
+}
+

@@ -24,7 +24,7 @@ import { RUN_LAYOUTS } from "../store/store-layout.mjs";
  * @property {number} [stopGraceMs]
  * @property {number} createdAt
  * @property {import("../store/store-layout.mjs").RunLayout} [layout]  where its paths are (absent: the board's store)
- * @property {import("../kinds/driver.mjs").TargetSnapshot} [target]  a non-local run: the target as it was when dispatched (its link checks it)
+ * @property {import("../../src/board/engine/types.ts").TargetSnapshot} [target]  a non-local run: the target as it was when dispatched (its link checks it)
  * @property {string} [repo]      a non-local run: the local repository
  * @property {string} [worktree]  a non-local run: the row's local worktree, the mirror of the target's workspace
  * @property {string} [agentDir]  a non-local run: the user's pi agent dir (a container's pi home is made from it)

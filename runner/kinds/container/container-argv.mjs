@@ -6,6 +6,14 @@
 import { randomBytes } from "node:crypto";
 import { CONTAINER_RUN_DIR, CONTAINER_SESSION_DIR } from "../../store/store-layout.mjs";
 
+/** The container engines a target may name (their own CLIs). */
+export const CONTAINER_ENGINES = /** @type {const} */ (["docker", "podman"]);
+
+/**
+ * A container target's snapshot (container-kind.mjs states its fields).
+ * @typedef {import("../kind.mjs").TargetSnapshot & { engine: (typeof CONTAINER_ENGINES)[number], image: string, engineHost?: string, network?: string, cpus?: number, memory?: string }} ContainerTarget
+ */
+
 export const LABEL_STORE = "agent-board.store";
 export const LABEL_ROW = "agent-board.row";
 export const LABEL_RUN = "agent-board.run";

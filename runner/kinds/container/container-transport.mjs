@@ -24,8 +24,8 @@ import { gitOneShot } from "./container-workspace.mjs";
 export { fetchWork, snapshot } from "./container-workspace.mjs";
 
 /**
- * @typedef {import("../driver.mjs").LinkRun & { target: import("../driver.mjs").ContainerTargetConfig & { name: string } }} ContainerRun
- * @typedef {import("../driver.mjs").ContainerTargetConfig & { name: string }} ContainerTarget
+ * @typedef {import("./container-argv.mjs").ContainerTarget} ContainerTarget
+ * @typedef {import("../../link/driver.mjs").LinkRun & { target: ContainerTarget }} ContainerRun
  */
 
 const ids = () => ({ uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 });

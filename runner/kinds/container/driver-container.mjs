@@ -13,11 +13,11 @@ const GIT_EVENTS = /"type":"(tool_execution_end|turn_end|agent_end)"/;
 
 /**
  * A handle whose follow starts later (after the container started); messages wait until then.
- * @param {(attach: (handle: import("../driver.mjs").FollowHandle) => void) => void} start
- * @returns {import("../driver.mjs").FollowHandle}
+ * @param {(attach: (handle: import("../../link/driver.mjs").FollowHandle) => void) => void} start
+ * @returns {import("../../link/driver.mjs").FollowHandle}
  */
 function deferred(start) {
-	/** @type {import("../driver.mjs").FollowHandle | undefined} */
+	/** @type {import("../../link/driver.mjs").FollowHandle | undefined} */
 	let inner;
 	/** @type {Record<string, unknown>[]} */
 	const waiting = [];
@@ -36,14 +36,14 @@ function deferred(start) {
 	};
 }
 
-/** @param {import("../driver.mjs").ContainerTargetConfig & { name: string }} target @returns {import("../driver.mjs").TargetDriver} */
+/** @param {import("./container-argv.mjs").ContainerTarget} target @returns {import("../../link/driver.mjs").TargetDriver} */
 export function containerDriver(target) {
-	/** @param {import("../driver.mjs").LinkRun} run */
+	/** @param {import("../../link/driver.mjs").LinkRun} run */
 	const asContainer = (run) => /** @type {import("./container-transport.mjs").ContainerRun} */ ({ ...run, target });
 
 	/**
-	 * @param {import("../driver.mjs").LinkRun} run @param {{ seq: number, sessionBytes: number }} from
-	 * @param {import("../driver.mjs").FollowHandlers} on @returns {import("../driver.mjs").FollowHandle}
+	 * @param {import("../../link/driver.mjs").LinkRun} run @param {{ seq: number, sessionBytes: number }} from
+	 * @param {import("../../link/driver.mjs").FollowHandlers} on @returns {import("../../link/driver.mjs").FollowHandle}
 	 */
 	function followFrom(run, from, on) {
 		const dirs = engine.containerDirs(asContainer(run));

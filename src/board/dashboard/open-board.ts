@@ -10,7 +10,7 @@ import type { BoardFeed } from "../view-model/feed.ts";
 import type { OverlapIndex } from "../view-model/overlap-index.ts";
 import { loadPrefs, savePrefs } from "../view-model/prefs.ts";
 import { readTranscript } from "../view-model/transcript.ts";
-import { readBoardConfig } from "../targets/board-config.ts";
+import { readBoardConfig } from "../../../runner/life/board-config.mjs";
 import { Board } from "./board.ts";
 import type { BoardResult } from "./deps.ts";
 

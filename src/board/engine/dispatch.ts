@@ -9,7 +9,7 @@ import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { DIR_MODE } from "../../../runner/store/fs-util.mjs";
 import { checkBranchable, checkCount, checkDispatch, checkForkSource, checkPrompt } from "./dispatch-checks.ts";
 import type { EngineContext } from "./engine-context.ts";
-import { BoardError } from "./errors.ts";
+import { BoardError } from "../../../runner/life/reasons.mjs";
 import { newId } from "./ids.ts";
 import { launchRun, newRunId } from "./launch.ts";
 import { readRow, requireMeta } from "./row-read.ts";

@@ -15,7 +15,7 @@ import type { RunConfig } from "../../../runner/life/run-config.mjs";
 import { initialStatus } from "../../../runner/life/state-rules.mjs";
 import { EXTENSION_PATH } from "./commands.ts";
 import type { EngineContext } from "./engine-context.ts";
-import { BoardError } from "./errors.ts";
+import { BoardError } from "../../../runner/life/reasons.mjs";
 import { newId } from "./ids.ts";
 import { markLive } from "./live-marks.ts";
 import { writeMeta } from "./store.ts";

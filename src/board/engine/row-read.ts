@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { runEnded } from "../../../runner/life/state-rules.mjs";
 import type { EngineContext } from "./engine-context.ts";
-import { BoardError } from "./errors.ts";
+import { BoardError } from "../../../runner/life/reasons.mjs";
 import { validateId } from "./ids.ts";
 import { settleMergeIntent } from "./merge-intent.ts";
 import { recordOrphanEnd, runOwner } from "./run-liveness.ts";

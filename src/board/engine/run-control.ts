@@ -15,7 +15,7 @@ import type { EngineContext } from "./engine-context.ts";
 import { resumeRun } from "./launch.ts";
 import { readRow, requireMeta } from "./row-read.ts";
 import { endOrphanLocked, killRunProcesses, recordOrphanEnd, runOwner } from "./run-liveness.ts";
-import { BoardError } from "./errors.ts";
+import { BoardError } from "../../../runner/life/reasons.mjs";
 import { FileCache, readReceiptFile, readStatus } from "./store.ts";
 import { respawnLinkLocked } from "../targets/link-respawn.ts";
 import type { BoardRow, Receipt, ReplyOptions, ReplyResult } from "./types.ts";

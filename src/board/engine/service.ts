@@ -10,7 +10,7 @@ import { touchNotify } from "../../../runner/store/fs-util.mjs";
 import { attemptViews } from "./attempts.ts";
 import { dispatchRows, forkOptions } from "./dispatch.ts";
 import { createEngineContext, type BoardServiceOptions } from "./engine-context.ts";
-import { BoardError } from "./errors.ts";
+import { BoardError } from "../../../runner/life/reasons.mjs";
 import { validateId } from "./ids.ts";
 import { settleMergeLocked } from "./merge-intent.ts";
 import { liveMarkIds, liveRows, markLive, settleMark } from "./live-marks.ts";
@@ -21,7 +21,7 @@ import { controlRun } from "./run-control.ts";
 import { guardStore } from "./store-guard.ts";
 import { safetyPoll, storeVersion } from "./store-poll.ts";
 import { StoreWatch } from "./store-watch.ts";
-import { containerReconciler } from "../targets/container-reconcile.ts";
+import { targetsReconciler } from "../targets/reconcile.ts";
 import { targetsApi } from "../targets/targets-api.ts";
 import { listRowIds, readEventsFile, writeMeta } from "./store.ts";
 import type { BoardRow, BoardService, DiffStats, DispatchOptions } from "./types.ts";
@@ -45,7 +45,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	const meta = metaUpdates(ctx);
 	const control = controlRun(ctx);
 	const storeWatch = new StoreWatch({ storeRoot: storeDir, safetyCheck: safetyPoll(ctx, { liveIds: () => liveMarkIds(storeDir), stale: (id, row) => settleMark(ctx, id, row) }), safetyPollMs: ctx.safetyPollMs });
-	const containers = containerReconciler(ctx);
+	const leftovers = targetsReconciler(ctx);
 
 	/** Reads pump the queue first, so a killed runner never strands it; a stuck queue says why on its rows. */
 	function pumpQuietly(): void {
@@ -62,7 +62,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		pumpQuietly();
 		const rows = listRowIds(paths).map((id) => readRow(ctx, id, listOptions?.slim !== true));
 		// Containers no run owns any more (a killed link, a restart), found by label, in the background.
-		containers.maybe();
+		leftovers.maybe();
 		return listOptions?.includeArchived ? rows : rows.filter((row) => !row.archived);
 	}
 
