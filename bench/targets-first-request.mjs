@@ -9,8 +9,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { containerRunArgs, containerStopArgs } from "../runner/kinds/container/container-argv.mjs";
-import { PACKAGE_ROOT, prepareRun } from "../runner/far/far-run.mjs";
+import { prepareRun } from "../runner/far/far-run.mjs";
+import { PACKAGE_ROOT } from "../runner/far/package-files.mjs";
 import { repoKey } from "../runner/link/git-travel.mjs";
+import { containerPlace } from "../runner/kinds/container/container-run.mjs";
 import { makePiHome } from "../runner/kinds/container/pi-home.mjs";
 import { sshDriver } from "../runner/kinds/ssh/driver-ssh.mjs";
 import { installOverSsh } from "../runner/kinds/ssh/pkg-install.mjs";
@@ -105,7 +107,7 @@ try {
 		const names = [];
 		const container = await measure(async (prompt, rowId) => {
 			const runId = `${rowId}-r`;
-			const prepared = prepareRun(dir, { rowId, runId, repoKey: key, base, prompt, env: offline, createdAt: Date.now(), session: null }, { container: { source: repo } });
+			const prepared = prepareRun(dir, { rowId, runId, repoKey: key, base, prompt, env: offline, createdAt: Date.now(), session: null }, { clone: { source: repo }, inside: () => containerPlace(rowId) });
 			const piHome = join(dir, "pi", runId);
 			makePiHome({ agentDir, dest: piHome });
 			const argv = containerRunArgs({ engine: "podman", image: image.tag, network: "host", env: [], storeDir: root, rowId, runId, mounts: { pkg: PACKAGE_ROOT, run: prepared.runDir, session: dirname(prepared.sessionFile), piHome, workspace: prepared.worktree, objects: prepared.objects }, uid: 0, gid: 0 });

@@ -8,7 +8,7 @@ import { claimMessages, dropMessage, writeReceipt } from "../life/inbox.mjs";
 import { endRunProcesses, isAlive, signalVerified } from "../store/proc.mjs";
 import { tryLockRow } from "../store/row-lock.mjs";
 import { markRunnerDied, markStopped, summarize } from "../life/state-rules.mjs";
-import { readProcessFile, safeStatus } from "./far-run.mjs";
+import { readProcessFile, safeStatus } from "./safe-read.mjs";
 
 /** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

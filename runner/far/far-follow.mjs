@@ -9,9 +9,8 @@ import { dirname, join } from "node:path";
 import { writeJsonAtomic, ensureDir } from "../store/fs-util.mjs";
 import { SESSION_CHUNK_BYTES, safeMessageId } from "./frames.mjs";
 import { recordFarEnd, runnerAlive } from "./far-end.mjs";
-import { safeStatus } from "./far-run.mjs";
 import { snapshotWip } from "./git-workspace.mjs";
-import { listInside, readInside, sizeInside } from "./safe-read.mjs";
+import { listInside, readInside, safeStatus, sizeInside } from "./safe-read.mjs";
 
 const SAFETY_POLL_MS = 1000;
 /** Events after which the worktree may have changed (tools ran, a turn or the run ended). */

@@ -20,7 +20,10 @@ import { checkHost } from "./host-check.mjs";
 import { encodeFrame, readFrames } from "./frames.mjs";
 import { followRun } from "./far-follow.mjs";
 import { stopFarRun } from "./far-end.mjs";
-import { checkFarConfig, fileDigest, farPaths, mirrorPath, PACKAGE_ROOT, prepareRun, sameDigest, sessionReceiver, startRun } from "./far-run.mjs";
+import { checkFarConfig, prepareRun, startRun } from "./far-run.mjs";
+import { PACKAGE_ROOT } from "./package-files.mjs";
+import { fileDigest, sameDigest, sessionReceiver } from "./session-travel.mjs";
+import { targetMirrorPath, targetPaths } from "../store/store-layout.mjs";
 import { ensureMirror, revParse, snapshotWip } from "./git-workspace.mjs";
 import { piChecked } from "./pi-check.mjs";
 
@@ -122,11 +125,11 @@ async function run(dir, fromSeq, sessionFrom) {
 	const first = await input.next();
 	if (first?.t !== "config") throw new Error("run: expected a config frame on stdin");
 	const config = checkFarConfig(first.config);
-	const paths = farPaths(dir, config.rowId, config.runId);
+	const paths = targetPaths(dir, config.rowId, config.runId);
 	if (!existsSync(join(paths.run, "runner.json"))) {
 		const pi = piChecked(dir, config.piCommand ?? ["pi"]);
 		if (!pi.ok) throw new Error(pi.reason);
-		const mirror = mirrorPath(dir, config.repoKey);
+		const mirror = targetMirrorPath(dir, config.repoKey);
 		const want = [];
 		if (config.session !== null && !sameDigest(fileDigest(paths.session), config.session)) want.push("session");
 		if (!existsSync(join(mirror, "HEAD")) || !revParse(mirror, `${config.base}^{commit}`)) want.push("base");

@@ -3,7 +3,8 @@
 // `run` takes the config, asks for what the target lacks (the session as frames; the base commit, which
 // goes by git push meanwhile), prepares and starts the far runner and goes straight on following it.
 // A target without host-agent at this version (missing-agent) gets it installed once, then launch again.
-import { farPaths, fileDigest } from "../far/far-run.mjs";
+import { fileDigest } from "../far/session-travel.mjs";
+import { targetPaths } from "../store/store-layout.mjs";
 import { encodeFrame } from "../far/frames.mjs";
 import { callVerb, farStream, writeSession } from "./far-client.mjs";
 import { fetchBack, pushBase, repoKey } from "./git-travel.mjs";
@@ -22,7 +23,7 @@ import { fetchBack, pushBase, repoKey } from "./git-travel.mjs";
 export function agentDriver(target) {
 	const { transport } = target;
 	/** @param {import("./driver.mjs").LinkRun} run */
-	const farRunDir = (run) => farPaths(target.dir, run.rowId, run.runId).run;
+	const farRunDir = (run) => targetPaths(target.dir, run.rowId, run.runId).run;
 	let installed = false;
 
 	/**

@@ -13,7 +13,7 @@ import { writeJsonAtomic } from "../store/fs-util.mjs";
 import { processStartTime, RUN_TAG } from "../store/proc.mjs";
 import { pumpQueue } from "../life/queue.mjs";
 import { recordStartFailure } from "../life/run-end.mjs";
-import { readRunConfig } from "../life/run-config.mjs";
+import { portableRun, readRunConfig } from "../life/run-config.mjs";
 import { adoptSlot, releaseSlot } from "../life/slots.mjs";
 import { initialStatus } from "../life/state-rules.mjs";
 import { driverFor, targetError } from "../kinds/kinds.mjs";
@@ -102,21 +102,8 @@ const run = {
 	agentDir: config.agentDir ?? process.env.PI_CODING_AGENT_DIR ?? join(homedir(), ".pi", "agent"),
 	// --env values come from the environment this link inherited (the board's), never from argv.
 	forwarded: Object.fromEntries(target.env.flatMap((name) => (process.env[name] === undefined ? [] : [[name, String(process.env[name])]]))),
-	config: {
-		rowId: config.rowId,
-		runId: config.runId,
-		repoKey: "",
-		base: "",
-		prompt: config.prompt,
-		model: config.model,
-		thinking: config.thinking,
-		env: config.env,
-		summaryModel: config.summaryModel,
-		summaryTimeoutMs: config.summaryTimeoutMs,
-		stopGraceMs: config.stopGraceMs,
-		createdAt: config.createdAt,
-		session: null,
-	},
+	// What the far side's run.json is made of: the part of this one that travels.
+	config: { ...portableRun(config), repoKey: "", base: "", session: null },
 };
 run.config.base = run.base;
 const driver = await driverFor(target, { storeDir: config.storeDir });

@@ -5,8 +5,10 @@
 // the workspace is snapshotted inside a container and fetched with `git fetch` (no porcelain here).
 import { recordFarEnd } from "../../far/far-end.mjs";
 import { followRun } from "../../far/far-follow.mjs";
-import { safeStatus } from "../../far/far-run.mjs";
+import { safeStatus } from "../../far/safe-read.mjs";
+import { containerDirs } from "./container-run.mjs";
 import * as engine from "./container-transport.mjs";
+import { fetchWork } from "./container-workspace.mjs";
 
 /** Events after which the workspace may have changed. */
 const GIT_EVENTS = /"type":"(tool_execution_end|turn_end|agent_end)"/;
@@ -46,7 +48,7 @@ export function containerDriver(target) {
 	 * @param {import("../../link/driver.mjs").FollowHandlers} on @returns {import("../../link/driver.mjs").FollowHandle}
 	 */
 	function followFrom(run, from, on) {
-		const dirs = engine.containerDirs(asContainer(run));
+		const dirs = containerDirs(asContainer(run));
 		const waiter = engine.wait(asContainer(run));
 		let exited = false;
 		let ended = false;
@@ -105,7 +107,7 @@ export function containerDriver(target) {
 		follow: followFrom,
 		async fetchBack(run) {
 			// The snapshot is taken inside a container; this side only fetches (upload-pack runs nothing the workspace names).
-			await engine.fetchWork(asContainer(run));
+			await fetchWork(asContainer(run));
 		},
 		stop: (run) => engine.stop(asContainer(run)),
 		finish: (run) => engine.cleanup(asContainer(run)),

@@ -3,7 +3,8 @@
 // over the same master; the board's worker-side files are copied over when the host lacks this version.
 import { join } from "node:path";
 import { agentDriver } from "../../link/agent-driver.mjs";
-import { cachedPackageVersion, installOverSsh } from "./pkg-install.mjs";
+import { cachedPackageVersion } from "../../far/package-files.mjs";
+import { installOverSsh } from "./pkg-install.mjs";
 import { sshMirrorRemote, sshTransport } from "./ssh-far.mjs";
 import { sshOf } from "./ssh-transport.mjs";
 

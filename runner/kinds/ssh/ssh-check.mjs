@@ -4,7 +4,8 @@
 import { checkItems } from "../../far/host-check.mjs";
 import { FarError } from "../../link/far-client.mjs";
 import { checkOverSsh } from "./ssh-far.mjs";
-import { installOverSsh, packageVersion } from "./pkg-install.mjs";
+import { packageVersion } from "../../far/package-files.mjs";
+import { installOverSsh } from "./pkg-install.mjs";
 import { sshOf } from "./ssh-transport.mjs";
 
 /** @typedef {import("../kind.mjs").CheckItem} CheckItem */
