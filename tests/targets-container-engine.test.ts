@@ -20,7 +20,7 @@ import { endReason, reconcile, wait } from "../runner/kinds/container/container-
 import { fetchWork, snapshot } from "../runner/kinds/container/container-workspace.mjs";
 import { prepareRun } from "../runner/far/far-run.mjs";
 import { PACKAGE_ROOT } from "../runner/far/package-files.mjs";
-import { readProcessFile } from "../runner/far/safe-read.mjs";
+import { readProcessFile } from "../runner/store/safe-read.mjs";
 import { layOver, repoKey } from "../runner/link/git-travel.mjs";
 import { isAlive } from "../runner/store/proc.mjs";
 import { git, initRepo } from "../test-support/git-repo.ts";

@@ -13,9 +13,9 @@ import { dropMessage, inboxNames } from "../runner/life/inbox.mjs";
 import { processStartTime } from "../runner/store/proc.mjs";
 import { enqueue, pumpQueue } from "../runner/life/queue.mjs";
 import { liveSlots, tryClaimSlot } from "../runner/life/slots.mjs";
-import { initialStatus } from "../runner/life/state-rules.mjs";
 import { openInbox } from "../runner/link/link-inbox.mjs";
-import { farStatusError, openMirror } from "../runner/link/link-mirror.mjs";
+import { openMirror } from "../runner/link/link-mirror.mjs";
+import { initialStatus, statusError } from "../runner/life/state-rules.mjs";
 import { targetError, targetFromInput } from "../runner/kinds/kinds.mjs";
 import { formatCheck, formatTargets, parseTargetsCommand } from "../src/board/targets/targets-command.ts";
 import { piChecked } from "../runner/far/pi-check.mjs";
@@ -134,8 +134,8 @@ describe("the link's mirror", () => {
 		const local = () => JSON.parse(readFileSync(join(runDir, "status.json"), "utf8"));
 		expect(local()).toMatchObject({ state: "working", summary: "Starting on dev", link: { target: "dev" } });
 
-		expect(farStatusError({ ...status(), runId: "other" }, { runId: "run-1", rowId: "row-1" })).toBe("names run other of row row-1, not run-1 of row-1");
-		expect(farStatusError({ ...status(), state: "sleeping" }, { runId: "run-1", rowId: "row-1" })).toBe("/state is not a run state");
+		expect(statusError({ ...status(), runId: "other" }, { runId: "run-1", rowId: "row-1" })).toBe("names run other of row row-1, not run-1 of row-1");
+		expect(statusError({ ...status(), state: "sleeping" }, { runId: "run-1", rowId: "row-1" })).toBe("/state is not a run state");
 		expect(mirror.setStatus({ ...status(), summary: 7 })).toBe("dev sent a status that cannot be used: /summary must be string");
 		expect(mirror.setStatus({ ...status(), state: "working", summary: "Running ls" })).toBeUndefined();
 		expect(local()).toMatchObject({ summary: "Running ls", link: { target: "dev" } });

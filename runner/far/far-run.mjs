@@ -11,7 +11,7 @@ import { isAlive, RUN_TAG } from "../store/proc.mjs";
 import { targetMirrorPath, targetPaths } from "../store/store-layout.mjs";
 import { ensureClone, ensureMirror, syncWorktree } from "./git-workspace.mjs";
 import { PACKAGE_ROOT } from "./package-files.mjs";
-import { readProcessFile } from "./safe-read.mjs";
+import { readProcessFile } from "../store/safe-read.mjs";
 import { fileDigest } from "./session-travel.mjs";
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;

@@ -12,7 +12,7 @@ import { readLimits } from "./board-config.mjs";
 import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
 import { processStartTime, RUN_TAG } from "../store/proc.mjs";
 import { recordStartFailure } from "./run-end.mjs";
-import { releaseSlot, slotOfRun, sweepStaleSlots, tryClaimSlot } from "./slots.mjs";
+import { releaseSlot, slotsOf, sweepStaleSlots, tryClaimSlot } from "./slots.mjs";
 import { LINK_PATH, RUNNER_PATH, spawnRunner } from "./spawn-runner.mjs";
 import { isValidId, runDirOf } from "../store/store-layout.mjs";
 
@@ -188,41 +188,6 @@ export function claimEntry(storeRoot, name, runDir, purpose, slot) {
  * @property {string} node         node binary for the runner
  * @property {NodeJS.ProcessEnv} env  base environment of the runner (the run's tag is added)
  */
-
-/** Slots of a target, and what else holds one: a target run goes on while our link is gone. @param {string} storeRoot @param {string} target */
-export function slotsOf(storeRoot, target) {
-	if (target === LOCAL_TARGET) return { dir: join(storeRoot, "slots"), holds: undefined };
-	return { dir: join(storeRoot, "targets", target, "slots"), holds: (/** @type {import("./slots.mjs").SlotOwner} */ owner) => runNotOver(storeRoot, owner) };
-}
-
-/**
- * Frees the slot a run still holds once its end is recorded from outside (its runner was killed): now,
- * not whenever a later claim finds every slot taken. Only the run's own slot file goes.
- * @param {string} storeRoot @param {string} runId
- */
-export function releaseRunSlots(storeRoot, runId) {
-	/** @type {string[]} */
-	let targets = [];
-	try {
-		targets = readdirSync(join(storeRoot, "targets")).filter((name) => TARGET_NAME.test(name));
-	} catch {
-		// No targets.
-	}
-	for (const dir of [slotsOf(storeRoot, LOCAL_TARGET).dir, ...targets.map((name) => slotsOf(storeRoot, name).dir)]) {
-		releaseSlot(slotOfRun(dir, runId), runId);
-	}
-}
-
-/** A target slot's run is over when its status says so (or its row is gone). @param {string} storeRoot @param {import("./slots.mjs").SlotOwner} owner */
-function runNotOver(storeRoot, owner) {
-	if (!owner.rowId || !isValidId(owner.rowId) || !isValidId(owner.runId)) return false;
-	try {
-		const status = JSON.parse(readFileSync(join(runDirOf(storeRoot, owner.rowId, owner.runId), "status.json"), "utf8"));
-		return typeof status?.endedAt !== "number";
-	} catch (error) {
-		return /** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT";
-	}
-}
 
 /**
  * Starts queued runs while their targets have free slots, oldest first (FIFO per target). Returns the

@@ -8,10 +8,8 @@
 import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { ensureDir, touchNotify, writeJsonAtomic } from "../../store/fs-util.mjs";
-import { claimMessages, rejectionReceipt, writeReceipt } from "../../life/inbox.mjs";
-import { tryLockRow } from "../../store/row-lock.mjs";
-import { finalize } from "../../life/state-rules.mjs";
+import { ensureDir } from "../../store/fs-util.mjs";
+import { diedEnd, endOrphan, stoppedEnd } from "../../life/run-end.mjs";
 import { makePiHome } from "./pi-home.mjs";
 import { containerLabelsArgs, containerListArgs, containerName, containerRunArgs, containerStopArgs, engineGlobalArgs, orphanContainers } from "./container-argv.mjs";
 import { cacheRoot, ensureStartCache, readyCache } from "./container-cache.mjs";
@@ -19,7 +17,7 @@ import { checkContainerTarget, ENGINE_HOST_REFUSED } from "./container-check.mjs
 import { EngineError, engineEnv, engineFailure, engineRun } from "./container-engine.mjs";
 import { prepareRun } from "../../far/far-run.mjs";
 import { PACKAGE_ROOT, packageVersion } from "../../far/package-files.mjs";
-import { safeStatus } from "../../far/safe-read.mjs";
+import { safeStatus } from "../../store/safe-read.mjs";
 import { fileDigest, sameDigest } from "../../far/session-travel.mjs";
 import { alive, containerDirs, containerPlace } from "./container-run.mjs";
 import { gitOneShot } from "./container-workspace.mjs";
@@ -148,33 +146,15 @@ export function wait(run) {
 }
 
 /**
- * Records the end of a run whose container is gone without its runner having recorded it: once,
- * under the target store's row lock, with what the container's exit says (or "stopped"); messages
- * still in its inbox get "run ended" receipts. Nothing is signalled here: a container run has no
- * process on this side (the link that calls this is tagged with the run, so ending the run's
- * processes from here would end the link).
+ * Records the end of a run whose container is gone without its runner having recorded it: with what the
+ * container's exit says (or "stopped"), through endOrphan (once, under the target store's row lock).
+ * Nothing is signalled here: a container run has no process on this side (the link that calls this is
+ * tagged with the run, so ending the run's processes from here would end the link).
  * @param {ContainerRun} run @param {{ code: number | null } | { stopped: true }} how
- * @returns {Promise<Record<string, unknown> | undefined>} the status as it is now
  */
-export async function recordEnd(run, how) {
+export function recordEnd(run, how) {
 	const runDir = containerDirs(run).run;
-	const rowDir = dirname(dirname(runDir));
-	const release = tryLockRow(rowDir);
-	if (!release) return safeStatus(runDir);
-	try {
-		const status = safeStatus(runDir);
-		if (!status || typeof status.endedAt === "number" || (await alive(run))) return status;
-		const now = Date.now();
-		const ended = /** @type {import("../../life/state-rules.mjs").RunStatus} */ (/** @type {unknown} */ (status));
-		if ("stopped" in how) finalize(ended, { code: null, signal: null, stopped: true, now });
-		else finalize(ended, { code: null, signal: null, spawnError: endReason(how.code, run.target), now });
-		for (const message of claimMessages(runDir)) writeReceipt(runDir, rejectionReceipt(message.id, "run-ended", now));
-		writeJsonAtomic(join(runDir, "status.json"), ended);
-		touchNotify(dirname(dirname(rowDir)), run.rowId);
-		return /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (ended));
-	} finally {
-		release();
-	}
+	return endOrphan(runDir, "stopped" in how ? stoppedEnd() : diedEnd(runDir, endReason(how.code, run.target)), { alive: () => alive(run) });
 }
 
 /**

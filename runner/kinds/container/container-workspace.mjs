@@ -10,7 +10,7 @@ import { alive, containerDirs } from "./container-run.mjs";
 import { PACKAGE_ROOT } from "../../far/package-files.mjs";
 import { fetchBack } from "../../link/git-travel.mjs";
 import { git } from "../../far/git-workspace.mjs";
-import { readInside } from "../../far/safe-read.mjs";
+import { readInside } from "../../store/safe-read.mjs";
 
 /** @typedef {import("./container-run.mjs").ContainerRun} ContainerRun */
 

@@ -3,9 +3,9 @@
 // over the target-side dirs on this machine. The runner inside has no liveness we can read here (its
 // pid is the container's), so the engine's `wait` says when it is gone. Git: after a turn or a tool,
 // the workspace is snapshotted inside a container and fetched with `git fetch` (no porcelain here).
-import { recordFarEnd } from "../../far/far-end.mjs";
+import { diedEnd, endOrphan } from "../../life/run-end.mjs";
 import { followRun } from "../../far/far-follow.mjs";
-import { safeStatus } from "../../far/safe-read.mjs";
+import { safeStatus } from "../../store/safe-read.mjs";
 import { containerDirs } from "./container-run.mjs";
 import * as engine from "./container-transport.mjs";
 import { fetchWork } from "./container-workspace.mjs";
@@ -78,7 +78,7 @@ export function containerDriver(target) {
 			// Gone without its runner recording an end (killed from outside, out of memory, removed): the
 			// container's exit says why, recorded at the target before follow reports the end.
 			const status = safeStatus(dirs.run);
-			if (status && typeof status.endedAt !== "number") await recordFarEnd(dirs.run, "died", () => false, engine.endReason(code, target)).catch(() => undefined);
+			if (status && typeof status.endedAt !== "number") await endOrphan(dirs.run, diedEnd(dirs.run, engine.endReason(code, target)), { alive: () => false }).catch(() => undefined);
 			exited = true;
 			follower.poke();
 		});

@@ -3,6 +3,7 @@
  * consumer sees. A run whose owner is gone is recorded as ended on the way (once, under the row lock).
  */
 import { existsSync } from "node:fs";
+import { diedEnd, endedStatus } from "../../../runner/life/run-end.mjs";
 import { runEnded } from "../../../runner/life/state-rules.mjs";
 import type { EngineContext } from "./engine-context.ts";
 import { BoardError } from "../../../runner/life/reasons.mjs";
@@ -34,7 +35,10 @@ export function readRow(ctx: EngineContext, id: string, whole = true): BoardRow 
 		try {
 			// A target run goes on at the target when its link dies: a new link takes it over.
 			const orphan = () => runOwner(storeDir, runDir, readStatus(runDir, new FileCache())) === "none";
-			if (!meta.target || !respawnLink(ctx, paths.row(id), runDir, meta.target, orphan)) status = recordOrphanEnd(paths.row(id), runDir, storeDir, id, "died");
+			if (!meta.target || !respawnLink(ctx, paths.row(id), runDir, meta.target, orphan)) {
+				status = endedStatus(status, diedEnd(runDir));
+				void recordOrphanEnd(storeDir, runDir, "died").catch(() => undefined);
+			}
 		} catch {
 			// A read-only or full store cannot record the death now; the next read tries again.
 		}

@@ -5,16 +5,17 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { touchNotify, writeJsonAtomic } from "../../../runner/store/fs-util.mjs";
-import { dropMessage, inboxNames, receiptPath, rejectWaiting } from "../../../runner/life/inbox.mjs";
+import { touchNotify } from "../../../runner/store/fs-util.mjs";
+import { dropMessage, inboxNames, receiptPath } from "../../../runner/life/inbox.mjs";
 import { claimEntry, queuedEntryName } from "../../../runner/life/queue.mjs";
+import { endRun, stoppedQueuedEnd } from "../../../runner/life/run-end.mjs";
 import { withRowLock } from "../../../runner/store/row-lock.mjs";
-import { markStopped, runEnded } from "../../../runner/life/state-rules.mjs";
+import { runEnded } from "../../../runner/life/state-rules.mjs";
 import { checkMessage } from "./dispatch-checks.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { resumeRun } from "./launch.ts";
 import { readRow, requireMeta } from "./row-read.ts";
-import { endOrphanLocked, killRunProcesses, recordOrphanEnd, runOwner } from "./run-liveness.ts";
+import { killRunProcesses, recordOrphanEnd, runOwner } from "./run-liveness.ts";
 import { BoardError } from "../../../runner/life/reasons.mjs";
 import { FileCache, readReceiptFile, readStatus } from "./store.ts";
 import { respawnLinkLocked } from "../targets/link-respawn.ts";
@@ -32,7 +33,7 @@ export function controlRun(ctx: EngineContext) {
 	const { paths } = ctx;
 	const stopGraceMs = ctx.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
 
-	function decide(id: string, text: string, options: ReplyOptions): Decision {
+	async function decide(id: string, text: string, options: ReplyOptions): Promise<Decision> {
 		const meta = requireMeta(ctx, id);
 		if (meta.archived) throw new BoardError("archived", `row ${id} is archived; unarchive it before replying`);
 		const row = readRow(ctx, id);
@@ -43,7 +44,7 @@ export function controlRun(ctx: EngineContext) {
 		// A target run whose link died goes on there: a new link takes the message.
 		if (!runEnded(status) && owner === "none" && meta.target && respawnLinkLocked(ctx, runDir, meta.target)) owner = "runner";
 		if (runEnded(status) || owner === "none") {
-			if (!runEnded(status)) endOrphanLocked(runDir, paths.root, id, "died");
+			if (!runEnded(status)) await recordOrphanEnd(paths.root, runDir, "died", true);
 			resumeRun(ctx, meta, text);
 			return { kind: "new-run" };
 		}
@@ -95,32 +96,27 @@ export function controlRun(ctx: EngineContext) {
 		}
 	}
 
-	/** Queued: take the run out of the queue (its owner now) and record the stop. */
-	function stopQueued(id: string, runDir: string, runId: string): boolean {
+	/** Queued: take the run out of the queue (its owner now) and record the stop; waiting replies get their receipts. */
+	function stopQueued(runDir: string, runId: string): boolean {
 		const name = queuedEntryName(paths.root, runId);
 		if (!name || !claimEntry(paths.root, name, runDir, "stop")) return false;
-		const now = Date.now();
-		const status = markStopped(readStatus(runDir, new FileCache()), now);
-		// Replies that waited for this run will not be steered in: each gets its receipt, shown in the row.
-		rejectWaiting(runDir, status, "not-started", now, "it was stopped while queued");
-		writeJsonAtomic(join(runDir, "status.json"), status);
-		touchNotify(paths.root, id);
+		endRun(runDir, stoppedQueuedEnd());
 		return true;
 	}
 
 	async function stop(id: string): Promise<BoardRow> {
 		requireMeta(ctx, id);
-		const target = await withRowLock(paths.row(id), () => {
+		const target = await withRowLock(paths.row(id), async () => {
 			const meta = requireMeta(ctx, id);
 			const runDir = paths.run(id, meta.currentRunId);
 			const status = readStatus(runDir, new FileCache());
 			if (runEnded(status)) return undefined;
-			if (stopQueued(id, runDir, status.runId)) return undefined;
+			if (stopQueued(runDir, status.runId)) return undefined;
 			const owner = runOwner(paths.root, runDir, status);
 			// A target run without its link: a new link ends it at the target (a one-shot stop there).
 			const onTarget = meta.target !== undefined;
 			if (owner === "none" && !(onTarget && respawnLinkLocked(ctx, runDir, meta.target ?? ""))) {
-				endOrphanLocked(runDir, paths.root, id, "stopped");
+				await recordOrphanEnd(paths.root, runDir, "stopped", true);
 				return undefined;
 			}
 			dropMessage(runDir, { kind: "stop" });
@@ -134,8 +130,8 @@ export function controlRun(ctx: EngineContext) {
 		if (runEnded(status)) return readRow(ctx, id);
 		if (target.onTarget) return row;
 		// The runner did not answer (hung or starting): end every process of the run, then record it.
-		killRunProcesses(status.runId);
-		recordOrphanEnd(paths.row(id), target.runDir, paths.root, id, "stopped");
+		await killRunProcesses(status.runId);
+		await recordOrphanEnd(paths.root, target.runDir, "stopped");
 		return readRow(ctx, id);
 	}
 

@@ -5,13 +5,11 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { DISK_FULL_BYTES, diskSpace, touchNotify, writeJsonAtomic } from "../../../runner/store/fs-util.mjs";
-import { rejectWaiting } from "../../../runner/life/inbox.mjs";
-import { runProcesses, signalVerified } from "../../../runner/store/proc.mjs";
-import { queuedEntryName, releaseRunSlots } from "../../../runner/life/queue.mjs";
-import { tryLockRow } from "../../../runner/store/row-lock.mjs";
-import { markRunnerDied, markStopped, runEnded } from "../../../runner/life/state-rules.mjs";
-import { FileCache, processAlive, readProcess, readStatus } from "./store.ts";
+import { queuedEntryName } from "../../../runner/life/queue.mjs";
+import { diedEnd, endOrphan, stoppedEnd } from "../../../runner/life/run-end.mjs";
+import { runEnded } from "../../../runner/life/state-rules.mjs";
+import { endRunProcesses } from "../../../runner/store/proc.mjs";
+import { processAlive, readProcess } from "./store.ts";
 import type { RunStatus } from "./types.ts";
 
 /** A claimed run gets this long for its runner to record itself before it counts as never started. */
@@ -38,57 +36,15 @@ function mtime(path: string): number {
 	}
 }
 
-/** A runner that died on a full disk leaves no words behind; the disk itself still tells why. */
-function diskFull(path: string): string | undefined {
-	const free = diskSpace(path);
-	return free !== undefined && free < DISK_FULL_BYTES ? `no space left on the store's disk (${free} bytes free at ${path})` : undefined;
-}
-
-/** Kills every process of a run, each verified by its start time (the owner is gone; nobody else will). */
-export function killRunProcesses(runId: string): void {
-	for (let round = 0; round < 5; round++) {
-		const procs = runProcesses(runId);
-		if (procs.length === 0) return;
-		for (const p of procs) signalVerified(p.pid, p.start, "SIGKILL");
-	}
+/** Kills every process of a run, each verified by its start time (the owner is gone, or did not answer a stop). */
+export function killRunProcesses(runId: string): Promise<number> {
+	return endRunProcesses(runId);
 }
 
 /**
- * Records the end of an ownerless run exactly once. Returns the status to show (the fresh one when
- * another process holds the row lock: it is recording the same end).
+ * Records the end of an ownerless run, once (life/run-end.mjs endOrphan): under the row lock (taken unless
+ * the caller holds it), after every process of the run is gone. Returns the status as it is now.
  */
-export function recordOrphanEnd(rowDir: string, runDir: string, storeRoot: string, rowId: string, how: "died" | "stopped"): RunStatus {
-	const release = tryLockRow(rowDir);
-	if (!release) return readStatus(runDir, new FileCache());
-	try {
-		return endOrphanLocked(runDir, storeRoot, rowId, how);
-	} finally {
-		release();
-	}
-}
-
-/** recordOrphanEnd for a caller that already holds the row lock. */
-export function endOrphanLocked(runDir: string, storeRoot: string, rowId: string, how: "died" | "stopped"): RunStatus {
-	const fresh = readStatus(runDir, new FileCache());
-	{
-		if (runEnded(fresh) || runOwner(storeRoot, runDir, fresh) !== "none") return fresh;
-		killRunProcesses(fresh.runId);
-		const now = Date.now();
-		if (how === "stopped") markStopped(fresh, now);
-		else {
-			markRunnerDied(fresh, now);
-			if (!existsSync(join(runDir, "runner.json"))) fresh.error = "runner never started";
-			const disk = diskFull(runDir);
-			if (disk) {
-				fresh.error = `${fresh.error}: ${disk}`;
-				fresh.errorCode = "disk-full";
-			}
-		}
-		rejectWaiting(runDir, fresh, "run-ended", now);
-		writeJsonAtomic(join(runDir, "status.json"), fresh);
-		// Every process of the run is gone and its end is recorded: its slot is free for the queue now.
-		releaseRunSlots(storeRoot, fresh.runId);
-		touchNotify(storeRoot, rowId);
-		return fresh;
-	}
+export async function recordOrphanEnd(storeRoot: string, runDir: string, how: "died" | "stopped", lockHeld = false): Promise<RunStatus | undefined> {
+	return endOrphan(runDir, how === "stopped" ? stoppedEnd() : diedEnd(runDir), { alive: (status) => runOwner(storeRoot, runDir, status) !== "none", kill: { graceMs: 0 }, lockHeld });
 }
