@@ -13,11 +13,11 @@ import { recordDeath } from "../runner/far/far-end.mjs";
 import { containerDirs } from "../runner/kinds/container/container-run.mjs";
 import { recordEnd } from "../runner/kinds/container/container-transport.mjs";
 import { dropMessage } from "../runner/life/inbox.mjs";
+import { settleUnowned } from "../runner/life/orphan.mjs";
 import { enqueue, pumpQueue } from "../runner/life/queue.mjs";
 import { RECEIPT_REASONS } from "../runner/life/reasons.mjs";
 import { initialStatus } from "../runner/life/state-rules.mjs";
 import { processStartTime } from "../runner/store/proc.mjs";
-import { recordOrphanEnd } from "../src/board/engine/run-liveness.ts";
 import { createBoardService } from "../src/board/engine/service.ts";
 import type { RunStatus } from "../src/board/engine/types.ts";
 
@@ -88,10 +88,11 @@ describe("ending a run from outside", () => {
 	it("orphan recovery here: a dead runner, and one that never recorded itself", async () => {
 		const store = scratch();
 		const died = run(store, "d1", "working", { runner: true });
-		await recordOrphanEnd(store, died, "died");
+		const spawnWith = { node: process.execPath, env: process.env };
+		expect(await settleUnowned(store, died, { spawnWith })).toBe("ended");
 		expectEnded(died, { state: "failed", code: "runner-died", error: "runner died" }, { code: "run-ended" });
 		const never = run(store, "n1", "queued");
-		await recordOrphanEnd(store, never, "died");
+		expect(await settleUnowned(store, never, { spawnWith })).toBe("ended");
 		expectEnded(never, { state: "failed", code: "never-started", error: "runner never started" }, { code: "run-ended" });
 	});
 

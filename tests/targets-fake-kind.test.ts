@@ -4,6 +4,9 @@
  * targets table, `targets check`, `dispatch --on`, `list`, `show`, `stop` and `targets remove` work for
  * it unchanged, with the real pi as the worker at the far side (a directory here, reached by
  * host-agent.mjs as a local child). The link, the queue, the board and the subcommands never test `kind`.
+ * The board is open meanwhile (its safety tick runs), as a user's is: at this far side, on this machine
+ * as this user, the far runner's end sweeps every process of the run, the link too, and the tick gives
+ * the run a new link that records the end.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,7 +36,8 @@ describe("a third kind of target", () => {
 		dirs.push(root);
 		const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
 		const far = join(root, "far");
-		const board = createBoardService({ storeDir: join(root, "store"), piCommand: [process.execPath, PI_CLI], env: { ...agent.env, NODE_OPTIONS: `--import=${REGISTER}` } });
+		const board = createBoardService({ storeDir: join(root, "store"), piCommand: [process.execPath, PI_CLI], env: { ...agent.env, NODE_OPTIONS: `--import=${REGISTER}` }, safetyPollMs: 300 });
+		const unwatch = board.watch(() => undefined);
 		const run = async (args: string): Promise<string> => {
 			const parsed = parseSubcommand(args);
 			if (!parsed.ok) throw new Error(parsed.error);
@@ -66,5 +70,6 @@ describe("a third kind of target", () => {
 		await waitFor(() => runProcesses(working.currentRunId ?? "").length === 0, "every process of the stopped run to exit", 30_000);
 		expect(await run("targets remove far")).toBe("removed target far");
 		expect(await run("targets")).not.toContain("far");
+		unwatch();
 	}, 300_000);
 });

@@ -42,10 +42,6 @@ import { BoardError } from "../life/reasons.mjs";
  *   after `targets remove`: what the kind holds for the target here (ssh's shared connection)
  */
 
-/** The target every board has: this machine, the queue's own slots. */
-export const LOCAL_TARGET = "local";
-/** A target's name: a path component and a word in the filter (`on:<name>`). */
-export const TARGET_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
 export const DEFAULT_TARGET_MAX = 4;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

@@ -1,7 +1,8 @@
 // The kinds of target, looked up by name: the list in registry.mjs, and any registered at run time
 // (a test's fake kind; a link process gets it the same way, through NODE_OPTIONS=--import). Everything
 // kind-specific is asked of a kind's object here, so no caller tests `kind`.
-import { invalid, LOCAL_TARGET, configFromInput, shapeError, TARGET_NAME, usageOf } from "./kind.mjs";
+import { LOCAL_TARGET, TARGET_NAME } from "../life/vocabulary.mjs";
+import { configFromInput, invalid, shapeError, usageOf } from "./kind.mjs";
 import { KINDS } from "./registry.mjs";
 
 /** @typedef {import("./kind.mjs").TargetKind} TargetKind */

@@ -6,11 +6,11 @@
 // shape stops the queue with its path and field.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { LOCAL_TARGET } from "../kinds/kind.mjs";
 import { isTargetName, targetError } from "../kinds/kinds.mjs";
 import { parseJsonStrict, writeJsonAtomic } from "../store/fs-util.mjs";
 import { withLockFile } from "../store/row-lock.mjs";
 import { BoardError } from "./reasons.mjs";
+import { LOCAL_TARGET } from "./vocabulary.mjs";
 
 /** @typedef {import("../../src/board/engine/types.ts").BoardConfig} BoardConfig */
 

@@ -7,7 +7,7 @@
 // (targets/target-link.mjs), not a runner.
 import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { basename, join } from "node:path";
-import { LOCAL_TARGET, TARGET_NAME } from "../kinds/kind.mjs";
+import { LOCAL_TARGET, TARGET_NAME } from "./vocabulary.mjs";
 import { readLimits } from "./board-config.mjs";
 import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
 import { processStartTime, RUN_TAG } from "../store/proc.mjs";

@@ -5,7 +5,7 @@
 // also holds while its run is not over: the run goes on at the target when our link dies.
 import { readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { LOCAL_TARGET, TARGET_NAME } from "../kinds/kind.mjs";
+import { LOCAL_TARGET, TARGET_NAME } from "./vocabulary.mjs";
 import { isAlive, runProcesses } from "../store/proc.mjs";
 import { writeJsonAtomic } from "../store/fs-util.mjs";
 import { breakStale, createExclusive } from "../store/owner-file.mjs";

@@ -25,3 +25,9 @@ export const QUESTION_SOURCES = /** @type {const} */ (["tool", "heuristic"]);
 
 /** Attempts one dispatch may start (an attempt set). */
 export const MAX_ATTEMPTS = 8;
+
+/** The target every board has: this machine, the queue's own slots. */
+export const LOCAL_TARGET = "local";
+
+/** A target's name: a path component and a word in the filter (`on:<name>`). */
+export const TARGET_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;

@@ -13,6 +13,7 @@ import { RenameView } from "./rename-view.ts";
 import { ReplyView } from "./reply-view.ts";
 import type { Host, KeyEntry } from "./view.ts";
 import { DiffView, TranscriptView } from "./viewer-view.ts";
+import { notOver } from "../../../runner/life/phase.mjs";
 
 export interface RowActionOptions {
 	/** Which of these keys show in the view's hint line (all show in help). */
@@ -21,9 +22,9 @@ export interface RowActionOptions {
 	onArchived?(): void;
 }
 
-/** A row whose run has a live process (or waits in the queue): `o` opens its console, not attach. */
+/** A row whose run is not over (live, or waiting): `o` opens its console, not attach. */
 export function isLive(row: BoardRow): boolean {
-	return row.alive || row.state === "queued" || row.state === "working";
+	return notOver(row);
 }
 
 export function rowActions(host: Host, current: () => BoardRow | undefined, options: RowActionOptions): KeyEntry[] {

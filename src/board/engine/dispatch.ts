@@ -18,6 +18,7 @@ import { checkDispatchTarget } from "../targets/dispatch-target.ts";
 import { listRowIds } from "./store.ts";
 import type { AttemptInfo, BoardRow, DispatchOptions, RowMeta, WorktreeMode } from "./types.ts";
 import { createWorktree, removeWorktreeDir } from "../git/worktree.ts";
+import { notOver } from "../../../runner/life/phase.mjs";
 
 /** What a fork runs when the caller gives no prompt: carry on from the copied conversation. */
 export const DEFAULT_FORK_PROMPT = "Continue from where this conversation left off.";
@@ -93,7 +94,7 @@ function oneLine(text: string, max: number): string {
 function activeWriterInRepo(ctx: EngineContext, repo: string): boolean {
 	return listRowIds(ctx.paths).some((id) => {
 		const row = readRow(ctx, id);
-		return row.repo === repo && !row.worktreePath && (row.alive || row.state === "queued");
+		return row.repo === repo && !row.worktreePath && notOver(row);
 	});
 }
 

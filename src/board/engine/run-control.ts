@@ -8,17 +8,19 @@ import { join } from "node:path";
 import { touchNotify } from "../../../runner/store/fs-util.mjs";
 import { dropMessage, inboxNames, receiptPath } from "../../../runner/life/inbox.mjs";
 import { claimEntry, queuedEntryName } from "../../../runner/life/queue.mjs";
+import { settleUnowned } from "../../../runner/life/orphan.mjs";
 import { endRun, stoppedQueuedEnd } from "../../../runner/life/run-end.mjs";
+import { runOwner } from "../../../runner/life/run-owner.mjs";
+import { endRunProcesses } from "../../../runner/store/proc.mjs";
 import { withRowLock } from "../../../runner/store/row-lock.mjs";
 import { runEnded } from "../../../runner/life/state-rules.mjs";
 import { checkMessage } from "./dispatch-checks.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { resumeRun } from "./launch.ts";
 import { readRow, requireMeta } from "./row-read.ts";
-import { killRunProcesses, recordOrphanEnd, runOwner } from "./run-liveness.ts";
+import { nodeCommand } from "./commands.ts";
 import { BoardError } from "../../../runner/life/reasons.mjs";
 import { FileCache, readReceiptFile, readStatus } from "./store.ts";
-import { respawnLinkLocked } from "../targets/link-respawn.ts";
 import type { BoardRow, Receipt, ReplyOptions, ReplyResult } from "./types.ts";
 
 const DEFAULT_RECEIPT_WAIT_MS = 15_000;
@@ -32,6 +34,7 @@ const DEFAULT_STOP_GRACE_MS = 3000;
 export function controlRun(ctx: EngineContext) {
 	const { paths } = ctx;
 	const stopGraceMs = ctx.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+	const spawnWith = { node: nodeCommand(ctx.env), env: ctx.env };
 
 	async function decide(id: string, text: string, options: ReplyOptions): Promise<Decision> {
 		const meta = requireMeta(ctx, id);
@@ -41,10 +44,10 @@ export function controlRun(ctx: EngineContext) {
 		const runDir = paths.run(id, meta.currentRunId);
 		const status = readStatus(runDir, new FileCache());
 		let owner = runOwner(paths.root, runDir, status);
-		// A target run whose link died goes on there: a new link takes the message.
-		if (!runEnded(status) && owner === "none" && meta.target && respawnLinkLocked(ctx, runDir, meta.target)) owner = "runner";
+		// Nobody owns it: a target run whose link died goes on there (a new link takes the message); any
+		// other has its end recorded, and the reply starts a new run.
+		if (!runEnded(status) && owner === "none" && (await settleUnowned(paths.root, runDir, { target: meta.target, spawnWith, lockHeld: true })) === "relinked") owner = "runner";
 		if (runEnded(status) || owner === "none") {
-			if (!runEnded(status)) await recordOrphanEnd(paths.root, runDir, "died", true);
 			resumeRun(ctx, meta, text);
 			return { kind: "new-run" };
 		}
@@ -113,12 +116,10 @@ export function controlRun(ctx: EngineContext) {
 			if (runEnded(status)) return undefined;
 			if (stopQueued(runDir, status.runId)) return undefined;
 			const owner = runOwner(paths.root, runDir, status);
-			// A target run without its link: a new link ends it at the target (a one-shot stop there).
+			// Nobody owns it: a target run gets a new link, which ends it at the target (a one-shot stop
+			// there) on the stop below; any other is recorded stopped.
 			const onTarget = meta.target !== undefined;
-			if (owner === "none" && !(onTarget && respawnLinkLocked(ctx, runDir, meta.target ?? ""))) {
-				await recordOrphanEnd(paths.root, runDir, "stopped", true);
-				return undefined;
-			}
+			if (owner === "none" && (await settleUnowned(paths.root, runDir, { target: meta.target, how: "stopped", spawnWith, lockHeld: true })) !== "relinked") return undefined;
 			dropMessage(runDir, { kind: "stop" });
 			return { runDir, onTarget };
 		});
@@ -130,8 +131,8 @@ export function controlRun(ctx: EngineContext) {
 		if (runEnded(status)) return readRow(ctx, id);
 		if (target.onTarget) return row;
 		// The runner did not answer (hung or starting): end every process of the run, then record it.
-		await killRunProcesses(status.runId);
-		await recordOrphanEnd(paths.root, target.runDir, "stopped");
+		await endRunProcesses(status.runId);
+		await settleUnowned(paths.root, target.runDir, { how: "stopped", spawnWith });
 		return readRow(ctx, id);
 	}
 

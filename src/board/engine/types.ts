@@ -234,10 +234,16 @@ export interface BoardService {
 	dispatch(options: DispatchOptions): Promise<BoardRow>;
 	/** Every row started for `options` (one, or an attempt set of `count`). */
 	dispatchAttempts(options: DispatchOptions): Promise<BoardRow[]>;
-	/** All rows (archived included only when asked), reconciled: dead runners become failed. */
+	/** All rows (archived included only when asked), as read: a run whose owner died reads as failed. Reads only. */
 	/** `slim`: ended runs' events, stderr tail, receipts and whole answer may be left out (what a list line needs). */
 	list(options?: { includeArchived?: boolean; slim?: boolean }): Promise<BoardRow[]>;
 	get(id: string, options?: { slim?: boolean }): Promise<BoardRow | undefined>;
+	/**
+	 * Writes what reads found (the supervise step: pump the queue, record derived ends, relink target runs,
+	 * settle merges, tidy live marks), on a store this process may write; `all`: every row, as list's own
+	 * pump. Returns the ids of rows it changed.
+	 */
+	supervise?(options?: { all?: boolean }): Promise<readonly string[]>;
 	/** The rows that count in the footer and strip (live or asking), from the live summary: no store pass. */
 	liveRows?(): Promise<BoardRow[]>;
 	/** Every row id, oldest first (ids are time-sortable); names only, no row is read. */

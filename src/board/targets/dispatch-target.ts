@@ -3,7 +3,7 @@
  * a target of the board's config, and the row then needs a git repository with a commit: code travels
  * to the target by git and comes back the same way, so it always gets its own worktree.
  */
-import { LOCAL_TARGET } from "../../../runner/kinds/kind.mjs";
+import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { readBoardConfig } from "../../../runner/life/board-config.mjs";
 import { BoardError } from "../../../runner/life/reasons.mjs";
 import { checkBranchable } from "../engine/dispatch-checks.ts";

@@ -7,8 +7,9 @@
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { LOCAL_TARGET } from "../../../runner/kinds/kind.mjs";
+import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { kindOf, targetFromInput } from "../../../runner/kinds/kinds.mjs";
+import { notOver, phase } from "../../../runner/life/phase.mjs";
 import { checkNewTargetName, readBoardConfig, updateBoardConfig } from "../../../runner/life/board-config.mjs";
 import { BoardError } from "../../../runner/life/reasons.mjs";
 import type { EngineContext } from "../engine/engine-context.ts";
@@ -38,8 +39,8 @@ export function targetsApi(ctx: EngineContext, listLive: () => Promise<BoardRow[
 				const unreachable = here.flatMap((row) => (row.unreachable ? [row.unreachable] : [])).sort((a, b) => a.since - b.since)[0];
 				return {
 					...view,
-					running: here.filter((row) => row.alive).length,
-					queued: here.filter((row) => row.state === "queued" && !row.alive).length,
+					running: here.filter((row) => phase(row).phase === "live" || phase(row).why === "unowned").length,
+					queued: here.filter((row) => phase(row).why === "queued").length,
 					...(unreachable ? { unreachable } : {}),
 				};
 			};
@@ -56,7 +57,7 @@ export function targetsApi(ctx: EngineContext, listLive: () => Promise<BoardRow[
 		},
 		async remove(name) {
 			const config = known(name);
-			const busy = (await listRows()).filter((row) => row.target === name && (row.alive || row.state === "queued" || row.state === "working"));
+			const busy = (await listRows()).filter((row) => row.target === name && notOver(row));
 			if (busy.length > 0) throw new BoardError("busy", `target ${name} has ${busy.length} row(s) running or waiting there (${busy.map((row) => row.id).join(", ")}): stop them first`);
 			await updateBoardConfig(ctx.storeDir, (current) => {
 				delete current.targets[name];
