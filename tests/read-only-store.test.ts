@@ -7,20 +7,19 @@
  * a mark). The live row's process is left alone.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { KeybindingsManager, TUI_KEYBINDINGS, type TUI } from "@earendil-works/pi-tui";
 import { afterAll, describe, expect, it } from "vitest";
 import { enqueue } from "../runner/life/queue.mjs";
 import { isAlive, processStartTime } from "../runner/store/proc.mjs";
-import { Board } from "../src/board/dashboard/board.ts";
 import { storePaths } from "../src/board/engine/paths.ts";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
-import { writeRow } from "../test-support/hardening-fixtures.ts";
+import { fileSnapshot, writeRow } from "../test-support/hardening-fixtures.ts";
 import { createTestAgent, PI_CLI, runPi, type TestAgent } from "../test-support/pi-harness.ts";
 import { scanProcs } from "../test-support/proc-scan.ts";
 import { commandFails, notRoot, requires } from "../test-support/requires.ts";
+import { boardOn } from "../test-support/board-on.ts";
 
 const agents: TestAgent[] = [];
 const mounts: string[] = [];
@@ -31,19 +30,6 @@ afterAll(() => {
 	for (const agent of agents) agent.cleanup();
 });
 
-/** Every file under dir with its bytes. */
-function snapshot(dir: string): Record<string, string> {
-	const out: Record<string, string> = {};
-	const walk = (path: string): void => {
-		for (const entry of readdirSync(path, { withFileTypes: true })) {
-			const full = join(path, entry.name);
-			if (entry.isDirectory()) walk(full);
-			else if (entry.isFile()) out[full] = readFileSync(full, "latin1");
-		}
-	};
-	walk(dir);
-	return out;
-}
 
 /** Runners and links of a store (anything started for its runs names a file under it). */
 const started = (store: string) => scanProcs((argv) => argv.some((a) => /(job-runner|target-link)\.mjs$/.test(a)) && argv.some((a) => a.startsWith(`${store}/`)));
@@ -86,7 +72,7 @@ describe("a store this user can only read", () => {
 		mounts.push(store);
 		expect(commandFails("mount", ["-o", "remount,bind,ro", store])).toBeUndefined();
 		expect(commandFails("touch", [join(store, "probe")])).toMatch(/Read-only file system/);
-		const before = snapshot(store);
+		const before = fileSnapshot(store);
 
 		const list = await runPi(agent, { args: ["-p", "/agent-board list"], env: { PATH: path } });
 		expect(list.code, list.stderr).toBe(0);
@@ -103,23 +89,7 @@ describe("a store this user can only read", () => {
 		// The board's first paint, on the same store, in this process.
 		const engine = createBoardService({ storeDir: store, env: { ...agent.env, PATH: path }, piCommand: [process.execPath, PI_CLI] });
 		const feed = new BoardFeed(() => engine);
-		const dash = new Board({
-			service: engine,
-			feed,
-			tui: { requestRender: () => undefined, terminal: { rows: 30 } } as unknown as TUI,
-			tickMs: 60_000,
-			theme: { fg: (_color: string, text: string) => text, bold: (text: string) => text },
-			keys: new KeybindingsManager(TUI_KEYBINDINGS),
-			requestRender: () => undefined,
-			done: () => undefined,
-			height: () => 30,
-			cwd: agent.cwd,
-			models: [],
-			prefs: {},
-			savePrefs: async () => undefined,
-			readTranscript: async () => [],
-			readDiff: async () => [],
-		});
+		const { dash } = boardOn(engine, { rows: 30, cwd: agent.cwd, feed });
 		try {
 			await dash.start();
 			await feed.refresh("all");
@@ -131,7 +101,7 @@ describe("a store this user can only read", () => {
 			feed.stop();
 		}
 
-		expect(snapshot(store)).toEqual(before);
+		expect(fileSnapshot(store)).toEqual(before);
 		expect(started(store)).toEqual([]);
 		expect(existsSync(engineUsed)).toBe(false);
 		expect(isAlive(sleeper.pid, sleeperStart)).toBe(true);

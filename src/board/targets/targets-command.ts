@@ -144,7 +144,7 @@ export async function runTargetsCommand(service: BoardService, parsed: Extract<T
 			return formatTargets(await service.targets.list());
 		case "add": {
 			const view = await service.targets.add(parsed.name, parsed.input);
-			return `added target ${view.name}: ${sanitizeText(view.where)}, up to ${view.max} at a time\ncheck it: /agent-board targets check ${view.name}${view.kind === "ssh" ? " --install" : ""}`;
+			return `added target ${view.name}: ${sanitizeText(view.where)}, up to ${view.max} at a time\ncheck it: /agent-board targets check ${view.name}${view.checkArgs ? ` ${view.checkArgs}` : ""}`;
 		}
 		case "check": {
 			const check = await service.targets.check(parsed.name, { install: parsed.install });
