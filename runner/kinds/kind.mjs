@@ -43,7 +43,8 @@ import { BoardError } from "../life/reasons.mjs";
  */
 
 export const DEFAULT_TARGET_MAX = 4;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A variable's name (--env NAME): forwarded by name, its value never on a command line. */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** A refusal of the user's input (`targets add`). @param {string} message */
 export const invalid = (message) => new BoardError("invalid", message);

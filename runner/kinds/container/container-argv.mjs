@@ -5,6 +5,7 @@
 // no value is ever on a command line.
 import { randomBytes } from "node:crypto";
 import { CONTAINER_RUN_DIR, CONTAINER_SESSION_DIR } from "../../store/store-layout.mjs";
+import { ENV_NAME } from "../kind.mjs";
 
 /** The container engines a target may name (their own CLIs). */
 export const CONTAINER_ENGINES = /** @type {const} */ (["docker", "podman"]);
@@ -56,7 +57,6 @@ export const containerName = (runId) => `ab-${runId}`;
  * @property {string[]} [command]     instead of the runner (tests, probes)
  */
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** @param {string} path */
 function checkMountSource(path) {

@@ -14,7 +14,7 @@ import { newId } from "./ids.ts";
 import { launchRun, newRunId } from "./launch.ts";
 import { readRow, requireMeta } from "./row-read.ts";
 import { describeFsError, fsErrorMessage, isUnwordedFsError, removeHalfRow } from "./store-guard.ts";
-import { checkDispatchTarget } from "../targets/dispatch-target.ts";
+import { checkDispatchTarget } from "./dispatch-target.ts";
 import { listRowIds } from "./store.ts";
 import type { AttemptInfo, BoardRow, DispatchOptions, RowMeta, WorktreeMode } from "./types.ts";
 import { createWorktree, removeWorktreeDir } from "../git/worktree.ts";

@@ -19,7 +19,7 @@ import { BoardError } from "../../../runner/life/reasons.mjs";
 import { newId } from "./ids.ts";
 import { markLive } from "./live-marks.ts";
 import { writeMeta } from "./store.ts";
-import { targetSnapshot } from "../targets/dispatch-target.ts";
+import { targetSnapshot } from "./dispatch-target.ts";
 import type { RowMeta } from "./types.ts";
 
 export function newRunId(): string {

@@ -12,8 +12,8 @@ import { kindOf, targetFromInput } from "../../../runner/kinds/kinds.mjs";
 import { notOver, phase } from "../../../runner/life/phase.mjs";
 import { checkNewTargetName, readBoardConfig, updateBoardConfig } from "../../../runner/life/board-config.mjs";
 import { BoardError } from "../../../runner/life/reasons.mjs";
-import type { EngineContext } from "../engine/engine-context.ts";
-import type { BoardRow, TargetConfig, TargetsApi, TargetView } from "../engine/types.ts";
+import type { EngineContext } from "./engine-context.ts";
+import type { BoardRow, TargetConfig, TargetsApi, TargetView } from "./types.ts";
 
 /** listLive: the rows that may run or wait (the live summary: O(live rows)); listRows: every row. */
 export function targetsApi(ctx: EngineContext, listLive: () => Promise<BoardRow[]>, listRows: () => Promise<BoardRow[]>): TargetsApi {

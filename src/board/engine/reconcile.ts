@@ -9,9 +9,9 @@ import { existsSync } from "node:fs";
 import { kindOf } from "../../../runner/kinds/kinds.mjs";
 import { readBoardConfig } from "../../../runner/life/board-config.mjs";
 import { runEnded } from "../../../runner/life/state-rules.mjs";
-import type { EngineContext } from "../engine/engine-context.ts";
-import { isValidId } from "../engine/ids.ts";
-import { FileCache, readMeta, readStatus } from "../engine/store.ts";
+import type { EngineContext } from "./engine-context.ts";
+import { isValidId } from "./ids.ts";
+import { FileCache, readMeta, readStatus } from "./store.ts";
 
 const EVERY_MS = 60_000;
 

@@ -6,8 +6,8 @@
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { readBoardConfig } from "../../../runner/life/board-config.mjs";
 import { BoardError } from "../../../runner/life/reasons.mjs";
-import { checkBranchable } from "../engine/dispatch-checks.ts";
-import type { TargetSnapshot } from "../engine/types.ts";
+import { checkBranchable } from "./dispatch-checks.ts";
+import type { TargetSnapshot } from "./types.ts";
 
 /** The target a dispatch names, checked: undefined for this machine. */
 export function checkDispatchTarget(storeDir: string, target: unknown, cwd: unknown): string | undefined {
