@@ -12,7 +12,17 @@ export const SESSION_CHUNK_BYTES = 256 * 1024;
 /**
  * host -> link: hello, status, event, receipt, session, git, end, error, result (one-shot verbs).
  * link -> host: inbox (follow), config / session / done (prepare).
- * @typedef {{ t: "hello", agent: string, pid: number }
+ * On the one channel a target's link keeps (host-agent `link`, far-mux.mjs) every frame about a run
+ * carries its id in `run`: link -> host follow, launch, session, done, inbox, stop, unfollow; host ->
+ * link the run's stream as above, and `close` when the host cannot go on with a run (launch failed
+ * there, or its follow could not start); `stat` (the host's load) is the channel's own.
+ * @typedef {({ t: "hello", agent: string, pid: number, load?: number, cpus?: number }
+ *   | { t: "stat", load: number, cpus: number, at: number }
+ *   | { t: "follow", row: string, seq: number, bytes: number }
+ *   | { t: "launch", config: Record<string, unknown> }
+ *   | { t: "stop", row: string }
+ *   | { t: "unfollow" }
+ *   | { t: "close", kind: string, message: string }
  *   | { t: "status", status: Record<string, unknown> }
  *   | { t: "event", seq: number, line: string }
  *   | { t: "receipt", receipt: Record<string, unknown> }
@@ -23,7 +33,7 @@ export const SESSION_CHUNK_BYTES = 256 * 1024;
  *   | { t: "result", value: Record<string, unknown> }
  *   | { t: "inbox", message: Record<string, unknown> }
  *   | { t: "config", config: Record<string, unknown> }
- *   | { t: "done" }} Frame
+ *   | { t: "done" }) & { run?: string }} Frame
  */
 
 /** @param {unknown} value @returns {value is Record<string, unknown>} */
@@ -36,6 +46,11 @@ const isCount = (value) => typeof value === "number" && Number.isSafeInteger(val
 /** @param {unknown} value */
 const isSha = (value) => typeof value === "string" && /^[0-9a-f]{40,64}$/.test(value);
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** A run id as it may travel in `run` (the store's id pattern). @param {unknown} value */
+const isRunId = (value) => typeof value === "string" && /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(value);
+/** @param {unknown} value */
+const isLoad = (value) => typeof value === "number" && Number.isFinite(value) && value >= 0;
 
 /** @param {Frame} frame */
 export function encodeFrame(frame) {
@@ -57,10 +72,31 @@ export function parseFrame(line) {
 		return undefined;
 	}
 	if (!isObject(value)) return undefined;
-	const f = value;
+	if (value.run !== undefined && !isRunId(value.run)) return undefined;
+	const frame = frameBody(value);
+	return frame && value.run !== undefined ? { ...frame, run: /** @type {string} */ (value.run) } : frame;
+}
+
+/** @param {Record<string, unknown>} f @returns {Frame | undefined} */
+function frameBody(f) {
 	switch (f.t) {
-		case "hello":
-			return typeof f.agent === "string" && isCount(f.pid) ? { t: "hello", agent: f.agent, pid: /** @type {number} */ (f.pid) } : undefined;
+		case "hello": {
+			if (typeof f.agent !== "string" || !isCount(f.pid)) return undefined;
+			const load = isLoad(f.load) && isCount(f.cpus) ? { load: /** @type {number} */ (f.load), cpus: /** @type {number} */ (f.cpus) } : {};
+			return { t: "hello", agent: f.agent, pid: /** @type {number} */ (f.pid), ...load };
+		}
+		case "stat":
+			return isLoad(f.load) && isCount(f.cpus) && isCount(f.at) ? { t: "stat", load: /** @type {number} */ (f.load), cpus: /** @type {number} */ (f.cpus), at: /** @type {number} */ (f.at) } : undefined;
+		case "follow":
+			return isRunId(f.row) && isCount(f.seq) && isCount(f.bytes) ? { t: "follow", row: /** @type {string} */ (f.row), seq: /** @type {number} */ (f.seq), bytes: /** @type {number} */ (f.bytes) } : undefined;
+		case "launch":
+			return isObject(f.config) ? { t: "launch", config: f.config } : undefined;
+		case "stop":
+			return isRunId(f.row) ? { t: "stop", row: /** @type {string} */ (f.row) } : undefined;
+		case "unfollow":
+			return { t: "unfollow" };
+		case "close":
+			return typeof f.kind === "string" && typeof f.message === "string" ? { t: "close", kind: f.kind, message: f.message } : undefined;
 		case "status":
 		case "end":
 			return isObject(f.status) ? { t: f.t, status: f.status } : undefined;

@@ -23,12 +23,12 @@ export const baseRef = (rowId) => `refs/agent-board/base/${rowId}`;
 export const wipRef = (rowId) => `refs/agent-board/wip/${rowId}`;
 
 /**
- * @param {string} cwd @param {string[]} args @param {NodeJS.ProcessEnv} [env]
+ * @param {string} cwd @param {string[]} args @param {NodeJS.ProcessEnv} [env] @param {string} [input] stdin
  * @returns {string} trimmed stdout; throws with git's stderr
  */
-export function git(cwd, args, env) {
+export function git(cwd, args, env, input) {
 	try {
-		return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: env ? { ...process.env, ...env } : undefined }).trim();
+		return execFileSync("git", args, { cwd, encoding: "utf8", stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"], ...(input === undefined ? {} : { input }), env: env ? { ...process.env, ...env } : undefined }).trim();
 	} catch (error) {
 		const stderr = String(/** @type {{ stderr?: unknown }} */ (error).stderr ?? "").trim();
 		throw new Error(`git ${args[0]} in ${cwd}: ${stderr || (error instanceof Error ? error.message : String(error))}`);

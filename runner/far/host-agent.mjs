@@ -4,6 +4,8 @@
 // "result" (or "error", exit 1) for one-shot verbs, a stream for follow.
 //   check <dir>                              stdin: config { pi?, pkgVersion? }
 //   receive-pack <repo.git>                  creates the bare mirror, then is git-receive-pack
+//   link <dir>                               every run of a target's link on one channel (far-mux.mjs):
+//                                            launch, follow, inbox, stop by run id; frames tagged with it
 //   follow <runDir> <eventsFromSeq> <sessionFromBytes>   stdin: inbox frames
 //   run <dir> <eventsFromSeq> <sessionFromBytes>  a link's launch on one channel: stdin config, then what
 //                                            the answer asked for (session chunks; the base comes by git
@@ -20,12 +22,12 @@ import { checkHost } from "./host-check.mjs";
 import { encodeFrame, readFrames } from "./frames.mjs";
 import { followRun } from "./far-follow.mjs";
 import { stopFarRun } from "./far-end.mjs";
-import { checkFarConfig, prepareRun, startRun } from "./far-run.mjs";
+import { checkFarConfig } from "./far-run.mjs";
+import { launchNeeds, launchRun, withMirrorLock } from "./far-launch.mjs";
+import { serveLink } from "./far-mux.mjs";
 import { PACKAGE_ROOT } from "./package-files.mjs";
-import { fileDigest, sameDigest, sessionReceiver } from "./session-travel.mjs";
-import { targetMirrorPath, targetPaths } from "../store/store-layout.mjs";
-import { ensureMirror, revParse, snapshotWip } from "./git-workspace.mjs";
-import { piChecked } from "./pi-check.mjs";
+import { sessionReceiver } from "./session-travel.mjs";
+import { snapshotWip } from "./git-workspace.mjs";
 
 const AGENT_VERSION = (() => {
 	try {
@@ -125,21 +127,14 @@ async function run(dir, fromSeq, sessionFrom) {
 	const first = await input.next();
 	if (first?.t !== "config") throw new Error("run: expected a config frame on stdin");
 	const config = checkFarConfig(first.config);
-	const paths = targetPaths(dir, config.rowId, config.runId);
-	if (!existsSync(join(paths.run, "runner.json"))) {
-		const pi = piChecked(dir, config.piCommand ?? ["pi"]);
-		if (!pi.ok) throw new Error(pi.reason);
-		const mirror = targetMirrorPath(dir, config.repoKey);
-		const want = [];
-		if (config.session !== null && !sameDigest(fileDigest(paths.session), config.session)) want.push("session");
-		if (!existsSync(join(mirror, "HEAD")) || !revParse(mirror, `${config.base}^{commit}`)) want.push("base");
-		send({ t: "result", value: { want, runDir: paths.run } });
-		await receiveUntilDone(input, want.includes("session") ? { path: paths.session, digest: config.session } : undefined);
-		prepareRun(dir, config);
-		startRun(paths.run);
+	const needs = launchNeeds(dir, config);
+	if (!needs.started) {
+		send({ t: "result", value: { want: needs.want, runDir: needs.runDir } });
+		await receiveUntilDone(input, needs.want.includes("session") ? { path: needs.session, digest: config.session } : undefined);
+		await launchRun(dir, config);
 	}
-	send({ t: "result", value: { started: true, runDir: paths.run } });
-	follow(paths.run, fromSeq, sessionFrom, input);
+	send({ t: "result", value: { started: true, runDir: needs.runDir } });
+	follow(needs.runDir, fromSeq, sessionFrom, input);
 }
 
 /**
@@ -157,15 +152,23 @@ async function receiveUntilDone(input, session) {
 	await receiver?.finish();
 }
 
-/** @param {string} repo */
+/**
+ * git receive-pack into the mirror, holding its lock (a worktree being created there must not be read
+ * by the push's connectivity check). @param {string} repo
+ */
 function receivePack(repo) {
-	ensureMirror(repo);
-	const child = spawn("git", ["receive-pack", repo], { stdio: "inherit" });
-	child.on("error", (error) => {
-		process.stderr.write(`host-agent: git receive-pack: ${error.message}\n`);
-		process.exit(1);
-	});
-	child.on("exit", (code) => process.exit(code ?? 1));
+	return withMirrorLock(repo, () => new Promise((resolvePromise) => {
+		const child = spawn("git", ["receive-pack", repo], { stdio: "inherit" });
+		child.on("error", (error) => {
+			process.stderr.write(`host-agent: git receive-pack: ${error.message}\n`);
+			process.exitCode = 1;
+			resolvePromise(undefined);
+		});
+		child.on("exit", (code) => {
+			process.exitCode = code ?? 1;
+			resolvePromise(undefined);
+		});
+	}));
 }
 
 async function main() {
@@ -180,6 +183,9 @@ async function main() {
 		case "receive-pack":
 			need(args, 1, "receive-pack <repo.git>");
 			return receivePack(abs(String(args[0])));
+		case "link":
+			need(args, 1, "link <dir>");
+			return serveLink(abs(String(args[0])), { agent: AGENT_VERSION });
 		case "follow":
 			need(args, 3, "follow <runDir> <eventsFromSeq> <sessionFromBytes>");
 			return follow(abs(String(args[0])), Number(args[1]) || 0, Number(args[2]) || 0);
@@ -193,7 +199,7 @@ async function main() {
 			need(args, 2, "snapshot <worktree> <rowId>");
 			return send({ t: "result", value: snapshotWip(abs(String(args[0])), String(args[1])) });
 		default:
-			throw new Error(`unknown verb "${verb}" (check, receive-pack, follow, run, stop, snapshot)`);
+			throw new Error(`unknown verb "${verb}" (check, receive-pack, link, follow, run, stop, snapshot)`);
 	}
 }
 

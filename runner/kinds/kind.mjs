@@ -34,8 +34,9 @@ import { BoardError } from "../life/reasons.mjs";
  * @property {string} [checkArgs]          what `targets check <name>` wants after an add ("--install")
  * @property {(config: TargetConfig) => string} describe   one line: where runs go ("ssh dev (dir .agent-board)")
  * @property {(target: TargetSnapshot, options: { storeDir: string, agentDir: string, install?: boolean }) => Promise<CheckItem[]>} check
- * @property {(target: TargetSnapshot, context: { storeDir: string }) => Promise<import("../link/driver.mjs").TargetDriver>} driver
- *   the link's driver for a run there (loaded on first use: pi's start-up reads the kinds for their flags)
+ * @property {(target: TargetSnapshot, context: { storeDir: string, hooks?: import("../link/driver.mjs").TargetHooks }) => Promise<import("../link/driver.mjs").TargetDriver>} driver
+ *   the target's link's driver for its runs there (loaded on first use: pi's start-up reads the kinds
+ *   for their flags); `hooks` hear what the driver learns of the target (its load, reachable or not)
  * @property {(storeDir: string, target: TargetSnapshot, runIsLive: (rowId: string, runId: string) => boolean | Promise<boolean>) => Promise<{ removed: string[], error?: Error }>} [reconcile]
  *   removes what the kind leaves at the target that no run owns any more (a container by label)
  * @property {(target: TargetSnapshot, context: { storeDir: string }) => void} [forget]

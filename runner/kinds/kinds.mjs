@@ -70,7 +70,7 @@ export function selectorUsage(kind) {
 /** Every kind's `targets add` usage line. */
 export const addUsages = () => allKinds().map(usageOf);
 
-/** The link's driver for a run on `target`. @param {TargetSnapshot} target @param {{ storeDir: string }} context */
+/** The link's driver for runs on `target`. @param {TargetSnapshot} target @param {{ storeDir: string, hooks?: import("../link/driver.mjs").TargetHooks }} context */
 export function driverFor(target, context) {
 	return kindOf(target).driver(target, context);
 }

@@ -1,8 +1,9 @@
 // The seam between the link (target-link.mjs, the local owner of a run that runs elsewhere) and a kind
 // of target. The link mirrors files, forwards the inbox, reconnects and records the end the same way
 // for every kind; a driver only knows how to launch the far run, follow it, bring its code back and
-// stop it. A kind's object (runner/kinds/) gives its driver: ssh's is host-agent.mjs over one
-// multiplexed connection, a container's the engine CLI. Types only.
+// stop it. A kind's object (runner/kinds/) gives its driver, one per target for all of its runs in the
+// target's link: ssh's is host-agent.mjs over one channel on one connection, a container's the engine
+// CLI. Types only.
 
 /** @typedef {import("../../src/board/engine/types.ts").TargetSnapshot} TargetSnapshot */
 
@@ -56,4 +57,12 @@
  *   the far runner, its worker and tools are ended there and the end recorded there.
  * @property {(run: LinkRun) => void} [finish]
  *   after the end is recorded here: what the kind leaves behind for nothing (a container's pi home).
+ * @property {() => void} [close]
+ *   the link is done with the target (its last run ended): its channel there goes.
+ */
+
+/**
+ * What a driver may tell the target's link about the target itself (host-agent kinds: their channel):
+ * the host's load, that it answered, that the channel to it went. A pool's placement reads them.
+ * @typedef {import("./mux-channel.mjs").ChannelHooks} TargetHooks
  */

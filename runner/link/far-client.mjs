@@ -64,13 +64,21 @@ export function callVerb(transport, verb, args, options = {}) {
 
 /** Session bytes as frames, from the start. @param {NodeJS.WritableStream} stdin @param {string} path @param {number} size */
 export function writeSession(stdin, path, size) {
+	sendSession((frame) => stdin.write(encodeFrame(frame)), path, size);
+}
+
+/**
+ * Session bytes as frames, from the start, each to `send`.
+ * @param {(frame: import("../far/frames.mjs").Frame) => void} send @param {string} path @param {number} size
+ */
+export function sendSession(send, path, size) {
 	const fd = openSync(path, "r");
 	try {
 		for (let offset = 0; offset < size; ) {
 			const buffer = Buffer.alloc(Math.min(SESSION_CHUNK_BYTES, size - offset));
 			const read = readSync(fd, buffer, 0, buffer.length, offset);
 			if (read <= 0) break;
-			stdin.write(encodeFrame({ t: "session", offset, data: buffer.subarray(0, read).toString("base64") }));
+			send({ t: "session", offset, data: buffer.subarray(0, read).toString("base64") });
 			offset += read;
 		}
 	} finally {

@@ -6,11 +6,12 @@ import { createHash } from "node:crypto";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { baseRef, branchName, git, revParse, wipRef } from "../far/git-workspace.mjs";
+import { landingFetchSync } from "./landing.mjs";
 
 /** @param {string} rowId */
-const remoteBranchRef = (rowId) => `refs/agent-board/remote/${rowId}`;
+export const remoteBranchRef = (rowId) => `refs/agent-board/remote/${rowId}`;
 /** @param {string} rowId */
-const remoteWipRef = (rowId) => `refs/agent-board/remote-wip/${rowId}`;
+export const remoteWipRef = (rowId) => `refs/agent-board/remote-wip/${rowId}`;
 
 /**
  * A stable, path-safe name for a repository's mirror at a target: its name plus a hash of where its
@@ -50,13 +51,30 @@ export function pushBase({ repo, remote, rowId, commit }) {
 	gitRemote(repo, [...args, remote.url, `${commit}:${baseRef(rowId)}`], remote);
 }
 
+/** What a fetch-back asks for: the row's branch and its wip snapshot, and the refs they become here. @param {string} rowId */
+export const fetchRefs = (rowId) => [
+	{ from: `refs/heads/${branchName(rowId)}`, to: remoteBranchRef(rowId) },
+	{ from: wipRef(rowId), to: remoteWipRef(rowId) },
+];
+/** @param {string} rowId */
+const fetchRefspecs = (rowId) => fetchRefs(rowId).map((ref) => `+${ref.from}:${ref.to}`);
+
 /**
- * Fetches the target's branch and wip snapshot into refs/agent-board/remote[-wip]/<rowId>.
- * @param {{ repo: string, remote: GitRemote, rowId: string }} options
+ * Fetches the target's branch and wip snapshot into refs/agent-board/remote[-wip]/<rowId>. With
+ * `landing` (landing.mjs) the fetch goes through the landing repository, so it never reads the
+ * repository's worktrees (one being created meanwhile fails a plain fetch: "bad object").
+ * @param {{ repo: string, remote: GitRemote, rowId: string, landing?: string, base?: string }} options
  * @returns {{ head: string, wip: string }}
  */
-export function fetchBack({ repo, remote, rowId }) {
-	gitRemote(repo, ["fetch", "-q", "--no-tags", "--no-write-fetch-head", remote.url, `+refs/heads/${branchName(rowId)}:${remoteBranchRef(rowId)}`, `+${wipRef(rowId)}:${remoteWipRef(rowId)}`], remote);
+export function fetchBack({ repo, remote, rowId, landing, base }) {
+	if (landing) {
+		const got = landingFetchSync({ repo, landing, remote, refs: fetchRefs(rowId), haves: base ? [base] : [] });
+		const head = got.get(remoteBranchRef(rowId));
+		const wip = got.get(remoteWipRef(rowId));
+		if (!head || !wip) throw new Error(`fetch from ${remote.url} brought no ${branchName(rowId)} or wip snapshot`);
+		return { head, wip };
+	}
+	gitRemote(repo, ["fetch", "-q", "--no-tags", "--no-write-fetch-head", remote.url, ...fetchRefspecs(rowId)], remote);
 	const head = revParse(repo, remoteBranchRef(rowId));
 	const wip = revParse(repo, remoteWipRef(rowId));
 	if (!head || !wip) throw new Error(`fetch from ${remote.url} brought no ${branchName(rowId)} or wip snapshot`);

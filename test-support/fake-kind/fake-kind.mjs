@@ -56,8 +56,8 @@ export const fakeKind = {
 			return [{ name: "dir", ok: false, detail: `${dir}: ${error instanceof Error ? error.message : String(error)}`, fix: "choose another --fake dir" }];
 		}
 	},
-	async driver(target) {
+	async driver(target, context) {
 		const dir = String(target.dir);
-		return agentDriver({ name: target.name, dir, ...(Array.isArray(target.pi) ? { pi: target.pi.map(String) } : {}), transport: localTransport(), remote: (key) => localMirror(dir, key) });
+		return agentDriver({ name: target.name, dir, ...(Array.isArray(target.pi) ? { pi: target.pi.map(String) } : {}), transport: localTransport(), remote: (key) => localMirror(dir, key) }, context.hooks);
 	},
 };

@@ -9,7 +9,8 @@ import { sshMirrorRemote, sshTransport } from "./ssh-far.mjs";
 import { sshOf } from "./ssh-transport.mjs";
 
 /**
- * @param {import("./ssh-transport.mjs").SshTargetConfig} target @param {{ storeDir: string }} context
+ * @param {import("./ssh-transport.mjs").SshTargetConfig} target
+ * @param {{ storeDir: string, hooks?: import("../../link/driver.mjs").TargetHooks }} context
  * @returns {import("../../link/driver.mjs").TargetDriver}
  */
 export function sshDriver(target, context) {
@@ -21,5 +22,5 @@ export function sshDriver(target, context) {
 		transport: sshTransport(ssh),
 		remote: (repoKey) => sshMirrorRemote(ssh, repoKey),
 		install: () => installOverSsh(ssh, target.dir),
-	});
+	}, context.hooks);
 }

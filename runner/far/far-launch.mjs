@@ -1,0 +1,60 @@
+// A run's launch at a target, on the target's side, in the steps every channel takes (host-agent
+// `run` for one run, `link` for all of a link's runs): what the host lacks (the session, the base
+// commit), then prepare and start. The workspace is cut from the host's mirror under the mirror's
+// lock, which a push into that mirror holds too: git's connectivity check reads every worktree's
+// HEAD, and `worktree add` writes a placeholder HEAD first ("bad object worktrees/<id>/HEAD").
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { withLockFile } from "../store/row-lock.mjs";
+import { targetMirrorPath, targetPaths } from "../store/store-layout.mjs";
+import { prepareRun, startRun } from "./far-run.mjs";
+import { ensureMirror, revParse } from "./git-workspace.mjs";
+import { piChecked } from "./pi-check.mjs";
+import { fileDigest, sameDigest } from "./session-travel.mjs";
+
+/** How long a launch waits for a push into the same mirror to finish. */
+const MIRROR_WAIT_MS = 300_000;
+
+/** The lock a push and a worktree's creation take in a bare mirror. @param {string} mirror */
+export const mirrorLockPath = (mirror) => join(mirror, "agent-board.lock");
+
+/**
+ * Runs `fn` holding the mirror's lock (created first when missing).
+ * @template T @param {string} mirror @param {() => T | Promise<T>} fn @returns {Promise<T>}
+ */
+export async function withMirrorLock(mirror, fn) {
+	ensureMirror(mirror);
+	return withLockFile(mirrorLockPath(mirror), fn, { timeoutMs: MIRROR_WAIT_MS, what: "a push into the host's mirror takes too long" });
+}
+
+/**
+ * What the host needs before this run can start: nothing when its runner already started (a link
+ * that lost its channel mid-launch), else the session when the host's copy differs and the base
+ * commit when the mirror lacks it. Throws the reason a run cannot start here (another pi).
+ * @param {string} dir @param {import("./far-run.mjs").FarRunConfig} config
+ * @returns {{ started: boolean, want: string[], runDir: string, session: string }}
+ */
+export function launchNeeds(dir, config) {
+	const paths = targetPaths(dir, config.rowId, config.runId);
+	if (existsSync(join(paths.run, "runner.json"))) return { started: true, want: [], runDir: paths.run, session: paths.session };
+	const pi = piChecked(dir, config.piCommand ?? ["pi"]);
+	if (!pi.ok) throw new Error(pi.reason);
+	const mirror = targetMirrorPath(dir, config.repoKey);
+	/** @type {string[]} */
+	const want = [];
+	if (config.session !== null && !sameDigest(fileDigest(paths.session), config.session)) want.push("session");
+	if (!existsSync(join(mirror, "HEAD")) || !revParse(mirror, `${config.base}^{commit}`)) want.push("base");
+	return { started: false, want, runDir: paths.run, session: paths.session };
+}
+
+/**
+ * Prepares the run (its workspace under the mirror's lock) and starts its runner.
+ * @param {string} dir @param {import("./far-run.mjs").FarRunConfig} config
+ */
+export async function launchRun(dir, config) {
+	const paths = targetPaths(dir, config.rowId, config.runId);
+	if (existsSync(join(paths.run, "runner.json"))) return paths.run;
+	await withMirrorLock(targetMirrorPath(dir, config.repoKey), () => prepareRun(dir, config));
+	startRun(paths.run);
+	return paths.run;
+}
