@@ -27,9 +27,9 @@ describe("attempt subcommand parsing", () => {
 
 	it("rejects bad counts and options with a clear message and the usage", () => {
 		const cases: Array<[string, RegExp]> = [
-			["dispatch --count 0 hi", /count must be a whole number from 1 to 8 \(got 0\)/],
-			["dispatch --count 999 hi", /from 1 to 8 \(got 999\)/],
-			["dispatch --count -2 hi", /from 1 to 8 \(got -2\)/],
+			["dispatch --count 0 hi", /count must be a whole number from 1 to 64 \(got 0\)/],
+			["dispatch --count 999 hi", /from 1 to 64 \(got 999\)/],
+			["dispatch --count -2 hi", /from 1 to 64 \(got -2\)/],
 			["dispatch --count abc hi", /--count needs a whole number, got "abc"/],
 			["dispatch --count", /--count needs a whole number/],
 			["dispatch --count 3", /dispatch needs a prompt/],

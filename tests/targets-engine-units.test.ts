@@ -37,11 +37,11 @@ describe("board config", () => {
 	it("is empty when missing, changes under its lock, and a wrong file names its path and field for the engine and the queue", async () => {
 		const store = scratch();
 		expect(readBoardConfig(store)).toEqual({ version: 1, targets: {} });
-		expect(readLimits(store)).toEqual({ targets: new Map() });
+		expect(readLimits(store)).toEqual({ targets: new Map(), groups: new Map(), configs: new Map() });
 		// Two changes at once: neither is lost.
 		await Promise.all([updateBoardConfig(store, (c) => (c.maxRunning = 3)), updateBoardConfig(store, (c) => (c.targets.dev = { ...ssh, env: [] }))]);
 		expect(readBoardConfig(store)).toEqual({ version: 1, maxRunning: 3, targets: { dev: { ...ssh, env: [] } } });
-		expect(readLimits(store)).toEqual({ local: 3, targets: new Map([["dev", 2]]) });
+		expect(readLimits(store)).toEqual({ local: 3, targets: new Map([["dev", 2]]), groups: new Map(), configs: new Map([["dev", { ...ssh, env: [] }]]) });
 		await expect(updateBoardConfig(store, (c) => (c.targets.dev = { ...ssh, max: 0 }))).rejects.toThrow(`${join(store, "config.json")}: /targets/dev/max`);
 		expect(readBoardConfig(store).targets.dev?.max).toBe(2);
 
@@ -73,7 +73,7 @@ describe("board config", () => {
 		expect(targetError({ ...ssh, name: "dev", host: "" }, { named: true })).toBe("/host must be a non-empty string");
 		expect(targetError({ ...ssh, name: "dev", env: ["X=1"] }, { named: true })).toBe("/env must be a list of variable names");
 		expect(targetError({ kind: "container", name: "box", engine: "lxc", image: "w", max: 1, env: [] }, { named: true })).toBe("/engine must be one of docker, podman");
-		expect(targetError({ kind: "vm", name: "x", max: 1, env: [] }, { named: true })).toBe("/kind must be ssh or container");
+		expect(targetError({ kind: "vm", name: "x", max: 1, env: [] }, { named: true })).toBe("/kind must be ssh, container or pool");
 	});
 });
 
@@ -217,8 +217,8 @@ describe("targets subcommand", () => {
 		const errors = ["add", "add dev", "add dev --ssh a --container docker --image x", "add dev --ssh a --image x", "add dev --container docker", "add dev --ssh a --max two", "add dev --ssh a --dir", "add dev --ssh a --bogus 1", "check", "remove dev --force", "rename dev", `add dev --ssh "a`];
 		expect(errors.map((args) => parseTargetsCommand(args))).toEqual([
 			{ ok: false, error: "targets add needs a name" },
-			{ ok: false, error: "targets add needs exactly one of --ssh <host> or --container docker|podman" },
-			{ ok: false, error: "targets add needs exactly one of --ssh <host> or --container docker|podman" },
+			{ ok: false, error: "targets add needs exactly one of --ssh <host>, --container docker|podman or --pool <target>,<target>,..." },
+			{ ok: false, error: "targets add needs exactly one of --ssh <host>, --container docker|podman or --pool <target>,<target>,..." },
 			{ ok: false, error: "targets add --ssh: --image is for container targets" },
 			{ ok: false, error: "targets add --container needs --image <image>" },
 			{ ok: false, error: '--max needs a number, got "two"' },
@@ -236,7 +236,15 @@ describe("targets subcommand", () => {
 		expect(formatTargets([
 			{ name: "local", kind: "local", where: "this machine", max: 4, running: 1, queued: 0 },
 			{ name: "dev", kind: "ssh", where: "ssh dev (dir .agent-board)", max: 2, running: 2, queued: 3, unreachable: { since, reason: "unreachable (ssh: Connection refused)\u001b[2J" } },
-		])).toBe(["TARGET  WHERE                       RUNNING  QUEUED  STATE", "local   this machine                1/4      0       ok", "dev     ssh dev (dir .agent-board)  2/2      3       unreachable since 09:05:07: unreachable (ssh: Connection refused)"].join("\n"));
+			{ name: "box", kind: "ssh", where: "ssh box (dir .agent-board)", max: 4, running: 1, queued: 0, load: { load: 0.5, cpus: 2, at: since }, takes: { ok: false, why: "failing its check: pi: not found" } },
+		])).toBe(
+			[
+				"TARGET  WHERE                       RUNNING  QUEUED  LOAD    STATE",
+				"local   this machine                1/4      0       -       ok",
+				"dev     ssh dev (dir .agent-board)  2/2      3       -       unreachable since 09:05:07: unreachable (ssh: Connection refused)",
+				"box     ssh box (dir .agent-board)  1/4      0       0.50/2  failing its check: pi: not found",
+			].join("\n"),
+		);
 		expect(formatCheck({ target: "dev", ok: false, items: [{ name: "node", ok: true, detail: "node v22.19.0" }, { name: "pi", ok: false, detail: "pi: not found on PATH", fix: "install pi 1.6" }] })).toBe(
 			["ok    node  node v22.19.0", "FAIL  pi    pi: not found on PATH", "            fix: install pi 1.6", "dev: not ready (1 problem)"].join("\n"),
 		);

@@ -33,6 +33,10 @@ import { BoardError } from "../life/reasons.mjs";
  * @property {Record<string, Field>} fields its config beside `kind`, `max` and `env` (COMMON_FIELDS)
  * @property {string} [checkArgs]          what `targets check <name>` wants after an add ("--install")
  * @property {(config: TargetConfig) => string} describe   one line: where runs go ("ssh dev (dir .agent-board)")
+ * @property {(config: TargetConfig) => string[]} [members]
+ *   a group of targets (a pool): the names of its members. It has no far side of its own: the queue
+ *   places each of its runs on a member when it claims it (life/placement.mjs); its `max` defaults to
+ *   its members' limits added up
  * @property {(target: TargetSnapshot, options: { storeDir: string, agentDir: string, install?: boolean }) => Promise<CheckItem[]>} check
  * @property {(target: TargetSnapshot, context: { storeDir: string, hooks?: import("../link/driver.mjs").TargetHooks }) => Promise<import("../link/driver.mjs").TargetDriver>} driver
  *   the target's link's driver for its runs there (loaded on first use: pi's start-up reads the kinds

@@ -51,14 +51,42 @@ export function targetError(value, options = {}) {
 export const isTargetName = (name) => TARGET_NAME.test(name) && name !== LOCAL_TARGET;
 
 /**
- * A target as `targets add` (or a tool) gives it, checked and completed into its config entry.
+ * A target as `targets add` (or a tool) gives it, checked and completed into its config entry. A
+ * group's members must be targets already (`targets`: the board's), none a group itself; its limit
+ * defaults to theirs added up.
  * @param {Record<string, unknown>} input `{ kind, ...fields }`
+ * @param {{ targets?: Record<string, TargetConfig> }} [board]
  * @returns {TargetConfig}
  */
-export function targetFromInput(input) {
+export function targetFromInput(input, board = {}) {
 	const kind = typeof input.kind === "string" ? known.get(input.kind) : undefined;
 	if (!kind) throw invalid(`a target is ${allKinds().map((k) => selectorUsage(k)).join(" or ")}`);
-	return configFromInput(kind, input);
+	const config = configFromInput(kind, kind.members && input.max === undefined ? { ...input, max: 1 } : input);
+	if (!kind.members) return config;
+	const targets = board.targets ?? {};
+	const problem = groupError(config, targets);
+	if (problem) throw invalid(`--${kind.kind}: ${problem}`);
+	if (input.max === undefined) config.max = kind.members(config).reduce((sum, name) => sum + (targets[name]?.max ?? 0), 0);
+	return config;
+}
+
+/** The members of a group target (a pool), or undefined for a target that runs runs itself. @param {TargetConfig} config */
+export function membersOf(config) {
+	const kind = typeof config.kind === "string" ? known.get(config.kind) : undefined;
+	return kind?.members?.(config);
+}
+
+/**
+ * What is wrong with a group's members in a board's targets: one that is not a target, or a group.
+ * @param {TargetConfig} config @param {Record<string, TargetConfig>} targets
+ */
+export function groupError(config, targets) {
+	for (const name of membersOf(config) ?? []) {
+		const member = targets[name];
+		if (!member) return `${name} is not a target (add it first)`;
+		if (membersOf(member)) return `${name} is a ${kindOf(member).what} itself (a member runs runs: ssh, container, ...)`;
+	}
+	return undefined;
 }
 
 /** The kind's own flag and value ("--ssh <host>"). @param {TargetKind} kind */

@@ -6,7 +6,7 @@
 // shape stops the queue with its path and field.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { isTargetName, targetError } from "../kinds/kinds.mjs";
+import { groupError, isTargetName, membersOf, targetError } from "../kinds/kinds.mjs";
 import { parseJsonStrict, writeJsonAtomic } from "../store/fs-util.mjs";
 import { withLockFile } from "../store/row-lock.mjs";
 import { BoardError } from "./reasons.mjs";
@@ -60,6 +60,12 @@ function configError(value, options = {}) {
 		const error = options.limits ? (isLimit(/** @type {{ max?: unknown }} */ (target ?? {}).max) ? undefined : "/max must be a whole number >= 1") : targetError(target);
 		if (error) return `/targets/${name}${error.startsWith("/") ? error : ` ${error}`}`;
 	}
+	if (options.limits) return undefined;
+	const targets = /** @type {Record<string, import("../../src/board/engine/types.ts").TargetConfig>} */ (config.targets);
+	for (const [name, target] of Object.entries(targets)) {
+		const error = groupError(target, targets);
+		if (error) return `/targets/${name}/members: ${error}`;
+	}
 	return undefined;
 }
 
@@ -78,22 +84,38 @@ export function readBoardConfig(storeDir) {
 }
 
 /**
- * The concurrency limits: `local` (undefined: the caller's default) and one per target.
+ * What the queue needs: the concurrency limits (`local`, undefined: the caller's default; one per
+ * target), the members of each group target (a pool: its runs are placed on them), and the members'
+ * configs a placement snapshots into the run.
  * @param {string} storeRoot
- * @returns {{ local?: number, targets: Map<string, number>, error?: string }}
+ * @returns {{ local?: number, targets: Map<string, number>, groups: Map<string, string[]>, configs: Map<string, import("../../src/board/engine/types.ts").TargetConfig>, error?: string }}
  */
 export function readLimits(storeRoot) {
 	/** @type {Map<string, number>} */
 	const targets = new Map();
+	/** @type {Map<string, string[]>} */
+	const groups = new Map();
+	/** @type {Map<string, import("../../src/board/engine/types.ts").TargetConfig>} */
+	const configs = new Map();
 	const path = configPath(storeRoot);
 	const read = readValue(path);
-	if (read.error) return { targets, error: read.error };
-	if (read.value === undefined) return { targets };
+	if (read.error) return { targets, groups, configs, error: read.error };
+	if (read.value === undefined) return { targets, groups, configs };
 	const error = configError(read.value, { limits: true });
-	if (error) return { targets, error: `${path}: ${error}` };
-	const config = /** @type {{ maxRunning?: number, targets: Record<string, { max: number }> }} */ (read.value);
-	for (const [name, target] of Object.entries(config.targets)) targets.set(name, target.max);
-	return { local: config.maxRunning, targets };
+	if (error) return { targets, groups, configs, error: `${path}: ${error}` };
+	const config = /** @type {{ maxRunning?: number, targets: Record<string, import("../../src/board/engine/types.ts").TargetConfig> }} */ (read.value);
+	for (const [name, target] of Object.entries(config.targets)) {
+		targets.set(name, target.max);
+		configs.set(name, target);
+		let members;
+		try {
+			members = membersOf(target);
+		} catch {
+			// A kind this runner does not know: not a group it can place.
+		}
+		if (members) groups.set(name, members);
+	}
+	return { local: config.maxRunning, targets, groups, configs };
 }
 
 /**

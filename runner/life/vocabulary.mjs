@@ -25,6 +25,8 @@ export const QUESTION_SOURCES = /** @type {const} */ (["tool", "heuristic"]);
 
 /** Attempts one dispatch may start (an attempt set). */
 export const MAX_ATTEMPTS = 8;
+/** A burst on a target or pool with a larger limit goes up to that limit, never above this. */
+export const MAX_BURST = 64;
 
 /** The target every board has: this machine, the queue's own slots. */
 export const LOCAL_TARGET = "local";

@@ -1,7 +1,7 @@
 /** LLM tools so the main agent can fan work out to the board and check on it. */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { MAX_ATTEMPTS, WORKTREE_MODES } from "../../runner/life/vocabulary.mjs";
+import { MAX_ATTEMPTS, MAX_BURST, WORKTREE_MODES } from "../../runner/life/vocabulary.mjs";
 import type { BoardLoader } from "./loader.ts";
 import { describeOverlaps } from "./git/overlap.ts";
 import type { BoardRow } from "./engine/types.ts";
@@ -28,7 +28,7 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 		label: "Board dispatch",
 		description:
 			"Start a background pi agent on the agent board with a self-contained prompt. It runs detached in its own session; check it later with board_status. " +
-			`With count N (2-${MAX_ATTEMPTS}) it starts N attempts of the same prompt, each in its own git worktree, as one attempt set: use board_compare when they finish and recommend one to the user. ` +
+			`With count N (2-${MAX_ATTEMPTS}, or up to a larger target's or pool's limit) it starts N attempts of the same prompt, each in its own git worktree, as one attempt set: use board_compare when they finish and recommend one to the user. ` +
 			"With target it runs on another machine or in a container the user added (/agent-board targets lists them); its code comes back by git, so diff, compare and merge work as for local rows.",
 		promptSnippet: "Start a background agent on the agent board",
 		parameters: Type.Object({
@@ -37,7 +37,7 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 			cwd: Type.Optional(Type.String({ description: "Working directory (default: the current one)" })),
 			model: Type.Optional(Type.String({ description: "Model, e.g. provider/id" })),
 			worktreeMode: Type.Optional(Type.Union(WORKTREE_MODES.map((mode) => Type.Literal(mode)))),
-			count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ATTEMPTS, description: "Parallel attempts of the prompt, each in its own worktree (needs a git repository)" })),
+			count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_BURST, description: "Parallel attempts of the prompt, each in its own worktree (needs a git repository)" })),
 			target: Type.Optional(Type.String({ description: "Where to run: a target's name (default local, this machine); needs a git repository" })),
 		}),
 		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {

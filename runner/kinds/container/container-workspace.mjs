@@ -8,7 +8,8 @@ import { containerOneShotArgs, containerSnapshotExecArgs, FINAL_SNAPSHOT, GIT_IN
 import { EngineError, engineRun } from "./container-engine.mjs";
 import { alive, containerDirs } from "./container-run.mjs";
 import { PACKAGE_ROOT } from "../../far/package-files.mjs";
-import { fetchBack } from "../../link/git-travel.mjs";
+import { fetchBack, repoKey } from "../../link/git-travel.mjs";
+import { landingPath } from "../../link/landing.mjs";
 import { git } from "../../far/git-workspace.mjs";
 import { readInside } from "../../store/safe-read.mjs";
 
@@ -108,7 +109,7 @@ export async function fetchWork(run) {
 	const snap = await snapshot(run);
 	if (!snap) return undefined;
 	realGitDir(run);
-	return fetchBack({ repo: run.repo, remote: { url: gitDir }, rowId: run.rowId });
+	return fetchBack({ repo: run.repo, remote: { url: gitDir }, rowId: run.rowId, landing: landingPath(run.storeDir, repoKey(run.repo)), base: run.base });
 }
 
 /** The workspace's .git, refused unless it is a real directory. @param {ContainerRun} run */

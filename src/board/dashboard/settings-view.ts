@@ -5,6 +5,7 @@
  */
 import { type SettingItem, SettingsList } from "@earendil-works/pi-tui";
 import type { TargetView } from "../engine/types.ts";
+import { targetLoad, targetState } from "../view-model/target-text.ts";
 import { type BoardSettings, DEFAULT_SETTINGS } from "../view-model/prefs.ts";
 import { clean } from "../view-model/row-text.ts";
 import { fit, message } from "../view-model/ui-types.ts";
@@ -59,7 +60,7 @@ export function limitEntries(views: readonly TargetView[]): SettingEntry[] {
 		return {
 			id: `limit:${view.name}`,
 			label: `${clean(view.name)}: runs at a time`,
-			description: `${clean(view.where)}: ${view.running} running, ${view.queued} queued; a higher limit starts queued runs at once`,
+			description: `${clean(view.where)}: ${view.running} running, ${view.queued} queued${view.load ? `, load ${targetLoad(view)}` : ""}${targetState(view) === "ok" ? "" : `, ${targetState(view)}`}; a higher limit starts queued runs at once`,
 			values: limitValues(current),
 			read: () => String(current),
 			write: async (deps, value) => {

@@ -3,13 +3,13 @@ import { execFileSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { MAX_MESSAGE_BYTES } from "../../../runner/life/reasons.mjs";
-import { MAX_ATTEMPTS, THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
+import { MAX_ATTEMPTS, MAX_BURST, THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
 import { BoardError } from "../../../runner/life/reasons.mjs";
 import type { BoardRow, DispatchOptions, WorktreeMode } from "./types.ts";
 import { repoRoot } from "../git/worktree.ts";
 
 /** Rows in one attempt set at most. */
-export { MAX_ATTEMPTS };
+export { MAX_ATTEMPTS, MAX_BURST };
 
 /** The prompt travels over the control channel, not argv; the bound keeps one run.json sane. */
 const MAX_PROMPT_BYTES = 1024 * 1024;
@@ -52,12 +52,21 @@ export function checkDispatch(options: DispatchOptions): { cwd: string; worktree
 	return { cwd, worktreeMode, repo };
 }
 
-export function checkCount(count: unknown): number {
+/**
+ * How many rows one dispatch may start: `most` (MAX_ATTEMPTS, or a larger target's limit: burstLimit),
+ * `why` says where a larger bound comes from.
+ */
+export function checkCount(count: unknown, most = MAX_ATTEMPTS, why = ""): number {
 	if (count === undefined) return 1;
-	if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > MAX_ATTEMPTS) {
-		throw new BoardError("invalid", `count must be a whole number from 1 to ${MAX_ATTEMPTS} (got ${JSON.stringify(count)})`);
+	if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > most) {
+		throw new BoardError("invalid", `count must be a whole number from 1 to ${most}${why} (got ${JSON.stringify(count)})`);
 	}
 	return count;
+}
+
+/** A burst may be as large as the target it goes to allows at once (a pool: its members together), at least MAX_ATTEMPTS. */
+export function burstLimit(targetMax: number | undefined): number {
+	return Math.min(MAX_BURST, Math.max(MAX_ATTEMPTS, targetMax ?? 0));
 }
 
 function hasCommits(repo: string): boolean {

@@ -7,7 +7,9 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } fro
 import { dirname, join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { DIR_MODE } from "../../../runner/store/fs-util.mjs";
-import { checkBranchable, checkCount, checkDispatch, checkForkSource, checkPrompt } from "./dispatch-checks.ts";
+import { burstLimit, checkBranchable, checkCount, checkDispatch, checkForkSource, checkPrompt, MAX_ATTEMPTS } from "./dispatch-checks.ts";
+import { readBoardConfig } from "../../../runner/life/board-config.mjs";
+import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import type { EngineContext } from "./engine-context.ts";
 import { BoardError } from "../../../runner/life/reasons.mjs";
 import { newId } from "./ids.ts";
@@ -40,7 +42,8 @@ interface RowPlan {
 
 /** Every row started for `options`: one, or an attempt set of `count` (a fork is a set too). */
 export function dispatchRows(ctx: EngineContext, options: DispatchOptions): BoardRow[] {
-	const count = checkCount(options.count);
+	const named = typeof options.target === "string" && options.target !== LOCAL_TARGET ? readBoardConfig(ctx.storeDir).targets[options.target] : undefined;
+	const count = checkCount(options.count, burstLimit(named?.max), named && named.max > MAX_ATTEMPTS ? ` on ${options.target}, its limit` : "");
 	const source = options.forkFrom === undefined ? undefined : existingRow(ctx, options.forkFrom);
 	if (source) checkForkSource(source);
 	const set = count > 1 || source !== undefined;

@@ -308,6 +308,7 @@ export function rowFrom(meta: RowMeta, status: RunStatus, alive: boolean): Board
 		modelUsed: line(status.model),
 		receipts: receiptsFrom(status.receipts),
 		errorCode: status.errorCode,
+		host: line(status.link?.target),
 		...unreachableFrom(status),
 	};
 }

@@ -8,7 +8,9 @@ import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
-import { kindOf, targetFromInput } from "../../../runner/kinds/kinds.mjs";
+import { kindOf, membersOf, targetFromInput } from "../../../runner/kinds/kinds.mjs";
+import { unplaceable } from "../../../runner/life/placement.mjs";
+import { readCheck, readHealth, recordCheck } from "../../../runner/life/target-health.mjs";
 import { notOver, phase } from "../../../runner/life/phase.mjs";
 import { checkNewTargetName, readBoardConfig, updateBoardConfig } from "../../../runner/life/board-config.mjs";
 import { BoardError } from "../../../runner/life/reasons.mjs";
@@ -26,7 +28,20 @@ export function targetsApi(ctx: EngineContext, listLive: () => Promise<BoardRow[
 	/** A target's view without its rows. */
 	function viewOf(name: string, target: TargetConfig): TargetView {
 		const kind = kindOf(target);
-		return { name, kind: target.kind, where: kind.describe(target), max: target.max, running: 0, queued: 0, config: target, ...(kind.checkArgs ? { checkArgs: kind.checkArgs } : {}) };
+		const members = membersOf(target);
+		return { name, kind: target.kind, where: kind.describe(target), max: target.max, running: 0, queued: 0, config: target, ...(kind.checkArgs ? { checkArgs: kind.checkArgs } : {}), ...(members ? { members } : {}) };
+	}
+
+	/** What the target's link last heard of it (its load), and whether a pool would place a run there now. */
+	function healthOf(view: TargetView): Pick<TargetView, "load" | "takes"> {
+		if (view.members || view.name === LOCAL_TARGET) return {};
+		const health = readHealth(ctx.storeDir, view.name);
+		const check = readCheck(ctx.storeDir, view.name);
+		const why = unplaceable({ name: view.name, max: view.max, live: view.running, ...(health ? { health } : {}), ...(check ? { check } : {}) }, Date.now());
+		return {
+			...(health?.load !== undefined ? { load: { load: health.load, cpus: health.cpus ?? 1, at: health.loadAt ?? health.at } } : {}),
+			takes: why ? { ok: false, why } : { ok: true },
+		};
 	}
 
 	return {
@@ -35,28 +50,34 @@ export function targetsApi(ctx: EngineContext, listLive: () => Promise<BoardRow[
 			// Running, queued and unreachable rows are all live: S and `targets` never read the whole store.
 			const rows = await listLive();
 			const withRows = (view: TargetView): TargetView => {
-				const here = rows.filter((row) => (row.target ?? LOCAL_TARGET) === view.name);
+				// A pool counts the rows dispatched to it; a target the rows on it, a pool's placed there included.
+				const here = rows.filter((row) => (view.members ? row.target : row.state === "queued" ? row.target : (row.host ?? row.target)) === view.name || (view.name === LOCAL_TARGET && !row.target));
 				const unreachable = here.flatMap((row) => (row.unreachable ? [row.unreachable] : [])).sort((a, b) => a.since - b.since)[0];
-				return {
+				const counted = {
 					...view,
 					running: here.filter((row) => phase(row).phase === "live" || phase(row).why === "unowned").length,
 					queued: here.filter((row) => phase(row).why === "queued").length,
 					...(unreachable ? { unreachable } : {}),
 				};
+				return { ...counted, ...healthOf(counted) };
 			};
 			const local: TargetView = { name: LOCAL_TARGET, kind: LOCAL_TARGET, where: "this machine", max: config.maxRunning ?? ctx.maxConcurrent, running: 0, queued: 0 };
 			return [withRows(local), ...Object.entries(config.targets).map(([name, target]) => withRows(viewOf(name, target)))];
 		},
 		async add(name, input) {
-			const target = targetFromInput(input);
 			ctx.init();
+			let target: TargetConfig | undefined;
 			await updateBoardConfig(ctx.storeDir, (config) => {
-				config.targets[checkNewTargetName(config, name)] = target;
+				const added = targetFromInput(input, config);
+				config.targets[checkNewTargetName(config, name)] = added;
+				target = added;
 			});
-			return viewOf(name, target);
+			return viewOf(name, target ?? targetFromInput(input, readBoardConfig(ctx.storeDir)));
 		},
 		async remove(name) {
 			const config = known(name);
+			const pools = Object.entries(readBoardConfig(ctx.storeDir).targets).filter(([, other]) => membersOf(other)?.includes(name));
+			if (pools.length > 0) throw new BoardError("busy", `target ${name} is a member of ${pools.map(([pool]) => pool).join(", ")}: remove ${pools.length === 1 ? "that pool" : "those pools"} first`);
 			const busy = (await listRows()).filter((row) => row.target === name && notOver(row));
 			if (busy.length > 0) throw new BoardError("busy", `target ${name} has ${busy.length} row(s) running or waiting there (${busy.map((row) => row.id).join(", ")}): stop them first`);
 			await updateBoardConfig(ctx.storeDir, (current) => {
@@ -64,10 +85,14 @@ export function targetsApi(ctx: EngineContext, listLive: () => Promise<BoardRow[
 			});
 			kindOf(config).forget?.({ ...config, name }, { storeDir: ctx.storeDir });
 			rmSync(join(ctx.storeDir, "targets", name, "slots"), { recursive: true, force: true });
+			// What was known of its health goes with it: a target added again under this name starts afresh.
+			for (const file of ["health.json", "check.json"]) rmSync(join(ctx.storeDir, "targets", name, "link", file), { force: true });
 		},
 		async check(name, options = {}) {
 			const config = known(name);
 			const items = await kindOf(config).check({ ...config, name }, { storeDir: ctx.storeDir, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir(), install: options.install === true });
+			// A pool's placement reads it: a target failing its check takes nothing until one passes.
+			if (!membersOf(config)) recordCheck(ctx.storeDir, name, items);
 			return { target: name, ok: items.every((item) => item.ok), items };
 		},
 		async setLimit(name, max) {

@@ -158,6 +158,8 @@ export interface BoardRow {
 	overlaps?: FileOverlap[];
 	/** Where the row runs: a target's name; absent: this machine ("local"). */
 	target?: string;
+	/** The target its run runs on, once its link has it: the target itself, or a pool's member ("on build/box2"). */
+	host?: string;
 	/** A target run whose target cannot be reached: since when, and why (the run goes on there). */
 	unreachable?: { since: number; reason: string };
 }
@@ -301,6 +303,12 @@ export interface TargetView {
 	config?: TargetConfig;
 	/** What `targets check <name>` wants after an add ("--install"). */
 	checkArgs?: string;
+	/** A pool: its members (each is a target of its own in the list). */
+	members?: string[];
+	/** The far side's 1-minute load at its last frame, and its cores. */
+	load?: { load: number; cpus: number; at: number };
+	/** Whether a pool may place runs there now, and why not ("unreachable: ...", "failing its check: ...", "full"). */
+	takes?: { ok: boolean; why?: string };
 }
 
 export interface TargetCheck {

@@ -3,6 +3,7 @@
  * and remove-worktree. Parsing is pure and rejects bad input before anything runs.
  */
 import { checkCount } from "../engine/attempts.ts";
+import { MAX_BURST } from "../../../runner/life/vocabulary.mjs";
 import { clearOthers, keepAttempt, planKeep } from "../engine/keep-attempt.ts";
 import type { BoardRow, BoardService } from "../engine/types.ts";
 import { formatAttemptSet, formatKeepPlan, formatKeepResult, formatMergeResult, formatPlan } from "./attempt-text.ts";
@@ -26,7 +27,8 @@ type ParseResult = AttemptParsed | { ok: false; error: string } | undefined;
 function count(text: string | undefined, what: string): number | string {
 	if (text === undefined || !/^-?\d+$/.test(text)) return `${what} needs a whole number, got ${JSON.stringify(text ?? "")}`;
 	try {
-		return checkCount(Number(text));
+		// The bound of the target it goes to is the dispatch's to check (a pool's burst may be larger).
+		return checkCount(Number(text), what === "--count" ? MAX_BURST : undefined);
 	} catch (error) {
 		return error instanceof Error ? error.message : String(error);
 	}

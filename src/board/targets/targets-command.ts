@@ -5,6 +5,7 @@
 import { fieldsOf, type TargetKind } from "../../../runner/kinds/kind.mjs";
 import { allKinds, selectorUsage } from "../../../runner/kinds/kinds.mjs";
 import { sanitizeText } from "../engine/sanitize.ts";
+import { targetLoad, targetState } from "../view-model/target-text.ts";
 import type { BoardService, CheckItem, TargetCheck, TargetInput, TargetView } from "../engine/types.ts";
 
 export type TargetsParsed =
@@ -119,12 +120,10 @@ export function parseTargetsCommand(rest: string): TargetsParsed {
 	return { ok: false, error: `targets: unknown action ${JSON.stringify(action)} (add, check, remove)` };
 }
 
-const clock = (ms: number) => new Date(ms).toTimeString().slice(0, 8);
-
-/** The targets as a table: name, where, running/max, queued, and whether it can be reached. */
+/** The targets as a table: name, where, running/max, queued, the far side's load, and whether it can be reached. */
 export function formatTargets(views: readonly TargetView[]): string {
-	const rows = views.map((view) => [view.name, sanitizeText(view.where), `${view.running}/${view.max}`, String(view.queued), view.unreachable ? `unreachable since ${clock(view.unreachable.since)}: ${sanitizeText(view.unreachable.reason)}` : "ok"]);
-	const header = ["TARGET", "WHERE", "RUNNING", "QUEUED", "STATE"];
+	const rows = views.map((view) => [view.name, sanitizeText(view.where), `${view.running}/${view.max}`, String(view.queued), targetLoad(view), targetState(view)]);
+	const header = ["TARGET", "WHERE", "RUNNING", "QUEUED", "LOAD", "STATE"];
 	const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? "").length)));
 	const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ");
 	return [line(header), ...rows.map(line)].join("\n");

@@ -94,7 +94,9 @@ export function shortPath(path: string, home?: string): string {
 
 /** Where the row runs: a target's name, or "local" (this machine). */
 export function targetOf(row: BoardRow): string {
-	return clean(row.target) || LOCAL_TARGET;
+	const target = clean(row.target) || LOCAL_TARGET;
+	// A pool's row, once placed: the pool and the member it runs on ("build/box2").
+	return row.host && row.host !== row.target ? `${target}/${clean(row.host)}` : target;
 }
 
 /** `hh:mm` of a time today, local clock. */
