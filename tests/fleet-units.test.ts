@@ -188,6 +188,7 @@ describe("code travel for a burst", () => {
 		const far = join(dir, "far.git");
 		execFileSync("git", ["clone", "-q", "--bare", repo, far]);
 		const landing = join(dir, "landing.git");
+		const base = git(repo, "rev-parse", "HEAD");
 		// A dispatch burst meanwhile: worktrees added one after another in the same repository.
 		const adder = spawn("sh", ["-c", `i=0; while [ $i -lt 400 ]; do git worktree add -q ../wt$i -b b$i HEAD 2>/dev/null; i=$((i+1)); done`], { cwd: repo, stdio: "ignore" });
 		let adding = true;
@@ -203,7 +204,7 @@ describe("code travel for a burst", () => {
 				git(far, "update-ref", "refs/heads/agent-board/row1", commit);
 				git(far, "update-ref", "refs/agent-board/wip/row1", commit);
 				try {
-					expect(fetchBack({ repo, remote: { url: far }, rowId: "row1", landing })).toEqual({ head: commit, wip: commit });
+					expect(fetchBack({ repo, remote: { url: far }, rowId: "row1", landing, base })).toEqual({ head: commit, wip: commit });
 				} catch (error) {
 					failures.push(error instanceof Error ? error.message : String(error));
 				}

@@ -119,7 +119,7 @@ describe("container engine work", () => {
 		// The local mirror worktree shows exactly what the workspace shows.
 		const mirror = join(store, "worktrees", run.rowId);
 		git(repo, "worktree", "add", "-q", "-b", `agent-board/${run.rowId}`, mirror, base);
-		layOver({ worktree: mirror, rowId: run.rowId });
+		await layOver({ worktree: mirror, rowId: run.rowId });
 		const far = farTree(work);
 		expect(Object.keys(far).sort()).toEqual([".gitattributes", "new file.txt", "src.txt"]);
 		expect(farTree(mirror)).toEqual(far);

@@ -46,7 +46,7 @@ describe("a third kind of target", () => {
 
 		expect(await run(`targets add far --fake ${far} --pi "${process.execPath} ${PI_CLI}" --max 2`)).toBe(`added target far: a directory here (${far}), up to 2 at a time\ncheck it: /agent-board targets check far`);
 		expect(await run("targets check far")).toContain("far: ready");
-		expect(await run("targets")).toMatch(new RegExp(`^far\\s+a directory here \\(${far}\\)\\s+0/2\\s+0\\s+ok$`, "m"));
+		expect(await run("targets")).toMatch(new RegExp(`^far\\s+a directory here \\(${far}\\)\\s+0/2\\s+0\\s+-\\s+ok$`, "m"));
 
 		const dispatched = await run("dispatch --on far say that you are done");
 		const id = /^dispatched (\S+)/.exec(dispatched)?.[1] ?? "";

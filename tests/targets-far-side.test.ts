@@ -136,7 +136,7 @@ describe("follow", () => {
 });
 
 describe("git travel", () => {
-	it("lays the target's committed, modified, untracked and deleted files over the local mirror, round after round", () => {
+	it("lays the target's committed, modified, untracked and deleted files over the local mirror, round after round", async () => {
 		const dir = temp();
 		const repo = initRepo(join(dir, "repo"), { "keep.txt": "keep\n", "edit.txt": "v1\n", "gone.txt": "bye\n", ".gitignore": "ignored/\n" });
 		git(repo, "worktree", "add", "-q", "-b", "agent-board/row1", join(dir, "mirror"));
@@ -148,13 +148,13 @@ describe("git travel", () => {
 		const remote = join(dir, "target/work/row1");
 		expect(syncWorktree({ mirror, worktree: remote, rowId: "row1", base })).toEqual({ head: base, action: "created" });
 
-		const round = (): void => {
+		const round = async (): Promise<void> => {
 			const indexBefore = readFileSync(join(mirror, "worktrees/row1/index"));
 			snapshotWip(remote, "row1");
 			// The agent's own index is never touched by a snapshot.
 			expect(readFileSync(join(mirror, "worktrees/row1/index")).equals(indexBefore)).toBe(true);
 			fetchBack({ repo, remote: { url: mirror }, rowId: "row1" });
-			layOver({ worktree: local, rowId: "row1" });
+			await layOver({ worktree: local, rowId: "row1" });
 			expect(farTree(local)).toEqual(Object.fromEntries(Object.entries(farTree(remote)).filter(([path]) => !path.startsWith("ignored/"))));
 			expect(git(local, "status", "--porcelain")).toBe(git(remote, "status", "--porcelain"));
 			expect(git(local, "rev-parse", "HEAD")).toBe(git(remote, "rev-parse", "HEAD"));
@@ -171,14 +171,14 @@ describe("git travel", () => {
 		chmodSync(join(remote, "keep.txt"), 0o755);
 		mkdirSync(join(remote, "ignored"));
 		writeFileSync(join(remote, "ignored/big.bin"), "not travelling");
-		round();
+		await round();
 		expect(git(local, "status", "--porcelain")).toContain("?? new/");
 
 		// Round 2: the untracked file goes away, another appears, the edit is reverted.
 		rmSync(join(remote, "new"), { recursive: true });
 		writeFileSync(join(remote, "other.txt"), "o\n");
 		writeFileSync(join(remote, "edit.txt"), "v1\n");
-		round();
+		await round();
 		expect(existsSync(join(local, "new"))).toBe(false);
 
 		// The next run starts from the local branch: unchanged when nothing moved; after a local

@@ -13,7 +13,8 @@ import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, writeJsonAtomic } fro
 import { processStartTime, RUN_TAG } from "../store/proc.mjs";
 import { recordStartFailure } from "./run-end.mjs";
 import { releaseSlot, slotsOf, sweepStaleSlots, tryClaimSlot } from "./slots.mjs";
-import { LINK_PATH, RUNNER_PATH, spawnRunner } from "./spawn-runner.mjs";
+import { RUNNER_PATH, spawnRunner } from "./spawn-runner.mjs";
+import { handToLink } from "./target-link-owner.mjs";
 import { isValidId, runDirOf } from "../store/store-layout.mjs";
 
 /**
@@ -285,7 +286,12 @@ function startEntry(storeRoot, name, read, target, max, options) {
 		return "lost";
 	}
 	try {
-		spawnRunner(runDir, slot, options.node, { ...options.env, [RUN_TAG]: entry.runId }, target === LOCAL_TARGET ? RUNNER_PATH : LINK_PATH, logFd);
+		if (target === LOCAL_TARGET) spawnRunner(runDir, slot, options.node, { ...options.env, [RUN_TAG]: entry.runId }, RUNNER_PATH, logFd);
+		else {
+			// Every run of a target has one owner here: the target's link (started when none runs).
+			closeSync(logFd);
+			handToLink(storeRoot, target, runDir, { rowId: entry.rowId, runId: entry.runId, slot }, options);
+		}
 	} catch (error) {
 		// The claimed run is recorded as "runner never started" by its next reader.
 		releaseSlot(slot, entry.runId);

@@ -5,10 +5,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../store/fs-util.mjs";
-import { processStartTime, RUN_TAG } from "../store/proc.mjs";
 import { safeStatus } from "../store/safe-read.mjs";
 import { slotOfRun, slotsOf } from "./slots.mjs";
-import { LINK_PATH, spawnRunner } from "./spawn-runner.mjs";
+import { handToLink } from "./target-link-owner.mjs";
 
 /** Links started again for one run at most (a link that dies at once every time must not loop forever). */
 export const MAX_RELINKS = 8;
@@ -22,6 +21,16 @@ function relinks(runDir) {
 		return Number(JSON.parse(readFileSync(countPath(runDir), "utf8")).count) || 0;
 	} catch {
 		return 0;
+	}
+}
+
+/** The pool a run was placed from (run.json /pool), if any. @param {string} runDir */
+function poolOf(runDir) {
+	try {
+		const pool = JSON.parse(readFileSync(join(runDir, "run.json"), "utf8")).pool;
+		return typeof pool === "string" ? pool : undefined;
+	} catch {
+		return undefined;
 	}
 }
 
@@ -41,11 +50,11 @@ export function relink(storeRoot, runDir, target, spawnWith) {
 	if (!status || typeof status.endedAt === "number" || !relinkable(runDir)) return false;
 	writeJsonAtomic(countPath(runDir), { count: relinks(runDir) + 1, at: Date.now() });
 	const runId = String(status.runId);
+	const rowId = String(status.rowId);
 	const slots = slotsOf(storeRoot, target);
-	// Its slot is still held (the run is not over): the new link takes it over.
+	// Its slot is still held (the run is not over): the target's link takes it over.
 	const slot = slotOfRun(slots.dir, runId) ?? join(slots.dir, "slot-none.json");
-	const child = spawnRunner(runDir, slot, spawnWith.node, { ...spawnWith.env, [RUN_TAG]: runId }, LINK_PATH);
-	const start = child.pid ? processStartTime(child.pid) : undefined;
-	if (child.pid && start) writeJsonAtomic(join(runDir, "runner.json"), { pid: child.pid, start });
+	const pool = poolOf(runDir);
+	handToLink(storeRoot, target, runDir, { rowId, runId, slot, ...(pool ? { pool } : {}) }, spawnWith);
 	return true;
 }

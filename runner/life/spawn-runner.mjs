@@ -1,5 +1,6 @@
-// Starting a run's owner: the runner (job-runner.mjs) of a local run or a target's far run, the link
-// (target-link.mjs) of a local run that runs elsewhere. Detached, on the run's log, tagged by the caller.
+// Starting a run's runner (job-runner.mjs): a local run's, or a target's far run's. Detached, on the
+// run's log, tagged by the caller. (A run that runs elsewhere is owned here by its target's link:
+// target-link-owner.mjs.)
 import { spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -10,12 +11,11 @@ import { recordStartFailure } from "./run-end.mjs";
 import { releaseSlot } from "./slots.mjs";
 
 export const RUNNER_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../job-runner.mjs");
-export const LINK_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../link/target-link.mjs");
 
 /**
  * Spawns the detached runner of a claimed run on its log fd (closed here; opened here when not given).
  * Its failure to start is recorded by the runner's absence: readers turn a claimed run with no runner
- * into "failed: runner never started". A target run's owner is its link (LINK_PATH), spawned the same way.
+ * into "failed: runner never started".
  * @param {string} runDir @param {string} slot @param {string} node @param {NodeJS.ProcessEnv} env
  * @param {string} [script] @param {number} [logFd]
  */

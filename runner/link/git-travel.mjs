@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { baseRef, branchName, git, revParse, wipRef } from "../far/git-workspace.mjs";
-import { landingFetchSync } from "./landing.mjs";
+import { gitAsync, landingFetchSync } from "./landing.mjs";
 
 /** @param {string} rowId */
 export const remoteBranchRef = (rowId) => `refs/agent-board/remote/${rowId}`;
@@ -84,23 +84,24 @@ export function fetchBack({ repo, remote, rowId, landing, base }) {
 /**
  * Makes the local mirror worktree (on agent-board/<rowId>) show what was fetched: the branch moves to
  * the target's commit and the snapshot becomes uncommitted changes. The previously laid snapshot is
- * read into the index first, so files it added that the new one lacks are removed too.
+ * read into the index first, so files it added that the new one lacks are removed too. Not blocking:
+ * a target's link follows every row of its host meanwhile.
  * @param {{ worktree: string, rowId: string }} options
- * @returns {{ head: string, wip: string, changed: boolean }}
+ * @returns {Promise<{ head: string, wip: string, changed: boolean }>}
  */
-export function layOver({ worktree, rowId }) {
+export async function layOver({ worktree, rowId }) {
+	const run = (/** @type {string[]} */ args) => gitAsync(worktree, args);
+	const rev = (/** @type {string} */ name) => run(["rev-parse", "--verify", "-q", name]).catch(() => undefined);
 	const branch = `refs/heads/${branchName(rowId)}`;
-	const symbolic = git(worktree, ["symbolic-ref", "-q", "HEAD"]);
+	const symbolic = await run(["symbolic-ref", "-q", "HEAD"]).catch(() => "");
 	if (symbolic !== branch) throw new Error(`${worktree} is on ${symbolic || "a detached HEAD"}, not ${branchName(rowId)}`);
-	const head = revParse(worktree, remoteBranchRef(rowId));
-	const wip = revParse(worktree, remoteWipRef(rowId));
+	const [head, wip, previous, current] = await Promise.all([rev(remoteBranchRef(rowId)), rev(remoteWipRef(rowId)), rev(wipRef(rowId)), rev("HEAD")]);
 	if (!head || !wip) throw new Error(`nothing fetched for ${rowId}: fetch it back first`);
-	const previous = revParse(worktree, wipRef(rowId));
-	if (previous === wip && revParse(worktree, "HEAD") === head) return { head, wip, changed: false };
-	if (previous) git(worktree, ["read-tree", "--reset", previous]);
-	git(worktree, ["read-tree", "-u", "--reset", wip]);
-	git(worktree, ["update-ref", branch, head]);
-	git(worktree, ["reset", "-q"]);
-	git(worktree, ["update-ref", wipRef(rowId), wip]);
+	if (previous === wip && current === head) return { head, wip, changed: false };
+	if (previous) await run(["read-tree", "--reset", previous]);
+	await run(["read-tree", "-u", "--reset", wip]);
+	await run(["update-ref", branch, head]);
+	await run(["reset", "-q"]);
+	await run(["update-ref", wipRef(rowId), wip]);
 	return { head, wip, changed: true };
 }

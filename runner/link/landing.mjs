@@ -50,11 +50,12 @@ export function ensureLanding(landing) {
 /** @param {LandingFetch} fetch */
 function fetchArgs(fetch) {
 	const haves = fetch.haves.filter((sha) => /^[0-9a-f]{40,64}$/.test(sha));
-	const env = { ...process.env, ...fetch.remote.env, GIT_TERMINAL_PROMPT: "0", GIT_OBJECT_DIRECTORY: objectsOf(fetch.repo) };
+	const objects = { GIT_OBJECT_DIRECTORY: objectsOf(fetch.repo) };
+	const env = { ...process.env, ...fetch.remote.env, GIT_TERMINAL_PROMPT: "0", ...objects };
 	// What the fetch may build on: the landing's own refs (the last fetch) and these commits.
-	const seed = haves.map((sha, i) => `update refs/have/${i} ${sha}\n`).join("");
+	const seed = haves.map((sha) => `update refs/have/${sha} ${sha}\n`).join("");
 	const args = ["--git-dir", fetch.landing, "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", fetch.remote.url, ...fetch.refs.map((ref) => `+${ref.from}:${ref.to}`)];
-	return { env, seed, args };
+	return { env, seed, args, objects };
 }
 
 /** The refs as the landing has them now, set in the repository. @param {LandingFetch} fetch @returns {Map<string, string>} */
@@ -71,16 +72,16 @@ function copyRefs(fetch) {
 	return got;
 }
 
-/** @param {string} cwd @param {string[]} args @param {string} input */
-function gitInput(cwd, args, input) {
-	return git(cwd, args, undefined, input);
+/** @param {string} cwd @param {string[]} args @param {string} input @param {NodeJS.ProcessEnv} [env] */
+function gitInput(cwd, args, input, env) {
+	return git(cwd, args, env, input);
 }
 
 /** Synchronous (a container's fetch-back). @param {LandingFetch} fetch */
 export function landingFetchSync(fetch) {
 	ensureLanding(fetch.landing);
-	const { env, seed, args } = fetchArgs(fetch);
-	if (seed) gitInput(fetch.landing, ["update-ref", "--stdin"], seed);
+	const { env, seed, args, objects } = fetchArgs(fetch);
+	if (seed) gitInput(fetch.landing, ["update-ref", "--stdin"], seed, objects);
 	git(dirname(fetch.landing), args, env);
 	return copyRefs(fetch);
 }
@@ -91,8 +92,8 @@ export function landingFetchSync(fetch) {
  */
 export async function landingFetch(fetch) {
 	ensureLanding(fetch.landing);
-	const { env, seed, args } = fetchArgs(fetch);
-	if (seed) gitInput(fetch.landing, ["update-ref", "--stdin"], seed);
+	const { env, seed, args, objects } = fetchArgs(fetch);
+	if (seed) gitInput(fetch.landing, ["update-ref", "--stdin"], seed, objects);
 	await gitAsync(dirname(fetch.landing), args, env);
 	return copyRefs(fetch);
 }

@@ -1,0 +1,316 @@
+// One run as its target's link owns it (docs/engine-targets.md "The link"): launched through the
+// target's driver (driver.mjs, one per target for all of its runs), its local run dir kept a mirror of
+// the far one (link-mirror.mjs), its local inbox forwarded (link-inbox.mjs), its code fetched back into
+// its worktree, its connection taken up again with backoff when the target cannot be reached (the run
+// goes on there), and its end recorded, then `onDone` (the link frees its slot and pumps). A run taken
+// over by a new link resumes where the local files stop.
+import { existsSync, readFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { homedir } from "node:os";
+import { writeJsonAtomic } from "../store/fs-util.mjs";
+import { recordStartFailure } from "../life/run-end.mjs";
+import { portableRun, readRunConfig } from "../life/run-config.mjs";
+import { initialStatus } from "../life/state-rules.mjs";
+import { targetError } from "../kinds/kinds.mjs";
+import { git } from "../far/git-workspace.mjs";
+import { layOver } from "./git-travel.mjs";
+import { openInbox } from "./link-inbox.mjs";
+import { openMirror } from "./link-mirror.mjs";
+
+const FIRST_BACKOFF_MS = 1000;
+const MAX_BACKOFF_MS = 30_000;
+/** Launch attempts on an unreachable target before the run fails (nothing started there yet). */
+const LAUNCH_ATTEMPTS = 3;
+
+/**
+ * @typedef {object} RunLinkOptions
+ * @property {string} runDir
+ * @property {(target: import("./driver.mjs").TargetSnapshot) => Promise<import("./driver.mjs").TargetDriver>} driverFor  the target's one driver
+ * @property {(text: string) => void} log
+ * @property {(how: { failed?: string }) => void} onDone  the end is recorded (or the run could not start: why)
+ */
+
+/**
+ * The run's config, checked: run.json must be this run's, on a target, with its repository and worktree.
+ * @param {string} runDir
+ */
+export function linkRunConfig(runDir) {
+	const configPath = join(runDir, "run.json");
+	const config = readRunConfig(configPath);
+	if (resolve(config.runDir) !== resolve(runDir)) throw new Error(`${configPath}: /runDir is not the directory of run.json`);
+	const error = targetError(config.target, { named: true });
+	if (error) throw new Error(`${configPath}: /target ${error}`);
+	if (!config.repo || !config.worktree) throw new Error(`${configPath}: a target run needs /repo and /worktree`);
+	return config;
+}
+
+/**
+ * Takes a run over. Resolves once it is followed (or has failed to start); the run's end comes later
+ * through `onDone`. `stop()` lets go of it without ending it (the link leaves; the run goes on there).
+ * @param {RunLinkOptions} options
+ */
+export async function openRunLink({ runDir, driverFor, log, onDone }) {
+	/** @type {import("../life/run-config.mjs").RunConfig} */
+	let config;
+	try {
+		config = linkRunConfig(runDir);
+	} catch (error) {
+		const reason = error instanceof Error ? error.message : String(error);
+		recordStartFailure(runDir, reason);
+		onDone({ failed: reason });
+		return { release: () => undefined };
+	}
+	const target = /** @type {import("./driver.mjs").TargetSnapshot} */ (config.target);
+	const worktree = String(config.worktree);
+	const say = (/** @type {string} */ text) => log(`${config.rowId}/${config.runId}: ${text}`);
+
+	/** link.json: whether the far run has started (a new link follows it instead of launching). */
+	const statePath = join(runDir, "link.json");
+	let started = false;
+	try {
+		started = JSON.parse(readFileSync(statePath, "utf8")).started === true;
+	} catch {
+		// A first start.
+	}
+	/** @returns {import("../life/state-rules.mjs").RunStatus} */
+	const localStatus = () => {
+		try {
+			return JSON.parse(readFileSync(join(runDir, "status.json"), "utf8"));
+		} catch {
+			return initialStatus(config.runId, config.rowId, config.createdAt);
+		}
+	};
+
+	const mirror = openMirror({ storeDir: config.storeDir, rowId: config.rowId, runId: config.runId, runDir, sessionFile: config.sessionFile, target: target.name, status: localStatus() });
+	const inbox = openInbox(runDir, { onStop: () => mirror.stopRequested() });
+	let finishing = false;
+	let released = false;
+	/** @type {import("./driver.mjs").TargetDriver | undefined} */
+	let driver;
+
+	/** @param {{ failed?: string }} how */
+	const done = (how) => {
+		if (released) return;
+		released = true;
+		try {
+			if (driver) driver.finish?.(run);
+		} catch (error) {
+			say(`after the end: ${error instanceof Error ? error.message : String(error)}`);
+		}
+		inbox.finish();
+		onDone(how);
+	};
+
+	if (!existsSync(worktree)) {
+		const reason = `the row's worktree is gone: ${worktree}`;
+		finishing = true;
+		mirror.fail(reason);
+		done({ failed: reason });
+		return { release: () => undefined };
+	}
+
+	/** @type {import("./driver.mjs").LinkRun} */
+	const run = {
+		target,
+		storeDir: config.storeDir,
+		rowId: config.rowId,
+		runId: config.runId,
+		runDir,
+		sessionFile: config.sessionFile,
+		repo: String(config.repo),
+		worktree,
+		base: git(worktree, ["rev-parse", "HEAD"]),
+		subdir: relative(worktree, config.cwd),
+		agentDir: config.agentDir ?? process.env.PI_CODING_AGENT_DIR ?? join(homedir(), ".pi", "agent"),
+		// --env values come from the environment the link inherited (the board's), never from argv.
+		forwarded: Object.fromEntries(target.env.flatMap((name) => (process.env[name] === undefined ? [] : [[name, String(process.env[name])]]))),
+		// What the far side's run.json is made of: the part of this one that travels.
+		config: { ...portableRun(config), repoKey: "", base: "", session: null },
+	};
+	run.config.base = run.base;
+	try {
+		driver = await driverFor(target);
+	} catch (error) {
+		const reason = `cannot start on ${target.name}: ${error instanceof Error ? error.message : String(error)}`;
+		finishing = true;
+		mirror.fail(reason);
+		done({ failed: reason });
+		return { release: () => undefined };
+	}
+	const theDriver = driver;
+
+	/** Fetch-back, one at a time; a request while one runs makes one more after it. */
+	const gitSync = (() => {
+		/** @type {Promise<void> | undefined} */
+		let running;
+		let again = false;
+		const once = async () => {
+			try {
+				await theDriver.fetchBack(run);
+				await layOver({ worktree, rowId: run.rowId });
+			} catch (error) {
+				say(`fetch-back: ${error instanceof Error ? error.message : String(error)}`);
+			}
+		};
+		const loop = async () => {
+			do {
+				again = false;
+				await once();
+			} while (again);
+			running = undefined;
+		};
+		return {
+			request() {
+				if (running) again = true;
+				else running = loop();
+			},
+			/** The last one, after the run ended: everything the target has is here before the end is recorded. */
+			async final() {
+				if (running) await running;
+				await once();
+			},
+		};
+	})();
+
+	let delay = FIRST_BACKOFF_MS;
+	let launches = 0;
+	/** @type {ReturnType<typeof setTimeout> | undefined} */
+	let retry;
+	/** @type {import("./driver.mjs").FollowHandle | undefined} */
+	let current;
+	/** A stop waiting when this link takes over a run that already started: ended there by a one-shot stop first. */
+	let stopFirst = started && inbox.stopWaiting();
+
+	/** @param {Record<string, unknown>} final */
+	async function ended(final) {
+		finishing = true;
+		await gitSync.final();
+		mirror.end(final);
+		done({});
+	}
+
+	function connect() {
+		retry = undefined;
+		if (finishing || released) return;
+		if (stopFirst) {
+			theDriver.stop(run).then(
+				() => {
+					stopFirst = false;
+					connect();
+				},
+				(error) => unreachable(error instanceof Error ? error.message : String(error)),
+			);
+			return;
+		}
+		/** @type {Record<string, unknown> | undefined} */
+		let final;
+		let lastError = "";
+		/** @type {import("./driver.mjs").FollowHandle} */
+		let handle;
+		/** @type {import("./driver.mjs").FollowHandlers} */
+		const on = {
+			started() {
+				started = true;
+				writeJsonAtomic(statePath, { started: true, at: Date.now() });
+				say(`started on ${target.name}`);
+			},
+			frame(frame) {
+				if (released) return;
+				switch (frame.t) {
+					case "hello":
+						delay = FIRST_BACKOFF_MS;
+						mirror.reachable();
+						inbox.attach((message) => handle.deliver(message));
+						return;
+					case "status": {
+						const error = mirror.setStatus(frame.status);
+						if (error) say(error);
+						return;
+					}
+					case "event": {
+						const error = mirror.event(frame.seq, frame.line);
+						if (error) say(error);
+						return;
+					}
+					case "receipt": {
+						const id = mirror.receipt(frame.receipt);
+						if (id) inbox.served(id);
+						return;
+					}
+					case "session":
+						// A gap (should not happen): follow again from what the local file has.
+						if (!mirror.session(frame.offset, frame.data, frame.reset)) handle.close();
+						return;
+					case "git":
+						gitSync.request();
+						return;
+					case "end":
+						final = frame.status;
+						return;
+					case "error":
+						lastError = frame.message;
+						say(`${target.name}: ${frame.message}`);
+						return;
+					default:
+						return;
+				}
+			},
+			close(outcome) {
+				inbox.detach();
+				if (released) return;
+				if (final) return void ended(final);
+				const reason = outcome.failure?.reason ?? (lastError || "the connection closed");
+				if (!started) return void launchFailed(outcome.failure?.kind ?? "protocol", reason);
+				unreachable(reason);
+			},
+		};
+		say(`${started ? "following" : "launching"} on ${target.name}`);
+		handle = started ? theDriver.follow(run, { seq: mirror.lastSeq, sessionBytes: mirror.sessionBytes() }, on) : theDriver.launch(run, on);
+		current = handle;
+		if (!started) launches += 1;
+	}
+
+	/** @param {string} reason */
+	function unreachable(reason) {
+		if (released) return;
+		mirror.unreachable(reason, Date.now());
+		say(`${target.name} unreachable (retry in ${delay} ms): ${reason}`);
+		retry = setTimeout(connect, delay);
+		delay = Math.min(delay * 2, MAX_BACKOFF_MS);
+	}
+
+	/** @param {string} kind @param {string} reason */
+	function launchFailed(kind, reason) {
+		// Unreachable before anything started there: a few tries, then the run fails (nothing to clean up).
+		if (kind === "unreachable" && launches < LAUNCH_ATTEMPTS) {
+			say(`launch on ${target.name} failed (retry in ${delay} ms): ${reason}`);
+			retry = setTimeout(connect, delay);
+			delay = Math.min(delay * 2, MAX_BACKOFF_MS);
+			return;
+		}
+		finishing = true;
+		const failed = `cannot start on ${target.name}: ${reason}`;
+		mirror.fail(failed);
+		done({ failed });
+	}
+
+	if (!started && inbox.stopWaiting()) {
+		// Stopped before it started anywhere: nothing to end at the target.
+		finishing = true;
+		mirror.stopped();
+		done({});
+	} else {
+		mirror.begin();
+		connect();
+	}
+
+	return {
+		/** Lets go of the run without ending it (the link leaves: the next one takes it over). */
+		release() {
+			if (released) return;
+			released = true;
+			if (retry) clearTimeout(retry);
+			current?.close();
+		},
+	};
+}
