@@ -231,15 +231,16 @@ describe("container targets on the board", () => {
 		requires(ctx, "podman", missing);
 		await board.targets.add("gone", { kind: "container", engine: "podman", image: "localhost/pab-no-such-image:1", network: "host" });
 		await board.targets.add("offline", { kind: "container", engine: "podman", image: (await ensureWorkerImage()).tag, network: "none" });
-		// A board whose links find no engine on their PATH (git stays reachable).
+		// A target whose link (one per target, started by the first run handed to it) finds no engine on its PATH.
+		await board.targets.add("bare", { kind: "container", engine: "podman", image: (await ensureWorkerImage()).tag, network: "host" });
 		const bin = join(root, "bin without podman");
 		mkdirSync(bin);
 		symlinkSync(spawnSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).stdout.trim(), join(bin, "git"));
 		const noEngine = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: { ...process.env, PATH: bin } });
-		const rows = await Promise.all([board.dispatch({ prompt: "CTR-NEVER image", cwd: repo, target: "gone" }), noEngine.dispatch({ prompt: "CTR-NEVER engine", cwd: repo, target: "box" }), board.dispatch({ prompt: "CTR-NEVER network", cwd: repo, target: "offline" })]);
+		const rows = await Promise.all([board.dispatch({ prompt: "CTR-NEVER image", cwd: repo, target: "gone" }), noEngine.dispatch({ prompt: "CTR-NEVER engine", cwd: repo, target: "bare" }), board.dispatch({ prompt: "CTR-NEVER network", cwd: repo, target: "offline" })]);
 		const [image, engine, network] = await Promise.all(rows.map((row) => waitDone(board, row.id, 90_000)));
 		expect(image).toMatchObject({ state: "failed", error: expect.stringMatching(/^cannot start on gone: the image localhost\/pab-no-such-image:1 is not on podman's machine \(the board never pulls\): build it from the package's Dockerfile: podman build -t localhost\/pab-no-such-image:1 - < /) });
-		expect(engine).toMatchObject({ state: "failed", error: expect.stringMatching(/^cannot start on box: podman is not installed or not on PATH: install podman/) });
+		expect(engine).toMatchObject({ state: "failed", error: expect.stringMatching(/^cannot start on bare: podman is not installed or not on PATH: install podman/) });
 		// pi's own words: the provider on this machine's loopback is not there for --network none.
 		expect(network).toMatchObject({ state: "failed", error: expect.stringMatching(/^Connection error\.: connect ECONNREFUSED 127\.0\.0\.1:\d+$/) });
 		expect(containersOfStore().filter((name) => rows.some((row) => name === `ab-${row.currentRunId}`))).toEqual([]);
