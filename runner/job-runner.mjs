@@ -20,6 +20,7 @@ import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./life/slots.mjs";
 import { isValidId, runPathsOf } from "./store/store-layout.mjs";
 import { openWorkerLink } from "./worker-link.mjs";
+import { runHelpers } from "./run-helpers.mjs";
 
 const STATUS_INTERVAL_MS = 250;
 /** A write that failed (a full disk) is tried again this often. */
@@ -134,10 +135,19 @@ function scheduleStatus() {
 
 writeStatus();
 
+// Budgets and the supervisor (runner/life/budget-gate.mjs, runner/supervisor/): off unless the user turned them on.
+const helpers = runHelpers(config, status, {
+	send: (message) => link?.send(message),
+	changed: () => scheduleStatus(),
+	event: (event) => events.add(event, Date.now()),
+	over: () => finished || stopping,
+});
+
 /** @param {import("../src/board/engine/types.ts").Receipt} receipt */
 function record(receipt) {
 	files.writeReceipt(receipt);
 	addReceipt(status, receipt);
+	helpers.supervisor.onReceipt(receipt);
 	scheduleStatus();
 }
 
@@ -153,7 +163,8 @@ function rejected(message, code) {
 
 /** @param {import("./life/inbox.mjs").InboxMessage} message */
 function forward(message) {
-	if (workerClosed || finished || !link?.send({ type: "message", id: message.id, text: message.text ?? "", deliverAs: message.deliverAs ?? "steer" })) {
+	const answers = message.answers ? { answers: message.answers } : {};
+	if (workerClosed || finished || !link?.send({ type: "message", id: message.id, text: message.text ?? "", deliverAs: message.deliverAs ?? "steer", ...answers })) {
 		rejected(message, "run-ended");
 		return;
 	}
@@ -185,7 +196,10 @@ function watchInbox() {
 	}
 }
 const inboxWatcher = watchInbox();
-const inboxPoll = setInterval(serveInbox, INBOX_POLL_MS);
+const inboxPoll = setInterval(() => {
+	serveInbox();
+	helpers.gate.poll();
+}, INBOX_POLL_MS);
 
 /** @param {{ code: number | null, signal: string | null, spawnError?: string }} exit */
 async function finish(exit) {
@@ -193,6 +207,7 @@ async function finish(exit) {
 	finished = true;
 	inboxWatcher?.close();
 	clearInterval(inboxPoll);
+	helpers.supervisor.close();
 	link?.close();
 	protectSession();
 	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping, now: Date.now() });
@@ -318,10 +333,11 @@ function startWorker() {
 			return;
 		}
 		if (report.type === "ready") {
-			if (!workerReady) link?.send({ type: "prompt", text: config.prompt });
+			if (!workerReady) link?.send({ type: "prompt", text: config.prompt, holdTurns: true, ...(config.systemPrompt ? { system: config.systemPrompt } : {}) });
 			workerReady = true;
 			return;
 		}
+		if (report.type === "turn-end") return helpers.gate.onTurnEnd(report);
 		const message = forwarded.get(report.id);
 		if (!message) return;
 		forwarded.delete(report.id);
@@ -336,6 +352,7 @@ function startWorker() {
 		events.add(event, now);
 		applyEvent(status, event, now);
 		onWorkerEvent(event);
+		helpers.supervisor.onEvent(event);
 	};
 	const stdoutDone = new Promise((resolve) => {
 		stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => {

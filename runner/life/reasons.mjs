@@ -15,6 +15,7 @@ export const MAX_MESSAGE_BYTES = 1024 * 1024;
  * - no-such-row, invalid: a request naming no row, or with a bad argument
  * - dispatch-failed: a dispatch that could not write its row (nothing is left behind)
  * - disk-full: the store's disk has no room: a live or queued row waits for space, a failed run failed of it
+ * - answered: an answer for a question that is no longer waiting (a person answered first)
  */
 export const REASON_CODES = /** @type {const} */ ([
 	"run-ended",
@@ -31,6 +32,7 @@ export const REASON_CODES = /** @type {const} */ ([
 	"invalid",
 	"dispatch-failed",
 	"disk-full",
+	"answered",
 ]);
 
 /** @typedef {(typeof REASON_CODES)[number]} ReasonCode */
@@ -43,6 +45,7 @@ export const RECEIPT_REASONS = /** @type {const} */ ({
 	"too-large": `message is larger than ${MAX_MESSAGE_BYTES} bytes`,
 	unconfirmed: "the worker exited before confirming delivery",
 	"not-started": "the run did not start",
+	answered: "the question was already answered",
 });
 
 /** @typedef {keyof typeof RECEIPT_REASONS} ReceiptCode */

@@ -28,6 +28,14 @@ import { RUN_LAYOUTS } from "../store/store-layout.mjs";
  * @property {string} [repo]      a non-local run: the local repository
  * @property {string} [worktree]  a non-local run: the row's local worktree, the mirror of the target's workspace
  * @property {string} [agentDir]  a non-local run: the user's pi agent dir (a container's pi home is made from it)
+ * @property {Supervise} [supervise]  what the supervisor reads of the row (runner/supervisor/)
+ * @property {string} [systemPrompt]  extra system text for the worker (a preset's), sent with the prompt on fd 3
+ */
+
+/**
+ * The supervisor's view of the row: the rules files that apply, most specific first (a preset's, the
+ * trusted project's, the user's), and the facts the rules' conditions name.
+ * @typedef {{ rules: string[], rowName?: string, preset?: string, target?: string }} Supervise
  */
 
 /**
@@ -62,6 +70,8 @@ const FIELDS = {
 	repo: "string?",
 	worktree: "string?",
 	agentDir: "string?",
+	supervise: "object?",
+	systemPrompt: "string?",
 };
 
 /** @param {unknown} value @param {string} kind @returns {string | undefined} what is wrong */
@@ -91,6 +101,15 @@ export function runConfigError(value) {
 	return undefined;
 }
 
+/** @param {unknown} value */
+function superviseError(value) {
+	if (value === undefined) return undefined;
+	const supervise = /** @type {Record<string, unknown>} */ (value);
+	if (!Array.isArray(supervise.rules) || !supervise.rules.every((path) => typeof path === "string")) return "/supervise/rules must be an array of strings";
+	for (const key of ["rowName", "preset", "target"]) if (supervise[key] !== undefined && typeof supervise[key] !== "string") return `/supervise/${key} must be string`;
+	return undefined;
+}
+
 /**
  * Reads and checks run.json; throws "<path>: /field must be ..." (or the JSON error) naming the file.
  * @param {string} path
@@ -103,7 +122,7 @@ export function readRunConfig(path) {
 	} catch (error) {
 		throw new Error(`${path}: ${error instanceof Error ? error.message : String(error)}`);
 	}
-	const error = runConfigError(value);
+	const error = runConfigError(value) ?? superviseError(/** @type {Record<string, unknown>} */ (value).supervise);
 	if (error) throw new Error(`${path}: ${error}`);
 	return /** @type {RunConfig} */ (value);
 }

@@ -2,6 +2,7 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { MAX_ATTEMPTS, WORKTREE_MODES } from "../../runner/life/vocabulary.mjs";
+import { parseAmount } from "../../runner/life/budget.mjs";
 import type { BoardLoader } from "./loader.ts";
 import { describeOverlaps } from "./git/overlap.ts";
 import type { BoardRow } from "./engine/types.ts";
@@ -13,6 +14,8 @@ function describe(row: BoardRow): string {
 	const parts = [`${row.id} [${row.state}] ${row.name}`, `  summary: ${row.summary}`];
 	if (row.target) parts.push(`  target: ${row.target}`);
 	if (row.question) parts.push(`  question: ${row.question}${row.questionOptions?.length ? ` (options: ${row.questionOptions.join(" | ")})` : ""}`);
+	if (row.supervisorNote) parts.push(`  ${row.supervisorNote}`);
+	if (row.budget) parts.push(`  budget: ${row.budget.scope} ${row.budget.spent}/${row.budget.limit} ${row.budget.unit}${row.budget.paused ? " (paused)" : ""}`);
 	if (row.error && row.state !== "needs_input") parts.push(`  error: ${row.error}`);
 	if (row.worktreePath) parts.push(`  worktree: ${row.worktreePath} (${row.branch ?? ""})`);
 	if (row.attempt) parts.push(`  attempt: ${row.attempt.index}/${row.attempt.count} of ${row.attempt.setId}`);
@@ -39,8 +42,12 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 			worktreeMode: Type.Optional(Type.Union(WORKTREE_MODES.map((mode) => Type.Literal(mode)))),
 			count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ATTEMPTS, description: "Parallel attempts of the prompt, each in its own worktree (needs a git repository)" })),
 			target: Type.Optional(Type.String({ description: "Where to run: a target's name (default local, this machine); needs a git repository" })),
+			preset: Type.Optional(Type.String({ description: "A preset the user defined (~/.pi/agent/agents/<name>.md): its model, target, mode, budget and instructions fill what is not given" })),
+			budget: Type.Optional(Type.String({ description: "How much the agent may spend before it pauses and asks: tokens (50k) or cost ($2)" })),
 		}),
 		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+			const budget = params.budget === undefined ? undefined : parseAmount(params.budget);
+			if (params.budget !== undefined && !budget) throw new Error(`budget: expected an amount such as 50k or $2, got ${JSON.stringify(params.budget)}`);
 			const rows = await (await load.service()).dispatchAttempts({
 				prompt: params.prompt,
 				name: params.name,
@@ -49,6 +56,8 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 				worktreeMode: params.worktreeMode,
 				count: params.count,
 				target: params.target,
+				preset: params.preset,
+				budget,
 			});
 			const text = rows.map((row) => `Dispatched ${row.id} (${row.state}).\n${describe(row)}`).join("\n");
 			return { content: [{ type: "text", text }], details: { id: rows[0]?.id, ids: rows.map((row) => row.id) } };

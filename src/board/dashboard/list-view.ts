@@ -12,6 +12,7 @@ import { ListWindow } from "./list-window.ts";
 import { PeekView } from "./peek-view.ts";
 import { rowActions } from "./row-actions.ts";
 import { limitEntries, SETTINGS, SettingsView } from "./settings-view.ts";
+import { policyEntries } from "../supervisor/policy-settings.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 
 export class ListView extends View {
@@ -185,7 +186,7 @@ export class ListView extends View {
 				help: "board settings: strip, notices, OS notifications, how many runs at a time here and on each target",
 				run: () =>
 					void this.deps.service.targets.list().then(
-						(targets) => host.push(new SettingsView(host, [...SETTINGS, ...limitEntries(targets)])),
+						(targets) => host.push(new SettingsView(host, [...SETTINGS, ...limitEntries(targets), ...policyEntries(this.deps.service.storeDir, this.deps.models, targets.map((t) => t.name))])),
 						(error: unknown) => {
 							host.push(new SettingsView(host));
 							host.setStatus(`limits unavailable: ${message(error)}`);

@@ -20,6 +20,7 @@ import { newId } from "./ids.ts";
 import { markLive } from "./live-marks.ts";
 import { writeMeta } from "./store.ts";
 import { targetSnapshot } from "../targets/dispatch-target.ts";
+import { launchExtras } from "../presets/launch-extras.ts";
 import type { RowMeta } from "./types.ts";
 
 export function newRunId(): string {
@@ -48,6 +49,7 @@ function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: st
 		summaryModel: ctx.summaryModel,
 		stopGraceMs: ctx.stopGraceMs,
 		createdAt: now,
+		...launchExtras(ctx, meta),
 		...(meta.target ? { target: targetSnapshot(ctx.storeDir, meta.target), repo: meta.repo, worktree: meta.worktreePath, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir() } : {}),
 	};
 }

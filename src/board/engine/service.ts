@@ -26,6 +26,9 @@ import { targetsApi } from "../targets/targets-api.ts";
 import { listRowIds, readEventsFile, writeMeta } from "./store.ts";
 import type { BoardRow, BoardService, DiffStats, DispatchOptions } from "./types.ts";
 import { diffStats, removeWorktreeDir } from "../git/worktree.ts";
+import { loadPresets, presetSummary } from "../presets/presets.ts";
+import { budgetControl } from "../supervisor/budget-control.ts";
+import { agentDirOf } from "../supervisor/rules-paths.ts";
 
 export type { BoardServiceOptions, StorePaths };
 
@@ -44,6 +47,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	const { paths, storeDir } = ctx;
 	const meta = metaUpdates(ctx);
 	const control = controlRun(ctx);
+	const budgets = budgetControl(ctx, meta, control.stop);
 	const storeWatch = new StoreWatch({ storeRoot: storeDir, safetyCheck: safetyPoll(ctx, { liveIds: () => liveMarkIds(storeDir), stale: (id, row) => settleMark(ctx, id, row) }), safetyPollMs: ctx.safetyPollMs });
 	const containers = containerReconciler(ctx);
 
@@ -98,7 +102,12 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			if (!source) throw new BoardError("no-such-row", `no such row: ${id}`);
 			return dispatchAttempts(forkOptions(source, forkOpts));
 		},
-		reply: control.reply,
+		async reply(id, text, replyOptions) {
+			requireMeta(ctx, id);
+			return (await budgets.reply(id, text)) ?? control.reply(id, text, replyOptions);
+		},
+		budget: budgets.raise,
+		presets: (cwd) => loadPresets(cwd, agentDirOf(ctx.env)).map(presetSummary),
 		stop: control.stop,
 		pump: () => ctx.pump(true),
 		async list(listOptions) {
