@@ -5,7 +5,7 @@
 // field, and then nothing of it applies (no supervisor answers, no board budget pauses).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseJsonStrict, writeJsonAtomic } from "../store/fs-util.mjs";
+import { ensureDir, parseJsonStrict, writeJsonAtomic } from "../store/fs-util.mjs";
 import { withLockFile } from "../store/row-lock.mjs";
 import { limitError } from "./budget.mjs";
 
@@ -82,6 +82,7 @@ export function readPolicy(storeDir) {
  * @param {string} storeDir @param {(policy: Policy) => void} change @returns {Promise<Policy>}
  */
 export async function updatePolicy(storeDir, change) {
+	ensureDir(storeDir);
 	return withLockFile(join(storeDir, "policy.lock"), () => {
 		const read = readPolicy(storeDir);
 		if (read.error) throw new Error(read.error);

@@ -9,7 +9,7 @@ export const NEVER_CLASSES = /** @type {const} */ ([
 		name: "delete",
 		why: "it may delete something",
 		pattern:
-			/\b(delet\w*|drop\s+(the\s+)?(table|database|db|schema|collection|index)|truncat\w*|wip(e|es|ed|ing)|eras\w*|purg\w*|destroy\w*|rm\s+-\w*[rf]|git\s+clean|reset\s+--hard|remov\w*\s+(the\s+|all\s+|every\s+)?(file|files|folder|folders|director\w*|branch\w*|database|db|table|data|records?|rows?|volumes?|buckets?|backups?|users?|accounts?))\b/i,
+			/\b(delet\w*|drop\s+([\w.-]+\s+){0,3}(tables?|databases?|db|schemas?|collections?|index|indexes)|truncat\w*|wip(e|es|ed|ing)|eras\w*|purg\w*|destroy\w*|rm\s+-\w*[rf]|git\s+clean|reset\s+--hard|remov\w*\s+([\w.-]+\s+){0,3}(file|files|folder|folders|director\w*|branch\w*|database|db|table|data|records?|rows?|volumes?|buckets?|backups?|users?|accounts?))\b/i,
 	},
 	{ name: "force-push", why: "it may force-push or rewrite history", pattern: /\b(force[- ]?push\w*|push\s+(-f|--force\S*)|--force-with-lease|rewrit\w*\s+(the\s+)?(git\s+)?history|filter-branch)\b/i },
 	{ name: "deploy", why: "it may deploy or publish", pattern: /\b(deploy\w*|releas\w*\s+to|publish\w*|go(es)?\s+live|roll\s*out|rollout|kubectl\s+(apply|delete|rollout)|terraform\s+(apply|destroy)|prod|production|ship\s+it)\b/i },

@@ -137,7 +137,7 @@ export function formatReplay(questions: readonly RecordedQuestion[], agentDir: s
 		if (now.text.startsWith("ask you")) asks++;
 		const when = new Date(question.at);
 		const stamp = `${String(when.getMonth() + 1).padStart(2, "0")}-${String(when.getDate()).padStart(2, "0")} ${when.toTimeString().slice(0, 5)}`;
-		return [stamp, clip(question.meta.id, 16), clip(question.question, 44), mark, clip(now.text, 46), clip(wasText(question), 46)];
+		return [stamp, clip(question.meta.id, 16), clip(question.question, 44), mark, clip(now.text, 72), clip(wasText(question), 72)];
 	});
 	const head = ["WHEN", "ROW", "QUESTION", "", "RULES NOW", "WAS"];
 	const widths = head.map((h, i) => Math.max(h.length, ...rows.map((cells) => cells[i]?.length ?? 0)));
