@@ -134,20 +134,13 @@ function scheduleStatus() {
 }
 
 writeStatus();
-
 // Budgets and the supervisor (runner/life/budget-gate.mjs, runner/supervisor/): off unless the user turned them on.
-const helpers = runHelpers(config, status, {
-	send: (message) => link?.send(message),
-	changed: () => scheduleStatus(),
-	event: (event) => events.add(event, Date.now()),
-	over: () => finished || stopping,
-});
+const helpers = runHelpers(config, status, { send: (m) => link?.send(m), changed: () => scheduleStatus(), event: (e) => events.add(e, Date.now()), over: () => finished || stopping });
 
 /** @param {import("../src/board/engine/types.ts").Receipt} receipt */
 function record(receipt) {
 	files.writeReceipt(receipt);
 	addReceipt(status, receipt);
-	helpers.supervisor.onReceipt(receipt);
 	scheduleStatus();
 }
 
@@ -163,8 +156,7 @@ function rejected(message, code) {
 
 /** @param {import("./life/inbox.mjs").InboxMessage} message */
 function forward(message) {
-	const answers = message.answers ? { answers: message.answers } : {};
-	if (workerClosed || finished || !link?.send({ type: "message", id: message.id, text: message.text ?? "", deliverAs: message.deliverAs ?? "steer", ...answers })) {
+	if (workerClosed || finished || !link?.send({ type: "message", id: message.id, text: message.text ?? "", deliverAs: message.deliverAs ?? "steer", ...(message.answers ? { answers: message.answers } : {}) })) {
 		rejected(message, "run-ended");
 		return;
 	}
@@ -196,10 +188,7 @@ function watchInbox() {
 	}
 }
 const inboxWatcher = watchInbox();
-const inboxPoll = setInterval(() => {
-	serveInbox();
-	helpers.gate.poll();
-}, INBOX_POLL_MS);
+const inboxPoll = setInterval(() => (serveInbox(), helpers.gate.poll()), INBOX_POLL_MS);
 
 /** @param {{ code: number | null, signal: string | null, spawnError?: string }} exit */
 async function finish(exit) {
@@ -207,7 +196,6 @@ async function finish(exit) {
 	finished = true;
 	inboxWatcher?.close();
 	clearInterval(inboxPoll);
-	helpers.supervisor.close();
 	link?.close();
 	protectSession();
 	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping, now: Date.now() });

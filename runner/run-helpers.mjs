@@ -28,5 +28,7 @@ export function runHelpers(config, status, runner) {
 	const env = { ...process.env };
 	delete env[RUN_TAG];
 	const supervisor = new Supervisor(config, status, { changed, note: note("supervisor"), over: runner.over }, env);
+	// A supervisor model still deciding when the runner exits is of no use to anyone.
+	process.on("exit", () => supervisor.close());
 	return { gate, supervisor };
 }

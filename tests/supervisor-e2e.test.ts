@@ -64,7 +64,7 @@ describe("the supervisor", () => {
 		expect(toolResultsOf(agent, calls[1]!.pid).join("")).toContain("The user answered: yes, continue");
 		// The rule decided: no model was asked.
 		expect(supervisorCalls(agent)).toHaveLength(0);
-		const [line] = readSupervisorLog(board.storeDir);
+		const line = await waitFor(() => readSupervisorLog(board.storeDir)[0], "the supervisor's log line", 30_000);
 		expect(line).toMatchObject({ row: row.id, question: "Should I continue with the refactor?", rule: `${join(agent.agentDir, "agent-board", "rules.md")}:4`, decision: "answered", answer: "yes, continue" });
 		expect(done.recentEvents.map((e) => e.text)).toContain(`supervisor answered: yes, continue (${line!.rule})`);
 	}, 120_000);
@@ -95,7 +95,7 @@ describe("the supervisor", () => {
 		const done = await waitDone(board, named.id, 60_000);
 		expect(done).toMatchObject({ state: "completed", latestAssistant: "Module named." });
 		expect(done.supervisorNote).toBeUndefined();
-		const log = readSupervisorLog(board.storeDir);
+		const log = await waitFor(() => (readSupervisorLog(board.storeDir).length === 2 ? readSupervisorLog(board.storeDir) : undefined), "both decisions in the log", 30_000);
 		expect(log.map((line) => [line.question, line.rule, line.decision, line.answer ?? line.note])).toEqual(
 			expect.arrayContaining([
 				["Which test runner should I use?", "model", "answered", "vitest"],
@@ -154,7 +154,7 @@ describe("the supervisor", () => {
 		const { agent, board } = await setup([{ match: "TWENTY", steps: [...questions.map((q) => ask(q)), { text: "All twenty done." }] }], [], '## Rules\n- when question says "continue": answer "yes"\n- when question says "style": answer "plain"\n');
 		const row = await board.dispatch({ prompt: "TWENTY questions", cwd: agent.cwd });
 		expect((await waitDone(board, row.id, 120_000)).state).toBe("completed");
-		expect(readSupervisorLog(board.storeDir)).toHaveLength(20);
+		await waitFor(() => readSupervisorLog(board.storeDir).length === 20, "20 decisions in the log", 30_000);
 		// The user tunes the rules: styles now go to the model, and "continue" gets another answer.
 		writeFileSync(join(agent.agentDir, "agent-board", "rules.md"), '## Rules\n- when question says "step 1?": answer "no"\n- when question says "continue": answer "yes"\n');
 		const replay = await runPi(agent, { args: ["-p", "/agent-board supervisor replay --since 1h"], env: { AGENT_BOARD_DIR: board.storeDir }, timeoutMs: 60_000 });

@@ -19,6 +19,10 @@ import { appendSupervisorLine } from "./supervisor-log.mjs";
 import { askModel, requestText } from "./supervisor-model.mjs";
 
 const RECEIPT_WAIT_MS = 15_000;
+const RECEIPT_POLL_MS = 10;
+
+/** @param {number} ms */
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const OTHER_ROWS = 10;
 
 /** @typedef {import("../life/run-config.mjs").RunConfig} RunConfig */
@@ -52,8 +56,6 @@ export class Supervisor {
 		this.env = env;
 		/** @type {Question | undefined} */
 		this.asking = undefined;
-		/** @type {Map<string, (receipt: Receipt) => void>} */
-		this.waiting = new Map();
 		/** @type {Set<() => void>} */
 		this.kills = new Set();
 	}
@@ -74,11 +76,6 @@ export class Supervisor {
 				this.hooks.changed();
 			}
 		}
-	}
-
-	/** Fed every receipt the runner records: the supervisor's own answers wait for theirs. @param {Receipt} receipt */
-	onReceipt(receipt) {
-		this.waiting.get(receipt.id)?.(receipt);
 	}
 
 	close() {
@@ -119,13 +116,11 @@ export class Supervisor {
 		const cost = verdict ? { tokens: verdict.tokens, cost: verdict.cost, ...(verdict.model ? { model: verdict.model } : {}) } : {};
 		const base = { at: ask.at, row: this.config.rowId, run: this.config.runId, call: ask.toolCallId, question: ask.question, ...(ask.options?.length ? { options: ask.options } : {}), rule: decision.rule, ...(decision.ruleText ? { ruleText: decision.ruleText } : {}), ...cost };
 		if (decision.kind === "escalate") {
-			// Only while that question still waits: a person may have answered while the model thought.
-			if (this.asking?.toolCallId === ask.toolCallId) {
-				this.status.supervisor = { note: decision.note, at: Date.now(), rule: decision.rule };
-				this.hooks.changed();
-			}
-			this.hooks.note(`supervisor: ${decision.note} (${decision.rule})`, { decision: "asked-you", rule: decision.rule, note: decision.note });
+			// The log line first: whoever sees the note on the row finds the decision logged.
 			this.log({ ...base, decision: "asked-you", note: decision.note, ms: Date.now() - ask.at });
+			// Only while that question still waits: a person may have answered while the model thought.
+			if (this.asking?.toolCallId === ask.toolCallId) this.status.supervisor = { note: decision.note, at: Date.now(), rule: decision.rule };
+			this.hooks.note(`supervisor: ${decision.note} (${decision.rule})`, { decision: "asked-you", rule: decision.rule, note: decision.note });
 			return;
 		}
 		const receipt = await this.answer(ask, decision.text);
@@ -144,17 +139,12 @@ export class Supervisor {
 		const { storeDir, rowId, runDir } = this.config;
 		const id = await withRowLock(rowDirOf(storeDir, rowId), () => dropMessage(runDir, { kind: "message", text, deliverAs: "steer", answers: ask.toolCallId, from: "supervisor" }));
 		touchNotify(storeDir, rowId);
-		return new Promise((resolve) => {
-			const timer = setTimeout(() => {
-				this.waiting.delete(id);
-				resolve(undefined);
-			}, RECEIPT_WAIT_MS);
-			this.waiting.set(id, (receipt) => {
-				clearTimeout(timer);
-				this.waiting.delete(id);
-				resolve(receipt);
-			});
-		});
+		// The runner records the receipt in the status it keeps in memory (the same object as ours).
+		for (const deadline = Date.now() + RECEIPT_WAIT_MS; Date.now() < deadline && !this.hooks.over(); await sleep(RECEIPT_POLL_MS)) {
+			const receipt = this.status.receipts?.find((candidate) => candidate.id === id);
+			if (receipt) return receipt;
+		}
+		return this.status.receipts?.find((candidate) => candidate.id === id);
 	}
 
 	/** The row's recent events, oldest first, as the model reads them. */
