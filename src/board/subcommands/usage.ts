@@ -17,7 +17,7 @@ export interface SubcommandSpec {
 
 export const SUBCOMMAND_TABLE = [
 	{ name: "list", usage: "[list [--all]]", what: "the rows as a plain table (--all: archived ones too)" },
-	{ name: "dispatch", usage: "dispatch [--on <target>] [--count N] [--worktree] [--preset <name>] [--budget <amount>] <prompt>", what: "start an agent; --on runs it on a target (own worktree), --count N starts an attempt set, each in its own worktree; --preset fills the rest from ~/.pi/agent/agents/<name>.md" },
+	{ name: "dispatch", usage: "dispatch [--on <target>] [--count N] [--worktree] [--preset <name>] [--budget <n>] <prompt>", what: "start an agent; --on runs it on a target (own worktree), --count N starts an attempt set, each in its own worktree; --preset: a preset's choices; --budget: pause at that spend (50k, $2)" },
 	{ name: "show", usage: "show <id>", what: "one row in full", takesRow: true },
 	{ name: "reply", usage: "reply <id> [--follow-up] <text>", what: "steer a working row, answer its question, or resume it", takesRow: true },
 	{ name: "stop", usage: "stop <id>", what: "stop the row's run", takesRow: true },
