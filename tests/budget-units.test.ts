@@ -2,10 +2,12 @@
  * Budgets without pi: amounts, the check a runner makes at each turn's end, the spend ledger, policy.json,
  * the worker's held turn ends and the supervisor's answer that only answers its own question.
  */
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { BudgetGate } from "../runner/life/budget-gate.mjs";
+import { initialStatus } from "../runner/life/state-rules.mjs";
 import { crossedLimit, formatLimit, nearestLimit, parseAmount, parseBudgetReply, pauseQuestion } from "../runner/life/budget.mjs";
 import { policyPath, readPolicy, updatePolicy } from "../runner/life/policy.mjs";
 import { appendSpend, dayOf, SpendLedger, spendDir } from "../runner/life/spend-ledger.mjs";
@@ -154,5 +156,68 @@ describe("the worker's side", () => {
 		const next = control.waitForAnswer("call-2");
 		control.onLine({ type: "message", id: "sup2", text: "yes", deliverAs: "steer", answers: "call-2" });
 		await expect(next.outcome).resolves.toEqual({ kind: "answer", text: "yes" });
+	});
+});
+
+describe("the runner's budget gate", () => {
+	function store(meta: Record<string, unknown>, priorUsage?: { totalTokens: number; cost: number }) {
+		const root = scratch();
+		const rowDir = join(root, "rows", "row-a");
+		mkdirSync(join(rowDir, "runs", "run-2"), { recursive: true });
+		if (priorUsage) {
+			mkdirSync(join(rowDir, "runs", "run-1"), { recursive: true });
+			writeFileSync(join(rowDir, "runs", "run-1", "status.json"), JSON.stringify({ ...initialStatus("run-1", "row-a", 1), usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...priorUsage } }));
+		}
+		const writeMeta = (value: Record<string, unknown>) => writeFileSync(join(rowDir, "meta.json"), JSON.stringify({ createdAt: Date.now(), ...value }));
+		writeMeta(meta);
+		const status = initialStatus("run-2", "row-a", Date.now());
+		status.state = "working";
+		const sent: unknown[] = [];
+		const notes: string[] = [];
+		const gate = new BudgetGate({ storeDir: root, rowId: "row-a", runId: "run-2", runDir: join(rowDir, "runs", "run-2") }, status, { send: (m) => sent.push(m), changed: () => undefined, note: (text) => notes.push(text) });
+		return { root, gate, status, sent, notes, writeMeta };
+	}
+	const turn = (id: string, tokens: number, more = true) => ({ type: "turn-end" as const, id, usage: { tokens, cost: 0 }, more });
+
+	it("counts the row's earlier runs, pauses between turns, and goes on when the limit is raised", () => {
+		const { gate, status, sent, notes, writeMeta } = store({ budget: { tokens: 2000 } }, { totalTokens: 1000, cost: 0 });
+		gate.onTurnEnd(turn("turn-1", 500));
+		expect(sent).toEqual([{ type: "go", id: "turn-1" }]);
+		expect(status.budget).toEqual({ scope: "row", unit: "tokens", limit: 2000, spent: 1500, rowSpent: { tokens: 1500, cost: 0 } });
+		gate.onTurnEnd(turn("turn-2", 1100));
+		expect(sent).toHaveLength(1);
+		expect(status).toMatchObject({ state: "needs_input", question: "budget reached: 2k tokens; raise or stop", questionSource: "budget", budget: { spent: 2100, paused: true } });
+		expect(notes).toEqual(["budget reached: 2k tokens; raise or stop"]);
+		gate.poll();
+		expect(sent).toHaveLength(1);
+		writeMeta({ budget: { tokens: 10_000 } });
+		gate.poll();
+		expect(sent).toEqual([{ type: "go", id: "turn-1" }, { type: "go", id: "turn-2" }]);
+		expect(status).toMatchObject({ state: "working", question: undefined, questionSource: undefined });
+		expect(status.budget?.paused).toBeUndefined();
+	});
+
+	it("never pauses a run whose last turn crossed it, and writes no ledger without a budget", () => {
+		const { root, gate, sent } = store({ budget: { tokens: 100 } });
+		gate.onTurnEnd(turn("turn-1", 500, false));
+		expect(sent).toEqual([{ type: "go", id: "turn-1" }]);
+		const free = store({});
+		free.gate.onTurnEnd(turn("turn-1", 500));
+		expect(free.sent).toEqual([{ type: "go", id: "turn-1" }]);
+		expect(free.status.budget).toBeUndefined();
+		expect(new SpendLedger(free.root).sum(() => true, Date.now(), Date.now())).toEqual({ tokens: 0, cost: 0 });
+		expect(new SpendLedger(root).sum(() => true, Date.now(), Date.now())).toEqual({ tokens: 500, cost: 0 });
+	});
+
+	it("sums the attempt set's and the board's day from the ledger", async () => {
+		const set = store({ attempt: { setId: "set-1", index: 1, count: 2 }, setBudget: { tokens: 1000 } });
+		appendSpend(set.root, { at: Date.now(), row: "row-b", run: "run-9", set: "set-1", tokens: 800, cost: 0 });
+		set.gate.onTurnEnd(turn("turn-1", 300));
+		expect(set.status).toMatchObject({ state: "needs_input", question: "budget reached: 1k tokens (the attempt set's budget); raise or stop", budget: { scope: "set", spent: 1100 } });
+		const day = store({});
+		await updatePolicy(day.root, (policy) => (policy.budgets = { day: { cost: 1 }, targets: { local: { tokens: 1_000_000 } } }));
+		appendSpend(day.root, { at: Date.now(), row: "row-z", run: "run-z", target: "dev", tokens: 10, cost: 0.75 });
+		day.gate.onTurnEnd({ type: "turn-end", id: "turn-1", usage: { tokens: 10, cost: 0.5 }, more: true });
+		expect(day.status).toMatchObject({ state: "needs_input", question: "budget reached: $1.00 (the board's daily budget); raise or stop", budget: { scope: "day", unit: "cost" } });
 	});
 });

@@ -71,7 +71,9 @@ export class Supervisor {
 			void this.wake(this.asking).catch((error) => this.hooks.note(`supervisor failed: ${error instanceof Error ? error.message : String(error)}`, {}));
 		} else if (event.type === "tool_execution_end" && this.asking?.toolCallId === event.toolCallId) {
 			this.asking = undefined;
-			if (this.status.supervisor) {
+			// A parked question still waits for the user (in a new run): its note stays with it.
+			const details = /** @type {{ details?: { parked?: unknown } } | undefined} */ (event.result)?.details;
+			if (this.status.supervisor && details?.parked !== true) {
 				this.status.supervisor = undefined;
 				this.hooks.changed();
 			}
