@@ -60,6 +60,30 @@ describe("presets in the new-agent form", () => {
 		expect(flat(h.screen())).toContain("in /tmp/proj · local · faux/faux-1 · own worktree if the repo is busy · 1 attempt");
 	});
 
+	it("the list and the peek show spend against budget and why the supervisor asked, within the width", async () => {
+		const paused = makeRow({
+			id: "b1",
+			name: "budgeted",
+			state: "needs_input",
+			alive: true,
+			question: "budget reached: 2k tokens; raise or stop",
+			questionOptions: ["raise to 4k", "stop"],
+			budget: { scope: "row", unit: "tokens", limit: 2000, spent: 2150, paused: true },
+		});
+		const asked = makeRow({ id: "q1", name: "asking", state: "needs_input", alive: true, question: "What should the module be called?", supervisorNote: "asked you because: naming is your call" });
+		const day = makeRow({ id: "d1", name: "daily", state: "working", alive: true, budget: { scope: "day", unit: "tokens", limit: 50_000, spent: 40_000 } });
+		const h = await harness([paused, asked, day]);
+		expect(h.screen()).toContain("2.1k/2k tok");
+		expect(h.screen()).toContain("day 40k/50k tok");
+		await h.press(KEY.enter);
+		const peek = h.screen();
+		expect(peek).toMatch(/budget\s+2\.1k of 2k tokens \(this row\) · paused: reply with a new amount/);
+		expect(peek).toContain("1. raise to 4k");
+		for (const width of [40, 80, 120]) for (const line of h.dash.render(width)) expect(visibleWidth(line)).toBeLessThanOrEqual(width);
+		await h.press(KEY.esc, KEY.down, KEY.enter);
+		expect(h.screen()).toContain("asked you because: naming is your call");
+	});
+
 	it("a board without presets shows no preset option", async () => {
 		const h = await harness([], {});
 		await h.press("n", "x", CTRL_O);
