@@ -14,13 +14,14 @@ import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting } from 
 import { JsonLines } from "./json-lines.mjs";
 import { descendants, endRunProcesses, processStartTime, RUN_TAG, runProcesses, signalVerified } from "./store/proc.mjs";
 import { PROMPT_PLACEHOLDER } from "./protocol.mjs";
-import { pumpQueue, recordStartFailure } from "./life/queue.mjs";
+import { pumpQueue } from "./life/queue.mjs";
+import { recordStartFailure } from "./life/run-end.mjs";
 import { readRunConfig } from "./life/run-config.mjs";
 import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./life/slots.mjs";
 import { isValidId, runPathsOf } from "./store/store-layout.mjs";
 import { openWorkerLink } from "./worker-link.mjs";
-import { runHelpers } from "./run-helpers.mjs";
+import { runHelpers } from "./run-helpers.mjs"; // budgets and the supervisor, off unless the user turned them on
 
 const STATUS_INTERVAL_MS = 250;
 /** A write that failed (a full disk) is tried again this often. */
@@ -134,7 +135,6 @@ function scheduleStatus() {
 }
 
 writeStatus();
-// Budgets and the supervisor (runner/life/budget-gate.mjs, runner/supervisor/): off unless the user turned them on.
 const helpers = runHelpers(config, status, { send: (m) => link?.send(m), changed: () => scheduleStatus(), event: (e) => events.add(e, Date.now()), over: () => finished || stopping });
 
 /** @param {import("../src/board/engine/types.ts").Receipt} receipt */

@@ -88,7 +88,7 @@ export function registerBoardUi(pi: ExtensionAPI, load: BoardLoader): void {
 					if (parsed.name === "back" && !("help" in parsed && parsed.help)) return await r.goBack(ctx, service, attached);
 					return say(await r.runSubcommand(service, parsed, ctx.cwd, Date.now(), { confirm: ctx.hasUI ? (title, text) => ctx.ui.confirm(title, text) : undefined }));
 				}
-				if (ctx.mode !== "tui") return say(r.formatTable(await service.list({ slim: true }), Date.now()));
+				if (ctx.mode !== "tui") return say(r.formatTable(await r.listSupervised(service, { slim: true }), Date.now()));
 				const { feed, diffCache, overlaps, presence } = await parts();
 				overlaps.start();
 				presence.quiet = true;

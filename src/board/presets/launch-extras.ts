@@ -10,7 +10,7 @@ import type { RowMeta } from "../engine/types.ts";
 import { agentDirOf, rulesPaths } from "../supervisor/rules-paths.ts";
 import { loadPresets } from "./presets.ts";
 
-export function launchExtras(ctx: EngineContext, meta: RowMeta): Pick<RunConfig, "supervise" | "systemPrompt"> {
+export function launchExtras(ctx: EngineContext, meta: RowMeta): { supervise: NonNullable<RunConfig["supervise"]>; systemPrompt?: string } {
 	const agentDir = agentDirOf(ctx.env);
 	const preset = meta.preset ? loadPresets(meta.cwd, agentDir).find((candidate) => candidate.name === meta.preset && !candidate.error) : undefined;
 	return {

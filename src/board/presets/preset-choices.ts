@@ -3,7 +3,7 @@
  * does not say keeps the form's value); "none" puts back the remembered choices. A dispatch with a
  * preset does not change the remembered choices: they stay for a form without one.
  */
-import { LOCAL_TARGET } from "../../../runner/life/board-config.mjs";
+import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import type { PresetSummary } from "../engine/types.ts";
 import type { DispatchChoices } from "../dashboard/dispatch-choices.ts";
 

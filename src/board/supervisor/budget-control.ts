@@ -8,11 +8,11 @@
 import { parseBudgetReply, formatLimit } from "../../../runner/life/budget.mjs";
 import { updatePolicy } from "../../../runner/life/policy.mjs";
 import type { EngineContext } from "../engine/engine-context.ts";
-import { BoardError } from "../engine/errors.ts";
+import { BoardError } from "../../../runner/life/reasons.mjs";
 import { resumeRun } from "../engine/launch.ts";
 import type { MetaUpdates } from "../engine/meta-update.ts";
 import { readRow, requireMeta } from "../engine/row-read.ts";
-import { runOwner } from "../engine/run-liveness.ts";
+import { runOwner } from "../../../runner/life/run-owner.mjs";
 import { FileCache, listRowIds, readMeta, readStatus } from "../engine/store.ts";
 import type { BoardRow, BudgetLimit, BudgetResult, ReplyResult, RunStatus } from "../engine/types.ts";
 
