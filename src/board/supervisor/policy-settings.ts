@@ -5,6 +5,7 @@
  */
 import { formatCost, formatTokens, parseAmount } from "../../../runner/life/budget.mjs";
 import { readPolicy, updatePolicy } from "../../../runner/life/policy.mjs";
+import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import type { SettingEntry } from "../dashboard/settings-view.ts";
 import type { BudgetLimit } from "../engine/types.ts";
 
@@ -62,12 +63,13 @@ export function policyEntries(storeDir: string, models: readonly string[], targe
 		budgetEntry(storeDir, "budget:day", "daily budget, the whole board (tokens)", "a run that crosses it pauses at the end of its turn and asks you to raise or stop", "tokens", (b) => b.day, (b, limit) => (limit ? (b.day = limit) : delete b.day)),
 		budgetEntry(storeDir, "budget:day-cost", "daily budget, the whole board (cost)", "cost as the provider bills it where it says, else pi's estimate", "cost", (b) => b.day, (b, limit) => (limit ? (b.day = limit) : delete b.day)),
 	];
-	const perTarget = targets.map((name) =>
+	// Only this machine's rows hold at a turn's end for now (a target's runner runs there): no setting that does nothing.
+	const perTarget = targets.filter((name) => name === LOCAL_TARGET).map((name) =>
 		budgetEntry(
 			storeDir,
 			`budget:target:${name}`,
-			`${name}: daily budget (tokens)`,
-			`what the rows running on ${name} may spend today`,
+			"this machine: daily budget (tokens)",
+			"what the rows running on this machine may spend today",
 			"tokens",
 			(b) => b.targets?.[name],
 			(b, limit) => {
