@@ -21,6 +21,8 @@ import { listRowIds } from "./store.ts";
 import type { AttemptInfo, BoardRow, DispatchOptions, RowMeta, WorktreeMode } from "./types.ts";
 import { createWorktree, removeWorktreeDir } from "../git/worktree.ts";
 import { notOver } from "../../../runner/life/phase.mjs";
+import { withPreset } from "../presets/apply-preset.ts";
+import { agentDirOf } from "../supervisor/rules-paths.ts";
 
 /** What a fork runs when the caller gives no prompt: carry on from the copied conversation. */
 export const DEFAULT_FORK_PROMPT = "Continue from where this conversation left off.";
@@ -41,7 +43,8 @@ interface RowPlan {
 }
 
 /** Every row started for `options`: one, or an attempt set of `count` (a fork is a set too). */
-export function dispatchRows(ctx: EngineContext, options: DispatchOptions): BoardRow[] {
+export function dispatchRows(ctx: EngineContext, requested: DispatchOptions): BoardRow[] {
+	const options = withPreset(requested, agentDirOf(ctx.env));
 	const named = typeof options.target === "string" && options.target !== LOCAL_TARGET ? readBoardConfig(ctx.storeDir).targets[options.target] : undefined;
 	const count = checkCount(options.count, burstLimit(named?.max), named && named.max > MAX_ATTEMPTS ? ` on ${options.target}, its limit` : "");
 	const source = options.forkFrom === undefined ? undefined : existingRow(ctx, options.forkFrom);
@@ -126,6 +129,9 @@ function createRow(ctx: EngineContext, plan: RowPlan): BoardRow {
 		currentRunId: newRunId(),
 		...(plan.attempt ? { attempt: plan.attempt } : {}),
 		...(plan.target ? { target: plan.target } : {}),
+		...(options.preset ? { preset: options.preset } : {}),
+		...(options.budget ? { budget: options.budget } : {}),
+		...(options.setBudget && plan.attempt ? { setBudget: options.setBudget } : {}),
 	};
 	try {
 		mkdirSync(rowDir, { mode: DIR_MODE });
