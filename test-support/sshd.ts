@@ -95,7 +95,11 @@ function comm(pid: number): string {
 	}
 }
 
-export async function startSshHost(options: { alias?: string } = {}): Promise<SshHost> {
+/**
+ * `logLevel`: sshd's (VERBOSE logs every session's start and close, which a fleet's test and bench count);
+ * its limits (MaxSessions 10, MaxStartups 10:30:100) stay sshd's defaults.
+ */
+export async function startSshHost(options: { alias?: string; logLevel?: "INFO" | "VERBOSE" } = {}): Promise<SshHost> {
 	const root = mkdtempSync(join(tmpdir(), "pab-sshd-"));
 	let user: HostUser;
 	try {
@@ -130,6 +134,7 @@ export async function startSshHost(options: { alias?: string } = {}): Promise<Ss
 				"ListenAddress 127.0.0.1",
 				`HostKey ${hostKey}`,
 				`PidFile ${join(root, "sshd.pid")}`,
+				`LogLevel ${options.logLevel ?? "INFO"}`,
 				`AllowUsers ${user.name}`,
 				"PasswordAuthentication no",
 				"KbdInteractiveAuthentication no",

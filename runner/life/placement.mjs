@@ -1,7 +1,8 @@
 // Where a pool's run goes, decided once, when the queue claims it (docs/engine-targets.md, "Pools"):
 // the member with the most free slots; ties go to the lowest load its far side reported at its last
 // frame (per core; a member never heard from comes after those that were), then to the pool's order.
-// A member that cannot be reached (its link said so lately) or failed its last check takes nothing.
+// A member that cannot be reached or refused a run lately (its link said so), or failed its last check,
+// takes nothing.
 // Pure: the queue gives each member's limit, live slots, health and check.
 
 /** An unreachable record older than this no longer keeps a member out: the next run tries it. */
@@ -24,6 +25,7 @@ export const UNREACHABLE_HOLD_MS = 60_000;
 export function unplaceable(member, now) {
 	if (member.check && !member.check.ok && (!member.health || member.health.at < member.check.at || !member.health.reachable)) return `failing its check: ${member.check.failing ?? "see targets check"}`;
 	if (member.health && !member.health.reachable && now - member.health.at < UNREACHABLE_HOLD_MS) return `unreachable: ${member.health.reason ?? "no answer"}`;
+	if (member.health?.failing && now - (member.health.failingAt ?? 0) < UNREACHABLE_HOLD_MS) return `failing: ${member.health.failing}`;
 	if (member.live >= member.max) return "full";
 	return undefined;
 }

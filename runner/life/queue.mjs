@@ -15,6 +15,7 @@ import { recordStartFailure } from "./run-end.mjs";
 import { releaseSlot, slotsOf, sweepStaleSlots, tryClaimSlot } from "./slots.mjs";
 import { RUNNER_PATH, spawnRunner } from "./spawn-runner.mjs";
 import { handToLink } from "./target-link-owner.mjs";
+import { claimMemberSlot, placeRun } from "./place-run.mjs";
 import { isValidId, runDirOf } from "../store/store-layout.mjs";
 
 /**
@@ -232,7 +233,7 @@ export function pumpQueue(storeRoot, options) {
 			if (claimEntry(storeRoot, name, read.runDir, "start")) recordStartFailure(read.runDir, `target ${target} does not exist any more (it was removed while this run waited)`);
 			continue;
 		}
-		const outcome = startEntry(storeRoot, name, read, target, max, options);
+		const outcome = startEntry(storeRoot, name, read, target, max, options, limits);
 		if (outcome === "full") full.add(target);
 		else if (outcome !== "lost") {
 			if ("error" in outcome) return { started, error: outcome.error };
@@ -245,9 +246,10 @@ export function pumpQueue(storeRoot, options) {
 /**
  * @param {string} storeRoot @param {string} name @param {{ entry: QueueEntry, runDir: string }} read
  * @param {string} target @param {number} max @param {PumpOptions} options
+ * @param {ReturnType<typeof readLimits>} limits
  * @returns {"full" | "lost" | { started: string } | { error: string }}
  */
-function startEntry(storeRoot, name, read, target, max, options) {
+function startEntry(storeRoot, name, read, target, max, options, limits) {
 	const { entry, runDir } = read;
 	const space = diskSpace(storeRoot);
 	// Too little room for a run to record itself: nothing starts until there is.
@@ -261,10 +263,25 @@ function startEntry(storeRoot, name, read, target, max, options) {
 		return { error: error instanceof Error ? error.message : String(error) };
 	}
 	if (!slot) return "full";
+	// A pool's run: a slot of the member it goes to as well (placement.mjs), or it waits.
+	const members = limits.groups.get(target);
+	let placed;
+	try {
+		placed = members ? claimMemberSlot(storeRoot, members, limits.targets, { pid: process.pid, start: processStartTime(process.pid), runId: entry.runId, rowId: entry.rowId }) : undefined;
+	} catch (error) {
+		releaseSlot(slot, entry.runId);
+		return { error: error instanceof Error ? error.message : String(error) };
+	}
+	if (members && !placed) {
+		releaseSlot(slot, entry.runId);
+		return "full";
+	}
+	const unplace = () => releaseSlot(placed?.slot, entry.runId);
 	/** @param {unknown} error @param {number} [fd] */
 	const failed = (error, fd) => {
 		if (fd !== undefined) closeSync(fd);
 		releaseSlot(slot, entry.runId);
+		unplace();
 		return { error: `cannot start the run in ${runDir}: ${error instanceof Error ? error.message : String(error)}` };
 	};
 	let logFd;
@@ -283,18 +300,23 @@ function startEntry(storeRoot, name, read, target, max, options) {
 	if (!claimed) {
 		closeSync(logFd);
 		releaseSlot(slot, entry.runId);
+		unplace();
 		return "lost";
 	}
 	try {
 		if (target === LOCAL_TARGET) spawnRunner(runDir, slot, options.node, { ...options.env, [RUN_TAG]: entry.runId }, RUNNER_PATH, logFd);
 		else {
-			// Every run of a target has one owner here: the target's link (started when none runs).
 			closeSync(logFd);
-			handToLink(storeRoot, target, runDir, { rowId: entry.rowId, runId: entry.runId, slot }, options);
+			// Every run of a target has one owner here: the target's link (started when none runs). A pool's
+			// run is its member's from now on (its run.json says so), holding the pool's slot too.
+			if (placed) placeRun(runDir, target, placed.member, limits.configs);
+			const hand = placed ? { slot: placed.slot, pool: target } : { slot };
+			handToLink(storeRoot, placed ? placed.member : target, runDir, { rowId: entry.rowId, runId: entry.runId, ...hand }, options);
 		}
 	} catch (error) {
 		// The claimed run is recorded as "runner never started" by its next reader.
 		releaseSlot(slot, entry.runId);
+		unplace();
 		return { error: `cannot start a runner in ${runDir}: ${error instanceof Error ? error.message : String(error)}` };
 	}
 	return { started: entry.runId };

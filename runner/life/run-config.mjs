@@ -31,6 +31,7 @@ import { RUN_LAYOUTS } from "../store/store-layout.mjs";
  * @property {string} [agentDir]  a non-local run: the user's pi agent dir (a container's pi home is made from it)
  * @property {Supervise} [supervise]  what the supervisor reads of the row (runner/supervisor/)
  * @property {string} [systemPrompt]  extra system text for the worker (a preset's), sent with the prompt on fd 3
+ * @property {string} [pool]      a pool's run: the pool it was placed from (its target is the member)
  */
 
 /**
@@ -73,6 +74,7 @@ const FIELDS = {
 	agentDir: "string?",
 	supervise: "object?",
 	systemPrompt: "string?",
+	pool: "string?",
 };
 
 /** @param {unknown} value @param {string} kind @returns {string | undefined} what is wrong */

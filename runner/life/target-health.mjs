@@ -16,6 +16,8 @@ import { TARGET_NAME } from "./vocabulary.mjs";
  * @property {number} [load]         1-minute load average at the far side, at its last frame
  * @property {number} [cpus]
  * @property {number} [loadAt]
+ * @property {string} [failing]      a run could not start there lately (it answered, but refused): why
+ * @property {number} [failingAt]
  */
 
 /** @typedef {{ at: number, ok: boolean, failing?: string }} TargetCheckRecord */
@@ -46,11 +48,12 @@ export function readHealth(storeDir, name) {
 	if (!value || at === undefined || typeof value.reachable !== "boolean") return undefined;
 	/** @type {TargetHealth} */
 	const health = { at, reachable: value.reachable };
-	for (const key of /** @type {const} */ (["since", "load", "cpus", "loadAt"])) {
+	for (const key of /** @type {const} */ (["since", "load", "cpus", "loadAt", "failingAt"])) {
 		const n = num(value[key]);
 		if (n !== undefined) health[key] = n;
 	}
 	if (typeof value.reason === "string") health.reason = value.reason.slice(0, 500);
+	if (typeof value.failing === "string") health.failing = value.failing.slice(0, 500);
 	return health;
 }
 

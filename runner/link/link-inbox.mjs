@@ -111,6 +111,12 @@ export function openInbox(runDir, hooks = {}) {
 				return message !== "bad" && message.kind === "stop";
 			});
 		},
+		/** Stops watching, answering nothing (the run went back to the queue: its next owner serves the inbox). */
+		close() {
+			clearInterval(poll);
+			watcher?.close();
+			deliver = undefined;
+		},
 		/**
 		 * The run is over: whatever still waits is claimed and answered (a stop "delivered", the rest
 		 * "run ended"), so a reply starts a new run instead.

@@ -11,7 +11,9 @@ import { writeJsonAtomic } from "../store/fs-util.mjs";
 import { recordStartFailure } from "../life/run-end.mjs";
 import { portableRun, readRunConfig } from "../life/run-config.mjs";
 import { initialStatus } from "../life/state-rules.mjs";
-import { targetError } from "../kinds/kinds.mjs";
+import { membersOf, targetError } from "../kinds/kinds.mjs";
+import { readBoardConfig } from "../life/board-config.mjs";
+import { returnToPool } from "../life/pool-return.mjs";
 import { git } from "../far/git-workspace.mjs";
 import { layOver } from "./git-travel.mjs";
 import { openInbox } from "./link-inbox.mjs";
@@ -27,7 +29,8 @@ const LAUNCH_ATTEMPTS = 3;
  * @property {string} runDir
  * @property {(target: import("./driver.mjs").TargetSnapshot) => Promise<import("./driver.mjs").TargetDriver>} driverFor  the target's one driver
  * @property {(text: string) => void} log
- * @property {(how: { failed?: string }) => void} onDone  the end is recorded (or the run could not start: why)
+ * @property {(how: { failed?: string, requeued?: boolean }) => void} onDone  the end is recorded (or the run could not start: why; or it went back to its pool's queue)
+ * @property {(news: { started?: boolean, failed?: string }) => void} [onTarget]  what a launch says of the target: a run started there, or could not
  */
 
 /**
@@ -49,7 +52,7 @@ export function linkRunConfig(runDir) {
  * through `onDone`. `stop()` lets go of it without ending it (the link leaves; the run goes on there).
  * @param {RunLinkOptions} options
  */
-export async function openRunLink({ runDir, driverFor, log, onDone }) {
+export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) {
 	/** @type {import("../life/run-config.mjs").RunConfig} */
 	let config;
 	try {
@@ -88,7 +91,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone }) {
 	/** @type {import("./driver.mjs").TargetDriver | undefined} */
 	let driver;
 
-	/** @param {{ failed?: string }} how */
+	/** @param {{ failed?: string, requeued?: boolean }} how */
 	const done = (how) => {
 		if (released) return;
 		released = true;
@@ -97,7 +100,9 @@ export async function openRunLink({ runDir, driverFor, log, onDone }) {
 		} catch (error) {
 			say(`after the end: ${error instanceof Error ? error.message : String(error)}`);
 		}
-		inbox.finish();
+		// Back in the queue, its messages wait for the member that takes it next.
+		if (how.requeued) inbox.close();
+		else inbox.finish();
 		onDone(how);
 	};
 
@@ -212,6 +217,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone }) {
 			started() {
 				started = true;
 				writeJsonAtomic(statePath, { started: true, at: Date.now() });
+				onTarget?.({ started: true });
 				say(`started on ${target.name}`);
 			},
 			frame(frame) {
@@ -281,6 +287,9 @@ export async function openRunLink({ runDir, driverFor, log, onDone }) {
 
 	/** @param {string} kind @param {string} reason */
 	function launchFailed(kind, reason) {
+		onTarget?.({ failed: reason });
+		// A pool's run: another member may take it (nothing started on this one).
+		if (config.pool && backToPool(reason)) return;
 		// Unreachable before anything started there: a few tries, then the run fails (nothing to clean up).
 		if (kind === "unreachable" && launches < LAUNCH_ATTEMPTS) {
 			say(`launch on ${target.name} failed (retry in ${delay} ms): ${reason}`);
@@ -292,6 +301,30 @@ export async function openRunLink({ runDir, driverFor, log, onDone }) {
 		const failed = `cannot start on ${target.name}: ${reason}`;
 		mirror.fail(failed);
 		done({ failed });
+	}
+
+	/** @param {string} reason @returns {boolean} whether it went back (else it fails here) */
+	function backToPool(reason) {
+		const pool = String(config.pool);
+		let members;
+		try {
+			members = membersOf(readBoardConfig(config.storeDir).targets[pool] ?? { kind: "", max: 1, env: [] });
+		} catch {
+			members = undefined;
+		}
+		if (!members || inbox.stopWaiting()) return false;
+		const back = returnToPool({ storeDir: config.storeDir, runDir, rowId: config.rowId, runId: config.runId, createdAt: config.createdAt, pool, member: target.name, members, reason });
+		if (!back.requeued) {
+			reason = back.reason;
+			finishing = true;
+			mirror.fail(`cannot start on ${pool}: ${back.reason}`);
+			done({ failed: back.reason });
+			return true;
+		}
+		say(`back to ${pool}'s queue: ${reason}`);
+		finishing = true;
+		done({ requeued: true });
+		return true;
 	}
 
 	if (!started && inbox.stopWaiting()) {

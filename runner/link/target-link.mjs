@@ -77,6 +77,9 @@ function health(change) {
 		const value = change[key] ?? known[key];
 		if (value !== undefined) next[key] = value;
 	}
+	// A run that could not start there (it answered, but refused) until one starts there.
+	const failing = "failing" in change ? change.failing : known.failing;
+	if (failing) Object.assign(next, { failing, failingAt: change.failingAt ?? known.failingAt ?? now });
 	if (!reachable) {
 		next.since = known.reachable ? now : (known.since ?? now);
 		const reason = change.reason ?? known.reason;
@@ -151,7 +154,12 @@ function adopt(handed) {
 	/** @type {{ release: () => void }} */
 	const entry = { release: () => undefined };
 	owned.set(handed.runId, entry);
-	void openRunLink({ runDir, driverFor, log: runLog, onDone: () => finished(handed, maxConcurrent) }).then(
+	/** @param {{ started?: boolean, failed?: string }} news */
+	const onTarget = (news) => {
+		if (news.started && known.failing) health({ failing: undefined });
+		if (news.failed) health({ failing: news.failed, failingAt: Date.now() });
+	};
+	void openRunLink({ runDir, driverFor, log: runLog, onTarget, onDone: () => finished(handed, maxConcurrent) }).then(
 		(handle) => {
 			if (owned.get(handed.runId) === entry) entry.release = handle.release;
 		},

@@ -1,0 +1,43 @@
+// A pool's run that could not start on the member it was placed on (unreachable, refused, nothing
+// started there) goes back to the pool's queue for another member instead of failing: a member that
+// cannot take runs takes nothing (its link says so in health.json, and placement passes it over). Each
+// member is tried once per run (placements.json); when every member has failed it, the run fails with
+// their reasons. Called by the run's owner, its link, which hands the run back to the queue: a queued
+// status, no claim, a new queue entry, then no owner record (readers see the queue own it).
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { writeJsonAtomic } from "../store/fs-util.mjs";
+import { enqueue } from "./queue.mjs";
+import { initialStatus } from "./state-rules.mjs";
+
+/** @typedef {{ member: string, reason: string, at: number }} Placement */
+
+/** @param {string} runDir @returns {Placement[]} */
+export function placementsOf(runDir) {
+	try {
+		const value = JSON.parse(readFileSync(join(runDir, "placements.json"), "utf8"));
+		return Array.isArray(value?.tried) ? value.tried.filter((/** @type {Placement} */ p) => typeof p?.member === "string" && typeof p.reason === "string") : [];
+	} catch {
+		return [];
+	}
+}
+
+/**
+ * Puts the run back in its pool's queue, or says why it cannot go back (every member failed it).
+ * @param {{ storeDir: string, runDir: string, rowId: string, runId: string, createdAt: number, pool: string, member: string, members: string[], reason: string }} run
+ * @returns {{ requeued: true } | { requeued: false, reason: string }}
+ */
+export function returnToPool(run) {
+	const tried = [...placementsOf(run.runDir), { member: run.member, reason: run.reason, at: Date.now() }];
+	writeJsonAtomic(join(run.runDir, "placements.json"), { tried });
+	const failedOn = new Set(tried.map((p) => p.member));
+	if (run.members.every((member) => failedOn.has(member))) {
+		return { requeued: false, reason: `no member of ${run.pool} could start it (${tried.map((p) => `${p.member}: ${p.reason}`).join("; ")})` };
+	}
+	writeJsonAtomic(join(run.runDir, "status.json"), { ...initialStatus(run.runId, run.rowId, run.createdAt), summary: `back in ${run.pool}'s queue: ${run.member} could not start it (${run.reason})` });
+	rmSync(join(run.runDir, "link.json"), { force: true });
+	rmSync(join(run.runDir, "claim.json"), { force: true });
+	enqueue(run.storeDir, { rowId: run.rowId, runId: run.runId, target: run.pool });
+	rmSync(join(run.runDir, "runner.json"), { force: true });
+	return { requeued: true };
+}
