@@ -47,6 +47,13 @@ afterAll(async () => {
 
 const host = () => fleet[0]!.host;
 const farRun = (row: BoardRow) => join(host().user.home, ".agent-board", "store", "rows", row.id, "runs", row.currentRunId ?? "");
+const linkLog = () => {
+	try {
+		return readFileSync(join(store, "targets", "one", "link", "link.log"), "utf8").split("\n").slice(-30).join("\n");
+	} catch {
+		return "none";
+	}
+};
 const linkOf = (row: BoardRow) => (JSON.parse(readFileSync(join(row.runDir ?? "", "runner.json"), "utf8")) as { pid: number }).pid;
 
 async function rowsNow(ids: string[]): Promise<BoardRow[]> {
@@ -76,10 +83,11 @@ describe("one link for ten rows on a host", () => {
 		expect(set).toHaveLength(10);
 		const ids = set.map((row) => row.id);
 		const free = (i: number) => writeFileSync(`${release}-${ids[i]}`, "");
+		let seen: BoardRow[] = [];
 		const running = await waitFor(async () => {
-			const now = await rowsNow(ids);
-			return now.filter((row) => row.live?.tool?.name === "bash").length === 10 ? now : undefined;
-		}, "all ten rows in their tool on the host", 300_000);
+			seen = await rowsNow(ids);
+			return seen.filter((row) => row.live?.tool?.name === "bash").length === 10 ? seen : undefined;
+		}, () => `all ten rows in their tool on the host (${seen.map((row) => `${row.state}${row.alive ? "" : " (no owner)"} ${row.live?.tool?.name ?? ""} ${row.error ?? row.summary}`).join("; ")}; link log: ${linkLog()})`, 300_000);
 
 		// One process owns all ten (every runner.json names it), and it is the only link of this store.
 		const link = linkOf(running[0]!);
