@@ -12,7 +12,7 @@ import { protectSessionFile, runPlaceProblem } from "./store/dir-guard.mjs";
 import { ensureDir } from "./store/fs-util.mjs";
 import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting } from "./life/inbox.mjs";
 import { JsonLines } from "./json-lines.mjs";
-import { descendants, endRunProcesses, processStartTime, RUN_TAG, runProcesses, signalVerified } from "./store/proc.mjs";
+import { descendants, endRunProcesses, processStartTime, RUN_TAG, runProcesses, runTag, signalVerified } from "./store/proc.mjs";
 import { PROMPT_PLACEHOLDER } from "./protocol.mjs";
 import { pumpQueue } from "./life/queue.mjs";
 import { recordStartFailure } from "./life/run-end.mjs";
@@ -66,6 +66,8 @@ if (!configPath || !slotPath) {
 }
 const config = readConfig(configPath, slotPath);
 const runDir = config.runDir;
+/** What every process of this run carries (a far run's differs from its link's: proc.mjs runTag). */
+const tag = runTag(config.runId, config.layout);
 const files = new RunFiles({ runDir, storeDir: config.storeDir, rowId: config.rowId });
 const events = new EventLog((line) => files.appendEvent(line));
 const selfStart = processStartTime(process.pid);
@@ -200,7 +202,7 @@ async function finish(exit) {
 	if (status.state === "failed" && (files.diskFailed || /ENOSPC|no space left/i.test(status.error ?? ""))) status.errorCode = "disk-full";
 	writeStatus();
 	// pi starts tools in their own process groups: end whatever of this run is still running.
-	await endRunProcesses(config.runId, { exclude: process.pid, graceMs: 500 });
+	await endRunProcesses(tag, { exclude: process.pid, graceMs: 500 });
 	for (const p of stopTree) signalVerified(p.pid, p.start, "SIGKILL");
 	// Before its agent started the worker delivers nothing: an unanswered message certainly missed the run.
 	for (const message of forwarded.values()) rejected(message, agentStarted ? "unconfirmed" : "run-ended");
@@ -258,7 +260,7 @@ function stop() {
 	const pid = worker.pid;
 	const grace = config.stopGraceMs ?? 3000;
 	setTimeout(() => signalVerified(pid, workerStart, "SIGTERM"), grace).unref();
-	setTimeout(() => void endRunProcesses(config.runId, { exclude: process.pid }), grace * 2).unref();
+	setTimeout(() => void endRunProcesses(tag, { exclude: process.pid }), grace * 2).unref();
 }
 
 for (const signal of /** @type {const} */ (["SIGTERM", "SIGINT", "SIGHUP"])) process.on(signal, stop);
@@ -303,7 +305,7 @@ function startWorker() {
 	const command = config.piCommand[0] ?? "pi";
 	const child = spawn(command, workerArgs(), {
 		cwd: config.cwd,
-		env: { ...process.env, ...config.env, AGENT_BOARD_CONTROL_FD: "3", [RUN_TAG]: config.runId },
+		env: { ...process.env, ...config.env, AGENT_BOARD_CONTROL_FD: "3", [RUN_TAG]: tag },
 		stdio: ["ignore", "pipe", "pipe", "pipe"],
 	});
 	worker = child;
@@ -372,7 +374,7 @@ process.on("uncaughtException", (error) => {
 		return;
 	}
 	try {
-		for (const p of runProcesses(config.runId, { exclude: process.pid })) signalVerified(p.pid, p.start, "SIGKILL");
+		for (const p of runProcesses(tag, { exclude: process.pid })) signalVerified(p.pid, p.start, "SIGKILL");
 		if (!finished) {
 			finished = true;
 			finalize(status, { code: null, signal: null, spawnError: `runner error: ${error.message}`, now: Date.now() });

@@ -88,7 +88,8 @@ export function recordStartFailure(runDir, reason) {
  * container run: its link carries the run's tag). `end` may depend on the fresh status. Returns the
  * status as it is now (another holder of the lock is recording the same end).
  * @param {string} runDir @param {RunEnd | ((status: RunStatus) => RunEnd)} end
- * @param {{ alive: (status: RunStatus) => boolean | Promise<boolean>, kill?: { graceMs: number }, lockHeld?: boolean }} options
+ * @param {{ alive: (status: RunStatus) => boolean | Promise<boolean>, kill?: { graceMs: number, tag?: (runId: string) => string }, lockHeld?: boolean }} options
+ *   `kill.tag`: the tag its processes carry (default its id; a far run's differs, proc.mjs runTag)
  * @returns {Promise<RunStatus | undefined>}
  */
 export async function endOrphan(runDir, end, options) {
@@ -97,7 +98,7 @@ export async function endOrphan(runDir, end, options) {
 	try {
 		const status = /** @type {RunStatus | undefined} */ (safeStatus(runDir));
 		if (!status || typeof status.endedAt === "number" || (await options.alive(status))) return status;
-		if (options.kill) await endRunProcesses(status.runId, { graceMs: options.kill.graceMs });
+		if (options.kill) await endRunProcesses(options.kill.tag?.(status.runId) ?? status.runId, { graceMs: options.kill.graceMs });
 		return endRun(runDir, typeof end === "function" ? end(status) : end);
 	} finally {
 		release();
