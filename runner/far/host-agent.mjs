@@ -23,7 +23,7 @@ import { stopFarRun } from "./far-end.mjs";
 import { checkFarConfig, prepareRun, spaceProblem, startRun } from "./far-run.mjs";
 import { PACKAGE_ROOT } from "./package-files.mjs";
 import { fileDigest, sameDigest, sessionReceiver } from "./session-travel.mjs";
-import { targetMirrorPath, targetPaths } from "../store/store-layout.mjs";
+import { farRunOf, targetMirrorPath, targetPaths } from "../store/store-layout.mjs";
 import { ensureMirror, revParse, snapshotWip } from "./git-workspace.mjs";
 import { piChecked } from "./pi-check.mjs";
 import { BoardError } from "../life/reasons.mjs";
@@ -126,8 +126,23 @@ function need(args, count, usage) {
  * @param {ReturnType<typeof stdinFrames>} [input] stdin already being read (run)
  */
 function follow(runDir, fromSeq, sessionFrom, input) {
+	const run = farRunOf(runDir);
+	if (!run) throw new Error(`not a run's directory in a target's store: ${runDir}`);
+	const paths = targetPaths(run.dir, run.rowId, run.runId);
 	send({ t: "hello", agent: AGENT_VERSION, pid: process.pid });
-	const follower = followRun({ runDir, fromSeq, sessionFrom, send, onDone: () => process.stdout.end(() => process.exit(0)) });
+	const follower = followRun({
+		runDir,
+		fromSeq,
+		sessionFrom,
+		send,
+		sessionFile: paths.session,
+		worktree: paths.work,
+		rowId: run.rowId,
+		cwdOf: paths.work,
+		backlog: () => process.stdout.writableLength,
+		onDone: () => process.stdout.end(() => process.exit(0)),
+	});
+	process.stdout.on("drain", follower.poke);
 	/** @param {import("./frames.mjs").Frame} frame */
 	const onFrame = (frame) => (frame.t === "inbox" ? follower.deliver(frame.message) : undefined);
 	// EOF on stdin: the link (or its connection) is gone; the run goes on without us.

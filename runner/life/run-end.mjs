@@ -26,12 +26,13 @@ export const stoppedQueuedEnd = () => ({ state: "stopped", code: "stopped", reas
 export const stoppedEnd = () => ({ state: "stopped", code: "stopped", reason: "stopped", messages: { code: "run-ended" } });
 
 /**
- * Its owner is gone without recording an end: `reason` when the caller knows why (a container's exit),
- * else what the run's files say (its runner never recorded itself; the store's disk is full).
- * @param {string} runDir @param {string} [reason] @returns {RunEnd}
+ * Its owner is gone without recording an end: `reason` (and `code`) when the caller knows why (a
+ * container's exit), else what the run's files say (its runner never recorded itself; the store's disk is full).
+ * @param {string} runDir @param {string} [reason] @param {import("./reasons.mjs").ReasonCode} [code]
+ * @returns {RunEnd}
  */
-export function diedEnd(runDir, reason) {
-	if (reason) return { state: "failed", code: "runner-died", reason, messages: { code: "run-ended" } };
+export function diedEnd(runDir, reason, code = "runner-died") {
+	if (reason) return { state: "failed", code, reason, messages: { code: "run-ended" } };
 	const neverStarted = !existsSync(join(runDir, "runner.json"));
 	const what = neverStarted ? "runner never started" : "runner died";
 	const free = diskSpace(runDir);

@@ -159,6 +159,8 @@ export function containerRunArgs(plan) {
 		...(plan.mounts.cache ? ["-e", `NODE_COMPILE_CACHE=${CACHE_IN}/node`] : []),
 		...plan.env.flatMap((name) => ["-e", name]),
 		"-w", IN.workspace,
+		// Options end here: an image named like an option (targets add refuses one) is still an image.
+		"--",
 		plan.image,
 		...(plan.command ?? ["node", ENTRY, `${IN.run}/run.json`, `${IN.run}/slot.json`]),
 	];
@@ -188,6 +190,7 @@ export function containerOneShotArgs(plan, what) {
 		"-e", `HOME=${IN.home}`,
 		...(what.env ?? []).flatMap((pair) => ["-e", pair]),
 		"-w", what.workdir ?? IN.home,
+		"--",
 		plan.image,
 		...what.command,
 	];

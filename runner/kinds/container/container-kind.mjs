@@ -3,6 +3,7 @@
 // containers no run owns; the engine code loads on first use.
 import { invalid, plain } from "../kind.mjs";
 import { CONTAINER_ENGINES } from "./container-argv.mjs";
+import { imageError, networkError } from "./container-input.mjs";
 
 /** @typedef {import("./container-argv.mjs").ContainerTarget} ContainerTarget */
 
@@ -23,7 +24,18 @@ export const containerKind = {
 				return value;
 			},
 		},
-		image: { type: "string", required: true, flag: "--image", value: "<image>", input: plain("--image") },
+		image: {
+			type: "string",
+			required: true,
+			flag: "--image",
+			value: "<image>",
+			check: (value) => imageError(value),
+			input: (value) => {
+				const error = imageError(value);
+				if (error) throw invalid(`--image ${JSON.stringify(value)} ${error}`);
+				return value;
+			},
+		},
 		/** The engine's own remote flag (docker -H, podman --url): refused until the run's dirs can travel there. */
 		engineHost: {
 			type: "string",
@@ -34,7 +46,17 @@ export const containerKind = {
 				throw invalid("--engine-host is not supported yet: a remote engine would need this board's run dirs on its machine");
 			},
 		},
-		network: { type: "string", flag: "--network", value: "<mode>", input: plain("--network") },
+		network: {
+			type: "string",
+			flag: "--network",
+			value: "<mode>",
+			check: (value) => networkError(value),
+			input: (value) => {
+				const error = networkError(plain("--network")(value));
+				if (error) throw invalid(`--network ${JSON.stringify(value)} ${error}`);
+				return value;
+			},
+		},
 		cpus: {
 			type: "number",
 			flag: "--cpus",
