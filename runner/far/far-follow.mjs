@@ -9,7 +9,8 @@
 // said in a "flag" frame naming the file and the limit. A run whose directory is gone ends the follow
 // with an error coded far-run-gone (the run cannot finish there).
 import { existsSync, lstatSync, watch } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
+import { endRunProcesses, runTag } from "../store/proc.mjs";
 import { writeJsonAtomic, ensureDir } from "../store/fs-util.mjs";
 import { MAX_EVENT_LINE_BYTES, SESSION_CHUNK_BYTES, safeMessageId } from "./frames.mjs";
 import { recordDeath, runnerAlive } from "./far-end.mjs";
@@ -55,9 +56,13 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 	let lastGit = "";
 	let gitDue = true;
 	let closed = false;
+	/** Ending because the run's files are gone (gone()). */
+	let going = false;
 	let busy = false;
 	let again = false;
-	let cwdChecked = !options.cwdOf;
+	/** run.json as last read (mtime, size, inode), and whether its /cwd was flagged. */
+	let cwdSeen = "";
+	let cwdFlagged = false;
 
 	const events = eventReader({
 		runDir,
@@ -121,10 +126,19 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 
 	/** run.json's /cwd must be in the row's workspace (the runner's layout): else it was changed there. */
 	const checkCwd = () => {
-		if (cwdChecked || !options.cwdOf) return;
-		const bytes = readInside(runDir, join(runDir, "run.json"), 0, 16 * 1024 * 1024);
+		if (cwdFlagged || !options.cwdOf) return;
+		const path = join(runDir, "run.json");
+		let seen;
+		try {
+			const stat = lstatSync(path);
+			seen = `${stat.mtimeMs}:${stat.size}:${stat.ino}`;
+		} catch {
+			return;
+		}
+		if (seen === cwdSeen) return;
+		const bytes = readInside(runDir, path, 0, 16 * 1024 * 1024);
 		if (!bytes) return;
-		cwdChecked = true;
+		cwdSeen = seen;
 		let cwd;
 		try {
 			cwd = JSON.parse(bytes.toString("utf8")).cwd;
@@ -132,6 +146,7 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 			cwd = undefined;
 		}
 		const inside = typeof cwd === "string" && (cwd === options.cwdOf || cwd.startsWith(`${options.cwdOf}/`));
+		cwdFlagged = !inside;
 		if (!inside) send({ t: "flag", code: "far-tampered", file: join(runDir, "run.json"), reason: `${join(runDir, "run.json")} on the target names /cwd ${JSON.stringify(cwd)}, not a directory of the row's workspace ${options.cwdOf}: ignored (snapshots read the workspace)` });
 	};
 
@@ -172,7 +187,7 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 	};
 
 	const pass = async () => {
-		if (closed) return;
+		if (closed || going) return;
 		if (busy) {
 			again = true;
 			return;
@@ -208,8 +223,14 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 		}
 	};
 
-	/** @param {string} reason */
-	function gone(reason) {
+	/**
+	 * The run cannot finish here (its files are gone): what is left of its processes ends, and the link
+	 * is told why. @param {string} reason
+	 */
+	async function gone(reason) {
+		if (going) return;
+		going = true;
+		await endRunProcesses(runTag(basename(runDir), "target"), { graceMs: 200 });
 		send({ t: "error", code: "far-run-gone", message: reason });
 		close({ gone: reason });
 	}

@@ -1,0 +1,164 @@
+/**
+ * Container rows that hold and never lose their work (#24 items 2 and 6), with real podman and the
+ * offline worker image: a killed `podman wait` client, or a killed conmon, is not a stop (the row keeps
+ * running and completes, its files in the local worktree); a container whose processes die with its
+ * monitor gone fails with that reason, and what its workspace holds still comes back (a one-shot
+ * snapshot); a `.git` replaced by a gitdir file says "work not fetched"; a worker killed by the OOM
+ * killer says "out of memory (limit 256m)"; `podman stop` and `rm -f` from outside say the container
+ * was killed from outside.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { containerListArgs } from "../runner/kinds/container/container-argv.mjs";
+import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
+import type { BoardRow } from "../src/board/engine/types.ts";
+import { waitDone } from "../test-support/board-helpers.ts";
+import { initRepo } from "../test-support/git-repo.ts";
+import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
+import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
+import { podmanMissing, requires } from "../test-support/requires.ts";
+import { procsMentioning } from "../test-support/target-helpers.ts";
+import { ensureWorkerImage } from "../test-support/worker-image.ts";
+
+const missing = podmanMissing();
+let model: ModelServer;
+let root: string;
+let store: string;
+let repo: string;
+let board: BoardEngine;
+const agentDirBefore = process.env.PI_CODING_AGENT_DIR;
+
+beforeAll(async () => {
+	if (missing) return;
+	const image = (await ensureWorkerImage()).tag;
+	model = await startModelServer();
+	root = mkdtempSync(join(tmpdir(), "pab-ctr-faults-"));
+	store = join(root, "store");
+	const agentDir = join(root, "agent");
+	mkdirSync(agentDir);
+	writeFileSync(join(agentDir, "models.json"), JSON.stringify(model.modelsJson()));
+	writeFileSync(join(agentDir, "auth.json"), JSON.stringify(model.authJson()));
+	writeFileSync(join(agentDir, "settings.json"), JSON.stringify(model.settingsJson()));
+	process.env.PI_CODING_AGENT_DIR = agentDir;
+	repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
+	board = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: process.env });
+	await board.targets.add("box", { kind: "container", engine: "podman", image, network: "host" });
+	await board.targets.add("mem", { kind: "container", engine: "podman", image, network: "host", memory: "256m" });
+}, 300_000);
+
+afterAll(async () => {
+	if (missing) return;
+	const left = containersOfStore();
+	if (left.length) spawnSync("podman", ["rm", "-f", ...left], { stdio: "ignore" });
+	process.env.PI_CODING_AGENT_DIR = agentDirBefore;
+	await model?.close();
+	if (root) rmSync(root, { recursive: true, force: true });
+});
+
+function containersOfStore(): string[] {
+	return spawnSync("podman", containerListArgs("podman", undefined, store), { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
+}
+
+const workspace = (row: BoardRow, target = "box") => join(store, "targets", target, "work", row.id);
+const inspect = (row: BoardRow, format: string) => spawnSync("podman", ["inspect", "--format", format, `ab-${row.currentRunId}`], { encoding: "utf8" }).stdout.trim();
+
+async function rowWhere(id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 90_000): Promise<BoardRow> {
+	return waitFor(async () => {
+		const row = await board.get(id);
+		return row && test(row) ? row : undefined;
+	}, what, timeoutMs);
+}
+
+/** Processes of ours on this machine (any argv word) whose command is `command` and that name the run's container. */
+function enginePids(row: BoardRow, command: string): number[] {
+	return procsMentioning(`ab-${row.currentRunId}`)
+		.filter((p) => p.argv[0]?.endsWith(command) && (command !== "podman" || p.argv.includes("wait")))
+		.map((p) => p.pid);
+}
+
+describe("container rows that hold", () => {
+	it("keeps running through a killed wait client or conmon, and a container that dies with its monitor fails with why; the work comes back every time", async (ctx) => {
+		requires(ctx, "podman", missing);
+		model.setScript({
+			rules: [
+				{
+					match: "HOLD",
+					steps: [{ toolCall: { name: "bash", args: { command: "echo one > one.txt && while [ ! -e .git/release ]; do sleep 0.1; done && echo two > two.txt" } } }, { text: "Kept going." }],
+				},
+			],
+		});
+		const rows = await Promise.all(["wait", "conmon", "dies"].map((what) => board.dispatch({ prompt: `HOLD through a killed ${what}`, cwd: repo, target: "box" })));
+		const [waited, monitored, dies] = rows as [BoardRow, BoardRow, BoardRow];
+		for (const row of rows) await rowWhere(row.id, "the tool to run in the container", (r) => r.live?.tool?.name === "bash");
+		for (const row of rows) await waitFor(() => existsSync(join(workspace(row), "one.txt")) || undefined, "the first file in the workspace");
+
+		// Our `podman wait` client dies: not a stop. The link waits again; the container goes on.
+		const waitClients = enginePids(waited, "podman");
+		expect(waitClients.length).toBe(1);
+		for (const pid of waitClients) process.kill(pid, "SIGKILL");
+		await waitFor(() => enginePids(waited, "podman").some((pid) => !waitClients.includes(pid)) || undefined, "a new wait client");
+		// conmon dies (twice): podman keeps saying "running" and its wait would never return.
+		for (const row of [monitored, dies]) {
+			const conmon = enginePids(row, "conmon");
+			expect(conmon.length).toBe(1);
+			for (const pid of conmon) process.kill(pid, "SIGKILL");
+		}
+		for (const row of rows) {
+			expect(inspect(row, "{{.State.Running}}")).toBe("true");
+			expect(await board.get(row.id)).toMatchObject({ state: "working", alive: true });
+		}
+		// The third container really dies (its first process, and so everything in it): nothing records its end inside.
+		process.kill(Number(inspect(dies, "{{.State.Pid}}")), "SIGKILL");
+		const died = await waitDone(board, dies.id, 90_000);
+		expect(died).toMatchObject({ state: "failed", errorCode: "runner-died", error: "its container ended and its engine lost track of it (its monitor, conmon, is gone)" });
+		expect(readFileSync(join(died.worktreePath ?? "", "one.txt"), "utf8")).toBe("one\n");
+
+		for (const row of [waited, monitored]) writeFileSync(join(workspace(row), ".git", "release"), "");
+		for (const row of [waited, monitored]) {
+			const done = await waitDone(board, row.id, 90_000);
+			expect(done).toMatchObject({ state: "completed", latestAssistant: "Kept going." });
+			expect(readFileSync(join(done.worktreePath ?? "", "two.txt"), "utf8")).toBe("two\n");
+		}
+		// The containers podman lost track of go with the board's reconcile, like any it no longer needs.
+		const later = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: process.env });
+		await waitFor(async () => {
+			await later.supervise();
+			return containersOfStore().filter((name) => rows.some((row) => name === `ab-${row.currentRunId}`)).length === 0 || undefined;
+		}, "no container of these runs", 90_000);
+	}, 300_000);
+
+	it("says work not fetched when the agent replaced .git, out of memory at the limit, and killed from outside for podman stop and rm -f", async (ctx) => {
+		requires(ctx, "podman", missing);
+		model.setScript({
+			rules: [
+				{ match: "GITDIR", steps: [{ toolCall: { name: "bash", args: { command: "echo w > w.txt && mv .git .git-moved && echo 'gitdir: .git-moved' > .git" } } }, { text: "Moved it." }] },
+				// The OOM killer takes the worker: its score raised, then a tool eats the container's memory.
+				{ match: "MEMORY", steps: [{ toolCall: { name: "bash", args: { command: `echo 1000 > /proc/$PPID/oom_score_adj && node -e "const a = []; for (;;) a.push(Buffer.alloc(1e7, 1))"` } } }, { text: "never" }] },
+				{ match: "OUTSIDE", steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }] },
+			],
+		});
+		const gitdir = await board.dispatch({ prompt: "GITDIR replace it", cwd: repo, target: "box" });
+		const memory = await board.dispatch({ prompt: "MEMORY eat it", cwd: repo, target: "mem" });
+		const outside = await Promise.all(["stop", "rm -f"].map((how) => board.dispatch({ prompt: `OUTSIDE ${how}`, cwd: repo, target: "box" })));
+
+		const notFetched = await waitDone(board, gitdir.id, 120_000);
+		expect(notFetched).toMatchObject({ state: "failed", errorCode: "work-not-fetched" });
+		expect(notFetched.error).toBe(`work not fetched: ${join(workspace(gitdir), ".git")} is not a directory any more (replaced from inside the container): nothing fetched, the workspace is kept (the run ended completed on box)`);
+
+		const oom = await waitDone(board, memory.id, 120_000);
+		expect(oom).toMatchObject({ state: "failed", errorCode: "out-of-memory", error: "out of memory (limit 256m): the kernel killed the worker" });
+
+		for (const row of outside) await rowWhere(row.id, "the tool to run in the container", (r) => r.live?.tool?.name === "bash");
+		const [stopped, removed] = outside as [BoardRow, BoardRow];
+		spawnSync("podman", ["stop", `ab-${stopped.currentRunId}`], { stdio: "ignore" });
+		spawnSync("podman", ["rm", "-f", `ab-${removed.currentRunId}`], { stdio: "ignore" });
+		for (const row of outside) {
+			const done = await waitDone(board, row.id, 90_000);
+			expect(done).toMatchObject({ state: "failed", errorCode: "killed-outside" });
+			expect(done.error).toMatch(/^its container was killed from outside/);
+		}
+	}, 300_000);
+});
