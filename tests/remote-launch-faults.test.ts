@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseTargetsCommand } from "../src/board/targets/targets-command.ts";
+import { parseSubcommand, runSubcommand } from "../src/board/subcommands/subcommands.ts";
 import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
@@ -157,6 +158,21 @@ describe("remote launches that end", () => {
 		expect(JSON.parse(readFileSync(config, "utf8")).targets.abs).toEqual({ kind: "ssh", host: host.alias, sshConfig: host.configFile, dir: join(outside, "board"), max: 4, env: [] });
 		rmSync(outside, { recursive: true, force: true });
 	}, 120_000);
+});
+
+describe("what a user typed, echoed back", () => {
+	it("never carries a raw escape from an id into the no-row message", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		const typed = "\x1b]0;pwned\x07\x1b[2Jnope\x9b31m";
+		const parsed = parseSubcommand(`show ${typed}`);
+		if (!parsed.ok) throw new Error("show did not parse");
+		const said = await runSubcommand(board, parsed, repo).then(() => "", (error: Error) => error.message);
+		expect(said).toBe('no row "\\u001b]0;pwned\\u0007\\u001b[2Jnope\\u009b31m" (see /agent-board list --all)');
+		for (const refused of [await board.stop(typed).then(() => "", (error: Error) => error.message), await board.get(typed).then(() => "", (error: Error) => error.message)]) {
+			expect(refused).toContain('"\\u001b]0;pwned\\u0007\\u001b[2Jnope\\u009b31m"');
+			expect(refused).not.toMatch(/[\x1b\x07\x9b]/);
+		}
+	});
 });
 
 describe("a target on this machine as this user", () => {

@@ -158,7 +158,7 @@ describe("a far store that goes wrong", () => {
 		expect(children.length).toBeGreaterThan(0);
 		for (const [pid] of children) process.kill(Number(pid), "SIGKILL");
 		const log = join(working.runDir ?? "", "runner.log");
-		await waitFor(() => / unreachable \(retry in \d+ ms\): the connection to pab-host was cut \(its follow channel ended by SIGKILL\)/.test(readFileSync(log, "utf8")) || undefined, "the link to say the connection was cut");
+		await waitFor(() => / unreachable \(retry in \d+ ms\): the connection to pab-host was cut \(its (run|follow) channel ended by SIGKILL\)/.test(readFileSync(log, "utf8")) || undefined, "the link to say the connection was cut");
 		expect(readFileSync(log, "utf8")).not.toContain("exit null");
 		await rowWhere(row.id, "the row to follow again", (r) => r.unreachable === undefined && r.live?.tool?.name === "bash");
 

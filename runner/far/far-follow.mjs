@@ -138,13 +138,14 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 		if (seen === cwdSeen) return;
 		const bytes = readInside(runDir, path, 0, 16 * 1024 * 1024);
 		if (!bytes) return;
-		cwdSeen = seen;
 		let cwd;
 		try {
 			cwd = JSON.parse(bytes.toString("utf8")).cwd;
 		} catch {
-			cwd = undefined;
+			// Being written (or not JSON at all): read again when it changes.
+			return;
 		}
+		cwdSeen = seen;
 		const inside = typeof cwd === "string" && (cwd === options.cwdOf || cwd.startsWith(`${options.cwdOf}/`));
 		cwdFlagged = !inside;
 		if (!inside) send({ t: "flag", code: "far-tampered", file: join(runDir, "run.json"), reason: `${join(runDir, "run.json")} on the target names /cwd ${JSON.stringify(cwd)}, not a directory of the row's workspace ${options.cwdOf}: ignored (snapshots read the workspace)` });
