@@ -182,8 +182,9 @@ async function finish(exit) {
 	if (status.state === "failed" && failureCode && !exit.spawnError) status.errorCode = failureCode;
 	if (status.state === "failed" && (files.diskFailed || /ENOSPC|no space left/i.test(status.error ?? ""))) status.errorCode = "disk-full";
 	if (dirLost) {
-		// Nowhere to record anything: end what runs and go (the far follow says why, from its side).
+		// Nowhere to record anything: end what runs, free the slot and go (a reader, or the far follow, says why).
 		await endRunProcesses(tag, { exclude: process.pid, graceMs: 200 });
+		releaseSlot(slotPath, config.runId);
 		process.exit(1);
 	}
 	writeStatus();

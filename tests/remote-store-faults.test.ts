@@ -100,6 +100,8 @@ describe("a far store that goes wrong", () => {
 		expect(seqsOf(localEvents)).toEqual(seqsOf(farEvents).filter((seq) => seq !== 999_999));
 		expect(localEvents).toContain("Done here.");
 		expect(localEvents).not.toContain("xxxxxxxx");
+		// The skipped line counts as a dropped event, as one a runner could not write does.
+		expect(JSON.parse(readFileSync(join(done.runDir ?? "", "status.json"), "utf8"))).toMatchObject({ droppedEvents: 1 });
 		// The work is the row's workspace's, not what run.json named.
 		expect(readFileSync(join(done.worktreePath ?? "", "real.txt"), "utf8")).toBe("real\n");
 		expect(readFileSync(join(done.worktreePath ?? "", "after.txt"), "utf8")).toBe("after\n");

@@ -10,7 +10,7 @@ import { sizeWords } from "./session-travel.mjs";
 const CHUNK_BYTES = 1024 * 1024;
 
 /**
- * @param {{ runDir: string, path: string, fromSeq: number, send: (seq: number, line: string, type: string) => void, flag: (reason: string) => void }} options
+ * @param {{ runDir: string, path: string, fromSeq: number, send: (seq: number, line: string, type: string) => void, flag: (reason: string, count: number) => void }} options
  */
 export function eventReader({ runDir, path, fromSeq, send, flag }) {
 	let lastSeq = fromSeq;
@@ -54,7 +54,7 @@ export function eventReader({ runDir, path, fromSeq, send, flag }) {
 		if (skipped.order) parts.push(`${skipped.order} line(s) out of order`);
 		if (skipped.shape) parts.push(`${skipped.shape} line(s) that are not events`);
 		const words = parts.length ? `${path} on the target: skipped ${parts.join(", ")}` : "";
-		if (words && words !== said) flag(words);
+		if (words && words !== said) flag(words, skipped.long + skipped.order + skipped.shape);
 		said = words;
 	}
 

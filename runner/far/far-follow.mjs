@@ -72,7 +72,7 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 			if (type === "tool_execution_end" || type === "turn_end" || type === "agent_end") gitDue = true;
 			send({ t: "event", seq, line });
 		},
-		flag: (reason) => send({ t: "flag", code: "mirror-incomplete", file: eventsPath, reason }),
+		flag: (reason, count) => send({ t: "flag", code: "mirror-incomplete", file: eventsPath, reason, count }),
 	});
 
 	const stalled = () => (options.backlog?.() ?? 0) > MAX_BACKLOG;

@@ -27,7 +27,7 @@ export const MAX_EVENT_LINE_BYTES = 1024 * 1024;
  *   | { t: "git", head: string, wip: string }
  *   | { t: "end", status: Record<string, unknown>, held?: { seq: number, sessionBytes: number } }
  *   | { t: "error", message: string, code?: string }
- *   | { t: "flag", code: string, file: string, reason: string }
+ *   | { t: "flag", code: string, file: string, reason: string, count?: number }
  *   | { t: "result", value: Record<string, unknown> }
  *   | { t: "inbox", message: Record<string, unknown> }
  *   | { t: "config", config: Record<string, unknown> }
@@ -91,7 +91,8 @@ export function parseFrame(line) {
 			if (typeof f.message !== "string") return undefined;
 			return { t: "error", message: f.message, ...(isCode(f.code) ? { code: /** @type {string} */ (f.code) } : {}) };
 		case "flag":
-			return isCode(f.code) && typeof f.file === "string" && typeof f.reason === "string" ? { t: "flag", code: /** @type {string} */ (f.code), file: f.file, reason: f.reason } : undefined;
+			if (!isCode(f.code) || typeof f.file !== "string" || typeof f.reason !== "string") return undefined;
+			return { t: "flag", code: /** @type {string} */ (f.code), file: f.file, reason: f.reason, ...(isCount(f.count) ? { count: /** @type {number} */ (f.count) } : {}) };
 		case "result":
 			return isObject(f.value) ? { t: "result", value: f.value } : undefined;
 		case "inbox":

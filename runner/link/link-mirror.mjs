@@ -15,7 +15,7 @@ import { MAX_SESSION_BYTES, sizeWords } from "../far/session-travel.mjs";
 
 /** @typedef {import("../life/state-rules.mjs").RunStatus} RunStatus */
 /** @typedef {import("../life/reasons.mjs").ReasonCode} ReasonCode */
-/** @typedef {{ code: ReasonCode, file: string, reason: string }} MirrorFlag */
+/** @typedef {{ code: ReasonCode, file: string, reason: string, count?: number }} MirrorFlag */
 
 /** @param {string} code @returns {ReasonCode} */
 const reasonCode = (code) => /** @type {ReasonCode} */ (REASON_CODES.some((known) => known === code) ? code : "mirror-incomplete");
@@ -58,6 +58,8 @@ export function openMirror(options) {
 	let reach = {};
 	/** A stop waits for the target: the row says so until the far status does. */
 	let stopAsked = options.status.stopRequested === true;
+	/** Events the far runner itself dropped (its disk was full): the count this copy adds its own to. */
+	let farDropped = 0;
 	const linkState = () => ({ target, ...reach, ...(flags.length ? { flags } : {}) });
 	/** @type {RunStatus} */
 	let status = { ...options.status, link: linkState() };
@@ -73,6 +75,9 @@ export function openMirror(options) {
 
 	function write() {
 		status.link = linkState();
+		// Lines the target's events.jsonl had that this copy skipped count as dropped events, as a runner's do.
+		const skipped = flags.reduce((n, f) => n + (f.count ?? 0), 0);
+		if (skipped > 0) status.droppedEvents = farDropped + skipped;
 		status.updatedAt = Math.max(status.updatedAt, Date.now());
 		writeJsonAtomic(paths.status, status);
 		touchNotify(storeDir, rowId);
@@ -137,6 +142,7 @@ export function openMirror(options) {
 			// The end is written by end(), after the code is back: readers take a terminal status as done.
 			if (typeof (/** @type {RunStatus} */ (far)).endedAt === "number") return undefined;
 			status = { .../** @type {RunStatus} */ (far) };
+			farDropped = status.droppedEvents ?? 0;
 			if (stopAsked && !status.stopRequested) {
 				status.stopRequested = true;
 				status.summary = summarize(status);
@@ -212,10 +218,10 @@ export function openMirror(options) {
 		/**
 		 * Something at the target this copy cannot take (the far side's flag frame): kept in the status, and
 		 * the end fails with it.
-		 * @param {{ code: string, file: string, reason: string }} flag
+		 * @param {{ code: string, file: string, reason: string, count?: number }} flag
 		 */
 		flag(flag) {
-			if (addFlag({ code: reasonCode(flag.code), file: flag.file, reason: flag.reason })) write();
+			if (addFlag({ code: reasonCode(flag.code), file: flag.file, reason: flag.reason, ...(flag.count ? { count: flag.count } : {}) })) write();
 		},
 		/**
 		 * The end, after the last fetch-back: the target's final status, unless this copy is not whole (an
@@ -235,6 +241,7 @@ export function openMirror(options) {
 				return status;
 			}
 			status = { ...final };
+			farDropped = status.droppedEvents ?? 0;
 			const problems = [...missing(check.held), ...(check.notFetched ? [{ code: /** @type {ReasonCode} */ ("work-not-fetched"), file: options.worktree ?? runDir, reason: `work not fetched: ${check.notFetched}` }] : [])];
 			if (problems.length > 0) {
 				const there = `${final.state} on ${target}${final.state === "failed" && final.error ? `: ${final.error}` : ""}`;

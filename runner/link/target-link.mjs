@@ -204,7 +204,6 @@ async function lost(reason, code) {
 	finish();
 }
 
-
 /**
  * A stop while the far run is being launched: the launch gets a moment to finish (then the stop goes
  * through the far inbox, as always); one that does not is given up, whatever started there is stopped,

@@ -133,7 +133,7 @@ export const LinkSchema = Type.Object({
 	/** ssh's (or the engine's) own words for why. */
 	reason: OptStr,
 	/** What the target holds that this machine's copy could not take (a line or a file over its limit, a tampered file): the end fails with it. */
-	flags: Type.Optional(Type.Array(Type.Object({ code: ReasonCodeSchema, file: Str, reason: Str }))),
+	flags: Type.Optional(Type.Array(Type.Object({ code: ReasonCodeSchema, file: Str, reason: Str, count: OptNum }))),
 });
 
 /** runs/<runId>/status.json: the run's state and live view, written only by its owner. */
