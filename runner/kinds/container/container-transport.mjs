@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ensureDir } from "../../store/fs-util.mjs";
 import { diedEnd, endOrphan, stoppedEnd } from "../../life/run-end.mjs";
+import { dropMessage } from "../../life/inbox.mjs";
 import { makePiHome } from "./pi-home.mjs";
 import { containerLabelsArgs, containerListArgs, containerRunArgs, containerStopArgs, engineGlobalArgs, orphanContainers } from "./container-argv.mjs";
 import { cacheRoot, ensureStartCache, readyCache } from "./container-cache.mjs";
@@ -167,11 +168,21 @@ export function endReason(code, target) {
 export async function stop(run, options = {}) {
 	const { engine, engineHost } = run.target;
 	const args = containerStopArgs(engine, engineHost, run.runId, options.graceS ?? 10);
+	// The board's stop is a stop message first: the runner reads the SIGTERM that follows as ours, not
+	// as a kill from outside.
+	const runDir = containerDirs(run).run;
+	const status = safeStatus(runDir);
+	if (status && typeof status.endedAt !== "number") {
+		try {
+			dropMessage(runDir, { kind: "stop" });
+		} catch {
+			// A run dir we cannot write: the engine's stop still ends it (read as from outside).
+		}
+	}
 	await engineRun(engine, args.stop, { okIfGone: true, timeoutMs: ((options.graceS ?? 10) + 30) * 1000 }).catch(() => undefined);
 	await engineRun(engine, args.remove, { okIfGone: true, timeoutMs: 60_000 });
-	const dirs = containerDirs(run);
-	rmSync(dirs.piHome, { recursive: true, force: true });
-	return existsSync(join(dirs.run, "status.json")) ? { status: await recordEnd(run, { stopped: true }) } : {};
+	rmSync(containerDirs(run).piHome, { recursive: true, force: true });
+	return existsSync(join(runDir, "status.json")) ? { status: await recordEnd(run, { stopped: true }) } : {};
 }
 
 /** After the run's end: its pi home holds a provider's credentials. @param {ContainerRun} run */
