@@ -146,7 +146,7 @@ describe("a far store that goes wrong", () => {
 		}, "both rows to end", 120_000);
 		console.log(`guard: both rows ended ${Date.now() - began} ms after the supervise steps began`);
 		expect(ended[0]).toMatchObject({ state: "failed", error: "runner died" });
-		expect(ended[1]).toMatchObject({ state: "failed", errorCode: "far-run-gone" });
+		expect(ended[1]).toMatchObject({ state: "failed", errorCode: "far-run-gone", error: `the run's directory on the target is gone: ${farRun(gone as BoardRow)}` });
 		await waitFor(onlySshd, "nothing of the host user but its ssh sessions", 60_000);
 	}, 240_000);
 

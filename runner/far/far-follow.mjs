@@ -8,10 +8,10 @@
 // limit skipped and counted, the session refused past its limit; what the link's copy cannot take is
 // said in a "flag" frame naming the file and the limit. A run whose directory is gone ends the follow
 // with an error coded far-run-gone (the run cannot finish there).
-import { existsSync, lstatSync, watch } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, watch } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { endRunProcesses, runTag } from "../store/proc.mjs";
-import { writeJsonAtomic, ensureDir } from "../store/fs-util.mjs";
+import { DIR_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
 import { MAX_EVENT_LINE_BYTES, SESSION_CHUNK_BYTES, safeMessageId } from "./frames.mjs";
 import { recordDeath, runnerAlive } from "./far-end.mjs";
 import { snapshotWip } from "./git-workspace.mjs";
@@ -178,14 +178,24 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 		readStatus();
 	};
 
+	/** A dir of the run's (receipts/, inbox/), made in the run's dir only: a run dir that is gone stays gone. @param {string} name */
+	function subdir(name) {
+		if (!runDirThere()) throw new Error(`the run's directory on the target is gone: ${runDir}`);
+		try {
+			mkdirSync(join(runDir, name), { mode: DIR_MODE });
+		} catch (error) {
+			if (/** @type {NodeJS.ErrnoException} */ (error).code !== "EEXIST") throw error;
+		}
+	}
+
 	/** The run's own directory is still there (not deleted, not replaced by something else). */
-	const runDirThere = () => {
+	function runDirThere() {
 		try {
 			return lstatSync(runDir).isDirectory();
 		} catch {
 			return false;
 		}
-	};
+	}
 
 	const pass = async () => {
 		if (closed || going) return;
@@ -240,7 +250,7 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 	const watchers = [];
 	const poll = setInterval(() => void pass(), SAFETY_POLL_MS);
 	try {
-		ensureDir(join(runDir, "receipts"));
+		subdir("receipts");
 	} catch {
 		// A run dir that is gone: the first pass says so.
 	}
@@ -274,7 +284,7 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 			const name = `${message.id}.json`;
 			if (["inbox", "claimed", "receipts"].some((sub) => lstatOk(join(runDir, sub, name)))) return;
 			try {
-				ensureDir(join(runDir, "inbox"));
+				subdir("inbox");
 				writeJsonAtomic(join(runDir, "inbox", name), message);
 			} catch (error) {
 				send({ t: "error", message: `cannot write ${join(runDir, "inbox", name)}: ${error instanceof Error ? error.message : String(error)}` });
