@@ -79,86 +79,104 @@ function enginePids(row: BoardRow, command: string): number[] {
 		.map((p) => p.pid);
 }
 
-describe("container rows that hold", () => {
-	it("keeps running through a killed wait client or conmon, and a container that dies with its monitor fails with why; the work comes back every time", async (ctx) => {
-		requires(ctx, "podman", missing);
-		model.setScript({
-			rules: [
-				{
-					match: "HOLD",
-					steps: [{ toolCall: { name: "bash", args: { command: "echo one > one.txt && while [ ! -e .git/release ]; do sleep 0.1; done && echo two > two.txt" } } }, { text: "Kept going." }],
-				},
-			],
-		});
-		const rows = await Promise.all(["wait", "conmon", "dies"].map((what) => board.dispatch({ prompt: `HOLD through a killed ${what}`, cwd: repo, target: "box" })));
-		const [waited, monitored, dies] = rows as [BoardRow, BoardRow, BoardRow];
-		for (const row of rows) await rowWhere(row.id, "the tool to run in the container", (r) => r.live?.tool?.name === "bash");
-		for (const row of rows) await waitFor(() => existsSync(join(workspace(row), "one.txt")) || undefined, "the first file in the workspace");
+const HOLD = { match: "HOLD", steps: [{ toolCall: { name: "bash", args: { command: "echo one > one.txt && while [ ! -e .git/release ]; do sleep 0.1; done && echo two > two.txt" } } }, { text: "Kept going." }] };
 
+/** A row whose tool wrote one.txt and waits for .git/release in its workspace. */
+async function holding(what: string): Promise<BoardRow> {
+	const row = await board.dispatch({ prompt: `HOLD through ${what}`, cwd: repo, target: "box" });
+	await rowWhere(row.id, "the tool to run in the container", (r) => r.live?.tool?.name === "bash");
+	await waitFor(() => existsSync(join(workspace(row), "one.txt")) || undefined, "the first file in the workspace");
+	return (await board.get(row.id)) as BoardRow;
+}
+
+/** Still running, by the engine's word and the row's. */
+async function stillRunning(row: BoardRow): Promise<void> {
+	expect(inspect(row, "{{.State.Running}}")).toBe("true");
+	expect(await board.get(row.id)).toMatchObject({ state: "working", alive: true });
+}
+
+/** Released: it completes, and the file it wrote after is in the local worktree. */
+async function completes(row: BoardRow): Promise<void> {
+	writeFileSync(join(workspace(row), ".git", "release"), "");
+	const done = await waitDone(board, row.id, 90_000);
+	expect(done).toMatchObject({ state: "completed", latestAssistant: "Kept going." });
+	expect(readFileSync(join(done.worktreePath ?? "", "two.txt"), "utf8")).toBe("two\n");
+}
+
+describe("container rows that hold", () => {
+	it("keeps running when our podman wait client is killed, and its work comes back", async (ctx) => {
+		requires(ctx, "podman", missing);
+		model.setScript({ rules: [HOLD] });
+		const row = await holding("a killed wait client");
 		// Our `podman wait` client dies: not a stop. The link waits again; the container goes on.
-		const waitClients = enginePids(waited, "podman");
+		const waitClients = enginePids(row, "podman");
 		expect(waitClients.length).toBe(1);
 		for (const pid of waitClients) process.kill(pid, "SIGKILL");
-		await waitFor(() => enginePids(waited, "podman").some((pid) => !waitClients.includes(pid)) || undefined, "a new wait client");
-		// conmon dies (twice): podman keeps saying "running" and its wait would never return.
-		for (const row of [monitored, dies]) {
-			const conmon = enginePids(row, "conmon");
-			expect(conmon.length).toBe(1);
-			for (const pid of conmon) process.kill(pid, "SIGKILL");
-		}
-		for (const row of rows) {
-			expect(inspect(row, "{{.State.Running}}")).toBe("true");
-			expect(await board.get(row.id)).toMatchObject({ state: "working", alive: true });
-		}
-		// The third container really dies (its first process, and so everything in it): nothing records its end inside.
-		process.kill(Number(inspect(dies, "{{.State.Pid}}")), "SIGKILL");
-		const died = await waitDone(board, dies.id, 90_000);
+		await waitFor(() => enginePids(row, "podman").some((pid) => !waitClients.includes(pid)) || undefined, "a new wait client");
+		await stillRunning(row);
+		await completes(row);
+	}, 180_000);
+
+	it("keeps running when conmon is killed, ends when the container does, and its work comes back", async (ctx) => {
+		requires(ctx, "podman", missing);
+		model.setScript({ rules: [HOLD] });
+		const row = await holding("a killed conmon");
+		// conmon dies: podman keeps saying "running", and its wait would never return.
+		const conmon = enginePids(row, "conmon");
+		expect(conmon.length).toBe(1);
+		for (const pid of conmon) process.kill(pid, "SIGKILL");
+		await stillRunning(row);
+		await completes(row);
+	}, 180_000);
+
+	it("fails a container that dies with its monitor gone, with why, and brings its work back", async (ctx) => {
+		requires(ctx, "podman", missing);
+		model.setScript({ rules: [HOLD] });
+		const row = await holding("a dead container");
+		for (const pid of enginePids(row, "conmon")) process.kill(pid, "SIGKILL");
+		// Its first process, and so everything in it, dies: nothing records its end inside.
+		process.kill(Number(inspect(row, "{{.State.Pid}}")), "SIGKILL");
+		const died = await waitDone(board, row.id, 90_000);
 		expect(died).toMatchObject({ state: "failed", errorCode: "runner-died", error: "its container ended and its engine lost track of it (its monitor, conmon, is gone)" });
 		expect(readFileSync(join(died.worktreePath ?? "", "one.txt"), "utf8")).toBe("one\n");
-
-		for (const row of [waited, monitored]) writeFileSync(join(workspace(row), ".git", "release"), "");
-		for (const row of [waited, monitored]) {
-			const done = await waitDone(board, row.id, 90_000);
-			expect(done).toMatchObject({ state: "completed", latestAssistant: "Kept going." });
-			expect(readFileSync(join(done.worktreePath ?? "", "two.txt"), "utf8")).toBe("two\n");
-		}
 		// The containers podman lost track of go with the board's reconcile, like any it no longer needs.
 		const later = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: process.env });
 		await waitFor(async () => {
 			await later.supervise();
-			return containersOfStore().filter((name) => rows.some((row) => name === `ab-${row.currentRunId}`)).length === 0 || undefined;
-		}, "no container of these runs", 90_000);
-	}, 300_000);
+			return containersOfStore().every((name) => !name.startsWith("ab-run-")) || undefined;
+		}, "no run container left", 90_000);
+	}, 180_000);
 
-	it("says work not fetched when the agent replaced .git, out of memory at the limit, and killed from outside for podman stop and rm -f", async (ctx) => {
+	it("says work not fetched when the agent replaced .git with a gitdir file", async (ctx) => {
 		requires(ctx, "podman", missing);
-		model.setScript({
-			rules: [
-				{ match: "GITDIR", steps: [{ toolCall: { name: "bash", args: { command: "echo w > w.txt && mv .git .git-moved && echo 'gitdir: .git-moved' > .git" } } }, { text: "Moved it." }] },
-				// The OOM killer takes the worker: its score raised, then a tool eats the container's memory.
-				{ match: "MEMORY", steps: [{ toolCall: { name: "bash", args: { command: `echo 1000 > /proc/$PPID/oom_score_adj && node -e "const a = []; for (;;) a.push(Buffer.alloc(1e7, 1))"` } } }, { text: "never" }] },
-				{ match: "OUTSIDE", steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }] },
-			],
-		});
-		const gitdir = await board.dispatch({ prompt: "GITDIR replace it", cwd: repo, target: "box" });
-		const memory = await board.dispatch({ prompt: "MEMORY eat it", cwd: repo, target: "mem" });
-		const outside = await Promise.all(["stop", "rm -f"].map((how) => board.dispatch({ prompt: `OUTSIDE ${how}`, cwd: repo, target: "box" })));
+		model.setScript({ rules: [{ match: "GITDIR", steps: [{ toolCall: { name: "bash", args: { command: "echo w > w.txt && mv .git .git-moved && echo 'gitdir: .git-moved' > .git" } } }, { text: "Moved it." }] }] });
+		const row = await board.dispatch({ prompt: "GITDIR replace it", cwd: repo, target: "box" });
+		const done = await waitDone(board, row.id, 120_000);
+		expect(done).toMatchObject({ state: "failed", errorCode: "work-not-fetched" });
+		expect(done.error).toBe(`work not fetched: ${join(workspace(row), ".git")} is not a directory any more (replaced from inside the container): nothing fetched, the workspace is kept (the run ended completed on box)`);
+	}, 180_000);
 
-		const notFetched = await waitDone(board, gitdir.id, 120_000);
-		expect(notFetched).toMatchObject({ state: "failed", errorCode: "work-not-fetched" });
-		expect(notFetched.error).toBe(`work not fetched: ${join(workspace(gitdir), ".git")} is not a directory any more (replaced from inside the container): nothing fetched, the workspace is kept (the run ended completed on box)`);
+	it("says out of memory at the limit when the OOM killer takes the worker", async (ctx) => {
+		requires(ctx, "podman", missing);
+		// The worker's score raised, then a tool eats the container's memory: the kernel kills the worker.
+		model.setScript({ rules: [{ match: "MEMORY", steps: [{ toolCall: { name: "bash", args: { command: `echo 1000 > /proc/$PPID/oom_score_adj && node -e "const a = []; for (;;) a.push(Buffer.alloc(1e7, 1))"` } } }, { text: "never" }] }] });
+		const row = await board.dispatch({ prompt: "MEMORY eat it", cwd: repo, target: "mem" });
+		const done = await waitDone(board, row.id, 120_000);
+		expect(done).toMatchObject({ state: "failed", errorCode: "out-of-memory", error: "out of memory (limit 256m): the kernel killed the worker" });
+	}, 180_000);
 
-		const oom = await waitDone(board, memory.id, 120_000);
-		expect(oom).toMatchObject({ state: "failed", errorCode: "out-of-memory", error: "out of memory (limit 256m): the kernel killed the worker" });
-
-		for (const row of outside) await rowWhere(row.id, "the tool to run in the container", (r) => r.live?.tool?.name === "bash");
-		const [stopped, removed] = outside as [BoardRow, BoardRow];
+	it("says killed from outside for podman stop and rm -f", async (ctx) => {
+		requires(ctx, "podman", missing);
+		model.setScript({ rules: [{ match: "OUTSIDE", steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }] }] });
+		const rows = await Promise.all(["stop", "rm -f"].map((how) => board.dispatch({ prompt: `OUTSIDE ${how}`, cwd: repo, target: "box" })));
+		for (const row of rows) await rowWhere(row.id, "the tool to run in the container", (r) => r.live?.tool?.name === "bash");
+		const [stopped, removed] = (await Promise.all(rows.map((row) => board.get(row.id)))) as [BoardRow, BoardRow];
 		spawnSync("podman", ["stop", `ab-${stopped.currentRunId}`], { stdio: "ignore" });
 		spawnSync("podman", ["rm", "-f", `ab-${removed.currentRunId}`], { stdio: "ignore" });
-		for (const row of outside) {
+		for (const row of rows) {
 			const done = await waitDone(board, row.id, 90_000);
 			expect(done).toMatchObject({ state: "failed", errorCode: "killed-outside" });
 			expect(done.error).toMatch(/^its container was killed from outside/);
 		}
-	}, 300_000);
+	}, 180_000);
 });

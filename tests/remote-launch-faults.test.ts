@@ -72,11 +72,11 @@ describe("remote launches that end", () => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		hostFile(join(host.user.home, "bin", "pi-old"), "#!/bin/sh\necho 1.5.0\n", 0o755);
 		await board.targets.add("old", { kind: "ssh", host: host.alias, sshConfig: host.configFile, pi: "pi-old" });
+		const dispatched = Date.now();
 		const rows = await Promise.all([1, 2].map((n) => board.dispatch({ prompt: `OLD-PI ${n} never runs`, cwd: repo, target: "old" })));
 		for (const row of rows) {
-			const started = Date.now();
 			const done = await waitDone(board, row.id, 90_000);
-			console.log(`launch error on the host: row ${row.id} failed ${Date.now() - started} ms after the wait began`);
+			console.log(`launch error on the host: row ${row.id} failed ${(done.endedAt ?? 0) - dispatched} ms after its dispatch`);
 			expect(done).toMatchObject({ state: "failed", errorCode: "start-failed" });
 			expect(done.error).toMatch(/^cannot start on old: pi-old is pi 1\.5\.0; the board needs pi 1\.6\.x/);
 			expect((await board.stop(row.id)).state).toBe("failed");
@@ -107,9 +107,11 @@ describe("remote launches that end", () => {
 		await board.targets.add("stuck", { kind: "ssh", host: host.alias, sshConfig: host.configFile, pi: "pi-stuck" });
 		const row = await board.dispatch({ prompt: "STUCK never runs", cwd: repo, target: "stuck" });
 		await waitFor(() => procsMentioning("pi-stuck").length > 0 || undefined, "the launch to hang at the host", 60_000);
+		const asked = Date.now();
 		await board.stop(row.id);
 		const done = await waitDone(board, row.id, 40_000);
 		expect(done.state).toBe("stopped");
+		console.log(`stop during a hung launch: stopped ${(done.endedAt ?? 0) - asked} ms after the stop`);
 		await waitFor(() => runTaggedProcs([row.currentRunId ?? ""]).length === 0, "no local process of the run", 30_000);
 		for (const { pid } of procsMentioning("pi-stuck")) process.kill(pid, "SIGKILL");
 		await nothingLeft(done);

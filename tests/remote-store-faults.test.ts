@@ -118,7 +118,7 @@ describe("a far store that goes wrong", () => {
 		const deletedAt = Date.now();
 		rmSync(farRoot(".pab-deleted"), { recursive: true, force: true });
 		const done = await waitDone(board, row.id, 120_000);
-		console.log(`remote dir deleted: the row failed ${Date.now() - deletedAt} ms later`);
+		console.log(`remote dir deleted: the row failed ${(done.endedAt ?? 0) - deletedAt} ms later`);
 		expect(done).toMatchObject({ state: "failed", errorCode: "far-run-gone" });
 		expect(done.error).toBe(`the run's directory on the target is gone: ${farRun(done, ".pab-deleted")}`);
 		await waitFor(onlySshd, "nothing of the host user but its ssh sessions", 60_000);
@@ -150,11 +150,10 @@ describe("a far store that goes wrong", () => {
 		await waitFor(onlySshd, "nothing of the host user but its ssh sessions", 60_000);
 	}, 240_000);
 
-	it("shows a stop while the host is unreachable as stop requested until it is delivered; a killed ssh client is a cut connection", async (ctx) => {
+	it("says a killed ssh client cut the connection, never exit null, and follows again", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
-		const row = await board.dispatch({ prompt: "STALL for a stop", cwd: repo, target: "h" });
+		const row = await board.dispatch({ prompt: "STALL for a cut", cwd: repo, target: "h" });
 		const working = await rowWhere(row.id, "the tool to run on the host", (r) => r.live?.tool?.name === "bash");
-		// The link's ssh client dies: its reason names the cut, never "exit null".
 		const link = JSON.parse(readFileSync(join(working.runDir ?? "", "runner.json"), "utf8")) as { pid: number };
 		const children = execFileSync("ps", ["-o", "pid=,comm=", "--ppid", String(link.pid)], { encoding: "utf8" }).split("\n").map((l) => l.trim().split(/\s+/)).filter(([, comm]) => comm === "ssh");
 		expect(children.length).toBeGreaterThan(0);
@@ -163,14 +162,23 @@ describe("a far store that goes wrong", () => {
 		await waitFor(() => / unreachable \(retry in \d+ ms\): the connection to pab-host was cut \(its (run|follow) channel ended by SIGKILL\)/.test(readFileSync(log, "utf8")) || undefined, "the link to say the connection was cut");
 		expect(readFileSync(log, "utf8")).not.toContain("exit null");
 		await rowWhere(row.id, "the row to follow again", (r) => r.unreachable === undefined && r.live?.tool?.name === "bash");
+		expect((await board.stop(row.id)).state).toBe("stopped");
+	}, 240_000);
 
+	it("shows a stop while the host is unreachable as stop requested until it is delivered", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		const row = await board.dispatch({ prompt: "STALL for a stop", cwd: repo, target: "h" });
+		await rowWhere(row.id, "the tool to run on the host", (r) => r.live?.tool?.name === "bash");
 		await host.stop();
 		await rowWhere(row.id, "the row to show the host unreachable", (r) => r.unreachable !== undefined);
 		const asked = await board.stop(row.id);
 		expect(asked).toMatchObject({ state: "working" });
 		expect(asked.summary).toMatch(/^stop requested; unreachable since \d\d:\d\d:\d\d: /);
-		// It stays requested, whatever the link writes meanwhile, until the host is back.
-		await new Promise((resolve) => setTimeout(resolve, 3000));
+		// It stays requested through the link's retries (each writes the row's status) until the host is back.
+		const link = join(asked.runDir ?? "", "runner.log");
+		const retries = () => (readFileSync(link, "utf8").match(/ unreachable \(retry in/g) ?? []).length;
+		const before = retries();
+		await waitFor(() => retries() > before || undefined, "the link to try again", 60_000);
 		expect((await board.get(row.id))?.summary).toMatch(/^stop requested; unreachable since/);
 		await host.start();
 		expect(await waitDone(board, row.id, 90_000)).toMatchObject({ state: "stopped" });
