@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { containerListArgs } from "../runner/kinds/container/container-argv.mjs";
 import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
-import { waitDone } from "../test-support/board-helpers.ts";
+import { rowWhere as rowWhereOn, waitDone } from "../test-support/board-helpers.ts";
 import { initRepo } from "../test-support/git-repo.ts";
 import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
@@ -65,12 +65,7 @@ function containersOfStore(): string[] {
 const workspace = (row: BoardRow, target = "box") => join(store, "targets", target, "work", row.id);
 const inspect = (row: BoardRow, format: string) => spawnSync("podman", ["inspect", "--format", format, `ab-${row.currentRunId}`], { encoding: "utf8" }).stdout.trim();
 
-async function rowWhere(id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 90_000): Promise<BoardRow> {
-	return waitFor(async () => {
-		const row = await board.get(id);
-		return row && test(row) ? row : undefined;
-	}, what, timeoutMs);
-}
+const rowWhere = (id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 90_000) => rowWhereOn(board, id, what, test, timeoutMs);
 
 /** Processes of ours on this machine (any argv word) whose command is `command` and that name the run's container. */
 function enginePids(row: BoardRow, command: string): number[] {

@@ -14,15 +14,15 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseTargetsCommand } from "../src/board/targets/targets-command.ts";
 import { parseSubcommand, runSubcommand } from "../src/board/subcommands/subcommands.ts";
-import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
+import type { BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
-import { initRepo } from "../test-support/git-repo.ts";
-import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
-import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
+import type { ModelServer } from "../test-support/model-server.ts";
+import { waitFor } from "../test-support/pi-harness.ts";
 import { runTaggedProcs } from "../test-support/proc-scan.ts";
 import { commandFails, requires, sshdMissing } from "../test-support/requires.ts";
 import { startSshHost, type SshHost } from "../test-support/sshd.ts";
+import { startSshBoard, type SshBoard } from "../test-support/ssh-board.ts";
 import { procsMentioning } from "../test-support/target-helpers.ts";
 
 const missing = sshdMissing();
@@ -31,26 +31,19 @@ let model: ModelServer;
 let local: string;
 let repo: string;
 let board: BoardEngine;
+let fixture: SshBoard | undefined;
 const mounts: string[] = [];
 
 beforeAll(async () => {
 	if (missing) return;
-	host = await startSshHost();
-	model = await startModelServer();
-	host.user.writePiConfig({ models: model.modelsJson(), auth: model.authJson(), settings: model.settingsJson() });
-	local = mkdtempSync(join(tmpdir(), "pab-launch-faults-"));
-	repo = initRepo(join(local, "repo"), { "a.txt": "a\n" });
-	board = createBoardService({ storeDir: join(local, "store"), piCommand: [process.execPath, PI_CLI], env: process.env });
-	await board.targets.add("h", { kind: "ssh", host: host.alias, sshConfig: host.configFile });
-	expect((await board.targets.check("h", { install: true })).ok).toBe(true);
+	fixture = await startSshBoard("pab-launch-faults-");
+	({ host, model, local, repo, board } = fixture);
 }, 180_000);
 
 afterAll(async () => {
 	if (missing) return;
 	for (const mount of mounts) commandFails("umount", ["-l", mount]);
-	await host?.cleanup();
-	await model?.close();
-	if (local) rmSync(local, { recursive: true, force: true });
+	await fixture?.cleanup();
 });
 
 /** A file in the host user's home, theirs. */

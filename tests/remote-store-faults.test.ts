@@ -8,37 +8,32 @@
  * ends under the supervise step; a stop while the host is unreachable shows "stop requested" until
  * it is delivered; a killed ssh client never reads "exit null".
  */
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
+import type { BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
-import { waitDone } from "../test-support/board-helpers.ts";
+import { rowWhere as rowWhereOn, waitDone } from "../test-support/board-helpers.ts";
 import { initRepo } from "../test-support/git-repo.ts";
-import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
-import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
+import type { ModelServer } from "../test-support/model-server.ts";
+import { waitFor } from "../test-support/pi-harness.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
-import { startSshHost, type SshHost } from "../test-support/sshd.ts";
+import type { SshHost } from "../test-support/sshd.ts";
+import { startSshBoard, type SshBoard } from "../test-support/ssh-board.ts";
 
 const missing = sshdMissing();
 let host: SshHost;
 let model: ModelServer;
-let local: string;
 let repo: string;
 let board: BoardEngine;
+let fixture: SshBoard | undefined;
 
 beforeAll(async () => {
 	if (missing) return;
-	host = await startSshHost();
-	model = await startModelServer();
-	host.user.writePiConfig({ models: model.modelsJson(), auth: model.authJson(), settings: model.settingsJson() });
-	local = mkdtempSync(join(tmpdir(), "pab-store-faults-"));
-	repo = initRepo(join(local, "repo"), { "a.txt": "a\n" });
-	board = createBoardService({ storeDir: join(local, "store"), piCommand: [process.execPath, PI_CLI], env: process.env });
-	await board.targets.add("h", { kind: "ssh", host: host.alias, sshConfig: host.configFile });
-	expect((await board.targets.check("h", { install: true })).ok).toBe(true);
+	fixture = await startSshBoard("pab-store-faults-");
+	({ host, model, repo, board } = fixture);
 	model.setScript({ rules: RULES });
 }, 180_000);
 
@@ -49,20 +44,13 @@ const RULES = [
 
 afterAll(async () => {
 	if (missing) return;
-	await host?.cleanup();
-	await model?.close();
-	if (local) rmSync(local, { recursive: true, force: true });
+	await fixture?.cleanup();
 });
 
 const farRoot = (dir = ".agent-board") => join(host.user.home, dir);
 const farRun = (row: BoardRow, dir?: string) => join(farRoot(dir), "store", "rows", row.id, "runs", row.currentRunId ?? "");
 
-async function rowWhere(id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 60_000): Promise<BoardRow> {
-	return waitFor(async () => {
-		const row = await board.get(id);
-		return row && test(row) ? row : undefined;
-	}, what, timeoutMs);
-}
+const rowWhere = (id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 60_000) => rowWhereOn(board, id, what, test, timeoutMs);
 
 const onlySshd = () => host.user.processes().every((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "sshd");
 const seqsOf = (text: string) => text.split("\n").filter((line) => line && line.length < 1024 * 1024).map((line) => (JSON.parse(line) as { seq: number }).seq);

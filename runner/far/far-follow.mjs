@@ -12,7 +12,7 @@ import { existsSync, lstatSync, mkdirSync, watch } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { endRunProcesses, runTag } from "../store/proc.mjs";
 import { DIR_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
-import { MAX_EVENT_LINE_BYTES, SESSION_CHUNK_BYTES, safeMessageId } from "./frames.mjs";
+import { SESSION_CHUNK_BYTES, safeMessageId } from "./frames.mjs";
 import { recordDeath, runnerAlive } from "./far-end.mjs";
 import { snapshotWip } from "./git-workspace.mjs";
 import { MAX_SESSION_BYTES, sizeWords } from "./session-travel.mjs";
