@@ -32,6 +32,14 @@ export const LINK_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../li
 
 /** @typedef {{ entry: QueueEntry, runDir: string } | { invalid: string }} EntryRead */
 
+/**
+ * Step points of the queue's writers, for tests that drive two of them step by step (a no-op otherwise):
+ * `named` (an entry has its name, not yet its place), `claimed` (an entry is out of the queue, its claim
+ * not yet written), `claim-write` (the claim is about to be written).
+ * @type {{ at: (point: string, name: string) => void }}
+ */
+export const queueSteps = { at: () => {} };
+
 /** @param {string} storeRoot */
 export function queueDir(storeRoot) {
 	return join(storeRoot, "queue");
@@ -51,6 +59,7 @@ export function enqueue(storeRoot, entry) {
 	ensureDir(queueDir(storeRoot));
 	const target = entry.target && entry.target !== LOCAL_TARGET ? { target: entry.target } : {};
 	const queued = { rowId: entry.rowId, runId: entry.runId, at: Date.now(), ...target };
+	queueSteps.at("named", entryName(queued));
 	writeJsonAtomic(join(queueDir(storeRoot), entryName(queued)), queued);
 }
 
@@ -165,6 +174,7 @@ export function claimEntry(storeRoot, name, runDir, purpose, slot) {
 	} catch {
 		return false;
 	}
+	queueSteps.at("claimed", name);
 	// FIFO evidence for whoever audits the queue: entries older than this one still waiting (0 in FIFO).
 	let olderWaiting = -1;
 	try {
@@ -173,6 +183,7 @@ export function claimEntry(storeRoot, name, runDir, purpose, slot) {
 		// Unknown.
 	}
 	try {
+		queueSteps.at("claim-write", name);
 		writeJsonAtomic(claim, { by: process.pid, start: processStartTime(process.pid), purpose, at: Date.now(), olderWaiting, ...(slot ? { slot: basename(slot) } : {}) });
 	} catch (error) {
 		// The temp file failed, so claim.json still holds the entry's bytes: put it back in its place.

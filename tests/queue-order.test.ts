@@ -1,0 +1,206 @@
+/**
+ * The queue's order under concurrent writers, driven step by step (no sleeps, no clocks): enqueuers
+ * and pumpers are child processes stopped at the queue's step points (test-support/queue-actor.ts).
+ * An entry's place is the moment it enters; a claimed entry that goes back (its claim could not be
+ * written) keeps its place, and nobody starts a younger one while it is out; a claimer killed while it
+ * holds the queue does not stop it. The FIFO evidence is each claim's `olderWaiting` (0 in FIFO).
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { enqueue, pumpQueue, queuedNames } from "../runner/life/queue.mjs";
+import { initialStatus } from "../runner/life/state-rules.mjs";
+import { runDirOf } from "../runner/store/store-layout.mjs";
+
+const ACTOR = join(dirname(fileURLToPath(import.meta.url)), "../test-support/queue-actor.ts");
+
+const dirs: string[] = [];
+function scratch(): string {
+	const dir = mkdtempSync(join(tmpdir(), "pab-qorder-"));
+	dirs.push(dir);
+	return dir;
+}
+const children = new Set<ReturnType<typeof spawn>>();
+afterAll(() => {
+	for (const child of children) child.kill("SIGKILL");
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A run prepared as the launcher leaves it before its entry: run.json and a queued status. */
+function preparedRun(store: string, rowId: string): string {
+	const runDir = runDirOf(store, rowId, `run-${rowId}`);
+	mkdirSync(runDir, { recursive: true });
+	writeFileSync(join(runDir, "status.json"), JSON.stringify(initialStatus(`run-${rowId}`, rowId, Date.now())));
+	writeFileSync(join(runDir, "run.json"), "{}");
+	return runDir;
+}
+
+interface Actor {
+	/** Resolves with the first line (from its start) whose first word is one of `events`. */
+	reached(...events: string[]): Promise<string>;
+	/** Lets it go on from its pause point. */
+	go(): void;
+	/** What it printed after `done` (it has exited 0). */
+	result(): Promise<unknown>;
+	kill(): Promise<void>;
+}
+
+let actors = 0;
+function actor(store: string, args: string[], steps: { pause?: string; fail?: string } = {}): Actor {
+	const go = join(store, `go-${++actors}`);
+	const child = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", ACTOR, store, ...args], {
+		env: { ...process.env, QUEUE_PAUSE: steps.pause ?? "", QUEUE_FAIL: steps.fail ?? "", QUEUE_GO: go },
+		stdio: ["ignore", "pipe", "pipe"],
+	});
+	children.add(child);
+	const lines: string[] = [];
+	let stderr = "";
+	let exit: string | undefined;
+	const waiters = new Set<() => void>();
+	const changed = () => {
+		for (const waiter of waiters) waiter();
+	};
+	let buffer = "";
+	child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+		buffer += chunk;
+		const parts = buffer.split("\n");
+		buffer = parts.pop() ?? "";
+		lines.push(...parts);
+		changed();
+	});
+	child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+	child.on("close", (code, signal) => {
+		children.delete(child);
+		exit = `exited ${code ?? signal}${stderr ? `: ${stderr}` : ""}`;
+		changed();
+	});
+	const reached = (...events: string[]) =>
+		new Promise<string>((resolve, reject) => {
+			const check = () => {
+				const line = lines.find((l) => events.includes(l.split(" ")[0]!) || events.includes(l));
+				if (line !== undefined) {
+					waiters.delete(check);
+					resolve(line.startsWith("done") ? "done" : line);
+				} else if (exit !== undefined) {
+					waiters.delete(check);
+					reject(new Error(`actor ${args.join(" ")} ${exit} before ${events.join(" or ")}; it said: ${lines.join(" | ")}`));
+				}
+			};
+			waiters.add(check);
+			check();
+		});
+	return {
+		reached,
+		go: () => writeFileSync(go, ""),
+		async result() {
+			await reached("done");
+			const line = lines.find((l) => l.startsWith("done "))!;
+			return JSON.parse(line.slice("done ".length)) as unknown;
+		},
+		kill: () =>
+			new Promise((resolve) => {
+				if (exit !== undefined) return resolve();
+				child.once("close", () => resolve());
+				child.kill("SIGKILL");
+			}),
+	};
+}
+
+interface Claim {
+	purpose: string;
+	olderWaiting?: number;
+}
+
+/** The claim records of the store's runs, by run id. */
+function claims(store: string): Record<string, Claim> {
+	const out: Record<string, Claim> = {};
+	for (const rowId of readdirSync(join(store, "rows"))) {
+		const claim = join(runDirOf(store, rowId, `run-${rowId}`), "claim.json");
+		if (existsSync(claim)) out[`run-${rowId}`] = JSON.parse(readFileSync(claim, "utf8")) as Claim;
+	}
+	return out;
+}
+
+const runIdOf = (name: string) => /^\d{15}-(.+)\.json$/.exec(name)?.[1];
+const pumpHere = (store: string, max: number) => pumpQueue(store, { maxConcurrent: max, node: "/bin/false", env: {} });
+
+describe("queue order", () => {
+	it("an entry's place is the moment it enters: a pump never starts a run while an older entry waits", async () => {
+		const store = scratch();
+		preparedRun(store, "a");
+		preparedRun(store, "b");
+		// a is named first and stops before it enters; b is named and placed; a pump looks.
+		const first = actor(store, ["enqueue", "a"], { pause: "named" });
+		await first.reached("paused named");
+		const second = actor(store, ["enqueue", "b"]);
+		await second.reached("done", "lock-busy");
+		const pump = actor(store, ["pump", "1"], { pause: "claimed" });
+		await pump.reached("paused claimed", "lock-busy", "done");
+		// a enters while the pump holds what it claimed (if it claimed anything), then the pump goes on.
+		first.go();
+		await first.result();
+		pump.go();
+		await pump.result();
+		await second.result();
+		// Whatever is left starts as a finishing runner or a board read would start it.
+		pumpHere(store, 1);
+
+		expect(Object.entries(claims(store)).filter(([, claim]) => claim.olderWaiting !== 0)).toEqual([]);
+		// a entered first, so a started first; b waits for the slot.
+		expect(Object.keys(claims(store))).toEqual(["run-a"]);
+		expect(queuedNames(store).map(runIdOf)).toEqual(["run-b"]);
+	});
+
+	it("a claimed entry that goes back (its claim cannot be written) keeps its place: no younger run starts while it is out", async () => {
+		const store = scratch();
+		for (const rowId of ["a", "b"]) {
+			preparedRun(store, rowId);
+			enqueue(store, { rowId, runId: `run-${rowId}` });
+		}
+		// The first pump takes a out of the queue and stops there; its claim will fail (a full disk).
+		const failing = actor(store, ["pump", "2"], { pause: "claimed", fail: "claim-write" });
+		await failing.reached("paused claimed");
+		const other = actor(store, ["pump", "2"]);
+		await other.reached("done", "lock-busy");
+		failing.go();
+		expect(await failing.result()).toMatchObject({ started: [], error: expect.stringContaining("ENOSPC") });
+
+		// a went back to its place before anyone looked without it: it starts first, then b.
+		expect(await other.result()).toEqual({ started: ["run-a", "run-b"] });
+		expect(queuedNames(store)).toEqual([]);
+		expect(Object.values(claims(store)).map((claim) => claim.olderWaiting)).toEqual([0, 0]);
+	});
+
+	it("entries in the same millisecond, or after the clock went back, keep the order they entered in", () => {
+		const store = scratch();
+		const now = vi.spyOn(Date, "now").mockReturnValue(1_000_000);
+		try {
+			for (const rowId of ["z", "a"]) enqueue(store, { rowId, runId: `run-${rowId}` });
+			now.mockReturnValue(900_000);
+			enqueue(store, { rowId: "m", runId: "run-m" });
+		} finally {
+			now.mockRestore();
+		}
+		expect(queuedNames(store).map(runIdOf)).toEqual(["run-z", "run-a", "run-m"]);
+	});
+
+	it("a claimer killed while it holds the queue does not stop it: its run is left claimed, the next entry starts", async () => {
+		const store = scratch();
+		const runDirs = ["a", "b"].map((rowId) => {
+			const runDir = preparedRun(store, rowId);
+			enqueue(store, { rowId, runId: `run-${rowId}` });
+			return runDir;
+		});
+		const killed = actor(store, ["pump", "2"], { pause: "claimed" });
+		await killed.reached("paused claimed");
+		await killed.kill();
+
+		expect(pumpHere(store, 2)).toEqual({ started: ["run-b"] });
+		// a's claim holds its entry, not a claimer: its readers record that it never started (docs/engine.md).
+		expect(JSON.parse(readFileSync(join(runDirs[0]!, "claim.json"), "utf8"))).toEqual({ rowId: "a", runId: "run-a", at: expect.any(Number) });
+		expect(queuedNames(store)).toEqual([]);
+	});
+});
