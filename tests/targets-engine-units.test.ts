@@ -106,6 +106,8 @@ describe("queue per target", () => {
 		const result = pumpQueue(store, { maxConcurrent: 1, node: process.execPath, env: process.env });
 		expect(result).toEqual({ started: ["run-l1"] });
 		expect([claimed(t1), claimed(gone), claimed(l1), claimed(t2)]).toEqual([false, true, true, false]);
+		// FIFO is per target: t1, older and waiting on its full target, is not an older entry of l1's.
+		expect(JSON.parse(readFileSync(join(l1, "claim.json"), "utf8"))).toMatchObject({ purpose: "start", olderWaiting: 0 });
 		expect(JSON.parse(readFileSync(join(gone, "status.json"), "utf8"))).toMatchObject({ state: "failed", error: "target gone does not exist any more (it was removed while this run waited)" });
 		await waitFor(() => JSON.parse(readFileSync(join(l1, "status.json"), "utf8")).endedAt, "the local run's runner to refuse its missing run.json");
 	});

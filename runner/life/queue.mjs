@@ -1,201 +1,27 @@
-// The run queue: queued runs are files, not processes. queue/<dispatchedAt>-<runId>.json entries start
-// FIFO across every pi process: pumpQueue() claims a slot for the oldest entry, then the entry itself
-// (one atomic rename into the run's directory, so exactly one pumper or stopper wins it), then spawns
-// that run's runner. Finishing runners and board reads both pump, so a killed runner never strands it.
-// Each target has its own slots and limit (config.json, read at every pump): an entry whose target is
-// full waits without blocking entries of other targets; a non-local run's owner is its link
-// (targets/target-link.mjs), not a runner.
+// The run queue: queued runs are files, not processes (entries: queue-entries.mjs). pumpQueue() starts
+// them FIFO across every pi process: under the queue's lock it lists the entries and, oldest first,
+// claims a slot for one, then the entry itself (one atomic rename into the run's directory, so exactly
+// one pumper or stopper wins it); after the lock it spawns the claimed runs' runners. Finishing runners
+// and board reads both pump, so a killed runner never strands it. Each target has its own slots and
+// limit (config.json, read at every pump): an entry whose target is full waits without blocking
+// entries of other targets; a non-local run's owner is its link (runner/link/target-link.mjs).
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, renameSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LOCAL_TARGET, readLimits, TARGET_NAME } from "./board-config.mjs";
-import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, touchNotify, writeJsonAtomic } from "../store/fs-util.mjs";
-import { rejectWaiting } from "./inbox.mjs";
-import { finalize } from "./state-rules.mjs";
+import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE } from "../store/fs-util.mjs";
+import { claimHeld, forgetGoneEntries, queueDir, queuedNames, readEntry, recordStartFailure, refuseEntry } from "./queue-entries.mjs";
+import { holdQueueLock } from "./queue-lock.mjs";
 import { processStartTime, RUN_TAG } from "../store/proc.mjs";
 import { releaseSlot, slotOfRun, sweepStaleSlots, tryClaimSlot } from "./slots.mjs";
 import { isValidId, runDirOf } from "../store/store-layout.mjs";
 
+export { claimEntry, enqueue, queueDir, queuedEntryName, queuedNames, readEntry, recordStartFailure } from "./queue-entries.mjs";
+export { queueSteps } from "./queue-lock.mjs";
+
 export const RUNNER_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../job-runner.mjs");
 export const LINK_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../link/target-link.mjs");
-
-/**
- * A queue entry names its run by ids only; the run's directory is derived from them (runDirOf), never
- * read from the file, so a planted entry cannot make a pumper start a run.json outside the store.
- * @typedef {object} QueueEntry
- * @property {string} rowId
- * @property {string} runId
- * @property {number} at
- * @property {string} [target]  where the run goes (absent: this machine)
- */
-
-/** @typedef {{ entry: QueueEntry, runDir: string } | { invalid: string }} EntryRead */
-
-/**
- * Step points of the queue's writers, for tests that drive two of them step by step (a no-op otherwise):
- * `named` (an entry has its name, not yet its place), `claimed` (an entry is out of the queue, its claim
- * not yet written), `claim-write` (the claim is about to be written).
- * @type {{ at: (point: string, name: string) => void }}
- */
-export const queueSteps = { at: () => {} };
-
-/** @param {string} storeRoot */
-export function queueDir(storeRoot) {
-	return join(storeRoot, "queue");
-}
-
-/** @param {{ at: number, runId: string }} entry */
-function entryName(entry) {
-	return `${String(entry.at).padStart(15, "0")}-${entry.runId}.json`;
-}
-
-/**
- * Adds a prepared run (run.json and a queued status.json already in its directory) to the queue. Its
- * place is the moment it enters the queue, so no entry can appear behind a younger one that already started.
- * @param {string} storeRoot @param {Omit<QueueEntry, "at">} entry
- */
-export function enqueue(storeRoot, entry) {
-	ensureDir(queueDir(storeRoot));
-	const target = entry.target && entry.target !== LOCAL_TARGET ? { target: entry.target } : {};
-	const queued = { rowId: entry.rowId, runId: entry.runId, at: Date.now(), ...target };
-	queueSteps.at("named", entryName(queued));
-	writeJsonAtomic(join(queueDir(storeRoot), entryName(queued)), queued);
-}
-
-/** Entry file names, oldest first. @param {string} storeRoot */
-export function queuedNames(storeRoot) {
-	try {
-		return readdirSync(queueDir(storeRoot))
-			.filter((name) => name.endsWith(".json") && !name.startsWith("."))
-			.sort();
-	} catch (error) {
-		if (/** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT") return [];
-		throw error;
-	}
-}
-
-/** @param {string} storeRoot @param {string} runId */
-export function queuedEntryName(storeRoot, runId) {
-	return queuedNames(storeRoot).find((name) => name.endsWith(`-${runId}.json`));
-}
-
-/** Good entries by store and name: an entry never changes (temp + rename), so each is read once. @type {Map<string, Map<string, EntryRead>>} */
-const checked = new Map();
-
-/**
- * A queue entry, checked: a plain file, its fields' types, its name, and a run.json where its ids say.
- * @param {string} storeRoot @param {string} name @returns {EntryRead}
- */
-export function readEntry(storeRoot, name) {
-	const known = checked.get(storeRoot)?.get(name);
-	if (known) return known;
-	const read = checkEntry(storeRoot, name);
-	if ("entry" in read) {
-		const store = checked.get(storeRoot) ?? new Map();
-		checked.set(storeRoot, store.set(name, read));
-	}
-	return read;
-}
-
-/** @param {string} storeRoot @param {string} name @returns {EntryRead} */
-function checkEntry(storeRoot, name) {
-	const path = join(queueDir(storeRoot), name);
-	/** @type {Record<string, unknown>} */
-	let value;
-	try {
-		if (!lstatSync(path).isFile()) return { invalid: "not a regular file" };
-		value = JSON.parse(readFileSync(path, "utf8"));
-	} catch (error) {
-		return { invalid: `unreadable (${error instanceof Error ? error.message : String(error)})` };
-	}
-	if (value === null || typeof value !== "object" || Array.isArray(value)) return { invalid: "/ must be object" };
-	for (const field of ["rowId", "runId"]) if (!isValidId(value[field])) return { invalid: `/${field} must be an id (letters, digits, "-", "_")` };
-	if (typeof value.at !== "number" || !Number.isSafeInteger(value.at) || value.at < 0) return { invalid: "/at must be a time in ms" };
-	if (value.target !== undefined && (typeof value.target !== "string" || !TARGET_NAME.test(value.target))) return { invalid: "/target must be a target name" };
-	const entry = { rowId: String(value.rowId), runId: String(value.runId), at: value.at, ...(typeof value.target === "string" ? { target: value.target } : {}) };
-	if (entryName(entry) !== name) return { invalid: `its /runId and /at do not match its file name` };
-	const runDir = runDirOf(storeRoot, entry.rowId, entry.runId);
-	if (!existsSync(join(runDir, "run.json"))) return { invalid: `names no run: ${join(runDir, "run.json")} is missing` };
-	return { entry, runDir };
-}
-
-/** The runs of a store whose id is `runId` and that still wait for a start. @param {string} storeRoot @param {string} runId */
-function waitingRunDirs(storeRoot, runId) {
-	let rows;
-	try {
-		rows = readdirSync(join(storeRoot, "rows")).filter(isValidId);
-	} catch {
-		return [];
-	}
-	return rows
-		.map((rowId) => runDirOf(storeRoot, rowId, runId))
-		.filter((runDir) => {
-			try {
-				const status = JSON.parse(readFileSync(join(runDir, "status.json"), "utf8"));
-				return status?.state === "queued" && status.endedAt === undefined && !existsSync(join(runDir, "claim.json"));
-			} catch {
-				return false;
-			}
-		});
-}
-
-/**
- * Takes a bad entry out of the queue (renamed to "<name>.refused", kept for whoever looks) and fails
- * the run it was for, when that run still waits with no other entry: its row shows why instead of
- * waiting forever. Whoever's rename wins does it, once; a pumper never starts anything from it.
- * @param {string} storeRoot @param {string} name @param {string} reason
- */
-function refuseEntry(storeRoot, name, reason) {
-	const path = join(queueDir(storeRoot), name);
-	try {
-		renameSync(path, `${path}.refused`);
-	} catch {
-		return;
-	}
-	const runId = /^\d{15}-(.+)\.json$/.exec(name)?.[1];
-	if (!runId || !isValidId(runId) || queuedEntryName(storeRoot, runId)) return;
-	for (const runDir of waitingRunDirs(storeRoot, runId)) recordStartFailure(runDir, `queue entry ${path} refused: ${reason}`);
-}
-
-/**
- * Takes a queued run out of the queue: whoever's rename succeeds owns the run (to start or to stop).
- * A start names the slot it holds, so the runs' own records show which run held which slot when.
- * When the claim cannot be written (a full disk) the entry goes back and the error is thrown.
- * @param {string} storeRoot @param {string} name @param {string} runDir @param {string} purpose @param {string} [slot]
- */
-export function claimEntry(storeRoot, name, runDir, purpose, slot) {
-	const entry = join(queueDir(storeRoot), name);
-	const claim = join(runDir, "claim.json");
-	// A run is claimed once: a second entry for it is a stray and never starts it again.
-	if (existsSync(claim)) return false;
-	try {
-		renameSync(entry, claim);
-	} catch {
-		return false;
-	}
-	queueSteps.at("claimed", name);
-	// FIFO evidence for whoever audits the queue: entries older than this one still waiting (0 in FIFO).
-	let olderWaiting = -1;
-	try {
-		olderWaiting = queuedNames(storeRoot).filter((other) => other < name).length;
-	} catch {
-		// Unknown.
-	}
-	try {
-		queueSteps.at("claim-write", name);
-		writeJsonAtomic(claim, { by: process.pid, start: processStartTime(process.pid), purpose, at: Date.now(), olderWaiting, ...(slot ? { slot: basename(slot) } : {}) });
-	} catch (error) {
-		// The temp file failed, so claim.json still holds the entry's bytes: put it back in its place.
-		try {
-			renameSync(claim, entry);
-		} catch {
-			// Left claimed: its readers record that it never started.
-		}
-		throw error;
-	}
-	return true;
-}
 
 /**
  * @typedef {object} PumpOptions
@@ -240,10 +66,19 @@ function runNotOver(storeRoot, owner) {
 }
 
 /**
+ * @typedef {object} Start  a claimed run whose runner is spawned once the lock is released
+ * @property {string} runDir
+ * @property {string} runId
+ * @property {string} slot
+ * @property {string} target
+ * @property {number} logFd
+ */
+
+/**
  * Starts queued runs while their targets have free slots, oldest first (FIFO per target). Returns the
  * started run ids, and the reason the queue is stuck when it cannot start anything for a reason other
  * than "all slots taken" (a full disk, EACCES, a bad config.json). Bad entries are refused wherever they
- * stand in the queue; each entry is checked once.
+ * stand in the queue; each entry is checked once. An empty queue costs one readdir and no lock.
  * @param {string} storeRoot @param {PumpOptions} options
  * @returns {{ started: string[], error?: string }}
  */
@@ -256,15 +91,57 @@ export function pumpQueue(storeRoot, options) {
 	} catch (error) {
 		return { started, error: `cannot read the queue ${queueDir(storeRoot)}: ${String(error)}` };
 	}
-	const known = checked.get(storeRoot);
-	if (known) for (const name of known.keys()) if (!names.includes(name)) known.delete(name);
 	// Nothing waits: a good moment to free what a runner killed at its very end still holds.
 	if (names.length === 0) {
+		forgetGoneEntries(storeRoot, names);
 		sweepStaleSlots(slotsOf(storeRoot, LOCAL_TARGET).dir);
 		return { started };
 	}
 	const limits = readLimits(storeRoot);
 	if (limits.error) return { started, error: limits.error };
+	let release;
+	try {
+		release = holdQueueLock(queueDir(storeRoot));
+	} catch (error) {
+		return { started, error: diskFull(storeRoot) ?? `cannot lock the queue: ${error instanceof Error ? error.message : String(error)}` };
+	}
+	/** @type {{ starts: Start[], error?: string }} */
+	let claimed;
+	try {
+		claimed = claimStarts(storeRoot, limits, options);
+	} finally {
+		release();
+	}
+	// After the lock: a spawn is slow, and the claims already fixed the order.
+	let error = claimed.error;
+	for (const start of claimed.starts) {
+		try {
+			spawnRunner(start.runDir, start.slot, options.node, { ...options.env, [RUN_TAG]: start.runId }, start.target === LOCAL_TARGET ? RUNNER_PATH : LINK_PATH, start.logFd);
+			started.push(start.runId);
+		} catch (spawnError) {
+			// The claimed run is recorded as "runner never started" by its next reader.
+			releaseSlot(start.slot, start.runId);
+			error ??= `cannot start a runner in ${start.runDir}: ${spawnError instanceof Error ? spawnError.message : String(spawnError)}`;
+		}
+	}
+	return error ? { started, error } : { started };
+}
+
+/**
+ * The claims of one pump, made holding the queue's lock: the queue as it is now, oldest first.
+ * @param {string} storeRoot @param {ReturnType<typeof readLimits>} limits @param {PumpOptions} options
+ * @returns {{ starts: Start[], error?: string }}
+ */
+function claimStarts(storeRoot, limits, options) {
+	/** @type {Start[]} */
+	const starts = [];
+	let names;
+	try {
+		names = queuedNames(storeRoot);
+	} catch (error) {
+		return { starts, error: `cannot read the queue ${queueDir(storeRoot)}: ${String(error)}` };
+	}
+	forgetGoneEntries(storeRoot, names);
 	/** Targets found full at this pump: their younger entries wait. */
 	const full = new Set();
 	for (const name of names) {
@@ -278,29 +155,35 @@ export function pumpQueue(storeRoot, options) {
 		const max = target === LOCAL_TARGET ? (limits.local ?? options.maxConcurrent) : limits.targets.get(target);
 		if (max === undefined) {
 			// Removed while this run waited (targets remove refuses that, but not a hand edit): say so on the row.
-			if (claimEntry(storeRoot, name, read.runDir, "start")) recordStartFailure(read.runDir, `target ${target} does not exist any more (it was removed while this run waited)`);
+			if (claimHeld(storeRoot, name, read.runDir, "start")) recordStartFailure(read.runDir, `target ${target} does not exist any more (it was removed while this run waited)`);
 			continue;
 		}
-		const outcome = startEntry(storeRoot, name, read, target, max, options);
+		const outcome = claimStart(storeRoot, name, read, target, max);
 		if (outcome === "full") full.add(target);
 		else if (outcome !== "lost") {
-			if ("error" in outcome) return { started, error: outcome.error };
-			started.push(outcome.started);
+			if ("error" in outcome) return { starts, error: outcome.error };
+			starts.push(outcome);
 		}
 	}
-	return { started };
+	return { starts };
+}
+
+/** The disk-full reason, when the store's disk is. @param {string} storeRoot */
+function diskFull(storeRoot) {
+	const space = diskSpace(storeRoot);
+	return space !== undefined && space < DISK_FULL_BYTES ? `disk full: ${space} bytes free on the store's disk (${storeRoot}); queued runs start when space returns` : undefined;
 }
 
 /**
- * @param {string} storeRoot @param {string} name @param {{ entry: QueueEntry, runDir: string }} read
- * @param {string} target @param {number} max @param {PumpOptions} options
- * @returns {"full" | "lost" | { started: string } | { error: string }}
+ * @param {string} storeRoot @param {string} name @param {{ entry: import("./queue-entries.mjs").QueueEntry, runDir: string }} read
+ * @param {string} target @param {number} max
+ * @returns {"full" | "lost" | Start | { error: string }}
  */
-function startEntry(storeRoot, name, read, target, max, options) {
+function claimStart(storeRoot, name, read, target, max) {
 	const { entry, runDir } = read;
-	const space = diskSpace(storeRoot);
 	// Too little room for a run to record itself: nothing starts until there is.
-	if (space !== undefined && space < DISK_FULL_BYTES) return { error: `disk full: ${space} bytes free on the store's disk (${storeRoot}); queued runs start when space returns` };
+	const noSpace = diskFull(storeRoot);
+	if (noSpace) return { error: noSpace };
 	let slot;
 	try {
 		const slots = slotsOf(storeRoot, target);
@@ -325,7 +208,7 @@ function startEntry(storeRoot, name, read, target, max, options) {
 	}
 	let claimed;
 	try {
-		claimed = claimEntry(storeRoot, name, runDir, "start", slot);
+		claimed = claimHeld(storeRoot, name, runDir, "start", slot);
 	} catch (error) {
 		return failed(error, logFd);
 	}
@@ -334,34 +217,7 @@ function startEntry(storeRoot, name, read, target, max, options) {
 		releaseSlot(slot, entry.runId);
 		return "lost";
 	}
-	try {
-		spawnRunner(runDir, slot, options.node, { ...options.env, [RUN_TAG]: entry.runId }, target === LOCAL_TARGET ? RUNNER_PATH : LINK_PATH, logFd);
-	} catch (error) {
-		// The claimed run is recorded as "runner never started" by its next reader.
-		releaseSlot(slot, entry.runId);
-		return { error: `cannot start a runner in ${runDir}: ${error instanceof Error ? error.message : String(error)}` };
-	}
-	return { started: entry.runId };
-}
-
-/**
- * Records why a claimed run never started (its owner, the claimer, does); messages waiting in its
- * inbox are answered, rejected, so no reply is left without a receipt.
- * @param {string} runDir @param {string} reason
- */
-export function recordStartFailure(runDir, reason) {
-	try {
-		const statusPath = join(runDir, "status.json");
-		const status = JSON.parse(readFileSync(statusPath, "utf8"));
-		const now = Date.now();
-		finalize(status, { code: null, signal: null, spawnError: reason, now });
-		rejectWaiting(runDir, status, "not-started", now, "it failed before it started");
-		writeJsonAtomic(statusPath, status);
-		const rowDir = dirname(dirname(runDir));
-		touchNotify(dirname(dirname(rowDir)), basename(rowDir));
-	} catch {
-		// Readers record "runner never started" once the start grace has passed.
-	}
+	return { runDir, runId: entry.runId, slot, target, logFd };
 }
 
 /**
