@@ -1,7 +1,7 @@
 /**
  * Child process for the queue-order tests: one queue writer (an enqueuer or a pumper) that a test
  * drives step by step. argv: storeDir enqueue <rowId> | storeDir pump <maxConcurrent>.
- * QUEUE_PAUSE names a step point (runner/life/queue.mjs queueSteps) where it stops, says
+ * QUEUE_PAUSE names a step point (queueSteps, runner/life/queue-lock.mjs) where it stops, says
  * `paused <point>` and waits for the file QUEUE_GO to exist; QUEUE_FAIL names one where a disk-full
  * error is thrown. It says `lock-busy` when it finds the queue's lock held, and `done <json>` at the end.
  */

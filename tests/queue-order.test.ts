@@ -6,14 +6,16 @@
  * holds the queue does not stop it. The FIFO evidence is each claim's `olderWaiting` (0 in FIFO).
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { enqueue, pumpQueue, queuedNames } from "../runner/life/queue.mjs";
+import { claimEntry, enqueue, pumpQueue, queuedNames, returnDeadClaim } from "../runner/life/queue.mjs";
 import { initialStatus } from "../runner/life/state-rules.mjs";
 import { runDirOf } from "../runner/store/store-layout.mjs";
+import { recordOrphanEnd, runOwner } from "../src/board/engine/run-liveness.ts";
+import type { RunStatus } from "../src/board/engine/types.ts";
 
 const ACTOR = join(dirname(fileURLToPath(import.meta.url)), "../test-support/queue-actor.ts");
 
@@ -124,6 +126,7 @@ function claims(store: string): Record<string, Claim> {
 	return out;
 }
 
+const status = (runDir: string) => JSON.parse(readFileSync(join(runDir, "status.json"), "utf8")) as RunStatus;
 const runIdOf = (name: string) => /^\d{15}-(.+)\.json$/.exec(name)?.[1];
 const pumpHere = (store: string, max: number) => pumpQueue(store, { maxConcurrent: max, node: "/bin/false", env: {} });
 
@@ -187,20 +190,62 @@ describe("queue order", () => {
 		expect(queuedNames(store).map(runIdOf)).toEqual(["run-z", "run-a", "run-m"]);
 	});
 
-	it("a claimer killed while it holds the queue does not stop it: its run is left claimed, the next entry starts", async () => {
+	it("a claimed run is dated by its claim, not by its entry: its readers give it the start grace from then", async () => {
 		const store = scratch();
-		const runDirs = ["a", "b"].map((rowId) => {
+		const runDir = preparedRun(store, "a");
+		enqueue(store, { rowId: "a", runId: "run-a" });
+		// It waited an hour in the queue.
+		const hourAgo = new Date(Date.now() - 3_600_000);
+		utimesSync(join(store, "queue", queuedNames(store)[0]!), hourAgo, hourAgo);
+		const pump = actor(store, ["pump", "1"], { pause: "claimed" });
+		await pump.reached("paused claimed");
+		// Out of the queue, its claim not yet written: starting, not a run without an owner.
+		expect(runOwner(store, runDir, status(runDir))).toBe("starting");
+		pump.go();
+		await pump.result();
+		expect(runOwner(store, runDir, status(runDir))).toBe("starting");
+	});
+
+	for (const [when, point] of [
+		["between taking its entry and writing its claim", "claimed"],
+		["after its claim, before its runner", "spawn"],
+	] as const) {
+		it(`a claimer killed ${when} does not stop the queue, and its run goes back to its place`, async () => {
+			const store = scratch();
+			const runDirs = ["a", "b"].map((rowId) => {
+				const runDir = preparedRun(store, rowId);
+				enqueue(store, { rowId, runId: `run-${rowId}` });
+				return runDir;
+			});
+			const names = queuedNames(store);
+			const killed = actor(store, ["pump", "2"], { pause: point });
+			await killed.reached(`paused ${point}`);
+			await killed.kill();
+
+			// Whatever it held (the queue's lock, a slot), the next entry starts.
+			expect(pumpHere(store, 2)).toEqual({ started: ["run-b"] });
+			expect(queuedNames(store)).toEqual([]);
+			// a's reader finds no owner: a goes back under its own name, ahead of anything that came after it.
+			enqueue(store, { rowId: "c", runId: "run-c" });
+			expect(recordOrphanEnd(join(store, "rows", "a"), runDirs[0]!, store, "a", "died")).toMatchObject({ state: "queued" });
+			expect(queuedNames(store)).toEqual([names[0], expect.stringMatching(/-run-c\.json$/)]);
+			expect(existsSync(join(runDirs[0]!, "claim.json"))).toBe(false);
+			// Its claimer's slot is free again: it starts next, as the oldest waiting.
+			expect(pumpHere(store, 2)).toEqual({ started: ["run-a"] });
+			expect(claims(store)["run-a"]).toMatchObject({ purpose: "start", olderWaiting: 0 });
+		});
+	}
+
+	it("a live claimer's run, and one a dead stopper claimed, do not go back", () => {
+		const store = scratch();
+		const [a, b] = ["a", "b"].map((rowId) => {
 			const runDir = preparedRun(store, rowId);
 			enqueue(store, { rowId, runId: `run-${rowId}` });
 			return runDir;
 		});
-		const killed = actor(store, ["pump", "2"], { pause: "claimed" });
-		await killed.reached("paused claimed");
-		await killed.kill();
-
-		expect(pumpHere(store, 2)).toEqual({ started: ["run-b"] });
-		// a's claim holds its entry, not a claimer: its readers record that it never started (docs/engine.md).
-		expect(JSON.parse(readFileSync(join(runDirs[0]!, "claim.json"), "utf8"))).toEqual({ rowId: "a", runId: "run-a", at: expect.any(Number) });
-		expect(queuedNames(store)).toEqual([]);
+		expect(claimEntry(store, queuedNames(store)[0]!, a!, "start")).toBe(true);
+		expect(returnDeadClaim(store, a!)).toBe(false);
+		writeFileSync(join(b!, "claim.json"), JSON.stringify({ by: 999_999, start: "1", purpose: "stop", at: 1, olderWaiting: 0 }));
+		expect(returnDeadClaim(store, b!)).toBe(false);
 	});
 });

@@ -2,14 +2,15 @@
 // placed under the queue's lock (queue-lock.mjs), after every entry already waiting, so the names' order
 // is the order entries entered in. It is checked once (entries never change), refused when bad, and
 // claimed with one rename into its run's directory: whoever's rename wins owns the run (to start or stop).
-import { existsSync, lstatSync, readdirSync, readFileSync, renameSync } from "node:fs";
+// A claimer that dies before its run's runner starts leaves the run to go back (returnClaim).
+import { existsSync, lstatSync, lutimesSync, readdirSync, readFileSync, renameSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { LOCAL_TARGET, TARGET_NAME } from "./board-config.mjs";
 import { ensureDir, touchNotify, writeJsonAtomic } from "../store/fs-util.mjs";
 import { rejectWaiting } from "./inbox.mjs";
 import { queueSteps, withQueueLock } from "./queue-lock.mjs";
 import { finalize } from "./state-rules.mjs";
-import { processStartTime } from "../store/proc.mjs";
+import { isAlive, processStartTime } from "../store/proc.mjs";
 import { isValidId, runDirOf } from "../store/store-layout.mjs";
 
 /**
@@ -109,7 +110,6 @@ export function readEntry(storeRoot, name) {
 /** @param {string} storeRoot @param {string} name @returns {EntryRead} */
 function checkEntry(storeRoot, name) {
 	const path = join(queueDir(storeRoot), name);
-	/** @type {Record<string, unknown>} */
 	let value;
 	try {
 		if (!lstatSync(path).isFile()) return { invalid: "not a regular file" };
@@ -117,15 +117,22 @@ function checkEntry(storeRoot, name) {
 	} catch (error) {
 		return { invalid: `unreadable (${error instanceof Error ? error.message : String(error)})` };
 	}
-	if (value === null || typeof value !== "object" || Array.isArray(value)) return { invalid: "/ must be object" };
-	for (const field of ["rowId", "runId"]) if (!isValidId(value[field])) return { invalid: `/${field} must be an id (letters, digits, "-", "_")` };
-	if (typeof value.at !== "number" || !Number.isSafeInteger(value.at) || value.at < 0) return { invalid: "/at must be a time in ms" };
-	if (value.target !== undefined && (typeof value.target !== "string" || !TARGET_NAME.test(value.target))) return { invalid: "/target must be a target name" };
-	const entry = { rowId: String(value.rowId), runId: String(value.runId), at: value.at, ...(typeof value.target === "string" ? { target: value.target } : {}) };
+	const entry = entryFrom(value);
+	if (typeof entry === "string") return { invalid: entry };
 	if (entryName(entry) !== name) return { invalid: `its /runId and /at do not match its file name` };
 	const runDir = runDirOf(storeRoot, entry.rowId, entry.runId);
 	if (!existsSync(join(runDir, "run.json"))) return { invalid: `names no run: ${join(runDir, "run.json")} is missing` };
 	return { entry, runDir };
+}
+
+/** An entry's fields, checked, or what is wrong with them. @param {unknown} value @returns {QueueEntry | string} */
+function entryFrom(value) {
+	if (value === null || typeof value !== "object" || Array.isArray(value)) return "/ must be object";
+	const fields = /** @type {Record<string, unknown>} */ (value);
+	for (const field of ["rowId", "runId"]) if (!isValidId(fields[field])) return `/${field} must be an id (letters, digits, "-", "_")`;
+	if (typeof fields.at !== "number" || !Number.isSafeInteger(fields.at) || fields.at < 0) return "/at must be a time in ms";
+	if (fields.target !== undefined && (typeof fields.target !== "string" || !TARGET_NAME.test(fields.target))) return "/target must be a target name";
+	return { rowId: String(fields.rowId), runId: String(fields.runId), at: fields.at, ...(typeof fields.target === "string" ? { target: fields.target } : {}) };
 }
 
 /** The runs of a store whose id is `runId` and that still wait for a start. @param {string} storeRoot @param {string} runId */
@@ -189,6 +196,9 @@ export function claimHeld(storeRoot, name, runDir, purpose, slot) {
 	const read = readEntry(storeRoot, name);
 	const target = "entry" in read ? (read.entry.target ?? LOCAL_TARGET) : undefined;
 	try {
+		// The claim's time is now, not the entry's: a claimed run's start grace counts from it.
+		const now = new Date();
+		lutimesSync(entry, now, now);
 		renameSync(entry, claim);
 	} catch {
 		return false;
@@ -203,7 +213,7 @@ export function claimHeld(storeRoot, name, runDir, purpose, slot) {
 	}
 	try {
 		queueSteps.at("claim-write", name);
-		writeJsonAtomic(claim, { by: process.pid, start: processStartTime(process.pid), purpose, at: Date.now(), olderWaiting, ...(slot ? { slot: basename(slot) } : {}) });
+		writeJsonAtomic(claim, { by: process.pid, start: processStartTime(process.pid), purpose, at: Date.now(), olderWaiting, ...(slot ? { slot: basename(slot) } : {}), ...("entry" in read ? { queued: read.entry } : {}) });
 	} catch (error) {
 		// The temp file failed, so claim.json still holds the entry's bytes: put it back in its place.
 		try {
@@ -214,6 +224,45 @@ export function claimHeld(storeRoot, name, runDir, purpose, slot) {
 		throw error;
 	}
 	return true;
+}
+
+/**
+ * Puts back the entry of a run whose claimer died before its runner started: claim.json still holding
+ * the entry (its claimer died between the rename and the claim: under the queue's lock no live one is
+ * there), or a start claim whose claimer is gone (the claim keeps its entry in `queued`), with no
+ * runner.json, the run still queued and no process of it left (`freeRun` says so and frees its slot).
+ * It goes back under its own name: its place, ahead of every entry that entered after it. Returns the
+ * entry when it went back.
+ * @param {string} storeRoot @param {string} runDir @param {(runId: string) => boolean} freeRun
+ * @returns {QueueEntry | undefined}
+ */
+export function returnClaim(storeRoot, runDir, freeRun) {
+	return withQueueLock(queueDir(storeRoot), () => {
+		const claimPath = join(runDir, "claim.json");
+		let claim;
+		try {
+			claim = JSON.parse(readFileSync(claimPath, "utf8"));
+		} catch {
+			return undefined;
+		}
+		if (existsSync(join(runDir, "runner.json")) || !stillQueued(runDir)) return undefined;
+		const dead = claim?.by === undefined ? claim : claim.purpose === "start" && !isAlive(claim.by, claim.start) ? claim.queued : undefined;
+		const entry = entryFrom(dead);
+		if (typeof entry === "string" || runDirOf(storeRoot, entry.rowId, entry.runId) !== runDir || !freeRun(entry.runId)) return undefined;
+		writeJsonAtomic(join(queueDir(storeRoot), entryName(entry)), entry);
+		unlinkSync(claimPath);
+		return entry;
+	});
+}
+
+/** @param {string} runDir */
+function stillQueued(runDir) {
+	try {
+		const status = JSON.parse(readFileSync(join(runDir, "status.json"), "utf8"));
+		return status?.state === "queued" && status.endedAt === undefined;
+	} catch {
+		return false;
+	}
 }
 
 /** A waiting entry's target (undefined for a bad one). @param {string} storeRoot @param {string} name */

@@ -12,7 +12,8 @@ const LOCK_WAIT_MS = 10_000;
 /**
  * Step points of the queue's writers, for tests that drive two of them step by step (a no-op otherwise):
  * `named` (an entry has its name, not yet its place), `claimed` (an entry is out of the queue, its claim
- * not yet written), `claim-write` (the claim is about to be written), `lock-busy` (the lock is held).
+ * not yet written), `claim-write` (the claim is about to be written), `spawn` (a claimed run's runner is
+ * about to be spawned, the lock released), `lock-busy` (the lock is held by another).
  * @type {{ at: (point: string, name: string) => void }}
  */
 export const queueSteps = { at: () => {} };

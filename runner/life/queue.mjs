@@ -1,8 +1,8 @@
 // The run queue: queued runs are files, not processes (entries: queue-entries.mjs). pumpQueue() starts
-// them FIFO across every pi process: under the queue's lock it lists the entries and, oldest first,
-// claims a slot for one, then the entry itself (one atomic rename into the run's directory, so exactly
-// one pumper or stopper wins it); after the lock it spawns the claimed runs' runners. Finishing runners
-// and board reads both pump, so a killed runner never strands it. Each target has its own slots and
+// them FIFO across every pi process: it claims a slot of a target, then, under the queue's lock, the
+// oldest entry of that target (one atomic rename into the run's directory, so exactly one pumper or
+// stopper wins it), then spawns that run's runner. Finishing runners and board reads both pump, so a
+// killed runner never strands it. Each target has its own slots and
 // limit (config.json, read at every pump): an entry whose target is full waits without blocking
 // entries of other targets; a non-local run's owner is its link (runner/link/target-link.mjs).
 import { spawn } from "node:child_process";
@@ -10,10 +10,10 @@ import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LOCAL_TARGET, readLimits, TARGET_NAME } from "./board-config.mjs";
-import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE } from "../store/fs-util.mjs";
-import { claimHeld, forgetGoneEntries, queueDir, queuedNames, readEntry, recordStartFailure, refuseEntry } from "./queue-entries.mjs";
-import { holdQueueLock } from "./queue-lock.mjs";
-import { processStartTime, RUN_TAG } from "../store/proc.mjs";
+import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
+import { claimEntry, claimHeld, forgetGoneEntries, queueDir, queuedNames, readEntry, recordStartFailure, refuseEntry, returnClaim } from "./queue-entries.mjs";
+import { holdQueueLock, queueSteps } from "./queue-lock.mjs";
+import { processStartTime, RUN_TAG, runProcesses } from "../store/proc.mjs";
 import { releaseSlot, slotOfRun, sweepStaleSlots, tryClaimSlot } from "./slots.mjs";
 import { isValidId, runDirOf } from "../store/store-layout.mjs";
 
@@ -54,6 +54,25 @@ export function releaseRunSlots(storeRoot, runId) {
 	}
 }
 
+/**
+ * A run whose claimer died before its runner started goes back to its place in the queue (returnClaim),
+ * the slot its claimer took for it freed first. Its readers call this when the run has no owner left.
+ * @param {string} storeRoot @param {string} runDir
+ */
+export function returnDeadClaim(storeRoot, runDir) {
+	/** @param {string} runId */
+	const freeRun = (runId) => {
+		if (runProcesses(runId).length > 0) return false;
+		releaseRunSlots(storeRoot, runId);
+		return true;
+	};
+	try {
+		return returnClaim(storeRoot, runDir, freeRun) !== undefined;
+	} catch {
+		return false;
+	}
+}
+
 /** A target slot's run is over when its status says so (or its row is gone). @param {string} storeRoot @param {import("./slots.mjs").SlotOwner} owner */
 function runNotOver(storeRoot, owner) {
 	if (!owner.rowId || !isValidId(owner.rowId) || !isValidId(owner.runId)) return false;
@@ -66,19 +85,13 @@ function runNotOver(storeRoot, owner) {
 }
 
 /**
- * @typedef {object} Start  a claimed run whose runner is spawned once the lock is released
- * @property {string} runDir
- * @property {string} runId
- * @property {string} slot
- * @property {string} target
- * @property {number} logFd
- */
-
-/**
  * Starts queued runs while their targets have free slots, oldest first (FIFO per target). Returns the
  * started run ids, and the reason the queue is stuck when it cannot start anything for a reason other
  * than "all slots taken" (a full disk, EACCES, a bad config.json). Bad entries are refused wherever they
- * stand in the queue; each entry is checked once. An empty queue costs one readdir and no lock.
+ * stand in the queue; each entry is checked once. A slot is claimed first, without the queue's lock (so
+ * finding a target full, what most board reads find, takes no lock, and a slot claim's /proc scan holds
+ * nobody up); then, holding the lock, the oldest entry of that target as the queue is now; the runner
+ * is spawned after the lock.
  * @param {string} storeRoot @param {PumpOptions} options
  * @returns {{ started: string[], error?: string }}
  */
@@ -91,59 +104,18 @@ export function pumpQueue(storeRoot, options) {
 	} catch (error) {
 		return { started, error: `cannot read the queue ${queueDir(storeRoot)}: ${String(error)}` };
 	}
+	forgetGoneEntries(storeRoot, names);
 	// Nothing waits: a good moment to free what a runner killed at its very end still holds.
 	if (names.length === 0) {
-		forgetGoneEntries(storeRoot, names);
 		sweepStaleSlots(slotsOf(storeRoot, LOCAL_TARGET).dir);
 		return { started };
 	}
 	const limits = readLimits(storeRoot);
 	if (limits.error) return { started, error: limits.error };
-	let release;
-	try {
-		release = holdQueueLock(queueDir(storeRoot));
-	} catch (error) {
-		return { started, error: diskFull(storeRoot) ?? `cannot lock the queue: ${error instanceof Error ? error.message : String(error)}` };
-	}
-	/** @type {{ starts: Start[], error?: string }} */
-	let claimed;
-	try {
-		claimed = claimStarts(storeRoot, limits, options);
-	} finally {
-		release();
-	}
-	// After the lock: a spawn is slow, and the claims already fixed the order.
-	let error = claimed.error;
-	for (const start of claimed.starts) {
-		try {
-			spawnRunner(start.runDir, start.slot, options.node, { ...options.env, [RUN_TAG]: start.runId }, start.target === LOCAL_TARGET ? RUNNER_PATH : LINK_PATH, start.logFd);
-			started.push(start.runId);
-		} catch (spawnError) {
-			// The claimed run is recorded as "runner never started" by its next reader.
-			releaseSlot(start.slot, start.runId);
-			error ??= `cannot start a runner in ${start.runDir}: ${spawnError instanceof Error ? spawnError.message : String(spawnError)}`;
-		}
-	}
-	return error ? { started, error } : { started };
-}
-
-/**
- * The claims of one pump, made holding the queue's lock: the queue as it is now, oldest first.
- * @param {string} storeRoot @param {ReturnType<typeof readLimits>} limits @param {PumpOptions} options
- * @returns {{ starts: Start[], error?: string }}
- */
-function claimStarts(storeRoot, limits, options) {
-	/** @type {Start[]} */
-	const starts = [];
-	let names;
-	try {
-		names = queuedNames(storeRoot);
-	} catch (error) {
-		return { starts, error: `cannot read the queue ${queueDir(storeRoot)}: ${String(error)}` };
-	}
-	forgetGoneEntries(storeRoot, names);
-	/** Targets found full at this pump: their younger entries wait. */
-	const full = new Set();
+	/** Targets found full (or with nothing left to start) at this pump: their younger entries wait. */
+	const done = new Set();
+	let stale = false;
+	// One start per entry listed at most: each turn starts the oldest entry of its target then waiting.
 	for (const name of names) {
 		const read = readEntry(storeRoot, name);
 		if ("invalid" in read) {
@@ -151,21 +123,43 @@ function claimStarts(storeRoot, limits, options) {
 			continue;
 		}
 		const target = read.entry.target ?? LOCAL_TARGET;
-		if (full.has(target)) continue;
+		if (done.has(target)) continue;
 		const max = target === LOCAL_TARGET ? (limits.local ?? options.maxConcurrent) : limits.targets.get(target);
 		if (max === undefined) {
 			// Removed while this run waited (targets remove refuses that, but not a hand edit): say so on the row.
-			if (claimHeld(storeRoot, name, read.runDir, "start")) recordStartFailure(read.runDir, `target ${target} does not exist any more (it was removed while this run waited)`);
+			try {
+				if (claimEntry(storeRoot, name, read.runDir, "start")) recordStartFailure(read.runDir, `target ${target} does not exist any more (it was removed while this run waited)`);
+			} catch (error) {
+				return { started, error: lockFailure(storeRoot, error) };
+			}
 			continue;
 		}
-		const outcome = claimStart(storeRoot, name, read, target, max);
-		if (outcome === "full") full.add(target);
-		else if (outcome !== "lost") {
-			if ("error" in outcome) return { starts, error: outcome.error };
-			starts.push(outcome);
+		const outcome = startOldest(storeRoot, read.entry, target, max);
+		if (outcome === "none") {
+			done.add(target);
+			continue;
 		}
+		if ("error" in outcome) return { started, error: outcome.error };
+		queueSteps.at("spawn", outcome.runId);
+		try {
+			spawnRunner(outcome.runDir, outcome.slot, options.node, { ...options.env, [RUN_TAG]: outcome.runId }, target === LOCAL_TARGET ? RUNNER_PATH : LINK_PATH, outcome.logFd);
+		} catch (error) {
+			// The claimed run is recorded as "runner never started" by its next reader.
+			releaseSlot(outcome.slot, outcome.runId);
+			return { started, error: `cannot start a runner in ${outcome.runDir}: ${error instanceof Error ? error.message : String(error)}` };
+		}
+		started.push(outcome.runId);
+		// Another entry than this pump listed (the queue changed since): what it listed is stale, list again.
+		stale ||= outcome.runId !== read.entry.runId;
 	}
-	return { starts };
+	if (!stale) return { started };
+	const more = pumpQueue(storeRoot, options);
+	return { ...more, started: [...started, ...more.started] };
+}
+
+/** Why the queue's lock could not be had. @param {string} storeRoot @param {unknown} error */
+function lockFailure(storeRoot, error) {
+	return diskFull(storeRoot) ?? `cannot lock the queue: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 /** The disk-full reason, when the store's disk is. @param {string} storeRoot */
@@ -175,49 +169,66 @@ function diskFull(storeRoot) {
 }
 
 /**
- * @param {string} storeRoot @param {string} name @param {{ entry: import("./queue-entries.mjs").QueueEntry, runDir: string }} read
- * @param {string} target @param {number} max
- * @returns {"full" | "lost" | Start | { error: string }}
+ * Claims a slot of `target` (named for `expected`, the oldest entry of it this pump saw), then, under
+ * the queue's lock, the oldest entry of `target` now, which the slot is renamed for if it is another.
+ * "none": the target is full, or nothing of it waits any more.
+ * @param {string} storeRoot @param {import("./queue-entries.mjs").QueueEntry} expected @param {string} target @param {number} max
+ * @returns {"none" | { error: string } | { runDir: string, runId: string, slot: string, logFd: number }}
  */
-function claimStart(storeRoot, name, read, target, max) {
-	const { entry, runDir } = read;
+function startOldest(storeRoot, expected, target, max) {
 	// Too little room for a run to record itself: nothing starts until there is.
 	const noSpace = diskFull(storeRoot);
 	if (noSpace) return { error: noSpace };
+	const owner = (/** @type {{ rowId: string, runId: string }} */ entry) => ({ pid: process.pid, start: processStartTime(process.pid), runId: entry.runId, rowId: entry.rowId });
 	let slot;
 	try {
 		const slots = slotsOf(storeRoot, target);
 		ensureDir(slots.dir);
-		slot = tryClaimSlot(slots.dir, Math.max(1, max), { pid: process.pid, start: processStartTime(process.pid), runId: entry.runId, rowId: entry.rowId }, slots.holds);
+		slot = tryClaimSlot(slots.dir, Math.max(1, max), owner(expected), slots.holds);
 	} catch (error) {
 		return { error: error instanceof Error ? error.message : String(error) };
 	}
-	if (!slot) return "full";
-	/** @param {unknown} error @param {number} [fd] */
-	const failed = (error, fd) => {
-		if (fd !== undefined) closeSync(fd);
-		releaseSlot(slot, entry.runId);
-		return { error: `cannot start the run in ${runDir}: ${error instanceof Error ? error.message : String(error)}` };
-	};
-	let logFd;
+	if (!slot) return "none";
+	const held = slot;
+	let release;
 	try {
-		// Opened before the claim: a run that cannot get its log (a full disk) stays queued.
-		logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE);
+		release = holdQueueLock(queueDir(storeRoot));
 	} catch (error) {
-		return failed(error);
+		releaseSlot(held, expected.runId);
+		return { error: lockFailure(storeRoot, error) };
 	}
-	let claimed;
+	let holder = expected.runId;
+	let at = "";
 	try {
-		claimed = claimHeld(storeRoot, name, runDir, "start", slot);
+		for (const name of queuedNames(storeRoot)) {
+			const read = readEntry(storeRoot, name);
+			if (!("entry" in read) || (read.entry.target ?? LOCAL_TARGET) !== target) continue;
+			const { entry, runDir } = read;
+			at = ` in ${runDir}`;
+			// Our slot (its claimer, this live process, keeps it ours) now names the run it is for.
+			if (entry.runId !== holder) writeJsonAtomic(held, owner(entry));
+			holder = entry.runId;
+			// Opened before the claim: a run that cannot get its log (a full disk) stays queued.
+			const logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE);
+			let claimed;
+			try {
+				claimed = claimHeld(storeRoot, name, runDir, "start", held);
+			} catch (error) {
+				closeSync(logFd);
+				throw error;
+			}
+			if (claimed) return { runDir, runId: entry.runId, slot: held, logFd };
+			// A stray entry of a run claimed already: the next one.
+			closeSync(logFd);
+		}
+		releaseSlot(held, holder);
+		return "none";
 	} catch (error) {
-		return failed(error, logFd);
+		releaseSlot(held, holder);
+		return { error: `cannot start the run${at}: ${error instanceof Error ? error.message : String(error)}` };
+	} finally {
+		release();
 	}
-	if (!claimed) {
-		closeSync(logFd);
-		releaseSlot(slot, entry.runId);
-		return "lost";
-	}
-	return { runDir, runId: entry.runId, slot, target, logFd };
 }
 
 /**

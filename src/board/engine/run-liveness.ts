@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { DISK_FULL_BYTES, diskSpace, touchNotify, writeJsonAtomic } from "../../../runner/store/fs-util.mjs";
 import { rejectWaiting } from "../../../runner/life/inbox.mjs";
 import { runProcesses, signalVerified } from "../../../runner/store/proc.mjs";
-import { queuedEntryName, releaseRunSlots } from "../../../runner/life/queue.mjs";
+import { queuedEntryName, releaseRunSlots, returnDeadClaim } from "../../../runner/life/queue.mjs";
 import { tryLockRow } from "../../../runner/store/row-lock.mjs";
 import { markRunnerDied, markStopped, runEnded } from "../../../runner/life/state-rules.mjs";
 import { FileCache, processAlive, readProcess, readStatus } from "./store.ts";
@@ -61,6 +61,8 @@ export function recordOrphanEnd(rowDir: string, runDir: string, storeRoot: strin
 	const release = tryLockRow(rowDir);
 	if (!release) return readStatus(runDir, new FileCache());
 	try {
+		// A run whose claimer died before its runner started goes back to its place in the queue.
+		if (how === "died" && returnDeadClaim(storeRoot, runDir)) return readStatus(runDir, new FileCache());
 		return endOrphanLocked(runDir, storeRoot, rowId, how);
 	} finally {
 		release();
