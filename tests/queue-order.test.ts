@@ -11,7 +11,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { claimEntry, enqueue, pumpQueue, queuedNames, returnDeadClaim } from "../runner/life/queue.mjs";
+import { claimEntry, enqueue, pumpQueue, queuedNames, releaseRunSlots, returnDeadClaim } from "../runner/life/queue.mjs";
+import { tryClaimSlot } from "../runner/life/slots.mjs";
+import { processStartTime } from "../runner/store/proc.mjs";
 import { initialStatus } from "../runner/life/state-rules.mjs";
 import { runDirOf } from "../runner/store/store-layout.mjs";
 import { recordOrphanEnd, runOwner } from "../src/board/engine/run-liveness.ts";
@@ -175,6 +177,43 @@ describe("queue order", () => {
 		expect(await other.result()).toEqual({ started: ["run-a", "run-b"] });
 		expect(queuedNames(store)).toEqual([]);
 		expect(Object.values(claims(store)).map((claim) => claim.olderWaiting)).toEqual([0, 0]);
+	});
+
+	it("a pump's slot is its own until it names the run it starts: recording the end of a run it listed does not free it", async () => {
+		const store = scratch();
+		const runDirs = ["x", "y"].map((rowId) => {
+			const runDir = preparedRun(store, rowId);
+			enqueue(store, { rowId, runId: `run-${rowId}` });
+			return runDir;
+		});
+		// The pump listed x and y and holds the only slot; then x is claimed elsewhere and its end recorded.
+		const pump = actor(store, ["pump", "1"], { pause: "slot" });
+		await pump.reached("paused slot");
+		expect(claimEntry(store, queuedNames(store)[0]!, runDirs[0]!, "stop")).toBe(true);
+		releaseRunSlots(store, "run-x");
+		// Nobody else gets that slot while the pump holds it.
+		const me = { pid: process.pid, start: processStartTime(process.pid), runId: "run-z" };
+		expect(tryClaimSlot(join(store, "slots"), 1, me)).toBeUndefined();
+		pump.go();
+		expect(await pump.result()).toEqual({ started: ["run-y"] });
+		expect(JSON.parse(readFileSync(join(store, "slots", "slot-0.json"), "utf8"))).toMatchObject({ runId: "run-y", rowId: "y" });
+	});
+
+	it("a slot judged stale is broken only as judged: a breaker that judged slowly does not take the slot another breaker re-took", () => {
+		const store = scratch();
+		const slots = join(store, "slots");
+		mkdirSync(slots);
+		// Its claimer and run are gone: stale.
+		writeFileSync(join(slots, "slot-0.json"), JSON.stringify({ pid: 999_999, start: "1", runId: "gone" }));
+		const me = (runId: string) => ({ pid: process.pid, start: processStartTime(process.pid), runId });
+		// The slow breaker judged it stale; before its turn to break it, a quick one breaks it and claims it.
+		const slow = tryClaimSlot(slots, 1, me("run-slow"), undefined, (breakIt) => {
+			expect(tryClaimSlot(slots, 1, me("run-quick"))).toBe(join(slots, "slot-0.json"));
+			breakIt();
+		});
+		expect(slow).toBeUndefined();
+		expect(JSON.parse(readFileSync(join(slots, "slot-0.json"), "utf8"))).toMatchObject({ runId: "run-quick" });
+		expect(readdirSync(slots)).toEqual(["slot-0.json"]);
 	});
 
 	it("entries in the same millisecond, or after the clock went back, keep the order they entered in", () => {

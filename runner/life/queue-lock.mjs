@@ -1,8 +1,9 @@
 // The queue's lock, queue/.lock: an owner file like a row lock (runner/store/row-lock.mjs: O_EXCL, the
 // holder's pid and start time, broken only when the holder is provably gone). Whoever names and places
 // an entry, lists the queue to claim from it, or claims an entry to stop its run holds it, so an entry's
-// place is the moment it enters and nobody lists the queue while a claimed entry is out of it. It is
-// held for file operations only (never across a spawn or a wait), so a writer that finds it held waits.
+// place is the moment it enters and nobody lists the queue while a claimed entry is out of it; whoever
+// breaks a stale slot holds it too, so two breakers never move each other's slot. It is held for file
+// operations only (never across a spawn, a /proc scan or a wait), so a writer that finds it held waits.
 import { join } from "node:path";
 import { tryLockFile } from "../store/row-lock.mjs";
 
@@ -11,7 +12,7 @@ const LOCK_WAIT_MS = 10_000;
 
 /**
  * Step points of the queue's writers, for tests that drive two of them step by step (a no-op otherwise):
- * `named` (an entry has its name, not yet its place), `claimed` (an entry is out of the queue, its claim
+ * `named` (an entry has its name, not yet its place), `slot` (a pump holds a slot, not yet the lock), `claimed` (an entry is out of the queue, its claim
  * not yet written), `claim-write` (the claim is about to be written), `spawn` (a claimed run's runner is
  * about to be spawned, the lock released), `lock-busy` (the lock is held by another).
  * @type {{ at: (point: string, name: string) => void }}

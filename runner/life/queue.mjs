@@ -6,13 +6,13 @@
 // limit (config.json, read at every pump): an entry whose target is full waits without blocking
 // entries of other targets; a non-local run's owner is its link (runner/link/target-link.mjs).
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LOCAL_TARGET, readLimits, TARGET_NAME } from "./board-config.mjs";
 import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
 import { claimEntry, claimHeld, forgetGoneEntries, queueDir, queuedNames, readEntry, recordStartFailure, refuseEntry, returnClaim } from "./queue-entries.mjs";
-import { holdQueueLock, queueSteps } from "./queue-lock.mjs";
+import { holdQueueLock, queueSteps, withQueueLock } from "./queue-lock.mjs";
 import { processStartTime, RUN_TAG, runProcesses } from "../store/proc.mjs";
 import { releaseSlot, slotOfRun, sweepStaleSlots, tryClaimSlot } from "./slots.mjs";
 import { isValidId, runDirOf } from "../store/store-layout.mjs";
@@ -107,7 +107,11 @@ export function pumpQueue(storeRoot, options) {
 	forgetGoneEntries(storeRoot, names);
 	// Nothing waits: a good moment to free what a runner killed at its very end still holds.
 	if (names.length === 0) {
-		sweepStaleSlots(slotsOf(storeRoot, LOCAL_TARGET).dir);
+		try {
+			sweepStaleSlots(slotsOf(storeRoot, LOCAL_TARGET).dir, undefined, inTurn(storeRoot));
+		} catch {
+			// The queue's lock cannot be had (a read-only store): the next pump sweeps.
+		}
 		return { started };
 	}
 	const limits = readLimits(storeRoot);
@@ -134,7 +138,7 @@ export function pumpQueue(storeRoot, options) {
 			}
 			continue;
 		}
-		const outcome = startOldest(storeRoot, read.entry, target, max);
+		const outcome = startOldest(storeRoot, target, max);
 		if (outcome === "none") {
 			done.add(target);
 			continue;
@@ -157,6 +161,14 @@ export function pumpQueue(storeRoot, options) {
 	return { ...more, started: [...started, ...more.started] };
 }
 
+/** Stale slots are broken holding the queue's lock, one breaker at a time. @param {string} storeRoot @returns {import("./slots.mjs").TakeTurns} */
+function inTurn(storeRoot) {
+	return (breakIt) => {
+		ensureDir(queueDir(storeRoot));
+		withQueueLock(queueDir(storeRoot), breakIt);
+	};
+}
+
 /** Why the queue's lock could not be had. @param {string} storeRoot @param {unknown} error */
 function lockFailure(storeRoot, error) {
 	return diskFull(storeRoot) ?? `cannot lock the queue: ${error instanceof Error ? error.message : String(error)}`;
@@ -169,44 +181,48 @@ function diskFull(storeRoot) {
 }
 
 /**
- * Claims a slot of `target` (named for `expected`, the oldest entry of it this pump saw), then, under
- * the queue's lock, the oldest entry of `target` now, which the slot is renamed for if it is another.
- * "none": the target is full, or nothing of it waits any more.
- * @param {string} storeRoot @param {import("./queue-entries.mjs").QueueEntry} expected @param {string} target @param {number} max
+ * Claims a slot of `target`, then, under the queue's lock, the oldest entry of `target` now, which the
+ * slot is then written for. "none": the target is full, or nothing of it waits any more.
+ * @param {string} storeRoot @param {string} target @param {number} max
  * @returns {"none" | { error: string } | { runDir: string, runId: string, slot: string, logFd: number }}
  */
-function startOldest(storeRoot, expected, target, max) {
+function startOldest(storeRoot, target, max) {
 	// Too little room for a run to record itself: nothing starts until there is.
 	const noSpace = diskFull(storeRoot);
 	if (noSpace) return { error: noSpace };
-	const owner = (/** @type {{ rowId: string, runId: string }} */ entry) => ({ pid: process.pid, start: processStartTime(process.pid), runId: entry.runId, rowId: entry.rowId });
+	const owner = (/** @type {string} */ runId, /** @type {string} */ rowId = "") => ({ pid: process.pid, start: processStartTime(process.pid), runId, ...(rowId ? { rowId } : {}) });
+	// Claimed in a name no run has: a reader that records the end of a run this pump listed (since claimed
+	// by another) frees every slot naming that run, and must not free this one.
+	let holder = `claiming-${process.pid}`;
 	let slot;
 	try {
 		const slots = slotsOf(storeRoot, target);
 		ensureDir(slots.dir);
-		slot = tryClaimSlot(slots.dir, Math.max(1, max), owner(expected), slots.holds);
+		slot = tryClaimSlot(slots.dir, Math.max(1, max), owner(holder), slots.holds, inTurn(storeRoot));
 	} catch (error) {
 		return { error: error instanceof Error ? error.message : String(error) };
 	}
 	if (!slot) return "none";
 	const held = slot;
+	queueSteps.at("slot", held);
 	let release;
 	try {
 		release = holdQueueLock(queueDir(storeRoot));
 	} catch (error) {
-		releaseSlot(held, expected.runId);
+		releaseSlot(held, holder);
 		return { error: lockFailure(storeRoot, error) };
 	}
-	let holder = expected.runId;
 	let at = "";
 	try {
 		for (const name of queuedNames(storeRoot)) {
 			const read = readEntry(storeRoot, name);
 			if (!("entry" in read) || (read.entry.target ?? LOCAL_TARGET) !== target) continue;
 			const { entry, runDir } = read;
+			// A stray entry of a run claimed already never starts it again (claims are made under this lock).
+			if (existsSync(join(runDir, "claim.json"))) continue;
 			at = ` in ${runDir}`;
 			// Our slot (its claimer, this live process, keeps it ours) now names the run it is for.
-			if (entry.runId !== holder) writeJsonAtomic(held, owner(entry));
+			if (entry.runId !== holder) writeJsonAtomic(held, owner(entry.runId, entry.rowId));
 			holder = entry.runId;
 			// Opened before the claim: a run that cannot get its log (a full disk) stays queued.
 			const logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE);
@@ -218,7 +234,6 @@ function startOldest(storeRoot, expected, target, max) {
 				throw error;
 			}
 			if (claimed) return { runDir, runId: entry.runId, slot: held, logFd };
-			// A stray entry of a run claimed already: the next one.
 			closeSync(logFd);
 		}
 		releaseSlot(held, holder);

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { isAlive, runProcesses } from "../store/proc.mjs";
 import { writeJsonAtomic } from "../store/fs-util.mjs";
-import { breakStale, createExclusive } from "../store/owner-file.mjs";
+import { breakUnchanged, createExclusive, ownerText } from "../store/owner-file.mjs";
 
 /** A slot file still empty or unparsable after this long was left by a claimer killed mid-write. */
 const GARBAGE_GRACE_MS = 2000;
@@ -25,6 +25,15 @@ const GARBAGE_GRACE_MS = 2000;
  * @typedef {(owner: SlotOwner) => boolean} HoldsSlot
  */
 
+/**
+ * Runs the break of a slot judged stale, one breaker at a time (the queue's lock): judged from a /proc
+ * scan, a slot can be re-created by another breaker before the break, and must not be moved then.
+ * @typedef {(breakIt: () => void) => void} TakeTurns
+ */
+
+/** @type {TakeTurns} */
+const alone = (breakIt) => breakIt();
+
 /** @param {string} path @returns {SlotOwner | "garbage" | undefined} */
 function readOwner(path) {
 	let text;
@@ -33,6 +42,11 @@ function readOwner(path) {
 	} catch (error) {
 		return /** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT" ? undefined : "garbage";
 	}
+	return ownerOf(text);
+}
+
+/** @param {string} text @returns {SlotOwner | "garbage"} */
+function ownerOf(text) {
 	try {
 		const value = JSON.parse(text);
 		if (value && typeof value === "object" && typeof value.runId === "string" && typeof value.pid === "number") return value;
@@ -53,19 +67,31 @@ function olderThan(path, ms) {
 
 /** True when nothing can still be using the slot at `path`. @param {string} path @param {HoldsSlot} [holds] */
 function isStale(path, holds) {
-	const owner = readOwner(path);
-	if (owner === undefined) return false;
-	if (owner === "garbage") return olderThan(path, GARBAGE_GRACE_MS);
-	if (isAlive(owner.pid, owner.start)) return false;
-	return runProcesses(owner.runId).length === 0 && !holds?.(owner);
+	return staleText(path, holds) !== undefined;
+}
+
+/** The text of the slot at `path` when nothing can still be using it. @param {string} path @param {HoldsSlot} [holds] */
+function staleText(path, holds) {
+	const text = ownerText(path);
+	if (text === undefined) return undefined;
+	const owner = ownerOf(text);
+	if (owner === "garbage") return olderThan(path, GARBAGE_GRACE_MS) ? text : undefined;
+	if (isAlive(owner.pid, owner.start)) return undefined;
+	return runProcesses(owner.runId).length === 0 && !holds?.(owner) ? text : undefined;
+}
+
+/** Breaks the slot at `path` if it is stale, in its turn. @param {string} path @param {HoldsSlot | undefined} holds @param {TakeTurns} turns */
+function breakIfStale(path, holds, turns) {
+	const judged = staleText(path, holds);
+	if (judged !== undefined) turns(() => breakUnchanged(path, judged));
 }
 
 /**
  * Tries to claim one of `max` slots; returns the claimed path or undefined when all are taken.
  * Errors other than "taken" (EACCES, ENOSPC...) are thrown with the path, so a stuck queue says why.
- * @param {string} dir @param {number} max @param {SlotOwner} owner @param {HoldsSlot} [holds]
+ * @param {string} dir @param {number} max @param {SlotOwner} owner @param {HoldsSlot} [holds] @param {TakeTurns} [turns]
  */
-export function tryClaimSlot(dir, max, owner, holds) {
+export function tryClaimSlot(dir, max, owner, holds, turns = alone) {
 	/** @type {string[]} */
 	const taken = [];
 	for (let n = 0; n < max; n++) {
@@ -75,9 +101,7 @@ export function tryClaimSlot(dir, max, owner, holds) {
 	}
 	// All taken: look for one whose run is over (a /proc scan, so only when we actually need a slot).
 	for (const path of taken) {
-		if (!isStale(path, holds)) continue;
-		// A live claimer that replaced it in between is put back.
-		breakStale(path, (moved) => !isStale(moved, holds));
+		breakIfStale(path, holds, turns);
 		if (create(path, owner)) return path;
 	}
 	return undefined;
@@ -122,9 +146,9 @@ export function releaseSlot(path, runId) {
  * Removes the slot files of `dir` whose run is over (claimer gone, no process of the run left): a
  * runner killed after it recorded its end, before it freed its slot, leaves one that no claim needs
  * while slots are free. Costs a file read per slot; /proc is scanned only for a dead claimer.
- * @param {string} dir @param {HoldsSlot} [holds]
+ * @param {string} dir @param {HoldsSlot} [holds] @param {TakeTurns} [turns]
  */
-export function sweepStaleSlots(dir, holds) {
+export function sweepStaleSlots(dir, holds, turns = alone) {
 	let names;
 	try {
 		names = readdirSync(dir);
@@ -133,8 +157,7 @@ export function sweepStaleSlots(dir, holds) {
 	}
 	for (const name of names) {
 		if (!/^slot-\d+\.json$/.test(name)) continue;
-		const path = join(dir, name);
-		if (isStale(path, holds)) breakStale(path, (moved) => !isStale(moved, holds));
+		breakIfStale(join(dir, name), holds, turns);
 	}
 }
 
