@@ -11,12 +11,12 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { claimEntry, enqueue, pumpQueue, queuedNames, releaseRunSlots, returnDeadClaim } from "../runner/life/queue.mjs";
-import { tryClaimSlot } from "../runner/life/slots.mjs";
+import { claimEntry, enqueue, pumpQueue, queuedNames } from "../runner/life/queue.mjs";
+import { RUNNER_START_GRACE_MS, runOwner } from "../runner/life/run-owner.mjs";
+import { releaseRunSlots, tryClaimSlot } from "../runner/life/slots.mjs";
 import { processStartTime } from "../runner/store/proc.mjs";
 import { initialStatus } from "../runner/life/state-rules.mjs";
 import { runDirOf } from "../runner/store/store-layout.mjs";
-import { recordOrphanEnd, runOwner } from "../src/board/engine/run-liveness.ts";
 import type { RunStatus } from "../src/board/engine/types.ts";
 
 const ACTOR = join(dirname(fileURLToPath(import.meta.url)), "../test-support/queue-actor.ts");
@@ -246,17 +246,16 @@ describe("queue order", () => {
 	});
 
 	for (const [when, point] of [
-		["between taking its entry and writing its claim", "claimed"],
+		["between taking its entry and writing its claim (holding the queue's lock)", "claimed"],
 		["after its claim, before its runner", "spawn"],
 	] as const) {
-		it(`a claimer killed ${when} does not stop the queue, and its run goes back to its place`, async () => {
+		it(`a claimer killed ${when} does not stop the queue; its run is left claimed, never started`, async () => {
 			const store = scratch();
 			const runDirs = ["a", "b"].map((rowId) => {
 				const runDir = preparedRun(store, rowId);
 				enqueue(store, { rowId, runId: `run-${rowId}` });
 				return runDir;
 			});
-			const names = queuedNames(store);
 			const killed = actor(store, ["pump", "2"], { pause: point });
 			await killed.reached(`paused ${point}`);
 			await killed.kill();
@@ -264,27 +263,10 @@ describe("queue order", () => {
 			// Whatever it held (the queue's lock, a slot), the next entry starts.
 			expect(pumpHere(store, 2)).toEqual({ started: ["run-b"] });
 			expect(queuedNames(store)).toEqual([]);
-			// a's reader finds no owner: a goes back under its own name, ahead of anything that came after it.
-			enqueue(store, { rowId: "c", runId: "run-c" });
-			expect(recordOrphanEnd(join(store, "rows", "a"), runDirs[0]!, store, "a", "died")).toMatchObject({ state: "queued" });
-			expect(queuedNames(store)).toEqual([names[0], expect.stringMatching(/-run-c\.json$/)]);
-			expect(existsSync(join(runDirs[0]!, "claim.json"))).toBe(false);
-			// Its claimer's slot is free again: it starts next, as the oldest waiting.
-			expect(pumpHere(store, 2)).toEqual({ started: ["run-a"] });
-			expect(claims(store)["run-a"]).toMatchObject({ purpose: "start", olderWaiting: 0 });
+			// a stays with its claim: starting for the grace, then nobody's (its reader records "runner never started").
+			expect(existsSync(join(runDirs[0]!, "claim.json"))).toBe(true);
+			expect(runOwner(store, runDirs[0]!, status(runDirs[0]!))).toBe("starting");
+			expect(runOwner(store, runDirs[0]!, status(runDirs[0]!), Date.now() + RUNNER_START_GRACE_MS + 1000)).toBe("none");
 		});
 	}
-
-	it("a live claimer's run, and one a dead stopper claimed, do not go back", () => {
-		const store = scratch();
-		const [a, b] = ["a", "b"].map((rowId) => {
-			const runDir = preparedRun(store, rowId);
-			enqueue(store, { rowId, runId: `run-${rowId}` });
-			return runDir;
-		});
-		expect(claimEntry(store, queuedNames(store)[0]!, a!, "start")).toBe(true);
-		expect(returnDeadClaim(store, a!)).toBe(false);
-		writeFileSync(join(b!, "claim.json"), JSON.stringify({ by: 999_999, start: "1", purpose: "stop", at: 1, olderWaiting: 0 }));
-		expect(returnDeadClaim(store, b!)).toBe(false);
-	});
 });

@@ -2,15 +2,13 @@
 // placed under the queue's lock (queue-lock.mjs), after every entry already waiting, so the names' order
 // is the order entries entered in. It is checked once (entries never change), refused when bad, and
 // claimed with one rename into its run's directory: whoever's rename wins owns the run (to start or stop).
-// A claimer that dies before its run's runner starts leaves the run to go back (returnClaim).
-import { existsSync, lstatSync, lutimesSync, readdirSync, readFileSync, renameSync, unlinkSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import { LOCAL_TARGET, TARGET_NAME } from "./board-config.mjs";
-import { ensureDir, touchNotify, writeJsonAtomic } from "../store/fs-util.mjs";
-import { rejectWaiting } from "./inbox.mjs";
+import { existsSync, lstatSync, lutimesSync, readdirSync, readFileSync, renameSync } from "node:fs";
+import { basename, join } from "node:path";
+import { LOCAL_TARGET, TARGET_NAME } from "./vocabulary.mjs";
+import { ensureDir, writeJsonAtomic } from "../store/fs-util.mjs";
 import { queueSteps, withQueueLock } from "./queue-lock.mjs";
-import { finalize } from "./state-rules.mjs";
-import { isAlive, processStartTime } from "../store/proc.mjs";
+import { recordStartFailure } from "./run-end.mjs";
+import { processStartTime } from "../store/proc.mjs";
 import { isValidId, runDirOf } from "../store/store-layout.mjs";
 
 /**
@@ -213,7 +211,7 @@ export function claimHeld(storeRoot, name, runDir, purpose, slot) {
 	}
 	try {
 		queueSteps.at("claim-write", name);
-		writeJsonAtomic(claim, { by: process.pid, start: processStartTime(process.pid), purpose, at: Date.now(), olderWaiting, ...(slot ? { slot: basename(slot) } : {}), ...("entry" in read ? { queued: read.entry } : {}) });
+		writeJsonAtomic(claim, { by: process.pid, start: processStartTime(process.pid), purpose, at: Date.now(), olderWaiting, ...(slot ? { slot: basename(slot) } : {}) });
 	} catch (error) {
 		// The temp file failed, so claim.json still holds the entry's bytes: put it back in its place.
 		try {
@@ -226,67 +224,8 @@ export function claimHeld(storeRoot, name, runDir, purpose, slot) {
 	return true;
 }
 
-/**
- * Puts back the entry of a run whose claimer died before its runner started: claim.json still holding
- * the entry (its claimer died between the rename and the claim: under the queue's lock no live one is
- * there), or a start claim whose claimer is gone (the claim keeps its entry in `queued`), with no
- * runner.json, the run still queued and no process of it left (`freeRun` says so and frees its slot).
- * It goes back under its own name: its place, ahead of every entry that entered after it. Returns the
- * entry when it went back.
- * @param {string} storeRoot @param {string} runDir @param {(runId: string) => boolean} freeRun
- * @returns {QueueEntry | undefined}
- */
-export function returnClaim(storeRoot, runDir, freeRun) {
-	return withQueueLock(queueDir(storeRoot), () => {
-		const claimPath = join(runDir, "claim.json");
-		let claim;
-		try {
-			claim = JSON.parse(readFileSync(claimPath, "utf8"));
-		} catch {
-			return undefined;
-		}
-		if (existsSync(join(runDir, "runner.json")) || !stillQueued(runDir)) return undefined;
-		const dead = claim?.by === undefined ? claim : claim.purpose === "start" && !isAlive(claim.by, claim.start) ? claim.queued : undefined;
-		const entry = entryFrom(dead);
-		if (typeof entry === "string" || runDirOf(storeRoot, entry.rowId, entry.runId) !== runDir || !freeRun(entry.runId)) return undefined;
-		writeJsonAtomic(join(queueDir(storeRoot), entryName(entry)), entry);
-		unlinkSync(claimPath);
-		return entry;
-	});
-}
-
-/** @param {string} runDir */
-function stillQueued(runDir) {
-	try {
-		const status = JSON.parse(readFileSync(join(runDir, "status.json"), "utf8"));
-		return status?.state === "queued" && status.endedAt === undefined;
-	} catch {
-		return false;
-	}
-}
-
 /** A waiting entry's target (undefined for a bad one). @param {string} storeRoot @param {string} name */
 function targetOf(storeRoot, name) {
 	const read = readEntry(storeRoot, name);
 	return "entry" in read ? (read.entry.target ?? LOCAL_TARGET) : undefined;
-}
-
-/**
- * Records why a claimed run never started (its owner, the claimer, does); messages waiting in its
- * inbox are answered, rejected, so no reply is left without a receipt.
- * @param {string} runDir @param {string} reason
- */
-export function recordStartFailure(runDir, reason) {
-	try {
-		const statusPath = join(runDir, "status.json");
-		const status = JSON.parse(readFileSync(statusPath, "utf8"));
-		const now = Date.now();
-		finalize(status, { code: null, signal: null, spawnError: reason, now });
-		rejectWaiting(runDir, status, "not-started", now, "it failed before it started");
-		writeJsonAtomic(statusPath, status);
-		const rowDir = dirname(dirname(runDir));
-		touchNotify(dirname(dirname(rowDir)), basename(rowDir));
-	} catch {
-		// Readers record "runner never started" once the start grace has passed.
-	}
 }

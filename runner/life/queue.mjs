@@ -2,26 +2,23 @@
 // them FIFO across every pi process: it claims a slot of a target, then, under the queue's lock, the
 // oldest entry of that target (one atomic rename into the run's directory, so exactly one pumper or
 // stopper wins it), then spawns that run's runner. Finishing runners and board reads both pump, so a
-// killed runner never strands it. Each target has its own slots and
-// limit (config.json, read at every pump): an entry whose target is full waits without blocking
-// entries of other targets; a non-local run's owner is its link (runner/link/target-link.mjs).
-import { spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { LOCAL_TARGET, readLimits, TARGET_NAME } from "./board-config.mjs";
+// killed runner never strands it. Each target has its own slots and limit (config.json, read at every
+// pump): an entry whose target is full waits without blocking entries of other targets; a non-local
+// run's owner is its link (runner/link/target-link.mjs).
+import { closeSync, existsSync, openSync } from "node:fs";
+import { join } from "node:path";
+import { LOCAL_TARGET } from "./vocabulary.mjs";
+import { readLimits } from "./board-config.mjs";
 import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
-import { claimEntry, claimHeld, forgetGoneEntries, queueDir, queuedNames, readEntry, recordStartFailure, refuseEntry, returnClaim } from "./queue-entries.mjs";
+import { claimEntry, claimHeld, forgetGoneEntries, queueDir, queuedNames, readEntry, refuseEntry } from "./queue-entries.mjs";
 import { holdQueueLock, queueSteps, withQueueLock } from "./queue-lock.mjs";
-import { processStartTime, RUN_TAG, runProcesses } from "../store/proc.mjs";
-import { releaseSlot, slotOfRun, sweepStaleSlots, tryClaimSlot } from "./slots.mjs";
-import { isValidId, runDirOf } from "../store/store-layout.mjs";
+import { processStartTime, RUN_TAG } from "../store/proc.mjs";
+import { recordStartFailure } from "./run-end.mjs";
+import { releaseSlot, slotsOf, sweepStaleSlots, tryClaimSlot } from "./slots.mjs";
+import { LINK_PATH, RUNNER_PATH, spawnRunner } from "./spawn-runner.mjs";
 
-export { claimEntry, enqueue, queueDir, queuedEntryName, queuedNames, readEntry, recordStartFailure } from "./queue-entries.mjs";
+export { claimEntry, enqueue, queueDir, queuedEntryName, queuedNames, readEntry } from "./queue-entries.mjs";
 export { queueSteps } from "./queue-lock.mjs";
-
-export const RUNNER_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../job-runner.mjs");
-export const LINK_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../link/target-link.mjs");
 
 /**
  * @typedef {object} PumpOptions
@@ -29,60 +26,6 @@ export const LINK_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../li
  * @property {string} node         node binary for the runner
  * @property {NodeJS.ProcessEnv} env  base environment of the runner (the run's tag is added)
  */
-
-/** Slots of a target, and what else holds one: a target run goes on while our link is gone. @param {string} storeRoot @param {string} target */
-export function slotsOf(storeRoot, target) {
-	if (target === LOCAL_TARGET) return { dir: join(storeRoot, "slots"), holds: undefined };
-	return { dir: join(storeRoot, "targets", target, "slots"), holds: (/** @type {import("./slots.mjs").SlotOwner} */ owner) => runNotOver(storeRoot, owner) };
-}
-
-/**
- * Frees the slot a run still holds once its end is recorded from outside (its runner was killed): now,
- * not whenever a later claim finds every slot taken. Only the run's own slot file goes.
- * @param {string} storeRoot @param {string} runId
- */
-export function releaseRunSlots(storeRoot, runId) {
-	/** @type {string[]} */
-	let targets = [];
-	try {
-		targets = readdirSync(join(storeRoot, "targets")).filter((name) => TARGET_NAME.test(name));
-	} catch {
-		// No targets.
-	}
-	for (const dir of [slotsOf(storeRoot, LOCAL_TARGET).dir, ...targets.map((name) => slotsOf(storeRoot, name).dir)]) {
-		releaseSlot(slotOfRun(dir, runId), runId);
-	}
-}
-
-/**
- * A run whose claimer died before its runner started goes back to its place in the queue (returnClaim),
- * the slot its claimer took for it freed first. Its readers call this when the run has no owner left.
- * @param {string} storeRoot @param {string} runDir
- */
-export function returnDeadClaim(storeRoot, runDir) {
-	/** @param {string} runId */
-	const freeRun = (runId) => {
-		if (runProcesses(runId).length > 0) return false;
-		releaseRunSlots(storeRoot, runId);
-		return true;
-	};
-	try {
-		return returnClaim(storeRoot, runDir, freeRun) !== undefined;
-	} catch {
-		return false;
-	}
-}
-
-/** A target slot's run is over when its status says so (or its row is gone). @param {string} storeRoot @param {import("./slots.mjs").SlotOwner} owner */
-function runNotOver(storeRoot, owner) {
-	if (!owner.rowId || !isValidId(owner.rowId) || !isValidId(owner.runId)) return false;
-	try {
-		const status = JSON.parse(readFileSync(join(runDirOf(storeRoot, owner.rowId, owner.runId), "status.json"), "utf8"));
-		return typeof status?.endedAt !== "number";
-	} catch (error) {
-		return /** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT";
-	}
-}
 
 /**
  * Starts queued runs while their targets have free slots, oldest first (FIFO per target). Returns the
@@ -243,28 +186,5 @@ function startOldest(storeRoot, target, max) {
 		return { error: `cannot start the run${at}: ${error instanceof Error ? error.message : String(error)}` };
 	} finally {
 		release();
-	}
-}
-
-/**
- * Spawns the detached runner of a claimed run on its log fd (closed here; opened here when not given).
- * Its failure to start is recorded by the runner's absence: readers turn a claimed run with no runner
- * into "failed: runner never started". A target run's owner is its link (LINK_PATH), spawned the same way.
- * @param {string} runDir @param {string} slot @param {string} node @param {NodeJS.ProcessEnv} env
- * @param {string} [script] @param {number} [logFd]
- */
-export function spawnRunner(runDir, slot, node, env, script = RUNNER_PATH, logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE)) {
-	try {
-		// A small young generation: a long stream's garbage is collected as it comes (about 30 MB less peak RSS).
-		const child = spawn(node, ["--max-semi-space-size=2", script, join(runDir, "run.json"), slot], { detached: true, stdio: ["ignore", logFd, logFd], cwd: runDir, env });
-		child.on("error", (error) => {
-			// The pumper claimed this run and still owns it: it records why the run never started.
-			releaseSlot(slot, String(env[RUN_TAG]));
-			recordStartFailure(runDir, `could not start the runner with ${node}: ${error.message}`);
-		});
-		child.unref();
-		return child;
-	} finally {
-		closeSync(logFd);
 	}
 }

@@ -12,7 +12,7 @@ import { removeWorktree } from "./remove-worktree.ts";
 import { ReplyView } from "./reply-view.ts";
 import type { Host } from "./view.ts";
 
-function plural(n: number, word: string): string {
+export function plural(n: number, word: string): string {
 	return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 

@@ -7,11 +7,9 @@
 import type { Static } from "typebox";
 import type {
 	AttemptSchema,
-	BoardConfigSchema,
-	ContainerTargetSchema,
+	BudgetStatusSchema,
+	LimitSchema,
 	LinkSchema,
-	SshTargetSchema,
-	TargetConfigSchema,
 	DeliveryKindSchema,
 	EventSchema,
 	LiveSchema,
@@ -28,7 +26,6 @@ import type {
 	WorktreeModeSchema,
 } from "./schemas.ts";
 import type { ReasonCode } from "../../../runner/life/reasons.mjs";
-import type { TargetsApi } from "../targets/targets-api.ts";
 
 // Store files and their parts: derived from the shapes the reader checks (schemas.ts), never restated.
 export type RowState = Static<typeof RunStateSchema>;
@@ -53,13 +50,33 @@ export type ProcessRecord = Static<typeof ProcessRecordSchema>;
 /** slots/slot-<n>.json. */
 export type SlotOwner = Static<typeof SlotOwnerSchema>;
 export type { ReasonCode };
-/** <store>/config.json. */
-export type BoardConfig = Static<typeof BoardConfigSchema>;
-export type TargetConfig = Static<typeof TargetConfigSchema>;
-export type SshTargetConfig = Static<typeof SshTargetSchema>;
-export type ContainerTargetConfig = Static<typeof ContainerTargetSchema>;
+/**
+ * A target's entry in config.json: the fields every kind has, and its kind's own (runner/kinds/: each
+ * kind states them once, and config.json, run.json and `targets add` are checked from that).
+ */
+export interface TargetConfig {
+	kind: string;
+	/** Runs there at a time. */
+	max: number;
+	/** Variables forwarded to its workers, by name. */
+	env: string[];
+	[field: string]: unknown;
+}
+/** A run's copy of its target's config (run.json /target): the entry and its name. */
+export type TargetSnapshot = TargetConfig & { name: string };
+/** <store>/config.json, checked by its one reader (runner/life/board-config.mjs). */
+export interface BoardConfig {
+	version: number;
+	/** The local concurrency limit (AGENT_BOARD_MAX_RUNNING is only its default). */
+	maxRunning?: number;
+	targets: Record<string, TargetConfig>;
+}
 /** A target run's connection as its link mirrors it. */
 export type LinkState = Static<typeof LinkSchema>;
+/** A budget in tokens and/or cost. */
+export type BudgetLimit = Static<typeof LimitSchema>;
+/** Spend against the budget nearest its limit (the runner's last check). */
+export type BudgetView = Static<typeof BudgetStatusSchema>;
 
 export interface DiffStats {
 	added: number;
@@ -79,9 +96,10 @@ export interface ReplyResult {
 	/**
 	 * steer / followUp / answer: delivered into the running worker; new-run: a new run on the same
 	 * session (the row was finished or parked); queued: waits in the inbox of a run that has not started;
-	 * pending: dropped in the inbox, no receipt yet.
+	 * pending: dropped in the inbox, no receipt yet; budget / stopped: a row paused by its budget was
+	 * raised (the same worker goes on) or stopped.
 	 */
-	delivery: DeliveryKind | "new-run" | "queued" | "pending";
+	delivery: DeliveryKind | "new-run" | "queued" | "pending" | "budget" | "stopped";
 	receipt?: Receipt;
 }
 
@@ -149,6 +167,14 @@ export interface BoardRow {
 	target?: string;
 	/** A target run whose target cannot be reached: since when, and why (the run goes on there). */
 	unreachable?: { since: number; reason: string };
+	/** Spend against budget (the runner's last check), paused when a budget stopped the run between turns. */
+	budget?: BudgetView;
+	/** The row's own budget (meta.json), whether or not a run has checked it yet. */
+	budgetLimit?: BudgetLimit;
+	/** Why the supervisor left the waiting question to the user ("asked you because: ..."). */
+	supervisorNote?: string;
+	/** The preset the row was dispatched with. */
+	preset?: string;
 }
 
 export interface FileOverlap {
@@ -171,6 +197,12 @@ export interface DispatchOptions {
 	forkFrom?: string;
 	/** Where to run: a target's name (default: local). A target always gets its own worktree. */
 	target?: string;
+	/** A preset's name (~/.pi/agent/agents/, a trusted project's .pi/agents/): its values fill what is not given. */
+	preset?: string;
+	/** How much each row may spend. */
+	budget?: BudgetLimit;
+	/** How much the attempt set may spend in all. */
+	setBudget?: BudgetLimit;
 }
 
 /** One attempt set (or a single worktree row) as compare shows it. */
@@ -223,10 +255,16 @@ export interface BoardService {
 	dispatch(options: DispatchOptions): Promise<BoardRow>;
 	/** Every row started for `options` (one, or an attempt set of `count`). */
 	dispatchAttempts(options: DispatchOptions): Promise<BoardRow[]>;
-	/** All rows (archived included only when asked), reconciled: dead runners become failed. */
+	/** All rows (archived included only when asked), as read: a run whose owner died reads as failed. Reads only. */
 	/** `slim`: ended runs' events, stderr tail, receipts and whole answer may be left out (what a list line needs). */
 	list(options?: { includeArchived?: boolean; slim?: boolean }): Promise<BoardRow[]>;
 	get(id: string, options?: { slim?: boolean }): Promise<BoardRow | undefined>;
+	/**
+	 * Writes what reads found (the supervise step: pump the queue, record derived ends, relink target runs,
+	 * settle merges, tidy live marks), on a store this process may write; `all`: every row, as list's own
+	 * pump. Returns the ids of rows it changed.
+	 */
+	supervise?(options?: { all?: boolean }): Promise<readonly string[]>;
 	/** The rows that count in the footer and strip (live or asking), from the live summary: no store pass. */
 	liveRows?(): Promise<BoardRow[]>;
 	/** Every row id, oldest first (ids are time-sortable); names only, no row is read. */
@@ -258,4 +296,74 @@ export interface BoardService {
 	merge(id: string, options?: MergeOptions): Promise<MergeResult>;
 	/** Where rows run: this machine and the board's targets (ssh hosts, containers), with their limits. */
 	readonly targets: TargetsApi;
+	/** Sets a row's budget (or, when a set, target or day budget paused it, that one); a paused run goes on. */
+	budget?(id: string, amount: BudgetLimit): Promise<BudgetResult>;
+	/** The presets a dispatch from `cwd` may name. */
+	presets?(cwd: string): PresetSummary[];
+}
+
+export interface BudgetResult {
+	row: BoardRow;
+	/** Which budget changed. */
+	scope: "row" | "set" | "target" | "day";
+	/** resumed: the paused worker goes on in place; new-run: the paused run had parked, a new run continues; set: nothing was paused. */
+	outcome: "resumed" | "new-run" | "set";
+}
+
+/** A preset as the new-agent form lists it. */
+export interface PresetSummary {
+	name: string;
+	description: string;
+	source: "user" | "project";
+	model?: string;
+	thinking?: ThinkingLevel;
+	ponytailMode?: string;
+	target?: string;
+	worktreeMode?: WorktreeMode;
+	attempts?: number;
+	budget?: BudgetLimit;
+	/** Why the file could not be used, when it cannot. */
+	error?: string;
+}
+
+/** One line per requirement of `targets check`: ok, or what is wrong and how to fix it. */
+export interface CheckItem {
+	name: string;
+	ok: boolean;
+	detail: string;
+	fix?: string;
+}
+
+/** A target as `targets add` (or a tool) describes it: its kind and its fields as given. */
+export type TargetInput = { kind: string; max?: number; env?: string[] } & Record<string, unknown>;
+
+export interface TargetView {
+	name: string;
+	kind: string;
+	/** One line: where runs go ("this machine", "ssh dev (dir .agent-board)", "podman image x"). */
+	where: string;
+	max: number;
+	running: number;
+	queued: number;
+	/** Rows there that cannot reach it: the oldest since, and its reason. */
+	unreachable?: { since: number; reason: string };
+	config?: TargetConfig;
+	/** What `targets check <name>` wants after an add ("--install"). */
+	checkArgs?: string;
+}
+
+export interface TargetCheck {
+	target: string;
+	ok: boolean;
+	items: CheckItem[];
+}
+
+/** Where rows run: this machine ("local") and the board's targets, with their limits. */
+export interface TargetsApi {
+	list(): Promise<TargetView[]>;
+	add(name: string, input: TargetInput): Promise<TargetView>;
+	remove(name: string): Promise<void>;
+	check(name: string, options?: { install?: boolean }): Promise<TargetCheck>;
+	/** The concurrency limit of a target, or of this machine ("local"). */
+	setLimit(name: string, max: number): Promise<void>;
 }

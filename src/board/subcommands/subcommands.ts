@@ -5,6 +5,8 @@
  */
 import { formatGcReport, gc } from "../engine/gc.ts";
 import { parseTargetsCommand, runTargetsCommand, type TargetsParsed } from "../targets/targets-command.ts";
+import { parseBudgetCommand, parseSupervisorCommand, runSupervisorCommand, type SupervisorParsed } from "../supervisor/supervisor-command.ts";
+import { agentDirOf } from "../supervisor/rules-paths.ts";
 import type { BoardRow, BoardService, ReplyResult } from "../engine/types.ts";
 import { parseAttemptSubcommand, runAttemptSubcommand, type AttemptIo, type AttemptParsed } from "./attempt-subcommands.ts";
 import { attemptDetail } from "./attempt-text.ts";
@@ -15,7 +17,7 @@ export { SUBCOMMANDS, type SubcommandName, USAGE } from "./usage.ts";
 
 type Simple = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean; followUp?: boolean; dryRun?: boolean; help?: "all" | "one" };
 type Targets = { ok: true; name: "targets"; targets: Extract<TargetsParsed, { ok: true }> };
-export type Parsed = Simple | AttemptParsed | Targets | { ok: false; error: string };
+export type Parsed = Simple | AttemptParsed | Targets | SupervisorParsed | { ok: false; error: string };
 
 export function parseSubcommand(args: string): Parsed {
 	const trimmed = args.trim();
@@ -35,6 +37,10 @@ export function parseSubcommand(args: string): Parsed {
 		const targets = parseTargetsCommand(rest);
 		return targets.ok ? { ok: true, name, targets } : { ok: false, error: `${targets.error}\n${subcommandHelp(name)}` };
 	}
+	if (name === "supervisor" || name === "budget") {
+		const parsed = name === "supervisor" ? parseSupervisorCommand(rest) : parseBudgetCommand(rest);
+		return parsed.ok ? parsed : { ok: false, error: `${parsed.error}\n${subcommandHelp(name)}` };
+	}
 	if (name === "gc") {
 		if (rest && rest !== "--dry-run") return { ok: false, error: `gc takes only --dry-run\n${subcommandHelp(name)}` };
 		return { ok: true, name, dryRun: rest === "--dry-run" };
@@ -42,7 +48,7 @@ export function parseSubcommand(args: string): Parsed {
 	const attempt = parseAttemptSubcommand(name, rest);
 	if (attempt && !attempt.ok) return { ok: false, error: `${attempt.error}\n${subcommandHelp(name)}` };
 	// A plain dispatch keeps its original shape; flags make it an attempt dispatch.
-	if (attempt?.name === "dispatch" && attempt.count === undefined && !attempt.worktree && !attempt.target) return { ok: true, name, text: attempt.text };
+	if (attempt?.name === "dispatch" && attempt.count === undefined && !attempt.worktree && !attempt.target && !attempt.preset && !attempt.budget) return { ok: true, name, text: attempt.text };
 	if (attempt) return attempt;
 	const id = restParts[0];
 	if (!id) return { ok: false, error: `${name} needs a row id\n${subcommandHelp(name)}` };
@@ -65,7 +71,18 @@ export const DELIVERY_TEXT: Record<ReplyResult["delivery"], string> = {
 	"new-run": "started a new run on the same session",
 	queued: "waits in the inbox of the queued run; delivered when it starts",
 	pending: "left in the running agent's inbox; no receipt yet",
+	budget: "raised the budget that paused it; it goes on in the same process",
+	stopped: "stopped the row its budget had paused",
 };
+
+/**
+ * list's own pump: the supervise step over every row first (on a store this process may write: one it
+ * can only read is listed as read, unchanged), then the rows.
+ */
+export async function listSupervised(service: BoardService, options: { includeArchived?: boolean; slim?: boolean }): Promise<BoardRow[]> {
+	await service.supervise?.({ all: true });
+	return service.list(options);
+}
 
 /** Resolves an id or unique id prefix or exact name. */
 export function resolveRow(rows: readonly BoardRow[], key: string): BoardRow | string {
@@ -84,9 +101,16 @@ export function resolveRow(rows: readonly BoardRow[], key: string): BoardRow | s
 export async function runSubcommand(service: BoardService, parsed: Extract<Parsed, { ok: true }>, cwd: string, now = Date.now(), io: AttemptIo = {}): Promise<string> {
 	if ("help" in parsed && parsed.help) return parsed.help === "one" ? subcommandHelp(parsed.name) : USAGE;
 	// The table shows one line a row: the slim rows (no events or whole answers parsed again) do.
-	if (parsed.name === "list") return formatTable(await service.list({ includeArchived: "all" in parsed ? parsed.all : false, slim: true }), now, "all" in parsed ? parsed.all : false);
+	if (parsed.name === "list") return formatTable(await listSupervised(service, { includeArchived: "all" in parsed ? parsed.all : false, slim: true }), now, "all" in parsed ? parsed.all : false);
 	if (parsed.name === "back") throw new Error("back switches pi's session: it works in interactive pi only");
 	if ("targets" in parsed) return runTargetsCommand(service, parsed.targets);
+	if ("replay" in parsed || "amount" in parsed) {
+		return runSupervisorCommand(service, parsed, cwd, agentDirOf(process.env), async (key) => {
+			const found = resolveRow(await service.list({ includeArchived: true, slim: true }), key);
+			if (typeof found === "string") throw new Error(found);
+			return found;
+		});
+	}
 	if (parsed.name === "gc") return formatGcReport(gc(service.storeDir, { dryRun: "dryRun" in parsed ? parsed.dryRun : false }));
 	if ("kind" in parsed || parsed.name === "dispatch") {
 		const attempt: AttemptParsed = "kind" in parsed ? parsed : { ok: true, kind: "attempt", name: "dispatch", text: parsed.text ?? "", worktree: false };

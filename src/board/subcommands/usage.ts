@@ -3,7 +3,7 @@
  * text, the completion list and the README's subcommand block are all made from it (a test holds the
  * README to it), so a new subcommand is one row here.
  */
-import { TARGETS_USAGE } from "../targets/targets-usage.ts";
+import { targetsUsage } from "../targets/targets-usage.ts";
 
 export interface SubcommandSpec {
 	name: string;
@@ -17,7 +17,7 @@ export interface SubcommandSpec {
 
 export const SUBCOMMAND_TABLE = [
 	{ name: "list", usage: "[list [--all]]", what: "the rows as a plain table (--all: archived ones too)" },
-	{ name: "dispatch", usage: "dispatch [--on <target>] [--count N] [--worktree] <prompt>", what: "start an agent; --on runs it on a target (own worktree), --count N starts an attempt set, each in its own worktree" },
+	{ name: "dispatch", usage: "dispatch [--on <target>] [--count N] [--worktree] [--preset <name>] [--budget <n>] <prompt>", what: "start an agent; --on runs it on a target (own worktree), --count N starts an attempt set, each in its own worktree; --preset: a preset's choices; --budget: pause at that spend (50k, $2)" },
 	{ name: "show", usage: "show <id>", what: "one row in full", takesRow: true },
 	{ name: "reply", usage: "reply <id> [--follow-up] <text>", what: "steer a working row, answer its question, or resume it", takesRow: true },
 	{ name: "stop", usage: "stop <id>", what: "stop the row's run", takesRow: true },
@@ -26,10 +26,13 @@ export const SUBCOMMAND_TABLE = [
 	{ name: "fork", usage: "fork <id> [N] [prompt]", what: "N rows from a copy of a finished row's conversation, each in a fresh worktree", takesRow: true },
 	{ name: "compare", usage: "compare <id> [<other id>]", what: "the row's attempt set (files, overlaps), or the diff of two attempts", takesRow: true },
 	{ name: "merge", usage: "merge <id> [--commit] [--dry-run]", what: "merge a finished worktree row into the main checkout", takesRow: true },
+	{ name: "keep", usage: "keep <id> [--commit] [--force] [--dry-run]", what: "keep one attempt of a set: merge it, then archive the others and remove their worktrees (--force: even with uncommitted work)", takesRow: true },
 	{ name: "remove-worktree", usage: "remove-worktree <id> [--force]", what: "remove the row's worktree", takesRow: true },
 	{ name: "gc", usage: "gc [--dry-run]", what: "trim old runs' logs of archived rows; prints what it freed" },
 	{ name: "back", usage: "back", what: "switch back to the session you attached from" },
 	{ name: "targets", usage: "targets [add|check|remove <name> ...]", what: "where rows run: this machine and ssh hosts or containers, with their limits (targets --help)" },
+	{ name: "budget", usage: "budget <id> <amount>", what: "set how much a row may spend (50k tokens, $2); a row its budget paused goes on in place", takesRow: true },
+	{ name: "supervisor", usage: "supervisor [replay [--since <when>]]", what: "who answers routine questions (model, rules files, log); replay: what the rules would do now with each recorded question" },
 ] as const satisfies readonly SubcommandSpec[];
 
 export type SubcommandName = (typeof SUBCOMMAND_TABLE)[number]["name"];
@@ -52,7 +55,7 @@ export const USAGE = ["usage:", ...SUBCOMMAND_TABLE.map((s) => `  /agent-board $
 export function subcommandHelp(name: string): string {
 	const s = spec(name);
 	if (!s) return USAGE;
-	const more = name === "targets" ? TARGETS_USAGE.split("\n").map((line) => `  /agent-board ${line}`) : [];
+	const more = name === "targets" ? targetsUsage().split("\n").map((line) => `  /agent-board ${line}`) : [];
 	return [`usage: /agent-board ${s.usage}`, s.what, ...more, ...("takesRow" in s && s.takesRow ? [ID_NOTE] : [])].join("\n");
 }
 
