@@ -50,11 +50,11 @@ export async function launchBrowser(options: { width?: number; height?: number }
 	};
 }
 
-/** A full-page screenshot kept as a test artifact; returns its path. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/** A screenshot kept as a test artifact (what the viewport shows, or the whole page); returns its path. */
+export async function screenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<string> {
 	mkdirSync(ARTIFACTS, { recursive: true });
 	const path = join(ARTIFACTS, `${name}.png`);
-	await page.screenshot({ path, fullPage: true });
+	await page.screenshot({ path, fullPage: options.fullPage === true });
 	return path;
 }
 

@@ -23,13 +23,13 @@ export interface DashboardHarness {
 	dispose(): void;
 }
 
-export async function dashboardHarness(rows: BoardRow[], options: Partial<BoardDeps> & { termRows?: number } = {}): Promise<DashboardHarness> {
-	const board = createFakeBoard(rows);
+export async function dashboardHarness(rows: BoardRow[], options: Partial<BoardDeps> & { termRows?: number; storeDir?: string } = {}): Promise<DashboardHarness> {
+	const { termRows, storeDir, ...deps } = options;
+	const board = createFakeBoard(rows, storeDir);
 	const feed = new BoardFeed(() => board);
 	const results: BoardResult[] = [];
 	const saved: DispatchPrefs[] = [];
 	const renders = { count: 0 };
-	const { termRows, ...deps } = options;
 	// The board keeps what pi needs (a transcript row and the footer) out of the terminal's rows.
 	const height = termRows ?? 34;
 	// The Editor needs only these two members of pi's TUI.

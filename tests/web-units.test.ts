@@ -33,9 +33,10 @@ function store(): string {
 
 describe("serve arguments", () => {
 	it("parses start, stop, status and rotate, and refuses the rest with a reason", () => {
-		expect(parseServeArgs("")).toEqual({ ok: true, serve: { action: "start", port: 7878, host: "127.0.0.1" } });
+		expect(parseServeArgs("", {})).toEqual({ ok: true, serve: { action: "start", port: 7878, host: "127.0.0.1" } });
+		expect(parseServeArgs("", { AGENT_BOARD_WEB_PORT: "9100" })).toEqual({ ok: true, serve: { action: "start", port: 9100, host: "127.0.0.1" } });
 		expect(parseServeArgs("--port 0 --host 0.0.0.0")).toEqual({ ok: true, serve: { action: "start", port: 0, host: "0.0.0.0" } });
-		expect(parseServeArgs("--port=9000 --host=[::1]")).toEqual({ ok: true, serve: { action: "start", port: 9000, host: "::1" } });
+		expect(parseServeArgs("--port=9000 --host=[::1]", { AGENT_BOARD_WEB_PORT: "9100" })).toEqual({ ok: true, serve: { action: "start", port: 9000, host: "::1" } });
 		expect(parseServeArgs("--stop")).toEqual({ ok: true, serve: { action: "stop" } });
 		expect(parseServeArgs("--status")).toEqual({ ok: true, serve: { action: "status" } });
 		expect(parseServeArgs("--rotate")).toEqual({ ok: true, serve: { action: "rotate" } });

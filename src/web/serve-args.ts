@@ -6,6 +6,12 @@
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 7878;
 
+/** The port `serve` and the settings switch use unless told: AGENT_BOARD_WEB_PORT, else 7878. */
+export function defaultPort(env: NodeJS.ProcessEnv = process.env): number {
+	const value = env.AGENT_BOARD_WEB_PORT;
+	return value && /^\d{1,5}$/.test(value) && Number(value) <= 65535 ? Number(value) : DEFAULT_PORT;
+}
+
 export type ServeAction = { action: "start"; port: number; host: string } | { action: "stop" } | { action: "status" } | { action: "rotate" };
 
 export type ServeParsed = { ok: true; serve: ServeAction } | { ok: false; error: string };
@@ -13,7 +19,7 @@ export type ServeParsed = { ok: true; serve: ServeAction } | { ok: false; error:
 /** A host name or an IP address: no scheme, path, port, spaces or brackets. */
 const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|[0-9A-Fa-f:.]{2,45})$/;
 
-export function parseServeArgs(rest: string): ServeParsed {
+export function parseServeArgs(rest: string, env: NodeJS.ProcessEnv = process.env): ServeParsed {
 	const words = rest.trim().split(/\s+/).filter(Boolean);
 	const single = ["--stop", "--status", "--rotate"] as const;
 	const only = single.find((flag) => words.includes(flag));
@@ -21,7 +27,7 @@ export function parseServeArgs(rest: string): ServeParsed {
 		if (words.length > 1) return { ok: false, error: `${only} takes no other argument` };
 		return { ok: true, serve: { action: only.slice(2) as "stop" | "status" | "rotate" } };
 	}
-	let port = DEFAULT_PORT;
+	let port = defaultPort(env);
 	let host = DEFAULT_HOST;
 	for (let i = 0; i < words.length; i++) {
 		const word = words[i] ?? "";

@@ -12,6 +12,7 @@ import { ListWindow } from "./list-window.ts";
 import { PeekView } from "./peek-view.ts";
 import { rowActions } from "./row-actions.ts";
 import { limitEntries, SETTINGS, SettingsView } from "./settings-view.ts";
+import { WEB_SETTING } from "../../web/web-setting.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 
 export class ListView extends View {
@@ -182,12 +183,12 @@ export class ListView extends View {
 			},
 			{
 				keys: "settings",
-				help: "board settings: strip, notices, OS notifications, how many runs at a time here and on each target",
+				help: "board settings: strip, notices, OS notifications, how many runs at a time here and on each target, the board in a browser",
 				run: () =>
 					void this.deps.service.targets.list().then(
-						(targets) => host.push(new SettingsView(host, [...SETTINGS, ...limitEntries(targets)])),
+						(targets) => host.push(new SettingsView(host, [...SETTINGS, ...limitEntries(targets), WEB_SETTING])),
 						(error: unknown) => {
-							host.push(new SettingsView(host));
+							host.push(new SettingsView(host, [...SETTINGS, WEB_SETTING]));
 							host.setStatus(`limits unavailable: ${message(error)}`);
 						},
 					),

@@ -30,7 +30,7 @@ export const SUBCOMMAND_TABLE = [
 	{ name: "gc", usage: "gc [--dry-run]", what: "trim old runs' logs of archived rows; prints what it freed" },
 	{ name: "back", usage: "back", what: "switch back to the session you attached from" },
 	{ name: "targets", usage: "targets [add|check|remove <name> ...]", what: "where rows run: this machine and ssh hosts or containers, with their limits (targets --help)" },
-	{ name: "serve", usage: "serve [--port N] [--host 127.0.0.1] | --stop | --status | --rotate", what: "the board in a browser or on a phone: a detached server over this store; prints a one-time login URL and QR code" },
+	{ name: "serve", usage: "serve [--port N] [--host H] | --stop | --status | --rotate", what: "the board in a browser or on a phone (127.0.0.1 unless --host): a detached server over this store; prints a one-time login URL and QR code" },
 ] as const satisfies readonly SubcommandSpec[];
 
 export type SubcommandName = (typeof SUBCOMMAND_TABLE)[number]["name"];

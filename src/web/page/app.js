@@ -2,13 +2,12 @@
 // notices up to date from what the server pushes. Nothing polls: a change arrives as an event.
 import { getJson, session, whenLoggedOut } from "./api.js";
 import { BoardView, countsText } from "./board-view.js";
-import { el, fill, tickAges } from "./dom.js";
+import { el, fill, setSkew, tickAges } from "./dom.js";
 import { enableNotifications, notificationsOn, notificationsSupported, notify, toaster } from "./notices.js";
 import { openCompare, openDispatch, openMerge, Sheet } from "./panels.js";
 
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const toast = toaster($("toasts"));
-let skew = 0;
 let loggedOut = false;
 /** @type {EventSource | undefined} */
 let source;
@@ -29,7 +28,7 @@ function showLoggedOut() {
 }
 
 function status(data) {
-	skew = data.now - Date.now();
+	setSkew(data.now - Date.now());
 	$("counts").textContent = countsText(data.counts) + (data.loading ? ` · loading ${data.loading.done}/${data.loading.total} rows` : "");
 }
 
@@ -81,7 +80,7 @@ async function main() {
 	} catch {
 		return showLoggedOut();
 	}
-	skew = info.now - Date.now();
+	setSkew(info.now - Date.now());
 	$("listen").textContent = info.listen;
 	if (info.exposure) fill($("exposure"), [el("p", { text: info.exposure })]).hidden = false;
 	const sheet = new Sheet(document.body);
@@ -110,8 +109,7 @@ async function main() {
 		bellText();
 	});
 	connect(board);
-	setInterval(() => tickAges(document.body, skew), 1000);
-	tickAges(document.body, skew);
+	setInterval(() => tickAges(document.body), 1000);
 }
 
 void main();

@@ -1,5 +1,5 @@
 // Building the page's DOM. Every string goes in as text (textContent, attribute values), never as
-// markup: the server's CSP requires Trusted Types, so even a stray innerHTML would throw.
+// markup: the server's CSP requires Trusted Types, so markup assigned by mistake would throw.
 
 /**
  * el("button", { class: "x", text: "Send", on: { click } , attrs: { type: "button" } }, [children])
@@ -40,16 +40,23 @@ export function formatAge(ms) {
 	return `${Math.floor(h / 24)}d`;
 }
 
+/** The server's clock minus the page's: ages are told against the server's. */
+let skew = 0;
+
+export function setSkew(value) {
+	skew = value;
+}
+
 /** A span whose text is the age of `at`, kept ticking by tickAges(). */
 export function age(at, suffix = "") {
-	const node = el("span", { class: "age", text: "" });
+	const node = el("span", { class: "age", text: formatAge(Date.now() + skew - at) + suffix });
 	node.dataset.at = String(at);
 	node.dataset.suffix = suffix;
 	return node;
 }
 
-/** Re-reads every ticking age under `root` against the server's clock (`skew`: server minus page). */
-export function tickAges(root, skew) {
+/** Re-reads every ticking age under `root`. */
+export function tickAges(root) {
 	const now = Date.now() + skew;
 	for (const node of root.querySelectorAll(".age[data-at]")) {
 		const text = formatAge(now - Number(node.dataset.at)) + (node.dataset.suffix ?? "");

@@ -54,13 +54,13 @@ export function toaster(host) {
 		const node = document.createElement("div");
 		node.className = `toast ${kind}`;
 		node.setAttribute("role", kind === "error" ? "alert" : "status");
-		node.textContent = text;
+		node.textContent = text.length > 160 ? `${text.slice(0, 159)}…` : text;
 		node.addEventListener("click", () => {
 			node.remove();
 			onTap?.();
 		});
 		host.prepend(node);
-		while (host.children.length > 4) host.lastElementChild?.remove();
+		while (host.children.length > 3) host.lastElementChild?.remove();
 		setTimeout(() => node.remove(), kind === "error" ? 12_000 : 8_000);
 	};
 }

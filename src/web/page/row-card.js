@@ -87,7 +87,8 @@ export class RowCard {
 			row.unread ? el("span", { class: "dot", title: "new activity", attrs: { "aria-label": "new activity" } }) : null,
 			age(row.lastActivityAt),
 		]);
-		const live = liveLine(row.live);
+		// A question says what the agent waits for; its ask_user tool line would only repeat it.
+		const live = row.question ? [] : liveLine(row.live);
 		const streamed = row.liveText ? el("p", { class: "stream", text: this.expanded ? row.liveText : tail(row.liveText, 240) }) : null;
 		const question = row.question
 			? el("div", { class: "question" }, [
