@@ -44,6 +44,8 @@ const RECORD_NOTIFICATIONS = `(() => {
 	window.__notes = [];
 	const show = ServiceWorkerRegistration.prototype.showNotification;
 	ServiceWorkerRegistration.prototype.showNotification = function (title, options) { window.__notes.push(title); return show.call(this, title, options); };
+	const Original = window.Notification;
+	window.Notification = class extends Original { constructor(title, options) { super(title, options); window.__notes.push(title); } };
 })()`;
 
 async function setup(ctx: TestContext): Promise<World> {
@@ -68,7 +70,6 @@ async function setup(ctx: TestContext): Promise<World> {
 	const board = boardFor(agent);
 	const served = await serveFromPi(agent, store);
 	const browser = await launchBrowser({ width: 360, height: 740 });
-	await browser.context.grantPermissions(["notifications"], { origin: served.base });
 	await browser.page.addInitScript(RECORD_NOTIFICATIONS);
 	world = { agent, store, repo, board, served, browser, page: browser.page };
 	return world;
@@ -112,9 +113,13 @@ describe("the board in a browser", () => {
 
 		await dispatchFromPage(page, "STREAM-ME tell a long story", { model: "faux-slow/slow-1" });
 		const streaming = await rowByPrompt(board, "STREAM-ME");
-		// Words arrive while the run still works: the page shows them before the answer ends.
-		await waitFor(async () => /streamed\d/.test((await card(page, streaming.id).locator(".stream").textContent({ timeout: 100 }).catch(() => "")) ?? ""), "streamed words on the page", 30_000);
-		expect((await board.get(streaming.id))?.state).toBe("working");
+		// Words arrive while the run still works: the page shows them on a working row, before the answer ends.
+		const selector = `li.row[data-id="${streaming.id}"]`;
+		const live = `[document.querySelector('${selector} .glyph')?.textContent, document.querySelector('${selector} .stream')?.textContent ?? ""]`;
+		await waitFor(async () => {
+			const [glyph, text] = (await page.evaluate(live)) as [string, string];
+			return glyph === ">" && /streamed\d/.test(text) && !text.includes("finished");
+		}, "streamed words on a working row", 30_000);
 		await card(page, streaming.id).locator(".glyph", { hasText: "+" }).waitFor({ timeout: 60_000 });
 		// The list shows the start of a long answer; the opened row shows it whole.
 		await card(page, streaming.id).locator(".row-head").click();
@@ -204,6 +209,10 @@ describe("the board in a browser", () => {
 
 	it("shows a model's markup as text, fits 360x740, and notifies when a row completes", async (ctx) => {
 		const { page, board, agent } = await setup(ctx);
+		// Not allowed yet: nothing so far was notified. The permission the user gives when asked:
+		expect(await page.locator("#notify").textContent()).toBe("Notify me");
+		expect(await page.evaluate("window.__notes")).toEqual([]);
+		await world?.browser.context.grantPermissions(["notifications"], { origin: world.served.base });
 		await page.click("#notify");
 		await page.locator("#notify", { hasText: "Notifying" }).waitFor();
 		const row = await board.dispatch({ prompt: `XSS-ME ${XSS}`, cwd: agent.cwd });
@@ -216,7 +225,7 @@ describe("the board in a browser", () => {
 		await card(page, row.id).locator(".details pre", { hasText: "markup stays text" }).waitFor();
 		expect(await page.evaluate("[window.__pwned ?? null, document.querySelectorAll('main img, main script').length]")).toEqual([null, 0]);
 		await page.locator(".toast", { hasText: "completed" }).first().waitFor();
-		await waitFor(async () => ((await page.evaluate("window.__notes")) as string[]).some((title) => title.includes("completed")), "a system notification", 10_000);
+		await waitFor(async () => ((await page.evaluate("window.__notes")) as string[]).some((title) => title.startsWith("XSS-ME") && title.endsWith("completed")), "a system notification", 10_000);
 		await page.evaluate("window.scrollTo(0, 0)");
 		await layoutShot(page, "board-360");
 		await layoutShot(page, "board-360-whole", true);

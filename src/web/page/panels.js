@@ -77,10 +77,8 @@ export async function openDispatch(sheet, toast) {
 			start.disabled = false;
 		}
 	});
-	sheet.show("New agent", [
-		prompt,
-		el("p", { class: "choices-summary", text: form.summary }),
-		el("details", {}, [
+	const summary = el("p", { class: "choices-summary", text: form.summary });
+	const options = el("details", {}, [
 			el("summary", { text: "Options" }),
 			field("name", controls.name),
 			field("cwd", controls.cwd),
@@ -90,10 +88,10 @@ export async function openDispatch(sheet, toast) {
 			field("thinking", controls.thinking),
 			field("worktree", controls.worktree),
 			field("attempts", controls.count),
-		]),
-		error,
-		el("div", { class: "buttons" }, [start]),
-	]);
+		]);
+	// The summary says what the remembered choices are; opened, the options say it themselves.
+	options.addEventListener("toggle", () => (summary.hidden = options.open));
+	sheet.show("New agent", [prompt, summary, options, error, el("div", { class: "buttons" }, [start])]);
 	prompt.focus();
 }
 

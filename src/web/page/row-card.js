@@ -46,10 +46,15 @@ export class RowCard {
 		this.row = row;
 		this.detail = undefined;
 		this.detailAt = 0;
+		this.actionsKey = undefined;
 		this.head = el("button", { class: "row-head", attrs: { type: "button", "aria-expanded": "false" }, on: { click: () => this.toggle() } });
 		this.body = el("div", { class: "row-body" });
 		this.error = el("p", { class: "form-error", attrs: { role: "alert" } });
 		this.input = el("textarea", { class: "composer-text", attrs: { rows: "2", "aria-label": "message to the agent" } });
+		// Enter is a new line (phones have no other); ctrl/cmd+enter sends, as in a chat box.
+		this.input.addEventListener("keydown", (event) => {
+			if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) void this.send(false);
+		});
 		this.sendButton = el("button", { class: "primary", attrs: { type: "button" }, on: { click: () => this.send(false) } });
 		this.followButton = el("button", { attrs: { type: "button" }, text: "Follow-up", on: { click: () => this.send(true) } });
 		this.composer = el("div", { class: "composer" }, [this.input, el("div", { class: "buttons" }, [this.sendButton, this.followButton]), this.error]);
@@ -121,15 +126,22 @@ export class RowCard {
 		this.followButton.hidden = row.state !== "working";
 	}
 
+	/** The actions that apply now; the buttons are made again only when that changes (a stop armed by one tap survives a streaming update). */
 	updateActions(row) {
-		if (!this.expanded) return fill(this.actions, []);
 		const running = row.alive || row.state === "working" || row.state === "queued";
-		const buttons = [];
-		if (running || (row.state === "needs_input" && row.alive)) buttons.push(this.confirmButton("Stop", "Really stop?", () => rowAction(row.id, "stop")));
-		if (row.attempt || row.worktree) buttons.push(el("button", { text: "Compare", attrs: { type: "button" }, on: { click: () => this.ctx.openCompare(row.id) } }));
-		if (row.worktree && !row.merged && !running) buttons.push(el("button", { text: "Merge", attrs: { type: "button" }, on: { click: () => this.ctx.openMerge(row.id) } }));
-		buttons.push(el("button", { text: row.archived ? "Unarchive" : "Archive", attrs: { type: "button" }, on: { click: () => this.act(rowAction(row.id, row.archived ? "unarchive" : "archive")) } }));
-		fill(this.actions, buttons);
+		const which = this.expanded ? [running ? "stop" : "", row.attempt || row.worktree ? "compare" : "", row.worktree && !row.merged && !running ? "merge" : "", row.archived ? "unarchive" : "archive"].filter(Boolean) : [];
+		const key = which.join(",");
+		if (key === this.actionsKey) return;
+		this.actionsKey = key;
+		const id = row.id;
+		const make = {
+			stop: () => this.confirmButton("Stop", "Really stop?", () => rowAction(id, "stop")),
+			compare: () => el("button", { text: "Compare", attrs: { type: "button" }, on: { click: () => this.ctx.openCompare(id) } }),
+			merge: () => el("button", { text: "Merge", attrs: { type: "button" }, on: { click: () => this.ctx.openMerge(id) } }),
+			archive: () => el("button", { text: "Archive", attrs: { type: "button" }, on: { click: () => this.act(rowAction(id, "archive")) } }),
+			unarchive: () => el("button", { text: "Unarchive", attrs: { type: "button" }, on: { click: () => this.act(rowAction(id, "unarchive")) } }),
+		};
+		fill(this.actions, which.map((name) => make[name]()));
 	}
 
 	/** A button that asks again before it acts: the second tap within a few seconds confirms. */

@@ -70,6 +70,8 @@ export class EventHub {
 	add(res: ServerResponse): void {
 		res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" });
 		this.clients.add(res);
+		// A page gone mid-write: its stream is dropped, the server goes on.
+		res.on("error", () => this.clients.delete(res));
 		res.on("close", () => {
 			this.clients.delete(res);
 			if (this.clients.size === 0 && this.heartbeat) {
