@@ -13,6 +13,7 @@ import { chromiumMissing, launchBrowser } from "../test-support/browser.ts";
 import { createTestAgent, PI_CLI, runPi } from "../test-support/pi-harness.ts";
 import { liveRecord } from "../src/web/web-files.ts";
 import { load, pct, spread } from "./_stats.mjs";
+import { chunkLatencies, reach } from "./_stream.mjs";
 
 /** @param {string} name @param {string} fallback */
 const arg = (name, fallback) => {
@@ -111,21 +112,8 @@ try {
 	const row = await service.dispatch({ prompt: "STREAM now", cwd: agent.cwd, model: "faux-stream/stream-1" });
 	await page.evaluate(`window.__streamId = ${JSON.stringify(row.id)}`);
 	await until(async () => (await service.get(row.id))?.state === "completed", 120_000, "the streaming row");
-	const seen = /** @type {{ at: number, text: string }[]} */ (await page.evaluate("window.__stream")).map((s) => {
-		const last = [...s.text.matchAll(/word(\d+)/g)].at(-1);
-		return { at: s.at, length: last ? words.indexOf(`word${last[1]} `) + last[0].length : 0 };
-	});
-	const chunks = [];
-	let length = 0;
-	for (const text of readFileSync(join(String(row.runDir), "events.jsonl"), "utf8").split("\n")) {
-		if (!text) continue;
-		const event = JSON.parse(text);
-		if (event.type === "message_start" && event.message?.role === "assistant") length = 0;
-		if (event.type !== "message_update" || typeof event.delta !== "string") continue;
-		length += event.delta.length;
-		const hit = seen.find((s) => s.length >= length);
-		if (hit) chunks.push(hit.at - event.at);
-	}
+	const seen = /** @type {{ at: number, text: string }[]} */ (await page.evaluate("window.__stream")).map((s) => ({ at: s.at, length: reach(s.text, words) }));
+	const chunks = chunkLatencies(String(row.runDir), seen);
 	console.log(`streamed chunk (real worker) -> its newest words on the page: p50 ${pct(chunks, 50)} ms, p95 ${pct(chunks, 95)} ms (n=${chunks.length}, ${seen.length} page updates) (${load()})`);
 
 	// Idle: the page open (its event stream connected), nothing changing.

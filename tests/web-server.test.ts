@@ -79,7 +79,7 @@ describe("the web server, installed", () => {
 
 		const endpoints: [string, string][] = [
 			...["/", "/index.html", "/app.js", "/style.css", "/sw.js", "/manifest.webmanifest", "/icon.svg", "/no-such-file", "/api/session", "/api/events", "/api/rows", "/api/rows?archived=1", `/api/rows/${id}`, `/api/rows/${id}/compare`, `/api/rows/${id}/merge-plan`, "/api/dispatch"].map((path): [string, string] => ["GET", path]),
-			...["/api/dispatch", `/api/rows/${id}/reply`, `/api/rows/${id}/stop`, `/api/rows/${id}/archive`, `/api/rows/${id}/unarchive`, `/api/rows/${id}/viewed`, `/api/rows/${id}/merge`, "/api/logout"].map((path): [string, string] => ["POST", path]),
+			...["/api/dispatch", `/api/rows/${id}/reply`, `/api/rows/${id}/stop`, `/api/rows/${id}/archive`, `/api/rows/${id}/unarchive`, `/api/rows/${id}/viewed`, `/api/rows/${id}/merge`].map((path): [string, string] => ["POST", path]),
 		];
 		const body = JSON.stringify({ text: "hi", prompt: "should not start", cwd: agent.cwd });
 		const statuses = async (headers: Record<string, string>) => Promise.all(endpoints.map(async ([method, path]) => `${method} ${path} ${(await rawRequest(port, method, path, headers, method === "POST" ? body : undefined)).status}`));
@@ -158,8 +158,9 @@ describe("the switch in the board's settings", () => {
 			expect(h.top()).toBeInstanceOf(SettingsView);
 			expect(h.screen()).toMatch(/the board in a browser \(web server\)\s+on/);
 			await h.press(KEY.enter);
-			await waitFor(async () => (await settle(), liveRecord(store) === undefined), "the server to stop", 30_000);
-			expect(record && isAlive(record.pid, record.start)).toBe(false);
+			await waitFor(async () => (await settle(), record && !isAlive(record.pid, record.start)), "the server to stop", 30_000);
+			expect(liveRecord(store)).toBeUndefined();
+			expect(h.screen()).toContain(`agent-board web: stopped (pid ${record?.pid})`);
 		} finally {
 			delete process.env.AGENT_BOARD_PI;
 			delete process.env.AGENT_BOARD_WEB_PORT;

@@ -91,8 +91,14 @@ export async function startServer(options: StartOptions): Promise<Serving> {
 		const deadline = Date.now() + START_WAIT_MS;
 		while (Date.now() < deadline) {
 			await sleep(50);
-			const record = readRecord(storeDir);
-			const token = child.pid ? readToken(storeDir, child.pid) : undefined;
+			let record: ServerRecord | undefined;
+			let token: string | undefined;
+			try {
+				record = readRecord(storeDir);
+				token = child.pid ? readToken(storeDir, child.pid) : undefined;
+			} catch {
+				// Another server's files, or none yet: the child's exit or the deadline decides.
+			}
 			if (record && token && record.pid === child.pid && isAlive(record.pid, record.start)) return serving(record, token);
 			if (exited) break;
 		}

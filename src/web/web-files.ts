@@ -1,14 +1,15 @@
 /**
  * The web server's files in the store, `web/`: its record (`server.json`: pid + start time, where it
  * listens), its login token (`token`) and its log. The server is their one writer (it creates the
- * record with O_EXCL once it listens, writes the token before it, and removes both as it exits); the
+ * record whole and exclusively once it listens, writes the token after it, and removes both as it exits); the
  * extension only reads them, and signals the pid only while its start time still matches.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync, unlinkSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, constants, fstatSync, linkSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkStoreDir } from "../../runner/store/dir-guard.mjs";
 import { ensureDir, parseJsonStrict, writeFileAtomic } from "../../runner/store/fs-util.mjs";
-import { breakStale, createExclusive } from "../../runner/store/owner-file.mjs";
+import { breakStale } from "../../runner/store/owner-file.mjs";
 import { isAlive } from "../../runner/store/proc.mjs";
 
 export interface ServerRecord {
@@ -94,6 +95,24 @@ export function writeToken(storeDir: string, pid: number, token: string): void {
 }
 
 /**
+ * Creates `path` holding `text` only if nothing is there, whole at once: written to a temp name and
+ * linked into place, so a reader never sees it half written. False when it exists.
+ */
+function createWhole(path: string, text: string): boolean {
+	const temp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+	writeFileSync(temp, text, { mode: 0o600, flag: "wx" });
+	try {
+		linkSync(temp, path);
+		return true;
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+		throw error;
+	} finally {
+		unlinkSync(temp);
+	}
+}
+
+/**
  * Server side: records this process as the store's web server, once it listens. Returns the record of
  * another live server instead when there is one; a record whose process is gone is broken and replaced.
  */
@@ -101,7 +120,7 @@ export function claimRecord(storeDir: string, record: ServerRecord): ServerRecor
 	ensureWebDir(storeDir);
 	const path = recordPath(storeDir);
 	for (let attempt = 0; attempt < 5; attempt++) {
-		if (createExclusive(path, `${JSON.stringify(record)}\n`)) return undefined;
+		if (createWhole(path, `${JSON.stringify(record)}\n`)) return undefined;
 		let other: ServerRecord | undefined;
 		try {
 			other = readRecord(storeDir);

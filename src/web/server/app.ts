@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type ApiDeps, handleApi } from "./api.ts";
-import { checkRequest, CSRF_HEADER, hostAllowed, LOGOUT_COOKIE, loginCookie, originMatches, sameSecret } from "./auth.ts";
+import { checkRequest, CSRF_HEADER, hostAllowed, loginCookie, originMatches, sameSecret } from "./auth.ts";
 import { send, sendJson } from "./http-util.ts";
 import type { StaticFile } from "./static-files.ts";
 
@@ -53,7 +53,6 @@ export function createApp(options: AppOptions): (req: IncomingMessage, res: Serv
 		}
 		const verdict = checkRequest({ method, host, origin, cookie: header(req, "cookie"), csrf: header(req, CSRF_HEADER) }, options.token(), options.bindHost);
 		if (!verdict.ok) return refuse(res, path, verdict.status, verdict.reason);
-		if (path === "/api/logout" && method === "POST") return send(res, 200, "{}", "application/json", { "set-cookie": LOGOUT_COOKIE });
 		if (path.startsWith("/api/")) {
 			void handleApi(options.api, req, res, path, url.searchParams);
 			return;

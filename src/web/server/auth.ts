@@ -38,8 +38,6 @@ export function loginCookie(token: string): string {
 	return `${COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=31536000`;
 }
 
-export const LOGOUT_COOKIE = `${COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
-
 /** The host name of a Host header ("[::1]:80" -> "::1"), lower case; undefined when malformed. */
 export function hostName(header: string | undefined): string | undefined {
 	if (!header) return undefined;

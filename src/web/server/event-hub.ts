@@ -14,6 +14,8 @@ import { pageRow, type PageRow } from "./row-json.ts";
 /** Bytes a page may lag behind before its stream is closed (it reconnects to a snapshot). */
 const MAX_BACKLOG = 8 * 1024 * 1024;
 const HEARTBEAT_MS = 25_000;
+/** Worktree rows whose diff stats a snapshot computes (git per row), newest first. */
+const DIFF_ROWS = 100;
 
 export interface Notice {
 	id: string;
@@ -54,17 +56,25 @@ export class EventHub {
 		return this.clients.size;
 	}
 
-	/** The row as the page sees it (diff stats from the cache, which schedules git for worktree rows). */
-	row(row: BoardRow): PageRow {
-		return pageRow(row, row.worktreePath && !row.archived ? this.diffs.get(row) : row.diff);
+	/** The row as the page sees it; `diff`: with diff stats from the cache (which schedules git for a worktree row). */
+	row(row: BoardRow, diff = true): PageRow {
+		return pageRow(row, diff && row.worktreePath && !row.archived ? this.diffs.get(row) : (this.diffs.peek(row) ?? row.diff));
 	}
 
-	/** Unarchived rows (archived ones when asked), as pages see them. */
+	/**
+	 * Unarchived rows (archived ones when asked), as pages see them. Git runs for the newest worktree rows
+	 * only, as the TUI asks only for the rows on its screen; the others show stats once they change or open.
+	 */
 	rows(archived = false): PageRow[] {
-		return this.feed
-			.rows()
-			.filter((row) => row.archived === archived)
-			.map((row) => this.row(row));
+		const rows = this.feed.rows().filter((row) => row.archived === archived);
+		const newest = new Set(
+			rows
+				.filter((row) => row.worktreePath)
+				.sort((a, b) => b.lastActivityAt - a.lastActivityAt)
+				.slice(0, DIFF_ROWS)
+				.map((row) => row.id),
+		);
+		return rows.map((row) => this.row(row, newest.has(row.id)));
 	}
 
 	add(res: ServerResponse): void {

@@ -82,10 +82,14 @@ export async function runServer(options: ServerOptions): Promise<void> {
 		log(`stopping: ${why}`);
 		hub.stop();
 		feed.stop();
-		dropRecord(storeDir, process.pid);
-		server.close(() => process.exit(0));
+		// The record goes last: while it is there, the port may still be held.
+		const finish = (): void => {
+			dropRecord(storeDir, process.pid);
+			process.exit(0);
+		};
+		server.close(finish);
 		server.closeAllConnections();
-		setTimeout(() => process.exit(0), 2000).unref();
+		setTimeout(finish, 2000).unref();
 	};
 	process.on("SIGTERM", () => stop("SIGTERM"));
 	process.on("SIGINT", () => stop("SIGINT"));
