@@ -58,6 +58,7 @@ async function setup(ctx: TestContext): Promise<World> {
 				{ match: "ASK-DB", steps: [{ toolCall: { name: "ask_user", args: { question: "Which database?", options: ["pg", "sqlite"] } } }, { text: "Using the answer now." }] },
 				{ match: "LONG-TOOL", steps: [{ toolCall: { name: "bash", args: { command: "while [ ! -e RELEASE ]; do sleep 0.1; done" } } }, { text: "Plan A finished." }] },
 				{ match: "STEER-NOW", steps: [{ text: "Steered: switching to plan B." }] },
+				{ match: "FOLLOW-NEXT", steps: [{ text: "Follow-up answered." }] },
 				{ match: "STALL-ME", steps: [{ stall: true }] },
 				{ match: "ATTEMPT", steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }] },
 				{ match: "XSS-ME", steps: [{ text: XSS }] },
@@ -153,11 +154,21 @@ describe("the board in a browser", () => {
 		await card(page, long.id).locator("button", { hasText: "Steer" }).click();
 		await page.locator(".toast", { hasText: "steered into the running agent" }).waitFor();
 		await card(page, long.id).locator(".receipts li.delivered", { hasText: "as steer" }).waitFor();
+		await card(page, long.id).locator("textarea.composer-text").fill("FOLLOW-NEXT one more thing");
+		await card(page, long.id).locator("button", { hasText: "Follow-up" }).click();
+		await page.locator(".toast", { hasText: "queued as a follow-up" }).waitFor();
 		writeFileSync(join(agent.cwd, "RELEASE"), "");
 		const steered = await waitDone(board, long.id);
-		expect(steered.latestAssistant).toBe("Steered: switching to plan B.");
+		// One worker took the task, the steer and the follow-up, in that order.
+		expect(steered.latestAssistant).toBe("Follow-up answered.");
+		expect(steered.receipts?.map((r) => [r.status, r.as])).toEqual([
+			["delivered", "steer"],
+			["delivered", "followUp"],
+		]);
 		const steerCall = agent.calls().find((call) => userTexts(call).some((text) => text.includes("STEER-NOW")));
 		expect(steerCall && userTexts(steerCall)).toEqual(["LONG-TOOL task", "STEER-NOW use plan B"]);
+		const followCall = agent.calls().find((call) => userTexts(call).some((text) => text.includes("FOLLOW-NEXT")));
+		expect(JSON.stringify(followCall?.messages)).toContain("Steered: switching to plan B.");
 
 		const stalled = await board.dispatch({ prompt: "STALL-ME forever", cwd: agent.cwd });
 		await card(page, stalled.id).locator(".activity", { hasText: "waiting for the model" }).waitFor({ timeout: 30_000 });
@@ -234,6 +245,17 @@ describe("the board in a browser", () => {
 		await page.click("details summary");
 		await layoutShot(page, "new-agent-360");
 		await page.click(".sheet .close");
+		// Archive from the card: it leaves the list; Archived shows it again, and unarchive brings it back.
+		await card(page, row.id).locator("button", { hasText: "Archive" }).click();
+		await card(page, row.id).waitFor({ state: "detached" });
+		expect((await board.get(row.id))?.archived).toBe(true);
+		await page.click("#archived");
+		const head = card(page, row.id).locator(".row-head");
+		if ((await head.getAttribute("aria-expanded")) !== "true") await head.click();
+		await card(page, row.id).locator("button", { hasText: "Unarchive" }).click();
+		await waitFor(async () => (await board.get(row.id))?.archived === false, "the row unarchived");
+		await page.click("#archived");
+		await card(page, row.id).locator(".glyph", { hasText: "+" }).waitFor();
 		expect(world?.browser.errors.filter((error) => !error.includes("401")).join("\n")).toBe("");
 	}, 120_000);
 
