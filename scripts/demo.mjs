@@ -7,7 +7,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { sheetLines } from "./demo-sheet.mjs";
 import { ensureNode22 } from "./node22.mjs";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -23,6 +24,8 @@ const work = join(root, "demo-project");
 mkdirSync(join(agentDir, "extensions"), { recursive: true });
 mkdirSync(work, { recursive: true });
 
+// A linked worktree's git dir differs from the common one: only there does the demo agent write a file.
+const WRITE_IN_WORKTREE = `if [ "$(git rev-parse --path-format=absolute --git-dir 2>/dev/null)" != "$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null)" ]; then printf '# Greeting\\n\\nHello from attempt %s.\\n' "$AGENT_BOARD_ROW" > GREETING.md && echo "wrote GREETING.md"; else echo "read README.md"; fi`;
 // The scripted model: the same provider the tests use, with demo answers keyed on words in the prompt.
 copyFileSync(join(repo, "test-support/faux-model-extension.ts"), join(agentDir, "extensions", "demo-model.ts"));
 const script = {
@@ -38,7 +41,9 @@ const script = {
 		{ match: "fail", steps: [{ delayMs: 1500, then: { error: "demo model: simulated provider outage" } }] },
 	],
 	fallback: [
-		{ delayMs: 3000, then: { text: "Done. I read the project, made the change and ran the tests: all 42 pass.\n\nSummary: the change is small and self-contained." } },
+		// In a worktree of its own (an attempt) the change is real, so compare, merge and keep have work to show.
+		{ delayMs: 1500, then: { toolCall: { name: "bash", args: { command: WRITE_IN_WORKTREE } } } },
+		{ delayMs: 1500, then: { text: "Done. I read the project, made the change and ran the tests: all 42 pass.\n\nSummary: the change is small and self-contained." } },
 	],
 };
 writeFileSync(join(agentDir, "faux-script.json"), `${JSON.stringify(script, null, 2)}\n`);
@@ -63,21 +68,16 @@ const env = {
 for (const key of Object.keys(env)) if (key.startsWith("AGENT_BOARD_")) delete env[key];
 const piArgs = [piCli, "-e", join(repo, "src/index.ts")];
 
-const SHEET = `Agent board demo (scripted model, no API key; throwaway dir ${root})
-  /agent-board     open the board        n   new agent: type a prompt, enter starts it
-  enter            peek a row            r   reply to a row that needs input
-  t                transcript            o   open: a running row's live console, else attach
-  ?                every key             q   close the board
-Prompts with "database" ask a question, "slow" take 45 s, "fail" fail; anything else finishes in 3 s.`;
 // pi clears the screen when it starts: the sheet is shown again inside pi, as an entry in the chat
-// (a notice would be replaced by the next one).
+// (a notice would be replaced by the next one), laid out for the terminal's width.
+const sheetModule = pathToFileURL(join(repo, "scripts/demo-sheet.mjs")).href;
 writeFileSync(
 	join(agentDir, "extensions", "demo-keys.ts"),
 	[
-		'import { Text } from "@earendil-works/pi-tui";',
+		`import { sheetLines } from ${JSON.stringify(sheetModule)};`,
 		"export default function (pi) {",
-		'\tpi.registerEntryRenderer("demo-keys", (entry, _options, theme) => new Text(theme.fg("accent", entry.data.text), 1, 1));',
-		`\tpi.on("session_start", (event, ctx) => { if (event.reason === "startup" && ctx.hasUI) pi.appendEntry("demo-keys", { text: ${JSON.stringify(SHEET)} }); });`,
+		'\tpi.registerEntryRenderer("demo-keys", (entry, _options, theme) => ({ render: (width) => ["", ...sheetLines(Math.max(20, width - 2), entry.data.dir).map((line) => ` ${theme.fg("accent", line)}`), ""], invalidate() {} }));',
+		`\tpi.on("session_start", (event, ctx) => { if (event.reason === "startup" && ctx.hasUI) pi.appendEntry("demo-keys", { dir: ${JSON.stringify(root)} }); });`,
 		"}",
 		"",
 	].join("\n"),
@@ -92,7 +92,7 @@ for (const [i, prompt] of seeds.entries()) {
 	await service.dispatch({ prompt, cwd: work });
 	console.log(`Seeding the demo board: ${i + 1}/${seeds.length} ${prompt}`);
 }
-console.log(`\n${SHEET}\n\nStarting pi...`);
+console.log(`\n${sheetLines(Math.max(20, (process.stdout.columns || 80) - 1), root).join("\n")}\n\nStarting pi...`);
 
 const child = spawn(process.execPath, piArgs, { cwd: work, env, stdio: "inherit" });
 const forward = (signal) => child.kill(signal);

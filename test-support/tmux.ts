@@ -3,7 +3,6 @@
  * reads the screen as a person would.
  */
 import { execFileSync } from "node:child_process";
-import { join } from "node:path";
 import { EXTENSION_ENTRY, PI_CLI, REPO_ROOT, type TestAgent, waitFor } from "./pi-harness.ts";
 
 export interface TmuxSession {
@@ -28,7 +27,10 @@ export interface StartPiOptions {
 	width?: number;
 	height?: number;
 	withExtension?: boolean;
-	/** Start pi as a newcomer would, through `npm run pi` (scripts/pi.mjs), not its CLI directly. */
+	/**
+	 * Start pi as a newcomer would, from the project's directory through `npm run --prefix <checkout> pi`
+	 * (scripts/pi.mjs loads the package itself), not its CLI directly.
+	 */
 	viaScript?: boolean;
 }
 
@@ -41,11 +43,14 @@ function tmux(socket: string, args: string[]): string {
 export function startPiInTmux(agent: TestAgent, options: StartPiOptions = {}): TmuxSession {
 	counter += 1;
 	const socket = `pab-${process.pid}-${counter}`;
-	const env = { ...agent.env, ...options.env, TERM: "xterm-256color" };
+	// npm (viaScript) must not look for its own updates: the tests run offline.
+	const env = { ...agent.env, ...options.env, TERM: "xterm-256color", npm_config_update_notifier: "false" };
 	const envArgs = Object.entries(env)
 		.filter((entry): entry is [string, string] => typeof entry[1] === "string")
 		.map(([key, value]) => `${key}=${value}`);
-	const piArgs = [options.viaScript ? join(REPO_ROOT, "scripts/pi.mjs") : PI_CLI, ...(options.withExtension === false ? [] : ["-e", EXTENSION_ENTRY]), ...(options.args ?? [])];
+	const command = options.viaScript
+		? ["npm", "run", "--silent", "--prefix", REPO_ROOT, "pi", "--", ...(options.args ?? [])]
+		: [process.execPath, PI_CLI, ...(options.withExtension === false ? [] : ["-e", EXTENSION_ENTRY]), ...(options.args ?? [])];
 	// argv form: tmux runs the command without a shell.
 	tmux(socket, [
 		"new-session",
@@ -61,8 +66,7 @@ export function startPiInTmux(agent: TestAgent, options: StartPiOptions = {}): T
 		"env",
 		"-i",
 		...envArgs,
-		process.execPath,
-		...piArgs,
+		...command,
 	]);
 	tmux(socket, ["set-option", "-t", "main", "remain-on-exit", "on"]);
 

@@ -78,13 +78,16 @@ describe("compare view", () => {
 		await h.press(KEY.esc);
 		expect(h.top()).toBe(view);
 		expect(h.dash.render(80)[2]).toMatch(/^ \*#1/);
+		// #2 still runs: the key says why instead of planning a merge the engine would refuse.
 		await h.press("m");
+		expect(h.dash.status).toMatch(/^Fix the login bug \[2\/3\] red\S* is still running: merge it when it is done/);
+		await h.press(KEY.up, "m");
 		await flushReports();
 		expect(h.top()).toBeInstanceOf(ConfirmView);
 		await h.press("n");
 		expect(h.top()).toBe(view);
-		await h.press(KEY.down, "m");
-		expect(h.dash.status).toBe("r3 is already merged into main");
+		await h.press(KEY.down, KEY.down, "m");
+		expect(h.dash.status).toBe("Fix the login bug [3/3] is already merged into main");
 		await h.press(KEY.esc);
 		expect(h.top()).toBeInstanceOf(ListView);
 	});

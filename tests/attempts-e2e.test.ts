@@ -38,19 +38,22 @@ function setup(): { agent: TestAgent; repo: string; store: string } {
 }
 
 describe("attempt sets", () => {
-	it("runs three attempts in three worktrees, flags the overlap, merges one, refuses a conflict and a dirty checkout, and keeps merged state across a restart", async () => {
+	it("runs three attempts in three worktrees, flags the overlap with a rival outside the set, merges one, refuses a conflict and a dirty checkout, and keeps merged state across a restart", async () => {
 		const { agent, repo, store } = setup();
 		const board = boardFor(agent);
 		const headless = (command: string) => runPi(agent, { args: ["-p", `/agent-board ${command}`], cwd: repo, env: { AGENT_BOARD_DIR: store }, timeoutMs: 180_000 });
 
 		const started = await board.dispatchAttempts({ prompt: "ATTEMPT: rewrite shared.txt", cwd: repo, count: 3 });
+		// A rival outside the set: attempts of one set are alternatives, only rows of different sets overlap.
+		const rival = await board.dispatch({ prompt: "ATTEMPT: rewrite shared.txt my own way", cwd: repo, worktreeMode: "worktree" });
+		const r4 = rival.id;
 		expect(started).toHaveLength(3);
 		const ids = started.map((row) => row.id);
 		const [r1, r2, r3] = ids as [string, string, string];
 		expect(new Set(started.map((row) => row.worktreePath)).size).toBe(3);
 		expect(new Set(started.map((row) => row.attempt?.setId)).size).toBe(1);
 		expect(started.map((row) => row.attempt?.index)).toEqual([1, 2, 3]);
-		for (const id of ids) expect((await waitDone(board, id, 180_000)).state).toBe("completed");
+		for (const id of [...ids, r4]) expect((await waitDone(board, id, 180_000)).state).toBe("completed");
 
 		// Three worktrees, each holding its own attempt; the main checkout is untouched.
 		for (const row of started) {
@@ -59,12 +62,13 @@ describe("attempt sets", () => {
 		}
 		expect(readFileSync(join(repo, "shared.txt"), "utf8")).toBe("base\n");
 
-		// Overlap: shared.txt is flagged with the other two rows; each row's own file is not.
+		// Overlap: shared.txt is flagged with the rival only, not between attempts of the set; each row's own file is not.
 		const listed = await board.list();
 		for (const id of ids) {
 			const row = listed.find((r) => r.id === id);
-			expect(row?.overlaps).toEqual([{ file: "shared.txt", rows: ids.filter((other) => other !== id) }]);
+			expect(row?.overlaps).toEqual([{ file: "shared.txt", rows: [r4] }]);
 		}
+		expect(listed.find((r) => r.id === r4)?.overlaps).toEqual([{ file: "shared.txt", rows: ids }]);
 		const set = await board.compare(r2);
 		expect(set.rows.map((entry) => entry.row.id)).toEqual(ids);
 		expect(set.rows[1]?.files).toEqual([`own-${r2}.txt`, "shared.txt"]);
@@ -73,7 +77,7 @@ describe("attempt sets", () => {
 		expect(diff).toContain(`+attempt ${r2}`);
 		const shown = await headless(`show ${r1}`);
 		expect(shown.code).toBe(0);
-		expect(shown.stdout).toContain(`overlaps:  shared.txt (with ${r2}, ${r3})`);
+		expect(shown.stdout).toContain(`overlaps:  shared.txt (with ${r4})`);
 		expect(shown.stdout).toContain(`attempt:   1/3 of ${started[0]?.attempt?.setId}`);
 
 		// Uncommitted worktree changes are committed only when asked: without --commit nothing moves.
@@ -108,10 +112,11 @@ describe("attempt sets", () => {
 		const mergedHead = git(repo, "rev-parse", "HEAD");
 		expect(mergedHead).not.toBe(before.head);
 
-		// The merged row leaves the overlap; the two unmerged ones still share shared.txt.
+		// The merged row leaves the overlap; the unmerged ones still share shared.txt with the rival.
 		const after = await board.list();
 		expect(after.find((r) => r.id === r1)?.overlaps).toBeUndefined();
-		expect(after.find((r) => r.id === r2)?.overlaps).toEqual([{ file: "shared.txt", rows: [r3] }]);
+		expect(after.find((r) => r.id === r2)?.overlaps).toEqual([{ file: "shared.txt", rows: [r4] }]);
+		expect(after.find((r) => r.id === r4)?.overlaps).toEqual([{ file: "shared.txt", rows: [r2, r3] }]);
 
 		// A conflicting second attempt names the file and leaves the main checkout as it was.
 		const clean = snapshot(repo);
@@ -139,7 +144,7 @@ describe("attempt sets", () => {
 		expect(second.status).toBe("merged");
 		expect(readFileSync(join(repo, "shared.txt"), "utf8")).toBe("resolved\n");
 		expect(existsSync(join(repo, `own-${r1}.txt`)) && existsSync(join(repo, `own-${r2}.txt`))).toBe(true);
-		expect((await restarted.list()).find((r) => r.id === r3)?.overlaps).toBeUndefined();
+		expect((await restarted.list()).find((r) => r.id === r4)?.overlaps).toEqual([{ file: "shared.txt", rows: [r3] }]);
 
 		// A merged row's worktree is clean and can go; the row stays merged.
 		await restarted.removeWorktree(r1);
@@ -205,7 +210,8 @@ describe("attempt sets", () => {
 		const text = JSON.stringify(result?.result);
 		expect(text).toContain(`attempt set ${rows[0]?.attempt?.setId}`);
 		for (const row of rows) expect(text).toContain(`own-${row.id}.txt`);
-		expect(text).toContain("!overlap");
+		// Two attempts of one set are alternatives: neither is flagged as overlapping the other.
+		expect(text).not.toContain("!overlap");
 		// The agent recommends; nothing was merged.
 		expect(readFileSync(join(repo, "shared.txt"), "utf8")).toBe("base\n");
 	}, 600_000);

@@ -70,6 +70,26 @@ describe("overlaps", () => {
 		expect(overlaps.has("d")).toBe(false);
 	});
 
+	it("pairs rows of different attempt sets only: attempts of one set are alternatives, not rivals", () => {
+		const overlaps = computeOverlaps([
+			{ id: "a1", repo: "/r", files: ["x.ts"], set: "set-a" },
+			{ id: "a2", repo: "/r", files: ["x.ts"], set: "set-a" },
+			{ id: "b1", repo: "/r", files: ["x.ts", "y.ts"], set: "set-b" },
+			{ id: "solo", repo: "/r", files: ["y.ts"] },
+		]);
+		expect(overlaps.get("a1")).toEqual([{ file: "x.ts", rows: ["b1"] }]);
+		expect(overlaps.get("a2")).toEqual([{ file: "x.ts", rows: ["b1"] }]);
+		expect(overlaps.get("b1")).toEqual([
+			{ file: "x.ts", rows: ["a1", "a2"] },
+			{ file: "y.ts", rows: ["solo"] },
+		]);
+		const alone = computeOverlaps([
+			{ id: "a1", repo: "/r", files: ["x.ts"], set: "set-a" },
+			{ id: "a2", repo: "/r", files: ["x.ts"], set: "set-a" },
+		]);
+		expect(alone.size).toBe(0);
+	});
+
 	it("leaves out merged, archived and non-worktree rows", () => {
 		const rows = [
 			makeRow({ id: "w1", worktreePath: "/wt/1", repo: "/r" }),

@@ -24,7 +24,9 @@ describe("touched files cache", () => {
 		agents.push(agent);
 		const repo = initRepo(join(agent.root, "repo"), { "shared.txt": "base\n", "README.md": "# project\n" });
 		const board = boardFor(agent);
-		const started = await board.dispatchAttempts({ prompt: "ATTEMPT: rewrite shared.txt", cwd: repo, count: 3 });
+		// Three rows of their own (not one attempt set: attempts of a set never overlap each other).
+		const started = [];
+		for (const n of [1, 2, 3]) started.push(await board.dispatch({ prompt: `ATTEMPT: rewrite shared.txt, take ${n}`, cwd: repo, worktreeMode: "worktree" }));
 		for (const row of started) await waitDone(board, row.id);
 
 		// A git that logs where it ran, first on PATH for the lists below.

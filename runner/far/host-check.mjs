@@ -89,10 +89,7 @@ export function checkHost(dir, config = {}) {
 	return { ok: node.ok && pi.ok && git.ok && dirState.ok && disk.ok && pkg.present, node, pi, git, dir: dirState, disk, pkg };
 }
 
-/**
- * One line per requirement for `targets check`: ok, or what is wrong and how to fix it.
- * @typedef {{ name: string, ok: boolean, detail: string, fix?: string }} CheckItem
- */
+/** One line per requirement for `targets check`. @typedef {import("../../src/board/engine/types.ts").CheckItem} CheckItem */
 
 /** @param {number} bytes */
 function gib(bytes) {

@@ -2,9 +2,10 @@
  * Default-mode resolution and the user config file. Order: PONYTAIL_DEFAULT_MODE, the trusted
  * project's config, the XDG user config, then `full`. Unreadable files become warnings, never throws.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
+import { writeFileAtomic } from "../../runner/store/fs-util.mjs";
 import { FALLBACK_DEFAULT, type PonytailMode, parseMode } from "./modes.ts";
 
 export interface PonytailSettings {
@@ -101,7 +102,5 @@ export function writeDefaultMode(file: string, mode: PonytailMode): void {
 	if (current.kind === "broken") throw new Error(`${current.warning.replace(/; ignoring it$/, "")}; fix or remove it first`);
 	const data = current.kind === "ok" ? current.data : {};
 	mkdirSync(dirname(file), { recursive: true });
-	const temp = `${file}.${process.pid}.tmp`;
-	writeFileSync(temp, `${JSON.stringify({ ...data, defaultMode: mode }, null, 2)}\n`);
-	renameSync(temp, file);
+	writeFileAtomic(file, `${JSON.stringify({ ...data, defaultMode: mode }, null, 2)}\n`);
 }

@@ -5,9 +5,8 @@
 import { containerOneShotArgs, engineGlobalArgs } from "./container-argv.mjs";
 import { cacheRoot, ensureStartCache } from "./container-cache.mjs";
 import { buildFix, EngineError, engineRun } from "./container-engine.mjs";
-import { PACKAGE_ROOT } from "../../far/far-run.mjs";
+import { PACKAGE_ROOT, packageVersion } from "../../far/package-files.mjs";
 import { MIN_NODE, nodeVersionOk, PI_SERIES, piVersionOk } from "../../far/host-check.mjs";
-import { packageVersion } from "../ssh/pkg-install.mjs";
 import { providerBaseUrl } from "./pi-home.mjs";
 
 /** Why a remote engine is refused (docs/engine.md: bind mounts name paths on the engine's machine). */

@@ -13,12 +13,27 @@ import type { BoardDeps, BoardResult } from "./deps.ts";
 import { HelpView } from "./help-view.ts";
 import { hintLine } from "./keys.ts";
 import { ListView } from "./list-view.ts";
+import { wrap } from "./text.ts";
 import type { Host, View } from "./view.ts";
 
 /** Rows pi keeps while the board is open: one transcript row and its footer (path, stats, statuses). */
 export const PI_ROWS = 4;
 /** The board's own lines around the top view: header, status, hint. */
 const FRAME_ROWS = 3;
+/** A long status (an engine's refusal) wraps to this many lines rather than being cut. */
+const STATUS_ROWS = 3;
+
+/**
+ * Keys as the board should see them. pi reads Escape and a key that reaches it within its escape
+ * timeout, or in the same read while it was busy drawing, as one alt+key ("\x1b/"). Where no text
+ * field has the keys and the view binds no such alt key, that is what a person typed: Escape, then
+ * the key. (A text field keeps alt+letter: it moves by words there.)
+ */
+export function splitEscape(data: string, top: View): string[] {
+	if (data.length !== 2 || data[0] !== "\x1b") return [data];
+	if (top.takesText() || top.entryFor(data)) return [data];
+	return ["\x1b", data.slice(1)];
+}
 
 export class Board implements Component, Focusable, Host {
 	readonly deps: BoardDeps;
@@ -26,6 +41,9 @@ export class Board implements Component, Focusable, Host {
 	/** Page keys move the board's lists, not pi's fullscreen transcript behind it. */
 	readonly capturesViewportInput = true;
 	status = "";
+	/** Lines the status took in the last frame, and the overlay question's lines: the body gives them up. */
+	private statusRows = 1;
+	private overlayRows = 0;
 	private readonly stack: View[] = [];
 	private isFocused = false;
 	private lastWidth = 80;
@@ -52,8 +70,10 @@ export class Board implements Component, Focusable, Host {
 			unsubscribeOverlaps?.();
 		};
 		// The first screen: live rows and the newest ones; the rest arrive in idle slices as changes.
-		await feed.fill().first;
+		const fill = feed.fill();
+		await fill.first;
 		this.list.load(feed.rows());
+		void fill.done.then(() => this.list.firstFillDone());
 		if (feed.lastError) this.status = `refresh failed: ${feed.lastError}`;
 		this.changed();
 		this.timer = setInterval(() => this.changed(), this.deps.tickMs ?? 1000);
@@ -119,7 +139,7 @@ export class Board implements Component, Focusable, Host {
 	}
 
 	bodyRows(): number {
-		return this.rows() - FRAME_ROWS;
+		return Math.max(1, this.rows() - FRAME_ROWS - (this.statusRows - 1) - this.overlayRows);
 	}
 
 	width(): number {
@@ -166,13 +186,35 @@ export class Board implements Component, Focusable, Host {
 		this.lastWidth = width;
 		const theme = this.deps.theme;
 		const top = this.top();
-		const body = top.render(width).slice(0, this.bodyRows());
+		const status = this.statusLines(width);
+		this.statusRows = status.length;
+		const body = this.body(top, width);
 		const hints = hintLine(top.hints(), width);
-		const lines = [this.header(width), ...body, fit(this.status ? theme.fg("muted", this.status) : "", width), fit(theme.fg("dim", hints), width)];
+		const lines = [this.header(width), ...body, ...status, fit(theme.fg("dim", hints), width)];
 		// Safety net: only lines that are too wide pay for a styled truncation.
 		const fitted = lines.map((line) => (visibleWidth(line) > width ? fit(line, width) : line));
 		this.cache = { width, lines: fitted };
 		return fitted;
+	}
+
+	/** The top view; an overlay under the view beneath it, which keeps the rows the question leaves. */
+	private body(top: View, width: number): string[] {
+		const below = this.stack[this.stack.length - 2];
+		if (!top.overlay || !below) {
+			this.overlayRows = 0;
+			return top.render(width).slice(0, this.bodyRows());
+		}
+		const question = top.render(width).slice(0, Math.max(1, this.rows() - FRAME_ROWS - 1));
+		this.overlayRows = question.length;
+		return [...below.render(width).slice(0, this.bodyRows()), ...question];
+	}
+
+	/** The status wrapped, never cut mid-word; past STATUS_ROWS lines its end is cut with "…". */
+	private statusLines(width: number): string[] {
+		if (!this.status) return [""];
+		const lines = wrap(this.status, width);
+		const shown = lines.length > STATUS_ROWS ? [...lines.slice(0, STATUS_ROWS - 1), fit(`${lines[STATUS_ROWS - 1] ?? ""} ${lines.slice(STATUS_ROWS).join(" ")}`, width)] : lines;
+		return shown.map((line) => fit(this.deps.theme.fg("muted", line), width));
 	}
 
 	private header(width: number): string {
@@ -192,9 +234,11 @@ export class Board implements Component, Focusable, Host {
 	}
 
 	handleInput(data: string): void {
-		const top = this.top();
-		if (top.retiresStatus) this.status = "";
-		top.handleInput(data);
+		for (const key of splitEscape(data, this.top())) {
+			const top = this.top();
+			if (top.retiresStatus) this.status = "";
+			top.handleInput(key);
+		}
 		this.changed();
 	}
 }

@@ -9,7 +9,9 @@ import type { AttemptRowView, AttemptSetView, BoardRow } from "../engine/types.t
 import { clean, formatDiff, STATE_GLYPH } from "../view-model/row-text.ts";
 import { fit, message } from "../view-model/ui-types.ts";
 import { keyMatches } from "./keys.ts";
+import { startKeep } from "./keep-flow.ts";
 import { startMerge } from "./merge-flow.ts";
+import { ROW_DISABLED } from "./row-disabled.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 import { DiffView } from "./viewer-view.ts";
 
@@ -70,7 +72,7 @@ export class CompareView extends View {
 	keyTable(): KeyEntry[] {
 		const last = () => Math.max(0, this.set.rows.length - 1);
 		return [
-			{ keys: ["up", "down"], help: "select an attempt", hint: "select", run: (data) => (this.selected = Math.max(0, Math.min(last(), this.selected + (keyMatches(this.deps.keys, data, "up") ? -1 : 1)))) },
+			{ keys: ["up", "down"], help: "select an attempt", run: (data) => (this.selected = Math.max(0, Math.min(last(), this.selected + (keyMatches(this.deps.keys, data, "up") ? -1 : 1)))) },
 			{
 				keys: "mark",
 				help: "mark the selected attempt (d then diffs it against another)",
@@ -80,20 +82,35 @@ export class CompareView extends View {
 					this.marked = this.marked === id ? undefined : id;
 				},
 			},
-			{ keys: "diff", help: "diff of the marked attempt against the selected one", hint: "diff marked vs selected", run: () => this.requestDiff() },
+			{ keys: "diff", help: "diff of the marked attempt against the selected one", hint: "diff marked", run: () => this.requestDiff() },
 			{
 				keys: "merge",
 				help: "merge the selected attempt (the plan, and any conflict, first)",
 				hint: "merge",
+				disabled: () => this.whyNot(ROW_DISABLED.merge),
 				run: () => {
 					const row = this.selectedRow();
-					if (row?.merged) this.host.setStatus(`${row.id} is already merged into ${clean(row.merged.into)}`);
-					else if (row) startMerge(this.host, row, () => void this.reload());
+					if (row) startMerge(this.host, row, () => void this.reload());
+				},
+			},
+			{
+				keys: "keep",
+				help: "keep this one: merge the selected attempt, then archive the others and remove their worktrees (the plan first; uncommitted work is asked about again)",
+				hint: "keep this one",
+				disabled: () => this.whyNot(ROW_DISABLED.keep),
+				run: () => {
+					const row = this.selectedRow();
+					if (row) startKeep(this.host, row, () => void this.reload());
 				},
 			},
 			{ keys: ["cancel", "quit"], help: "back", hint: "back", keep: true, run: () => this.host.pop(this) },
 			{ keys: "help", help: "this help", hint: "help", run: () => this.host.help(this) },
 		];
+	}
+
+	private whyNot(reason: (row: BoardRow) => string | undefined): string | undefined {
+		const row = this.selectedRow();
+		return row ? reason(row) : "no attempt selected";
 	}
 
 	private requestDiff(): void {

@@ -1,9 +1,13 @@
-/** A yes/no question, drawn whole (wrapped, never cut), with the action to run on yes. */
+/**
+ * A yes/no question, drawn whole (wrapped, never cut) below the view it asks about, which stays in
+ * sight (the list with the row to stop), with the action to run on yes.
+ */
 import { message } from "../view-model/ui-types.ts";
 import { wrap } from "./text.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 
 export class ConfirmView extends View {
+	override readonly overlay = true;
 	private readonly action: () => Promise<unknown> | unknown;
 
 	constructor(host: Host, question: string, action: () => Promise<unknown> | unknown, details: readonly string[] = []) {

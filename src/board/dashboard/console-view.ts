@@ -1,11 +1,15 @@
 /**
- * A live console on a running row: its transcript following the stream (the newest words as they
- * arrive), the question and its choices when it asks, and pi's Editor at the bottom: enter steers
- * (or answers), the follow-up key queues after the current turn. Leaving it leaves the agent running.
+ * A live console on a running row, zoomed to the board's whole height: its transcript fills it and
+ * follows the stream (a long reply joined from the tails the status carries, so it reads whole), the
+ * messages the user sent marked where they landed (or waiting to), the question and its choices when
+ * it asks, and pi's Editor at the bottom: enter steers (or answers), the follow-up key queues after
+ * the current turn. Leaving it leaves the agent running.
  */
 import { Editor, type Focusable } from "@earendil-works/pi-tui";
+import { LIVE_TEXT_CHARS } from "../../../runner/life/state-rules.mjs";
 import type { BoardRow } from "../engine/types.ts";
-import { clean, liveActivity, liveTail, STATE_LABEL } from "../view-model/row-text.ts";
+import { clean, cleanBlock, liveActivity, liveTail, STATE_LABEL } from "../view-model/row-text.ts";
+import { followStream } from "../view-model/stream-follow.ts";
 import type { TranscriptEntry } from "../view-model/transcript.ts";
 import { fit } from "../view-model/ui-types.ts";
 import { Choices, questionLines, sendReply } from "./reply-view.ts";
@@ -21,10 +25,15 @@ export class ConsoleView extends ReaderView {
 	private entries: TranscriptEntry[] = [];
 	private sending = false;
 	private readonly choices = new Choices();
+	/** The reply streaming now, as much of it as the console has seen (followStream), and whether from its start. */
+	private streamed = "";
+	private streamedFromStart = false;
 
 	constructor(host: Host, rowId: string) {
-		super(host, true);
+		super(host, true, true);
 		this.rowId = rowId;
+		const live = feedRow(host, rowId)?.live?.text;
+		if (live) this.follow(live);
 		this.editor = new Editor(host.deps.tui, editorTheme(host.deps.theme), { paddingX: 1 });
 		this.editor.onSubmit = (text) => this.send(text, false);
 		this.addChild(new Lines((width) => this.bottomLines(width)));
@@ -54,6 +63,31 @@ export class ConsoleView extends ReaderView {
 	protected async load(): Promise<void> {
 		const row = this.row();
 		if (row) this.entries = await this.deps.readTranscript(row);
+		// The streamed reply ended and the transcript just read holds it (or the run is over): drop the copy.
+		const now = this.row();
+		if (!now?.live?.text && (!now?.alive || this.landed())) this.streamed = "";
+	}
+
+	/** The transcript's last agent text ends as the streamed copy does. */
+	private landed(): boolean {
+		const fold = (text: string) => text.replace(/\s+/g, " ").trim();
+		const end = fold(cleanBlock(this.streamed)).slice(-40);
+		const last = [...this.entries].reverse().find((entry) => entry.role === "assistant");
+		return end === "" || (last !== undefined && fold(last.text).endsWith(end));
+	}
+
+	override onRows(ids: readonly string[]): void {
+		const text = ids.includes(this.rowId) ? this.row()?.live?.text : undefined;
+		// Kept until the transcript holds the ended reply, so it never blinks out in between.
+		if (text) this.follow(text);
+		super.onRows(ids);
+	}
+
+	private follow(text: string): void {
+		const next = followStream(this.streamed, text);
+		// A fresh start at the status's cap began mid-message: its first word is cut.
+		if (next === text) this.streamedFromStart = text.length < LIVE_TEXT_CHARS;
+		this.streamed = next;
 	}
 
 	protected content(width: number): string[] {
@@ -64,11 +98,10 @@ export class ConsoleView extends ReaderView {
 	protected override liveLines(width: number): string[] {
 		const row = this.row();
 		const theme = this.deps.theme;
-		if (!row?.live) return [];
 		const out: string[] = [];
-		const text = liveTail(row.live.text);
+		const text = this.streamedFromStart ? cleanBlock(this.streamed) : liveTail(this.streamed);
 		if (text) wrap(text, width - 7).forEach((line, i) => out.push(fit(`${i === 0 ? theme.fg("success", "agent ") : "      "} ${line}`, width)));
-		const activity = liveActivity(row, this.host.now());
+		const activity = row ? liveActivity(row, this.host.now()) : "";
 		if (activity) out.push(fit(`${theme.fg("accent", "now   ")} ${activity}`, width));
 		return out;
 	}

@@ -1,5 +1,5 @@
 /** The new agent's choices: where they start (the last ones, remembered), the one-line summary, the dispatch they make. */
-import { LOCAL_TARGET } from "../../../runner/life/board-config.mjs";
+import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
 import { MAX_ATTEMPTS } from "../engine/dispatch-checks.ts";
 import type { DispatchOptions } from "../engine/types.ts";
@@ -44,7 +44,21 @@ export function initialChoices(prefs: DispatchPrefs, models: readonly string[], 
 	};
 }
 
-const WORKTREE_TEXT: Record<string, string> = { none: "no worktree", auto: "own worktree if the repo is busy", worktree: "own worktree" };
+/** Each worktree mode in the words the form and its summary both show. */
+export const WORKTREE_TEXT: Record<string, string> = { none: "no worktree", auto: "own worktree if the repo is busy", worktree: "own worktree" };
+
+/** The mode a form value names (its words, or the mode itself). */
+export function worktreeMode(value: string): string {
+	return Object.entries(WORKTREE_TEXT).find(([, text]) => text === value)?.[0] ?? value;
+}
+
+/** The worktree the agent will get, in words: attempts and targets always get their own. */
+export function worktreeText(c: DispatchChoices): string {
+	// Code travels to a target by git, so a target run always gets its own worktree.
+	if (Number(c.count) > 1) return "each in its own worktree";
+	if (c.target !== LOCAL_TARGET) return "own worktree (always, on a target)";
+	return WORKTREE_TEXT[c.worktree] ?? c.worktree;
+}
 
 /** `in <cwd> · <target> · <model> · no worktree · 1 attempt`: how the agent will run. */
 export function choicesSummary(c: DispatchChoices, home?: string): string {
@@ -52,9 +66,7 @@ export function choicesSummary(c: DispatchChoices, home?: string): string {
 	const remote = c.target !== LOCAL_TARGET;
 	const parts = [`in ${shortPath(c.cwd, home)}`, remote ? `on ${c.target}` : LOCAL_TARGET, c.model === DEFAULT ? "pi's default model" : c.model];
 	if (c.thinking !== DEFAULT) parts.push(`thinking ${c.thinking}`);
-	// Code travels to a target by git, so a target run always gets its own worktree.
-	const worktree = count > 1 ? "each in its own worktree" : remote ? "own worktree (always, on a target)" : (WORKTREE_TEXT[c.worktree] ?? c.worktree);
-	parts.push(worktree, `${count} attempt${count === 1 ? "" : "s"}`);
+	parts.push(worktreeText(c), `${count} attempt${count === 1 ? "" : "s"}`);
 	if (c.name.trim()) parts.push(`named ${c.name.trim()}`);
 	return parts.join(" · ");
 }

@@ -4,7 +4,7 @@
  */
 import { Input, SettingsList, type Component, type SettingItem } from "@earendil-works/pi-tui";
 import { fit } from "../view-model/ui-types.ts";
-import { COUNTS, DEFAULT, type DispatchForm, THINKING_LEVELS, WORKTREE_MODES } from "./dispatch-choices.ts";
+import { COUNTS, DEFAULT, type DispatchForm, THINKING_LEVELS, WORKTREE_MODES, WORKTREE_TEXT, worktreeMode, worktreeText } from "./dispatch-choices.ts";
 import { keyLabel, keyMatches } from "./keys.ts";
 import { wrap } from "./text.ts";
 import { settingsTheme } from "./theme.ts";
@@ -71,7 +71,7 @@ export class DispatchOptionsView extends View {
 			},
 			{ id: "model", label: "model", currentValue: c.model, values: [DEFAULT, ...models] },
 			{ id: "thinking", label: "thinking", currentValue: c.thinking, values: [DEFAULT, ...THINKING_LEVELS] },
-			{ id: "worktree", label: "worktree", currentValue: c.worktree, values: [...WORKTREE_MODES] },
+			{ id: "worktree", label: "worktree", currentValue: worktreeText(c), values: WORKTREE_MODES.map((mode) => WORKTREE_TEXT[mode] ?? mode), description: "more than 1 attempt, or a target, always gets its own worktree" },
 			{ id: "count", label: "attempts", currentValue: c.count, values: [...COUNTS], description: "more than 1 starts an attempt set, each attempt in its own worktree" },
 			{ id: "start", label: "start", currentValue: start, values: [start], description: "dispatch the agent with these choices" },
 		];
@@ -94,7 +94,10 @@ export class DispatchOptionsView extends View {
 			if (!value) this.settings.updateValue("name", FROM_PROMPT);
 		} else if (id === "cwd") c.cwd = value;
 		else if (id === "target") c.target = value;
-		else if (id === "model" || id === "thinking" || id === "worktree" || id === "count") c[id] = value;
+		else if (id === "worktree") c.worktree = worktreeMode(value);
+		else if (id === "model" || id === "thinking" || id === "count") c[id] = value;
+		// The form says what the summary says: attempts and targets get their own worktree whatever the mode.
+		this.settings.updateValue("worktree", worktreeText(c));
 	}
 
 	keyTable(): KeyEntry[] {
@@ -107,6 +110,10 @@ export class DispatchOptionsView extends View {
 			{ keys: "cancel", help: "back to the prompt", hint: "back to the prompt", keep: true, run: pass },
 			{ keys: "help", help: "this help", hint: "help", run: () => this.host.help(this) },
 		];
+	}
+
+	override takesText(): boolean {
+		return this.editing;
 	}
 
 	override handleInput(data: string): void {

@@ -6,7 +6,8 @@
 import { CombinedAutocompleteProvider, Editor, type Focusable } from "@earendil-works/pi-tui";
 import type { BoardRow } from "../engine/types.ts";
 import type { DispatchPrefs } from "../view-model/prefs.ts";
-import { LOCAL_TARGET } from "../../../runner/life/board-config.mjs";
+import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
+import { clean } from "../view-model/row-text.ts";
 import { fit, message } from "../view-model/ui-types.ts";
 import { choicesSummary, type DispatchChoices, type DispatchForm, dispatchOptions, initialChoices } from "./dispatch-choices.ts";
 import { DispatchOptionsView } from "./dispatch-options.ts";
@@ -97,7 +98,8 @@ export class DispatchView extends View implements DispatchForm {
 		const prefs: DispatchPrefs = this.deps.prefs;
 		Object.assign(prefs, { cwd: options.cwd, target: this.choices.target, model: options.model, thinking: options.thinking, worktreeMode: options.worktreeMode });
 		void this.deps.savePrefs(prefs).catch(() => undefined);
-		const what = options.name ?? text.split("\n")[0]?.slice(0, 40) ?? "";
+		// Whole: the status line wraps rather than cut what was started.
+		const what = clean(options.name ?? text.trim().split("\n")[0]);
 		this.error = "starting…";
 		this.host.changed();
 		// The form stays until the engine answers: a refusal (a target and a cwd that is not a git

@@ -36,6 +36,7 @@ export const KEYS = {
 	removeWorktree: { literal: "w" },
 	compare: { literal: "c" },
 	merge: { literal: "m" },
+	keep: { literal: "k" },
 	mark: { literal: " " },
 	open: { literal: "o" },
 	back: { literal: "b" },

@@ -5,15 +5,25 @@
 import { Input } from "@earendil-works/pi-tui";
 import type { BoardRow } from "../engine/types.ts";
 import { ListModel } from "../view-model/list-model.ts";
+import { clean } from "../view-model/row-text.ts";
 import { fit, message } from "../view-model/ui-types.ts";
 import { DispatchView } from "./dispatch-view.ts";
-import { keyMatches, keysLabel } from "./keys.ts";
-import { ListWindow } from "./list-window.ts";
+import { type Action, keyLabel, keyMatches, keysLabel } from "./keys.ts";
+import { ListWindow, windowStart } from "./list-window.ts";
 import { PeekView } from "./peek-view.ts";
 import { rowActions } from "./row-actions.ts";
 import { limitEntries, SETTINGS, SettingsView } from "./settings-view.ts";
 import { WEB_SETTING } from "../../web/web-setting.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
+
+/** Mid-navigation: this soon after a key that moved the cursor. */
+const NAVIGATING_MS = 3000;
+/** How long after another row slid under the cursor a key on it is first questioned. */
+const SLID_GRACE_MS = 1500;
+
+function actionOf(entry: KeyEntry): Action {
+	return typeof entry.keys === "string" ? entry.keys : (entry.keys[0] ?? "confirm");
+}
 
 export class ListView extends View {
 	override readonly retiresStatus = true;
@@ -29,6 +39,15 @@ export class ListView extends View {
 	private filterInput: Input | undefined;
 	/** A row just dispatched: the cursor moves to it as soon as it is listed. */
 	private pendingSelect: string | undefined;
+	/**
+	 * Until the user's first key (or the board's first fill is done), the cursor is on the first row of
+	 * the top group, whatever order the rows arrive in.
+	 */
+	private cursorAtTop = true;
+	/** When the user's last key moved the cursor: soon after, a change keeps the cursor's screen line, not its row. */
+	private navigatedAt: number | undefined;
+	/** When another row last slid under the cursor by itself (a change while navigating), and which. */
+	private slid: { at: number; id: string } | undefined;
 
 	constructor(host: Host) {
 		super(host);
@@ -39,7 +58,7 @@ export class ListView extends View {
 			windowRows: () => this.windowRows(),
 			emptyText: () =>
 				this.filter
-					? ["No rows match the filter (esc clears it)."]
+					? [`No rows match the filter (${keyLabel(this.deps.keys, "cancel", true)} clears it).`]
 					: ["No agents yet.", "  n      new agent: type a prompt, enter starts it", "  enter  peek a row · r reply · o open · s stop", "  ?      every key · q closes the board"],
 		});
 		this.addChild(this.window);
@@ -53,17 +72,42 @@ export class ListView extends View {
 	}
 
 	override onRows(ids: readonly string[], relisted: boolean): void {
-		if (relisted) this.load(this.deps.feed.rows());
+		const navigating = this.navigatedAt !== undefined && this.host.now() - this.navigatedAt < NAVIGATING_MS;
+		const was = navigating && this.selected ? { id: this.selected, line: this.cursorLine(), scroll: this.scroll } : undefined;
+		if (relisted) this.model.reset(this.deps.feed.rows(), { filter: this.filter, showArchived: this.showArchived });
 		else for (const id of ids) this.model.update(id, this.deps.feed.row(id));
 		this.settle();
+		if (was?.line === undefined || this.cursorLine() === was.line) return;
+		// Mid-navigation the cursor keeps its screen line; the row now there is marked as having slid in.
+		const row = this.model.rowNear(was.scroll + was.line);
+		if (!row) return;
+		this.scroll = was.scroll;
+		this.selected = row.id;
+		this.reveal();
+		if (row.id !== was.id) this.slid = { at: this.host.now(), id: row.id };
 	}
 
-	/** After a change: the pending row takes the cursor, a vanished selection goes to its neighbour, and it stays on screen. */
+	/** The board's first fill is in: from now on the cursor stays on the row it is on. */
+	firstFillDone(): void {
+		this.cursorAtTop = false;
+	}
+
+	/** The screen line of the cursor in the list's window. */
+	private cursorLine(): number | undefined {
+		const item = this.selected ? this.model.position(this.selected).item : -1;
+		if (item < 0) return undefined;
+		return item - windowStart(this.scroll, item, Math.max(1, this.windowRows()), this.model.length);
+	}
+
+	/**
+	 * After a change: the pending row takes the cursor, else (until the first key) the first row of the
+	 * top group; a row that moved groups keeps the cursor; a vanished selection goes to its neighbour.
+	 */
 	private settle(): void {
 		if (this.pendingSelect && this.model.has(this.pendingSelect)) {
 			this.selected = this.pendingSelect;
 			this.pendingSelect = undefined;
-		}
+		} else if (this.cursorAtTop) this.selected = this.model.rowAt(0)?.id;
 		if (!this.selected || !this.model.has(this.selected)) this.selected = this.model.rowAt(Math.min(this.selectedIndex, this.model.rowCount - 1))?.id;
 		this.reveal();
 	}
@@ -86,6 +130,7 @@ export class ListView extends View {
 	}
 
 	select(id: string): void {
+		this.cursorAtTop = false;
 		this.pendingSelect = id;
 		this.filter = "";
 		this.load(this.deps.feed.rows());
@@ -114,12 +159,29 @@ export class ListView extends View {
 
 	private filterLines(width: number): string[] {
 		if (!this.filterInput) return [];
-		return [fit(this.deps.theme.fg("accent", "Filter (text, s:<state>, on:<target>): enter keeps it, esc clears it"), width), ...this.filterInput.render(width)];
+		const keys = this.deps.keys;
+		const what = `Filter (text, s:<state>, on:<target>): ${keyLabel(keys, "submit", true)} keeps it, ${keyLabel(keys, "cancel", true)} clears it`;
+		return [fit(this.deps.theme.fg("accent", what), width), ...this.filterInput.render(width)];
+	}
+
+	override takesText(): boolean {
+		return this.filterInput !== undefined;
 	}
 
 	override handleInput(data: string): void {
+		this.cursorAtTop = false;
 		const input = this.filterInput;
-		if (!input) return super.handleInput(data);
+		if (!input) {
+			const entry = this.entryFor(data);
+			this.navigatedAt = entry?.moves ? this.host.now() : undefined;
+			const slid = this.slid;
+			this.slid = undefined;
+			// A key on the row under the cursor right after another row slid there by itself: say so first.
+			if (entry?.actsOnRow && slid && this.host.now() - slid.at < SLID_GRACE_MS && slid.id === this.selected) {
+				return this.host.setStatus(`${clean(this.selectedRow()?.name)} just moved under the cursor: press ${keyLabel(this.deps.keys, actionOf(entry), true)} again to act on it`);
+			}
+			return super.handleInput(data);
+		}
 		const keys = this.deps.keys;
 		if (keyMatches(keys, data, "cancel")) {
 			this.filterInput = undefined;
@@ -146,12 +208,13 @@ export class ListView extends View {
 		const host = this.host;
 		const canGoBack = this.deps.canGoBack === true;
 		return [
-			{ keys: ["up", "down"], help: "move the selection", run: (data) => this.move(keyMatches(this.deps.keys, data, "up") ? -1 : 1) },
-			{ keys: ["pageUp", "pageDown"], help: "move the selection a page", run: (data) => this.move((keyMatches(this.deps.keys, data, "pageUp") ? -1 : 1) * Math.max(1, this.windowRows() - 1)) },
+			{ keys: ["up", "down"], help: "move the selection", moves: true, run: (data) => this.move(keyMatches(this.deps.keys, data, "up") ? -1 : 1) },
+			{ keys: ["pageUp", "pageDown"], help: "move the selection a page", moves: true, run: (data) => this.move((keyMatches(this.deps.keys, data, "pageUp") ? -1 : 1) * Math.max(1, this.windowRows() - 1)) },
 			{
 				keys: "confirm",
 				help: "peek: the row in full (question, live text, receipts, answer, events)",
 				hint: "peek",
+				actsOnRow: true,
 				run: () => {
 					const row = this.selectedRow();
 					if (!row) return;
@@ -197,8 +260,8 @@ export class ListView extends View {
 				keys: "back",
 				help: "back to the session you attached from (also /agent-board back)",
 				hint: "back to your session",
-				hintIf: () => canGoBack,
-				run: () => (canGoBack ? host.close({ kind: "back" }) : host.setStatus("not attached: nothing to go back to")),
+				disabled: () => (canGoBack ? undefined : "not attached: nothing to go back to"),
+				run: () => host.close({ kind: "back" }),
 			},
 			{
 				keys: "cancel",

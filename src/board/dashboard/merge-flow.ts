@@ -13,6 +13,9 @@ import { removeWorktree } from "./remove-worktree.ts";
 import { ReplyView } from "./reply-view.ts";
 import type { Host } from "./view.ts";
 
+// The plan's words live with the view-model, where the web page takes them too; keep-flow takes plural from here.
+export { plural } from "../view-model/merge-text.ts";
+
 /** Asks the engine for the plan and the conflict check (nothing changes), then confirms. */
 export function startMerge(host: Host, row: BoardRow, after?: () => void): void {
 	if (!row.worktreePath) return host.setStatus(`${row.name} has no worktree: nothing to merge`);

@@ -9,8 +9,9 @@ import type { DiffCache } from "../view-model/diff-cache.ts";
 import type { BoardFeed } from "../view-model/feed.ts";
 import type { OverlapIndex } from "../view-model/overlap-index.ts";
 import { loadPrefs, savePrefs } from "../view-model/prefs.ts";
-import { readTranscript } from "../view-model/transcript.ts";
-import { readBoardConfig } from "../targets/board-config.ts";
+import { readRowReceipts } from "../view-model/sent-receipts.ts";
+import { readTranscript, withSent } from "../view-model/transcript.ts";
+import { readBoardConfig } from "../../../runner/life/board-config.mjs";
 import { Board } from "./board.ts";
 import type { BoardResult } from "./deps.ts";
 
@@ -58,7 +59,10 @@ export async function openBoard(ctx: ExtensionCommandContext, service: BoardServ
 				shared.applySettings(settings);
 				void savePrefs(service.storeDir, prefs).catch(() => undefined);
 			},
-			readTranscript: (row) => readTranscript(row.sessionFile),
+			readTranscript: async (row) => {
+				const { earlier, current } = readRowReceipts(service.storeDir, row.id, row.currentRunId);
+				return withSent(await readTranscript(row.sessionFile), earlier, current);
+			},
 			readDiff: readRowDiff,
 			renderDiff: (text) => renderDiff(text),
 			mergeConflicts,

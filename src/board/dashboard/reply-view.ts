@@ -75,10 +75,9 @@ export class Choices {
 			keys: "tab",
 			help: "put the next of the question's choices in the editor",
 			hint: "choice",
-			hintIf: () => options().length > 0,
+			disabled: () => (options().length > 0 ? undefined : "no choices offered: type your answer"),
 			run: () => {
 				const list = options();
-				if (list.length === 0) return host.setStatus("no choices offered: type your answer");
 				this.index = (this.index + 1) % list.length;
 				editor.setText(clean(list[this.index]));
 			},

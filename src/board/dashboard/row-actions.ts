@@ -1,8 +1,10 @@
 /**
  * The keys that act on one row, shared by the list (the selected row) and peek (the open row): one
- * entry per key with its help and hint, so both views and their help stay the same.
+ * entry per key with its help, its hint and why it cannot act on this row now, so both views, their
+ * hint lines, their help and the status line a disabled key writes all come from here.
  */
 import type { BoardRow } from "../engine/types.ts";
+import { clean } from "../view-model/row-text.ts";
 import { CompareView } from "./compare-view.ts";
 import { ConfirmView } from "./confirm-view.ts";
 import { ConsoleView } from "./console-view.ts";
@@ -10,8 +12,10 @@ import type { Action } from "./keys.ts";
 import { startMerge } from "./merge-flow.ts";
 import { removeWorktree } from "./remove-worktree.ts";
 import { RenameView } from "./rename-view.ts";
+import { isLive, ROW_DISABLED } from "./row-disabled.ts";
 import { ReplyView } from "./reply-view.ts";
 import type { Host, KeyEntry } from "./view.ts";
+
 import { DiffView, TranscriptView } from "./viewer-view.ts";
 
 export interface RowActionOptions {
@@ -21,20 +25,15 @@ export interface RowActionOptions {
 	onArchived?(): void;
 }
 
-/** A row whose run has a live process (or waits in the queue): `o` opens its console, not attach. */
-export function isLive(row: BoardRow): boolean {
-	return row.alive || row.state === "queued" || row.state === "working";
-}
-
 export function rowActions(host: Host, current: () => BoardRow | undefined, options: RowActionOptions): KeyEntry[] {
 	const service = host.deps.service;
 	const on = (fn: (row: BoardRow) => void) => () => {
 		const row = current();
 		if (row) fn(row);
 	};
-	const has = (test: (row: BoardRow) => boolean) => () => {
+	const why = (reason: (row: BoardRow) => string | undefined) => () => {
 		const row = current();
-		return row !== undefined && test(row);
+		return row ? reason(row) : "no row selected";
 	};
 	const entries: (KeyEntry & { keys: Action })[] = [
 		{
@@ -47,18 +46,15 @@ export function rowActions(host: Host, current: () => BoardRow | undefined, opti
 			keys: "followUp",
 			help: "reply as a follow-up after the working row's current turn",
 			hint: "follow-up",
-			hintIf: has((row) => row.alive),
+			disabled: why(ROW_DISABLED.followUp),
 			run: on((row) => host.push(new ReplyView(host, row.id, { followUp: true }))),
 		},
 		{
 			keys: "stop",
 			help: "stop the row's run (confirm)",
 			hint: "stop",
-			hintIf: has((row) => row.alive),
-			run: on((row) => {
-				if (!row.alive) host.setStatus(`${row.name} is not running`);
-				else host.push(new ConfirmView(host, `Stop ${row.name}?`, () => host.run(`stopped ${row.name}`, row.id, () => service.stop(row.id))));
-			}),
+			disabled: why(ROW_DISABLED.stop),
+			run: on((row) => host.push(new ConfirmView(host, `Stop ${clean(row.name)}?`, () => host.run(`stopped ${clean(row.name)}`, row.id, () => service.stop(row.id))))),
 		},
 		{
 			keys: "open",
@@ -71,42 +67,40 @@ export function rowActions(host: Host, current: () => BoardRow | undefined, opti
 			keys: "diff",
 			help: "diff of a worktree row against its branch point",
 			hint: "diff",
-			hintIf: has((row) => row.worktreePath !== undefined),
-			run: on((row) => (row.worktreePath ? host.push(new DiffView(host, { row: row.id })) : host.setStatus(`${row.name} has no worktree: no diff`))),
+			disabled: why(ROW_DISABLED.diff),
+			run: on((row) => host.push(new DiffView(host, { row: row.id }))),
 		},
 		{
 			keys: "compare",
-			help: "compare the row's attempt set: states, files, overlaps; space marks one, d diffs it, m merges",
+			help: "compare the row's attempt set: states, files, overlaps; space marks one, d diffs it, m merges, k keeps one",
 			hint: "compare",
-			hintIf: has((row) => row.attempt !== undefined),
+			disabled: why(ROW_DISABLED.compare),
 			run: on((row) => host.push(new CompareView(host, row.id))),
 		},
 		{
 			keys: "merge",
 			help: "merge a finished worktree row into the main checkout (shows the plan and any conflict first)",
 			hint: "merge",
-			hintIf: has((row) => row.worktreePath !== undefined && !row.alive && !row.merged),
+			disabled: why(ROW_DISABLED.merge),
 			run: on((row) => startMerge(host, row)),
 		},
 		{
 			keys: "removeWorktree",
 			help: "remove the row's worktree (confirm)",
-			run: on((row) => {
-				if (!row.worktreePath) host.setStatus(`${row.name} has no worktree`);
-				else host.push(new ConfirmView(host, `Remove worktree ${row.worktreePath}?`, () => removeWorktree(host, row)));
-			}),
+			disabled: why(ROW_DISABLED.removeWorktree),
+			run: on((row) => host.push(new ConfirmView(host, `Remove worktree ${row.worktreePath ?? ""}?`, () => removeWorktree(host, row)))),
 		},
 		{
 			keys: "archive",
 			help: "archive / unarchive the row",
 			hint: "archive",
 			run: on((row) => {
-				void host.run(row.archived ? `unarchived ${row.name}` : `archived ${row.name}`, row.id, () => (row.archived ? service.unarchive(row.id) : service.archive(row.id)));
+				void host.run(row.archived ? `unarchived ${clean(row.name)}` : `archived ${clean(row.name)}`, row.id, () => (row.archived ? service.unarchive(row.id) : service.archive(row.id)));
 				options.onArchived?.();
 			}),
 		},
 		{ keys: "rename", help: "rename the row", run: on((row) => host.push(new RenameView(host, row))) },
-		{ keys: "pin", help: "pin / unpin the row (pinned rows list first)", run: on((row) => void host.run(row.pinned ? `unpinned ${row.name}` : `pinned ${row.name}`, row.id, () => service.pin(row.id, !row.pinned))) },
+		{ keys: "pin", help: "pin / unpin the row (pinned rows list first)", run: on((row) => void host.run(row.pinned ? `unpinned ${clean(row.name)}` : `pinned ${clean(row.name)}`, row.id, () => service.pin(row.id, !row.pinned))) },
 	];
-	return entries.map((entry) => (options.hints.includes(entry.keys) ? entry : { ...entry, hint: undefined }));
+	return entries.map((entry) => ({ ...entry, actsOnRow: true, hint: options.hints.includes(entry.keys) ? entry.hint : undefined }));
 }

@@ -97,14 +97,17 @@ function fitName(parts: RowLineParts, width: number): string {
 }
 
 /**
- * One list line within `width` columns. Columns grow with the width; right slots get room in
- * priority order while the summary keeps at least a third of the line, so one row's optional column
+ * One list line within `width` columns. The name is what tells rows apart: it takes what it needs
+ * (up to half the line, or 40 columns) while the summary keeps a fifth of it; then right slots get room in priority order while the
+ * summary keeps a third, so tokens and age go before the name is cut, and one row's optional column
  * never pushes another's off. A live reply shows its newest words.
  */
 export function formatRowLine(parts: RowLineParts, width: number, layout: RowLayout = rowLayout([parts])): { head: string; name: string; summary: string; right: string } {
 	const head = `${parts.marker}${parts.glyph} `;
 	let rest = Math.max(0, width - visibleWidth(head));
-	const nameWidth = Math.min(Math.max(1, layout.name), Math.max(8, Math.floor(rest * 0.3)), rest);
+	// At most half the line (or 40 columns) however long the name: wide lines keep their slots.
+	const nameRoom = Math.max(8, Math.min(Math.max(40, Math.floor(rest / 2)), rest - Math.max(12, Math.floor(width / 5)) - 1));
+	const nameWidth = Math.min(Math.max(1, layout.name), nameRoom, rest);
 	const name = fit(fitName(parts, nameWidth), nameWidth);
 	rest -= nameWidth;
 	const slotCap = Math.max(16, Math.floor(width * 0.15));

@@ -22,12 +22,15 @@ export class ScrollLines implements Component {
 	private readonly content: (width: number) => readonly string[];
 	private readonly rows: () => number;
 	private readonly followEnd: boolean;
+	private readonly fill: boolean;
 
-	constructor(host: Host, content: (width: number) => readonly string[], rows: () => number, options: { followEnd?: boolean } = {}) {
+	/** `followEnd`: the window stays on the end as content grows; `fill`: short content is padded to the window's rows. */
+	constructor(host: Host, content: (width: number) => readonly string[], rows: () => number, options: { followEnd?: boolean; fill?: boolean } = {}) {
 		this.host = host;
 		this.content = content;
 		this.rows = rows;
 		this.followEnd = options.followEnd === true;
+		this.fill = options.fill === true;
 		this.following = this.followEnd;
 	}
 
@@ -40,7 +43,8 @@ export class ScrollLines implements Component {
 
 	render(width: number): string[] {
 		const { lines, start, room } = this.window(width);
-		return lines.slice(start, start + room);
+		const shown = lines.slice(start, start + room);
+		return this.fill && shown.length < room ? [...shown, ...Array<string>(room - shown.length).fill("")] : shown;
 	}
 
 	/** " 12-30/80" when the content does not fit, else "". */

@@ -1,7 +1,8 @@
 /**
  * A board view: a pi-tui Container (as pi's own selectors are) that owns its state and its keys. Its
- * key table is the one place where a key, its help line and its hint are written; the board draws
- * the hint line and the help from it. Drawing reads state and changes none.
+ * key table is the one place where a key, its help line, its hint and why it cannot act now are
+ * written (lazygit's GetDisabledReason); the board draws the hint line and the help from it, and a
+ * disabled key says its reason on the status line. Drawing reads state and changes none.
  */
 import { type Component, Container, type Focusable } from "@earendil-works/pi-tui";
 import type { BoardRow } from "../engine/types.ts";
@@ -36,10 +37,17 @@ export interface KeyEntry {
 	help?: string;
 	/** Hint line label; entries without one do not show in the hint line. */
 	hint?: string;
-	/** The hint shows only while this holds (the key itself still answers, e.g. "has no worktree"). */
-	hintIf?: () => boolean;
+	/**
+	 * Why the action cannot run now ("<name> has no worktree: no diff"), or undefined when it can. While
+	 * there is a reason the hint hides, and the key puts the reason on the status line instead of acting.
+	 */
+	disabled?: () => string | undefined;
 	/** The hint stays however narrow the line (help and the way back). */
 	keep?: boolean;
+	/** It moves the list's cursor (navigation). */
+	moves?: boolean;
+	/** It acts on the selected row (a list that just changed under the cursor asks for it again). */
+	actsOnRow?: boolean;
 	run(data: string): void;
 }
 
@@ -50,6 +58,8 @@ export abstract class View extends Container implements Focusable {
 	readonly retiresStatus: boolean = false;
 	/** Drawn afresh on every frame: it changes without a key or a feed report (an editor's async completion). */
 	readonly uncached: boolean = false;
+	/** A question about the view beneath: drawn below it, so what it asks about stays in sight. */
+	readonly overlay: boolean = false;
 
 	constructor(host: Host) {
 		super();
@@ -78,15 +88,22 @@ export abstract class View extends Container implements Focusable {
 		return undefined;
 	}
 
+	/** A text field has the keys now (an editor, an input): its alt+letter keys edit text. */
+	takesText(): boolean {
+		return this.focusTarget() !== undefined;
+	}
+
+	/** The first entry of the key table that `data` is a key of. */
+	entryFor(data: string): KeyEntry | undefined {
+		return this.keyTable().find((entry) => (typeof entry.keys === "string" ? [entry.keys] : entry.keys).some((action) => keyMatches(this.deps.keys, data, action)));
+	}
+
 	handleInput(data: string): void {
-		for (const entry of this.keyTable()) {
-			const actions = typeof entry.keys === "string" ? [entry.keys] : entry.keys;
-			if (actions.some((action) => keyMatches(this.deps.keys, data, action))) {
-				entry.run(data);
-				return;
-			}
-		}
-		this.otherInput(data);
+		const entry = this.entryFor(data);
+		if (!entry) return this.otherInput(data);
+		const reason = entry.disabled?.();
+		if (reason) this.host.setStatus(reason);
+		else entry.run(data);
 	}
 
 	/** Keys no entry claimed (an editor's typing). */
@@ -94,7 +111,7 @@ export abstract class View extends Container implements Focusable {
 
 	hints(): { keys: string; label: string; keep?: boolean }[] {
 		return this.keyTable()
-			.filter((entry) => entry.hint && (entry.hintIf?.() ?? true))
+			.filter((entry) => entry.hint && !entry.disabled?.())
 			.map((entry) => ({ keys: keysLabel(this.deps.keys, entry.keys, true), label: entry.hint ?? "", keep: entry.keys === "help" || entry.keep === true }));
 	}
 

@@ -7,7 +7,7 @@ import type { ThemeColor } from "@earendil-works/pi-coding-agent";
 import type { BoardRow } from "../engine/types.ts";
 import { toNumberedDiff } from "../view-model/diff.ts";
 import { clean, cleanBlock } from "../view-model/row-text.ts";
-import type { TranscriptEntry } from "../view-model/transcript.ts";
+import type { SentKind, TranscriptEntry } from "../view-model/transcript.ts";
 import { fit, message } from "../view-model/ui-types.ts";
 import { ScrollLines, scrollKeys } from "./scroll-lines.ts";
 import { markdownLines, wrap } from "./text.ts";
@@ -23,9 +23,10 @@ export abstract class ReaderView extends View {
 	private trailing: ReturnType<typeof setTimeout> | undefined;
 	private lastLoad = 0;
 
-	constructor(host: Host, followEnd: boolean) {
+	/** `followEnd`: follows a live run's end; `fill`: takes the board's whole height (the console's zoom). */
+	constructor(host: Host, followEnd: boolean, fill = false) {
 		super(host);
-		this.scroller = new ScrollLines(host, (width) => [...this.cached(width), ...this.liveLines(width)], () => this.contentRows(), { followEnd });
+		this.scroller = new ScrollLines(host, (width) => [...this.cached(width), ...this.liveLines(width)], () => this.contentRows(), { followEnd, fill });
 		const theme = host.deps.theme;
 		this.addChild(new Lines((width) => [fit(`${theme.bold(this.title())}${theme.fg("dim", this.scroller.position(width))}`, width)]));
 		this.addChild(this.scroller);
@@ -106,13 +107,23 @@ const ROLE_STYLE: Record<TranscriptEntry["role"], { label: string; color: ThemeC
 	info: { label: "info", color: "dim" },
 };
 
-/** Transcript entries as lines: a role column, then the text (assistant text as Markdown). */
+/** How a message the user sent went in, as its transcript line says it; and while it waits to land. */
+const SENT_TEXT: Record<SentKind, string> = { steer: "steer", followUp: "follow-up", answer: "answer", reply: "reply: new run" };
+const WAITING_TEXT: Record<SentKind, string> = { steer: "lands after the current step", followUp: "lands after this turn", answer: "sent", reply: "sent" };
+
+function sentMark(entry: TranscriptEntry): string {
+	if (!entry.sent) return "";
+	return `(${SENT_TEXT[entry.sent]}${entry.waiting ? `, ${WAITING_TEXT[entry.sent]}` : ""}) `;
+}
+
+/** Transcript entries as lines: a role column, then the text (assistant text as Markdown; a user's later messages say how they went in). */
 export function transcriptLines(host: Host, entries: readonly TranscriptEntry[], width: number): string[] {
 	const theme = host.deps.theme;
 	const out: string[] = [];
 	for (const entry of entries) {
 		const style = ROLE_STYLE[entry.role];
-		const body = entry.role === "assistant" ? markdownLines(entry.text, width - 7, theme) : wrap(entry.text, width - 7);
+		const mark = sentMark(entry);
+		const body = entry.role === "assistant" ? markdownLines(entry.text, width - 7, theme) : wrap(`${mark ? theme.fg("accent", mark) : ""}${entry.text}`, width - 7);
 		body.forEach((line, i) => out.push(fit(`${i === 0 ? theme.fg(style.color, style.label.padEnd(6)) : "      "} ${line}`, width)));
 	}
 	return out;

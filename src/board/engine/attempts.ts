@@ -48,7 +48,7 @@ export function attemptViews(deps: AttemptDeps): AttemptViews {
 		for (const row of candidates) perRepo.set(row.repo ?? "", (perRepo.get(row.repo ?? "") ?? 0) + 1);
 		const shared = candidates.filter((row) => (perRepo.get(row.repo ?? "") ?? 0) > 1);
 		if (shared.length === 0) return rows;
-		const overlaps = computeOverlaps(shared.map((row) => ({ id: row.id, repo: row.repo ?? "", files: filesOf(row) })));
+		const overlaps = computeOverlaps(shared.map((row) => ({ id: row.id, repo: row.repo ?? "", files: filesOf(row), set: row.attempt?.setId })));
 		// Matched on the names as git gave them; handed out sanitised (agents name files).
 		const shown = (row: BoardRow) => overlaps.get(row.id)?.map((overlap) => ({ ...overlap, file: sanitizeText(overlap.file) }));
 		return rows.map((row) => (overlaps.has(row.id) ? { ...row, overlaps: shown(row) } : row));

@@ -5,6 +5,8 @@ export interface TouchedRow {
 	id: string;
 	repo: string;
 	files: readonly string[];
+	/** Its attempt set: attempts of one set are alternatives, not rivals, so they never overlap each other. */
+	set?: string;
 }
 
 /**
@@ -15,14 +17,14 @@ export function overlapCandidates(rows: readonly BoardRow[]): BoardRow[] {
 	return rows.filter((row) => row.worktreePath && row.repo && !row.merged && !row.archived && row.state !== "error");
 }
 
-/** For every row, the files it shares with other rows of the same repo, each naming those rows. */
+/** For every row, the files it shares with rows of the same repo outside its attempt set, each naming those rows. */
 export function computeOverlaps(rows: readonly TouchedRow[]): Map<string, FileOverlap[]> {
-	const owners = new Map<string, string[]>();
+	const owners = new Map<string, TouchedRow[]>();
 	for (const row of rows) {
 		for (const file of new Set(row.files)) {
 			const key = `${row.repo}\0${file}`;
 			const list = owners.get(key) ?? [];
-			list.push(row.id);
+			list.push(row);
 			owners.set(key, list);
 		}
 	}
@@ -30,7 +32,8 @@ export function computeOverlaps(rows: readonly TouchedRow[]): Map<string, FileOv
 	for (const row of rows) {
 		const overlaps: FileOverlap[] = [];
 		for (const file of [...new Set(row.files)].sort()) {
-			const others = (owners.get(`${row.repo}\0${file}`) ?? []).filter((id) => id !== row.id);
+			const rival = (other: TouchedRow) => other.id !== row.id && (row.set === undefined || other.set !== row.set);
+			const others = (owners.get(`${row.repo}\0${file}`) ?? []).filter(rival).map((other) => other.id);
 			if (others.length > 0) overlaps.push({ file, rows: others });
 		}
 		if (overlaps.length > 0) result.set(row.id, overlaps);

@@ -1,10 +1,11 @@
 /**
- * The attempt subcommands: dispatch [--on <target>] [--count N] [--worktree], fork, compare, merge and
- * remove-worktree. Parsing is pure and rejects bad input before anything runs.
+ * The attempt subcommands: dispatch [--on <target>] [--count N] [--worktree], fork, compare, merge, keep
+ * and remove-worktree. Parsing is pure and rejects bad input before anything runs.
  */
 import { checkCount } from "../engine/attempts.ts";
+import { clearOthers, keepAttempt, planKeep } from "../engine/keep-attempt.ts";
 import type { BoardRow, BoardService } from "../engine/types.ts";
-import { formatAttemptSet, formatMergeResult, formatPlan } from "./attempt-text.ts";
+import { formatAttemptSet, formatKeepPlan, formatKeepResult, formatMergeResult, formatPlan } from "./attempt-text.ts";
 import { plain, plainLines } from "./plain.ts";
 
 export type AttemptParsed =
@@ -12,6 +13,7 @@ export type AttemptParsed =
 	| { ok: true; kind: "attempt"; name: "fork"; id: string; count?: number; text?: string }
 	| { ok: true; kind: "attempt"; name: "compare"; id: string; other?: string }
 	| { ok: true; kind: "attempt"; name: "merge"; id: string; commit: boolean; dryRun: boolean }
+	| { ok: true; kind: "attempt"; name: "keep"; id: string; commit: boolean; force: boolean; dryRun: boolean }
 	| { ok: true; kind: "attempt"; name: "remove-worktree"; id: string; force: boolean };
 
 export interface AttemptIo {
@@ -81,6 +83,13 @@ export function parseAttemptSubcommand(name: string, rest: string): ParseResult 
 			if (unknown.length > 0) return { ok: false, error: `merge: unknown option ${unknown[0] ?? ""} (use --commit, --dry-run)` };
 			return { ok: true, kind: "attempt", name, id, commit: flags.includes("--commit"), dryRun: flags.includes("--dry-run") };
 		}
+		case "keep": {
+			const [id, ...flags] = words;
+			if (!id || id.startsWith("--")) return { ok: false, error: "keep needs a row id (one attempt of a set)" };
+			const unknown = flags.filter((flag) => flag !== "--commit" && flag !== "--force" && flag !== "--dry-run");
+			if (unknown.length > 0) return { ok: false, error: `keep: unknown option ${unknown[0] ?? ""} (use --commit, --force, --dry-run)` };
+			return { ok: true, kind: "attempt", name, id, commit: flags.includes("--commit"), force: flags.includes("--force"), dryRun: flags.includes("--dry-run") };
+		}
 		case "remove-worktree": {
 			const [id, ...flags] = words;
 			if (!id || id.startsWith("--")) return { ok: false, error: "remove-worktree needs a row id" };
@@ -124,7 +133,28 @@ export async function runAttemptSubcommand(
 			return `removed the worktree of ${row.id}`;
 		case "merge":
 			return merge(service, row, parsed, io);
+		case "keep":
+			return keep(service, row, parsed, io);
 	}
+}
+
+async function keep(service: BoardService, row: BoardRow, parsed: Extract<AttemptParsed, { name: "keep" }>, io: AttemptIo): Promise<string> {
+	const plan = await planKeep(service, row.id);
+	if (parsed.dryRun) return `${formatKeepPlan(plan)}\n(dry run: nothing was changed)`;
+	let commit = parsed.commit;
+	if (io.confirm) {
+		if (!(await io.confirm(`Keep ${row.id}?`, formatKeepPlan(plan)))) return `keep of ${row.id} cancelled; nothing was changed`;
+		commit = true;
+	}
+	const result = await keepAttempt(service, row.id, { commit, force: parsed.force });
+	const done = formatKeepResult(result, row.id);
+	if (done.error) throw new Error(done.text);
+	if (result.status !== "kept" || result.refused.length === 0 || !io.confirm) return done.text;
+	// Interactive: the uncommitted work of the others goes only on a second, explicit yes.
+	const refused = plan.others.filter((other) => result.refused.some((r) => r.id === other.row.id)).map((other) => other.row);
+	if (!(await io.confirm("Remove them anyway?", `the worktrees of ${refused.map((r) => r.id).join(", ")} have uncommitted changes; they are lost if removed`))) return done.text;
+	const forced = await clearOthers(service, refused, true);
+	return `${done.text}\nremoved anyway: ${forced.removed.join(", ") || "none"}${forced.refused.map((r) => `\nstill kept: ${r.id}: ${r.reason}`).join("")}`;
 }
 
 async function merge(service: BoardService, row: BoardRow, parsed: Extract<AttemptParsed, { name: "merge" }>, io: AttemptIo): Promise<string> {

@@ -1,6 +1,7 @@
 /** Plain-text forms of attempt sets, merge plans and merge results (subcommands, LLM tools). */
-import { describeOverlaps } from "../git/overlap.ts";
+import type { KeepPlan, KeepResult } from "../engine/keep-attempt.ts";
 import type { AttemptSetView, BoardRow, MergePlan, MergeResult } from "../engine/types.ts";
+import { describeOverlaps } from "../git/overlap.ts";
 import { plain } from "./plain.ts";
 import { attemptText, formatDiff, mergedText } from "../view-model/row-text.ts";
 
@@ -62,4 +63,30 @@ export function formatMergeResult(result: MergeResult, rowId: string): { text: s
 	return {
 		text: `${plan}${committed}\nmerged row ${rowId} into ${plain(result.plan.into)}: ${result.commit.slice(0, 12)} (${how})\nits worktree ${plain(result.plan.worktreePath)} is kept; remove it with /agent-board remove-worktree ${rowId}`,
 	};
+}
+
+function attemptName(row: BoardRow): string {
+	return row.attempt ? `#${row.attempt.index} ${row.id}` : row.id;
+}
+
+/** What keep will do: the merge (or that it is merged), and each other attempt with its uncommitted work. */
+export function formatKeepPlan(plan: KeepPlan): string {
+	const lines = [`keep ${attemptName(plan.keep)} (${plain(plan.keep.name)})`];
+	if (plan.merge) lines.push(...formatPlan(plan.merge).split("\n").map((line) => `  ${line}`));
+	else if (plan.keep.merged) lines.push(`  already merged: ${mergedText(plan.keep.merged)}`);
+	for (const other of plan.others) {
+		const dirty = other.uncommitted.length > 0 ? `; ${other.uncommitted.length} uncommitted change(s) (${list(other.uncommitted, 5)}): its worktree stays unless --force` : "";
+		lines.push(`  then archive ${attemptName(other.row)}${other.row.worktreePath ? ` and remove its worktree ${plain(other.row.worktreePath)}` : ""}${dirty}`);
+	}
+	if (plan.others.length === 0) lines.push("  no other attempt to clear");
+	return lines.join("\n");
+}
+
+/** What keep did; a conflict is an error (exit 1 headless), as merge's is. */
+export function formatKeepResult(result: KeepResult, rowId: string): { text: string; error?: boolean } {
+	if (result.status === "conflict") return { ...formatMergeResult(result.merge, rowId), error: true };
+	const lines = result.merge ? [formatMergeResult(result.merge, rowId).text.split("\n").filter((line) => !line.startsWith("its worktree")).join("\n")] : [`${rowId} was merged already`];
+	lines.push(`archived ${result.archived.length ? result.archived.join(", ") : "none"}; removed the worktrees of ${result.removed.length ? result.removed.join(", ") : "none"}`);
+	for (const refused of result.refused) lines.push(`kept the worktree of ${refused.id}: ${plain(refused.reason)}`);
+	return { text: lines.join("\n") };
 }

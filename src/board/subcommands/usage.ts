@@ -3,7 +3,7 @@
  * text, the completion list and the README's subcommand block are all made from it (a test holds the
  * README to it), so a new subcommand is one row here.
  */
-import { TARGETS_USAGE } from "../targets/targets-usage.ts";
+import { targetsUsage } from "../targets/targets-usage.ts";
 
 export interface SubcommandSpec {
 	name: string;
@@ -26,6 +26,7 @@ export const SUBCOMMAND_TABLE = [
 	{ name: "fork", usage: "fork <id> [N] [prompt]", what: "N rows from a copy of a finished row's conversation, each in a fresh worktree", takesRow: true },
 	{ name: "compare", usage: "compare <id> [<other id>]", what: "the row's attempt set (files, overlaps), or the diff of two attempts", takesRow: true },
 	{ name: "merge", usage: "merge <id> [--commit] [--dry-run]", what: "merge a finished worktree row into the main checkout", takesRow: true },
+	{ name: "keep", usage: "keep <id> [--commit] [--force] [--dry-run]", what: "keep one attempt of a set: merge it, then archive the others and remove their worktrees (--force: even with uncommitted work)", takesRow: true },
 	{ name: "remove-worktree", usage: "remove-worktree <id> [--force]", what: "remove the row's worktree", takesRow: true },
 	{ name: "gc", usage: "gc [--dry-run]", what: "trim old runs' logs of archived rows; prints what it freed" },
 	{ name: "back", usage: "back", what: "switch back to the session you attached from" },
@@ -53,7 +54,7 @@ export const USAGE = ["usage:", ...SUBCOMMAND_TABLE.map((s) => `  /agent-board $
 export function subcommandHelp(name: string): string {
 	const s = spec(name);
 	if (!s) return USAGE;
-	const more = name === "targets" ? TARGETS_USAGE.split("\n").map((line) => `  /agent-board ${line}`) : [];
+	const more = name === "targets" ? targetsUsage().split("\n").map((line) => `  /agent-board ${line}`) : [];
 	return [`usage: /agent-board ${s.usage}`, s.what, ...more, ...("takesRow" in s && s.takesRow ? [ID_NOTE] : [])].join("\n");
 }
 

@@ -167,6 +167,12 @@ export class ListModel {
 		return { row: rows + at, item: items + 1 + at };
 	}
 
+	/** The row at item index `item`, or (a header there) the first row after it, or the last row. */
+	rowNear(item: number): BoardRow | undefined {
+		const found = this.items(Math.max(0, item), Math.max(0, item) + 2).find((entry) => entry.kind === "row");
+		return found?.kind === "row" ? found.row : this.rowAt(this.rowCount - 1);
+	}
+
 	/** Items [start, end): the window on screen. */
 	items(start: number, end: number): ListItem[] {
 		const out: ListItem[] = [];

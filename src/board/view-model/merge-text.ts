@@ -2,7 +2,7 @@
 import type { BoardRow, MergePlan } from "../engine/types.ts";
 import { clean } from "./row-text.ts";
 
-function plural(n: number, word: string): string {
+export function plural(n: number, word: string): string {
 	return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 

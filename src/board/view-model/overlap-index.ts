@@ -4,8 +4,8 @@
  * pure computeOverlaps pairs them per repository. Until every rival row of a repository has reported
  * its files, a row keeps the overlaps of the last full list.
  */
-import { computeOverlaps, overlapCandidates } from "../git/overlap.ts";
 import type { BoardRow, FileOverlap } from "../engine/types.ts";
+import { computeOverlaps, overlapCandidates, type TouchedRow } from "../git/overlap.ts";
 import type { DiffCache } from "./diff-cache.ts";
 import type { BoardFeed } from "./feed.ts";
 
@@ -73,12 +73,12 @@ export class OverlapIndex {
 			byRepo.set(row.repo ?? "", list);
 		}
 		const known = new Set<string>();
-		const touched: { id: string; repo: string; files: readonly string[] }[] = [];
+		const touched: TouchedRow[] = [];
 		for (const [repo, rows] of byRepo) {
 			const files = rows.map((row) => this.cache.files(row));
 			if (files.some((list) => list === undefined)) continue;
 			known.add(repo);
-			rows.forEach((row, i) => touched.push({ id: row.id, repo, files: files[i] ?? [] }));
+			rows.forEach((row, i) => touched.push({ id: row.id, repo, files: files[i] ?? [], set: row.attempt?.setId }));
 		}
 		const next = computeOverlaps(touched);
 		const changed = JSON.stringify([...next]) !== JSON.stringify([...this.overlaps]) || [...known].join("\n") !== [...this.known].join("\n");

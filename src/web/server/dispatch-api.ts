@@ -4,7 +4,7 @@
  * checked here against the same word lists the TUI offers; the engine checks them again.
  */
 import { homedir } from "node:os";
-import { LOCAL_TARGET } from "../../../runner/life/board-config.mjs";
+import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { MAX_MESSAGE_BYTES } from "../../../runner/life/reasons.mjs";
 import { choicesSummary, COUNTS, DEFAULT, type DispatchChoices, dispatchOptions, initialChoices, THINKING_LEVELS, WORKTREE_MODES } from "../../board/dashboard/dispatch-choices.ts";
 import type { BoardService } from "../../board/engine/types.ts";
