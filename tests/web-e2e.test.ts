@@ -34,9 +34,11 @@ interface World {
 }
 
 let world: World | undefined;
+/** Cleaned up even when the set-up fails half way (its server, started by pi, would live on). */
+const made: { agent?: TestAgent; browser?: Browser } = {};
 afterAll(async () => {
-	await world?.browser.close();
-	world?.agent.cleanup();
+	await made.browser?.close();
+	made.agent?.cleanup();
 });
 
 /** Records the notifications the page shows (through its service worker or the Notification constructor). */
@@ -66,11 +68,13 @@ async function setup(ctx: TestContext): Promise<World> {
 			fallback: [{ text: "ok" }],
 		},
 	});
+	made.agent = agent;
 	const store = join(agent.root, "store");
 	const repo = initRepo(join(agent.root, "repo"), { "shared.txt": "base\n" });
 	const board = boardFor(agent);
 	const served = await serveFromPi(agent, store);
 	const browser = await launchBrowser({ width: 360, height: 740 });
+	made.browser = browser;
 	await browser.page.addInitScript(RECORD_NOTIFICATIONS);
 	world = { agent, store, repo, board, served, browser, page: browser.page };
 	return world;
