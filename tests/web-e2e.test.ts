@@ -2,10 +2,10 @@
  * The board in a real headless Chromium against the real web server and real pi workers with the
  * scripted model: log in with the URL `serve` printed, a row streams, a question is answered from the
  * page in place (the worker's next request carries it), steer and stop, an attempt set compared and
- * merged with the TUI's plan and conflict report, model text shown as text, nothing cut off at
+ * merged with the TUI's plan and conflict report, a preset from the form, model text shown as text, nothing cut off at
  * 360x740 (screenshots in test-artifacts/web/), notifications, and the server living on after pi.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, describe, expect, it, type TestContext } from "vitest";
@@ -13,7 +13,7 @@ import { requires } from "../test-support/requires.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { chromiumMissing, launchBrowser, overflowing, screenshot, type Browser } from "../test-support/browser.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
-import { createTestAgent, runPi, userTexts, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
+import { allSystemText, createTestAgent, runPi, userTexts, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
 import { serveFromPi, type Served } from "../test-support/web-server.ts";
 import type { BoardEngine } from "../src/board/engine/service.ts";
 import { liveRecord } from "../src/web/web-files.ts";
@@ -69,6 +69,9 @@ async function setup(ctx: TestContext): Promise<World> {
 		},
 	});
 	made.agent = agent;
+	// A preset in pi's agents/*.md format, for the new-agent form.
+	mkdirSync(join(agent.agentDir, "agents"), { recursive: true });
+	writeFileSync(join(agent.agentDir, "agents", "quick.md"), "---\nname: quick\ndescription: answers fast\nmodel: faux/faux-2\n---\nPRESET-SYSTEM-TEXT be quick.\n");
 	const store = join(agent.root, "store");
 	const repo = initRepo(join(agent.root, "repo"), { "shared.txt": "base\n" });
 	const board = boardFor(agent);
@@ -231,6 +234,19 @@ describe("the board in a browser", () => {
 		await world?.browser.context.grantPermissions(["notifications"], { origin: world.served.base });
 		await page.click("#notify");
 		await page.locator("#notify", { hasText: "Notifying" }).waitFor();
+		// A preset from the form: its choices fill the form, and the run gets its model and system text.
+		await page.click("#new");
+		await page.locator("label.field", { hasText: "preset" }).locator("select").selectOption("quick");
+		await page.locator(".choices-summary", { hasText: "preset quick" }).waitFor();
+		await page.locator(".sheet-content .meta", { hasText: "answers fast" }).waitFor();
+		await page.fill("textarea.prompt", "PRESET-RUN go");
+		await page.click("button:has-text('Start')");
+		await page.locator(".sheet").waitFor({ state: "hidden" });
+		const preset = await waitDone(board, (await rowByPrompt(board, "PRESET-RUN")).id);
+		expect(preset.model).toBe("faux/faux-2");
+		const presetCall = agent.calls().find((call) => userTexts(call).some((text) => text.includes("PRESET-RUN")));
+		expect(presetCall && allSystemText(presetCall)).toContain("PRESET-SYSTEM-TEXT be quick.");
+
 		const row = await board.dispatch({ prompt: `XSS-ME ${XSS}`, cwd: agent.cwd });
 		await waitDone(board, row.id);
 		const summary = card(page, row.id).locator(".summary");

@@ -43,7 +43,7 @@ function select(values, current) {
 	return node;
 }
 
-/** The new-agent sheet: prompt first; the options hold the remembered choices. */
+/** The new-agent sheet: prompt first, then a preset or the remembered choices (the options). */
 export async function openDispatch(sheet, toast) {
 	const form = await getJson("/api/dispatch");
 	const c = form.choices;
@@ -57,8 +57,14 @@ export async function openDispatch(sheet, toast) {
 		worktree: select(form.worktree, c.worktree),
 		count: select(form.counts, c.count),
 	};
-	controls.cwd.value = c.cwd;
-	controls.model.value = c.model;
+	const setChoices = (choices) => {
+		for (const [key, node] of Object.entries(controls)) if (key in choices) node.value = choices[key];
+	};
+	setChoices(c);
+	// A preset sets its choices (what it does not say keeps the form's); none puts back the remembered ones.
+	const presets = form.presets ?? [];
+	const preset = select(["none", ...presets.map((p) => p.name)], "none");
+	const presetNote = el("p", { class: "meta" });
 	const models = el("datalist", { attrs: { id: "models" } }, form.models.map((m) => el("option", { attrs: { value: m } })));
 	const error = el("p", { class: "form-error", attrs: { role: "alert" } });
 	const start = el("button", { class: "primary", text: "Start", attrs: { type: "button" } });
@@ -67,7 +73,7 @@ export async function openDispatch(sheet, toast) {
 		start.disabled = true;
 		try {
 			const body = Object.fromEntries(Object.entries(controls).map(([key, node]) => [key, node.value]));
-			const result = await postJson("/api/dispatch", { ...body, prompt: prompt.value });
+			const result = await postJson("/api/dispatch", { ...body, preset: preset.value, prompt: prompt.value });
 			sheet.hide();
 			toast(result.message);
 		} catch (e) {
@@ -89,9 +95,15 @@ export async function openDispatch(sheet, toast) {
 			field("worktree", controls.worktree),
 			field("attempts", controls.count),
 		]);
-	// The summary says what the remembered choices are; opened, the options say it themselves.
+	// The summary says what the choices are; opened, the options say it themselves.
 	options.addEventListener("toggle", () => (summary.hidden = options.open));
-	sheet.show("New agent", [prompt, summary, options, error, el("div", { class: "buttons" }, [start])]);
+	preset.addEventListener("change", () => {
+		const picked = presets.find((p) => p.name === preset.value);
+		setChoices(picked ? picked.choices : c);
+		summary.textContent = picked ? picked.summary : form.summary;
+		presetNote.textContent = picked ? (picked.error ? `cannot be used: ${picked.error}` : picked.description) : "";
+	});
+	sheet.show("New agent", [prompt, presets.length ? field("preset", preset) : null, presetNote, summary, options, error, el("div", { class: "buttons" }, [start])]);
 	prompt.focus();
 }
 

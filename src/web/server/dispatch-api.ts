@@ -1,13 +1,14 @@
 /**
- * The page's new-agent form: the remembered choices (the store's dashboard prefs, as the TUI's `n`
- * keeps them), the places a run can go, and the dispatch itself through the service. The choices are
+ * The page's new-agent form: a preset or the remembered choices (the store's dashboard prefs, as the
+ * TUI's `n` keeps them), the places a run can go, and the dispatch itself through the service. The choices are
  * checked here against the same word lists the TUI offers; the engine checks them again.
  */
 import { homedir } from "node:os";
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { MAX_MESSAGE_BYTES } from "../../../runner/life/reasons.mjs";
 import { choicesSummary, COUNTS, DEFAULT, type DispatchChoices, dispatchOptions, initialChoices, THINKING_LEVELS, WORKTREE_MODES } from "../../board/dashboard/dispatch-choices.ts";
-import type { BoardService } from "../../board/engine/types.ts";
+import type { BoardService, PresetSummary } from "../../board/engine/types.ts";
+import { NO_PRESET, presetChoices, presetDescription } from "../../board/presets/preset-choices.ts";
 import type { BoardFeed } from "../../board/view-model/feed.ts";
 import { loadPrefs, savePrefs } from "../../board/view-model/prefs.ts";
 import { clean } from "../../board/view-model/row-text.ts";
@@ -28,6 +29,20 @@ function modelNames(feed: BoardFeed, remembered: string | undefined): string[] {
 	return [DEFAULT, ...seen];
 }
 
+/** The presets a dispatch from `cwd` may name, each with the choices it sets and their summary (as the TUI's form shows them). */
+function presetsFor(service: BoardService, choices: DispatchChoices): { name: string; description: string; error?: string; choices: DispatchChoices; summary: string }[] {
+	let presets: PresetSummary[] = [];
+	try {
+		presets = service.presets?.(choices.cwd) ?? [];
+	} catch {
+		presets = [];
+	}
+	return presets.map((preset) => {
+		const set = presetChoices(preset, choices);
+		return { name: preset.name, description: presetDescription(preset), ...(preset.error ? { error: clean(preset.error) } : {}), choices: set, summary: choicesSummary(set, homedir()) };
+	});
+}
+
 export async function dispatchForm(service: BoardService, feed: BoardFeed, cwd: string): Promise<Record<string, unknown>> {
 	const prefs = await loadPrefs(service.storeDir);
 	const targets = await targetNames(service);
@@ -35,6 +50,7 @@ export async function dispatchForm(service: BoardService, feed: BoardFeed, cwd: 
 	const choices = initialChoices(prefs, models, cwd, targets);
 	return {
 		choices,
+		presets: presetsFor(service, choices),
 		summary: choicesSummary(choices, homedir()),
 		targets,
 		models,
@@ -56,7 +72,10 @@ export async function startDispatch(service: BoardService, feed: BoardFeed, body
 	const cwd = (optString(body, "cwd") ?? "").trim();
 	if (!cwd) throw new HttpError(400, "cwd is required");
 	const targets = await targetNames(service);
+	const preset = (optString(body, "preset", 200) ?? "").trim() || NO_PRESET;
 	const choices: DispatchChoices = {
+		// Checked by the engine, which refuses a preset it cannot find or use with its reason.
+		preset,
 		name: optString(body, "name", 200) ?? "",
 		cwd,
 		target: oneOf(optString(body, "target"), targets, "target", LOCAL_TARGET),
@@ -67,10 +86,12 @@ export async function startDispatch(service: BoardService, feed: BoardFeed, body
 		count: oneOf(optString(body, "count"), COUNTS, "count", "1"),
 	};
 	const options = dispatchOptions(choices, prompt);
-	// Remembered for the next dispatch, here and in the TUI, as the TUI's form does.
-	const prefs = await loadPrefs(service.storeDir);
-	Object.assign(prefs, { cwd: options.cwd, target: choices.target, model: options.model, thinking: options.thinking, worktreeMode: options.worktreeMode });
-	await savePrefs(service.storeDir, prefs).catch(() => undefined);
+	// Remembered for the next dispatch, here and in the TUI, as the TUI's form does; a preset's choices are the preset's.
+	if (!options.preset) {
+		const prefs = await loadPrefs(service.storeDir);
+		Object.assign(prefs, { cwd: options.cwd, target: choices.target, model: options.model, thinking: options.thinking, worktreeMode: options.worktreeMode });
+		await savePrefs(service.storeDir, prefs).catch(() => undefined);
+	}
 	const rows = await service.dispatchAttempts(options);
 	for (const row of rows) feed.put(row);
 	const what = clean(options.name ?? prompt.split("\n")[0]?.slice(0, 40));
