@@ -250,7 +250,7 @@ export class ListView extends View {
 				help: "board settings: strip, notices, OS notifications, how many runs at a time here and on each target, the board in a browser",
 				run: () =>
 					void this.deps.service.targets.list().then(
-						(targets) => host.push(new SettingsView(host, [...SETTINGS, ...limitEntries(targets), ...policyEntries(this.deps.service.storeDir, this.deps.models, targets.map((t) => t.name)), WEB_SETTING])),
+						(targets) => host.push(new SettingsView(host, [...SETTINGS, ...limitEntries(targets), WEB_SETTING, ...policyEntries(this.deps.service.storeDir, this.deps.models, targets.map((t) => t.name))])),
 						(error: unknown) => {
 							host.push(new SettingsView(host, [...SETTINGS, WEB_SETTING]));
 							host.setStatus(`limits unavailable: ${message(error)}`);

@@ -29,5 +29,8 @@ export function loadPage(dir: string = PAGE_DIR): Map<string, StaticFile> {
 	}
 	const index = files.get("/index.html");
 	if (index) files.set("/", index);
+	// Browsers ask for /favicon.ico whatever the page declares.
+	const icon = files.get("/icon.svg");
+	if (icon) files.set("/favicon.ico", icon);
 	return files;
 }
