@@ -158,9 +158,10 @@ describe("the switch in the board's settings", () => {
 			expect(h.top()).toBeInstanceOf(SettingsView);
 			expect(h.screen()).toMatch(/the board in a browser \(web server\)\s+on/);
 			await h.press(KEY.enter);
-			await waitFor(async () => (await settle(), record && !isAlive(record.pid, record.start)), "the server to stop", 30_000);
+			// The status line says it once the server is gone.
+			await waitFor(async () => (await settle(), h.screen().includes(`agent-board web: stopped (pid ${record?.pid})`)), "the server to stop", 30_000);
+			expect(record && isAlive(record.pid, record.start)).toBe(false);
 			expect(liveRecord(store)).toBeUndefined();
-			expect(h.screen()).toContain(`agent-board web: stopped (pid ${record?.pid})`);
 		} finally {
 			delete process.env.AGENT_BOARD_PI;
 			delete process.env.AGENT_BOARD_WEB_PORT;
