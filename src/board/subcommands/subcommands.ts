@@ -12,12 +12,14 @@ import { parseAttemptSubcommand, runAttemptSubcommand, type AttemptIo, type Atte
 import { attemptDetail } from "./attempt-text.ts";
 import { formatDetail, formatTable } from "./table.ts";
 import { SUBCOMMANDS, type SubcommandName, subcommandHelp, takesRow, USAGE } from "./usage.ts";
+import { parseServeArgs, type ServeAction } from "../../web/serve-args.ts";
 
 export { SUBCOMMANDS, type SubcommandName, USAGE } from "./usage.ts";
 
 type Simple = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean; followUp?: boolean; dryRun?: boolean; help?: "all" | "one" };
 type Targets = { ok: true; name: "targets"; targets: Extract<TargetsParsed, { ok: true }> };
-export type Parsed = Simple | AttemptParsed | Targets | SupervisorParsed | { ok: false; error: string };
+type Serve = { ok: true; name: "serve"; serve: ServeAction };
+export type Parsed = Simple | AttemptParsed | Targets | SupervisorParsed | Serve | { ok: false; error: string };
 
 export function parseSubcommand(args: string): Parsed {
 	const trimmed = args.trim();
@@ -36,6 +38,10 @@ export function parseSubcommand(args: string): Parsed {
 	if (name === "targets") {
 		const targets = parseTargetsCommand(rest);
 		return targets.ok ? { ok: true, name, targets } : { ok: false, error: `${targets.error}\n${subcommandHelp(name)}` };
+	}
+	if (name === "serve") {
+		const serve = parseServeArgs(rest);
+		return serve.ok ? { ok: true, name, serve: serve.serve } : { ok: false, error: `${serve.error}\n${subcommandHelp(name)}` };
 	}
 	if (name === "supervisor" || name === "budget") {
 		const parsed = name === "supervisor" ? parseSupervisorCommand(rest) : parseBudgetCommand(rest);
@@ -104,6 +110,11 @@ export async function runSubcommand(service: BoardService, parsed: Extract<Parse
 	if (parsed.name === "list") return formatTable(await listSupervised(service, { includeArchived: "all" in parsed ? parsed.all : false, slim: true }), now, "all" in parsed ? parsed.all : false);
 	if (parsed.name === "back") throw new Error("back switches pi's session: it works in interactive pi only");
 	if ("targets" in parsed) return runTargetsCommand(service, parsed.targets);
+	if ("serve" in parsed) {
+		// The server's code loads only when it is used.
+		const output = await (await import("../../web/serve-command.ts")).runServe(parsed.serve, service.storeDir, cwd);
+		return [output.text, ...(output.qr ?? []), ...(output.after ? ["", output.after] : [])].join("\n");
+	}
 	if ("replay" in parsed || "amount" in parsed) {
 		return runSupervisorCommand(service, parsed, cwd, agentDirOf(process.env), async (key) => {
 			const found = resolveRow(await service.list({ includeArchived: true, slim: true }), key);

@@ -33,6 +33,7 @@ export const SUBCOMMAND_TABLE = [
 	{ name: "targets", usage: "targets [add|check|remove <name> ...]", what: "where rows run: this machine and ssh hosts or containers, with their limits (targets --help)" },
 	{ name: "budget", usage: "budget <id> <amount>", what: "set how much a row may spend (50k tokens, $2); a row its budget paused goes on in place", takesRow: true },
 	{ name: "supervisor", usage: "supervisor [replay [--since <when>]]", what: "who answers routine questions (model, rules files, log); replay: what the rules would do now with each recorded question" },
+	{ name: "serve", usage: "serve [--port N] [--host H] | --stop | --status | --rotate", what: "the board in a browser or on a phone (127.0.0.1 unless --host): a detached server over this store; prints a one-time login URL and QR code" },
 ] as const satisfies readonly SubcommandSpec[];
 
 export type SubcommandName = (typeof SUBCOMMAND_TABLE)[number]["name"];
