@@ -1,12 +1,14 @@
 /**
  * Child process for the queue-order tests: one queue writer (an enqueuer or a pumper) that a test
- * drives step by step. argv: storeDir enqueue <rowId> | storeDir pump <maxConcurrent>.
+ * drives step by step. argv: storeDir enqueue <rowId> | storeDir pump <maxConcurrent> | storeDir release
+ * <runId> (a reader recording that run's end frees its slots).
  * QUEUE_PAUSE names a step point (queueSteps, runner/life/queue-lock.mjs) where it stops, says
  * `paused <point>` and waits for the file QUEUE_GO to exist; QUEUE_FAIL names one where a disk-full
  * error is thrown. It says `lock-busy` when it finds the queue's lock held, and `done <json>` at the end.
  */
 import { existsSync, writeSync } from "node:fs";
 import { enqueue, pumpQueue, queueSteps } from "../runner/life/queue.mjs";
+import { releaseRunSlots } from "../runner/life/slots.mjs";
 
 const [storeDir, action, arg] = process.argv.slice(2) as [string, string, string];
 const { QUEUE_PAUSE: pause, QUEUE_FAIL: fail, QUEUE_GO: go } = process.env;
@@ -25,6 +27,9 @@ queueSteps.at = (point: string) => {
 
 if (action === "enqueue") {
 	enqueue(storeDir, { rowId: arg, runId: `run-${arg}` });
+	say("done null");
+} else if (action === "release") {
+	releaseRunSlots(storeDir, arg);
 	say("done null");
 } else {
 	// /bin/false as the runner's node: the test is about who starts, not about a runner.

@@ -2,8 +2,9 @@
  * The queue's order under concurrent writers, driven step by step (no sleeps, no clocks): enqueuers
  * and pumpers are child processes stopped at the queue's step points (test-support/queue-actor.ts).
  * An entry's place is the moment it enters; a claimed entry that goes back (its claim could not be
- * written) keeps its place, and nobody starts a younger one while it is out; a claimer killed while it
- * holds the queue does not stop it. The FIFO evidence is each claim's `olderWaiting` (0 in FIFO).
+ * written, its claimer died before its runner started) keeps its place; a claimer killed while it holds
+ * the queue does not stop it; slots pass on only when free, whoever breaks or frees them. The FIFO
+ * evidence is each claim's `olderWaiting` (0 in FIFO).
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
@@ -11,7 +12,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { claimEntry, enqueue, pumpQueue, queuedNames } from "../runner/life/queue.mjs";
+import { returnDeadClaim } from "../runner/life/dead-claim.mjs";
+import { derive, settleUnowned } from "../runner/life/orphan.mjs";
+import { claimEntry, enqueue, pumpQueue, queuedNames, queueSteps } from "../runner/life/queue.mjs";
 import { RUNNER_START_GRACE_MS, runOwner } from "../runner/life/run-owner.mjs";
 import { releaseRunSlots, tryClaimSlot } from "../runner/life/slots.mjs";
 import { processStartTime } from "../runner/store/proc.mjs";
@@ -249,13 +252,14 @@ describe("queue order", () => {
 		["between taking its entry and writing its claim (holding the queue's lock)", "claimed"],
 		["after its claim, before its runner", "spawn"],
 	] as const) {
-		it(`a claimer killed ${when} does not stop the queue; its run is left claimed, never started`, async () => {
+		it(`a claimer killed ${when} does not stop the queue, and its run goes back to its place`, async () => {
 			const store = scratch();
 			const runDirs = ["a", "b"].map((rowId) => {
 				const runDir = preparedRun(store, rowId);
 				enqueue(store, { rowId, runId: `run-${rowId}` });
 				return runDir;
 			});
+			const names = queuedNames(store);
 			const killed = actor(store, ["pump", "2"], { pause: point });
 			await killed.reached(`paused ${point}`);
 			await killed.kill();
@@ -263,10 +267,121 @@ describe("queue order", () => {
 			// Whatever it held (the queue's lock, a slot), the next entry starts.
 			expect(pumpHere(store, 2)).toEqual({ started: ["run-b"] });
 			expect(queuedNames(store)).toEqual([]);
-			// a stays with its claim: starting for the grace, then nobody's (its reader records "runner never started").
-			expect(existsSync(join(runDirs[0]!, "claim.json"))).toBe(true);
-			expect(runOwner(store, runDirs[0]!, status(runDirs[0]!))).toBe("starting");
-			expect(runOwner(store, runDirs[0]!, status(runDirs[0]!), Date.now() + RUNNER_START_GRACE_MS + 1000)).toBe("none");
+			const a = runDirs[0]!;
+			// a is starting for the start grace (its runner may be on its way), then nobody's: its reader
+			// shows it queued, going back. (The grace passes: its claim is made older.)
+			expect(runOwner(store, a, status(a))).toBe("starting");
+			preparedRun(store, "c");
+			enqueue(store, { rowId: "c", runId: "run-c" });
+			const graceAgo = new Date(Date.now() - RUNNER_START_GRACE_MS - 1000);
+			utimesSync(join(a, "claim.json"), graceAgo, graceAgo);
+			expect(runOwner(store, a, status(a))).toBe("none");
+			expect(derive(store, a, status(a), {})).toMatchObject({ status: { state: "queued" }, pending: "requeue" });
+
+			// Its reader puts it back under its own name, ahead of c, which entered after it.
+			expect(await settleUnowned(store, a, { spawnWith: { node: "/bin/false", env: {} } })).toBe("requeued");
+			expect(queuedNames(store)).toEqual([names[0], expect.stringMatching(/-run-c\.json$/)]);
+			expect(existsSync(join(a, "claim.json"))).toBe(false);
+			expect(runOwner(store, a, status(a))).toBe("queue");
+			// The slot its dead claimer named for it is freed with it: b's alone is left.
+			expect(readdirSync(join(store, "slots")).map((name) => (JSON.parse(readFileSync(join(store, "slots", name), "utf8")) as { runId: string }).runId)).toEqual(["run-b"]);
+			// a starts next, as the oldest waiting; c waits.
+			expect(pumpHere(store, 2)).toEqual({ started: ["run-a"] });
+			expect(claims(store)["run-a"]).toMatchObject({ purpose: "start", olderWaiting: 0 });
+			expect(queuedNames(store).map(runIdOf)).toEqual(["run-c"]);
 		});
 	}
+
+	it("a live claimer's run, one a dead stopper claimed, and one whose runner started do not go back", () => {
+		const store = scratch();
+		const [a, b, c] = ["a", "b", "c"].map((rowId) => {
+			const runDir = preparedRun(store, rowId);
+			enqueue(store, { rowId, runId: `run-${rowId}` });
+			return runDir;
+		});
+		const [nameA, nameB, nameC] = queuedNames(store);
+		expect(claimEntry(store, nameA!, a!, "start")).toBe(true);
+		expect(returnDeadClaim(store, a!)).toBe(false);
+		expect(claimEntry(store, nameB!, b!, "stop")).toBe(true);
+		writeFileSync(join(b!, "claim.json"), JSON.stringify({ ...deadClaim("spawn", nameB!), purpose: "stop" }));
+		expect(returnDeadClaim(store, b!)).toBe(false);
+		expect(claimEntry(store, nameC!, c!, "start")).toBe(true);
+		writeFileSync(join(c!, "claim.json"), JSON.stringify(deadClaim("spawn", nameC!)));
+		writeFileSync(join(c!, "runner.json"), JSON.stringify({ pid: 999_999, start: "1" }));
+		expect(returnDeadClaim(store, c!)).toBe(false);
+		expect(queuedNames(store)).toEqual([]);
+	});
+
+	it("a run whose runner cannot be spawned fails with the reason and never goes back", () => {
+		const store = scratch();
+		const runDir = preparedRun(store, "a");
+		enqueue(store, { rowId: "a", runId: "run-a" });
+		// A node path spawn refuses at once.
+		const result = pumpQueue(store, { maxConcurrent: 1, node: "bad\0node", env: {} });
+		expect(result.error).toMatch(/cannot start a runner in .*run-a/);
+		expect(status(runDir)).toMatchObject({ state: "failed", errorCode: "start-failed", error: result.error });
+		expect(returnDeadClaim(store, runDir)).toBe(false);
+		expect(readdirSync(join(store, "slots"))).toEqual([]);
+		expect(queuedNames(store)).toEqual([]);
+	});
+
+	it("a run moving between its entry and its claim is always found: its reader looks for the entry, the claim, the entry", () => {
+		const store = scratch();
+		const runDir = preparedRun(store, "a");
+		// Dispatched long ago: only its entry or its claim says who owns it.
+		writeFileSync(join(runDir, "status.json"), JSON.stringify(initialStatus("run-a", "a", Date.now() - 3_600_000)));
+		enqueue(store, { rowId: "a", runId: "run-a" });
+		const name = queuedNames(store)[0]!;
+		const entry = readFileSync(join(store, "queue", name));
+		// Once, between the reader's looks: `move` runs.
+		const owner = (move: () => void) => {
+			queueSteps.at = (point) => {
+				if (point !== "owner") return;
+				queueSteps.at = () => undefined;
+				move();
+			};
+			try {
+				return runOwner(store, runDir, status(runDir));
+			} finally {
+				queueSteps.at = () => undefined;
+			}
+		};
+		// A pump claims it (after the reader's first look; if that look found the entry, no later one runs).
+		const claim = () => expect(claimEntry(store, name, runDir, "start")).toBe(true);
+		expect(owner(claim)).not.toBe("none");
+		if (!existsSync(join(runDir, "claim.json"))) claim();
+		expect(runOwner(store, runDir, status(runDir))).toBe("starting");
+		// It goes back (a claim that could not be written, a dead claimer's run): the entry, then no claim.
+		expect(
+			owner(() => {
+				writeFileSync(join(store, "queue", name), entry);
+				rmSync(join(runDir, "claim.json"));
+			}),
+		).toBe("queue");
+	});
+
+	it("a reader recording a dead run's end frees its slot in its turn: never the slot a pump broke and took meanwhile", async () => {
+		const store = scratch();
+		mkdirSync(join(store, "slots"));
+		// x's runner was killed: its slot is stale (claimer gone, no process of x).
+		writeFileSync(join(store, "slots", "slot-0.json"), JSON.stringify({ pid: 999_999, start: "1", runId: "run-x" }));
+		preparedRun(store, "y");
+		enqueue(store, { rowId: "y", runId: "run-y" });
+		// The reader found x's slot and stops before it frees it; a pump breaks that slot and starts y on it.
+		const reader = actor(store, ["release", "run-x"], { pause: "release" });
+		await reader.reached("paused release");
+		const pump = actor(store, ["pump", "1"]);
+		expect(await pump.result()).toEqual({ started: ["run-y"] });
+		reader.go();
+		await reader.result();
+		// y keeps its slot.
+		expect(JSON.parse(readFileSync(join(store, "slots", "slot-0.json"), "utf8"))).toMatchObject({ runId: "run-y" });
+	});
 });
+
+/** The claim a killed claimer leaves at `point`: the entry itself, or a claim by a process that is gone. */
+function deadClaim(point: "claimed" | "spawn", name: string): object {
+	const [, at, runId] = /^(\d{15})-(.+)\.json$/.exec(name)!;
+	const entry = { rowId: runId!.replace(/^run-/, ""), runId, at: Number(at) };
+	return point === "claimed" ? entry : { by: 999_999, start: "1", purpose: "start", at: Date.now(), olderWaiting: 0, slot: "slot-0.json", queued: entry };
+}

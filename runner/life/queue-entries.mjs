@@ -6,7 +6,7 @@ import { existsSync, lstatSync, lutimesSync, readdirSync, readFileSync, renameSy
 import { basename, join } from "node:path";
 import { LOCAL_TARGET, TARGET_NAME } from "./vocabulary.mjs";
 import { ensureDir, writeJsonAtomic } from "../store/fs-util.mjs";
-import { queueSteps, withQueueLock } from "./queue-lock.mjs";
+import { queueDir, queueSteps, withQueueLock } from "./queue-lock.mjs";
 import { recordStartFailure } from "./run-end.mjs";
 import { processStartTime } from "../store/proc.mjs";
 import { isValidId, runDirOf } from "../store/store-layout.mjs";
@@ -26,13 +26,10 @@ import { isValidId, runDirOf } from "../store/store-layout.mjs";
 /** A place has 15 digits in a name. */
 const LAST_PLACE = 10 ** 15 - 1;
 
-/** @param {string} storeRoot */
-export function queueDir(storeRoot) {
-	return join(storeRoot, "queue");
-}
+export { queueDir };
 
 /** @param {{ at: number, runId: string }} entry */
-function entryName(entry) {
+export function entryName(entry) {
 	return `${String(entry.at).padStart(15, "0")}-${entry.runId}.json`;
 }
 
@@ -124,7 +121,7 @@ function checkEntry(storeRoot, name) {
 }
 
 /** An entry's fields, checked, or what is wrong with them. @param {unknown} value @returns {QueueEntry | string} */
-function entryFrom(value) {
+export function entryFrom(value) {
 	if (value === null || typeof value !== "object" || Array.isArray(value)) return "/ must be object";
 	const fields = /** @type {Record<string, unknown>} */ (value);
 	for (const field of ["rowId", "runId"]) if (!isValidId(fields[field])) return `/${field} must be an id (letters, digits, "-", "_")`;
@@ -211,7 +208,9 @@ export function claimHeld(storeRoot, name, runDir, purpose, slot) {
 	}
 	try {
 		queueSteps.at("claim-write", name);
-		writeJsonAtomic(claim, { by: process.pid, start: processStartTime(process.pid), purpose, at: Date.now(), olderWaiting, ...(slot ? { slot: basename(slot) } : {}) });
+		// A start keeps its entry: if its claimer dies before the runner starts, the run goes back (dead-claim.mjs).
+		const queued = purpose === "start" && "entry" in read ? { queued: read.entry } : {};
+		writeJsonAtomic(claim, { by: process.pid, start: processStartTime(process.pid), purpose, at: Date.now(), olderWaiting, ...(slot ? { slot: basename(slot) } : {}), ...queued });
 	} catch (error) {
 		// The temp file failed, so claim.json still holds the entry's bytes: put it back in its place.
 		try {

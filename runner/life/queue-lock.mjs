@@ -5,6 +5,7 @@
 // breaks a stale slot holds it too, so two breakers never move each other's slot. It is held for file
 // operations only (never across a spawn, a /proc scan or a wait), so a writer that finds it held waits.
 import { join } from "node:path";
+import { ensureDir } from "../store/fs-util.mjs";
 import { tryLockFile } from "../store/row-lock.mjs";
 
 /** Past this a live holder is not working but stopped (SIGSTOP): say so instead of waiting on. */
@@ -14,10 +15,17 @@ const LOCK_WAIT_MS = 10_000;
  * Step points of the queue's writers, for tests that drive two of them step by step (a no-op otherwise):
  * `named` (an entry has its name, not yet its place), `slot` (a pump holds a slot, not yet the lock), `claimed` (an entry is out of the queue, its claim
  * not yet written), `claim-write` (the claim is about to be written), `spawn` (a claimed run's runner is
- * about to be spawned, the lock released), `lock-busy` (the lock is held by another).
+ * about to be spawned, the lock released), `lock-busy` (the lock is held by another), `release` (a
+ * reader found the slot of a run whose end it records, not yet its turn), `owner` (a reader of a run's
+ * owner found no entry for it, not yet looked for its claim).
  * @type {{ at: (point: string, name: string) => void }}
  */
 export const queueSteps = { at: () => {} };
+
+/** @param {string} storeRoot */
+export function queueDir(storeRoot) {
+	return join(storeRoot, "queue");
+}
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
@@ -53,4 +61,18 @@ export function withQueueLock(queueDir, fn) {
 	} finally {
 		release();
 	}
+}
+
+/**
+ * Turns under the store's queue lock, for whoever removes a slot file its live owner does not hold (a
+ * stale slot's breaker, the reader that records a dead run's end): two of them never remove a slot the
+ * other, or a pump, took since it was judged.
+ * @param {string} storeRoot
+ * @returns {(fn: () => void) => void}
+ */
+export function queueTurns(storeRoot) {
+	return (fn) => {
+		ensureDir(queueDir(storeRoot));
+		withQueueLock(queueDir(storeRoot), fn);
+	};
 }

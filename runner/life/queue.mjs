@@ -11,7 +11,7 @@ import { LOCAL_TARGET } from "./vocabulary.mjs";
 import { readLimits } from "./board-config.mjs";
 import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
 import { claimEntry, claimHeld, forgetGoneEntries, queueDir, queuedNames, readEntry, refuseEntry } from "./queue-entries.mjs";
-import { holdQueueLock, queueSteps, withQueueLock } from "./queue-lock.mjs";
+import { holdQueueLock, queueSteps, queueTurns } from "./queue-lock.mjs";
 import { processStartTime, RUN_TAG } from "../store/proc.mjs";
 import { recordStartFailure } from "./run-end.mjs";
 import { releaseSlot, slotsOf, sweepStaleSlots, tryClaimSlot } from "./slots.mjs";
@@ -51,7 +51,7 @@ export function pumpQueue(storeRoot, options) {
 	// Nothing waits: a good moment to free what a runner killed at its very end still holds.
 	if (names.length === 0) {
 		try {
-			sweepStaleSlots(slotsOf(storeRoot, LOCAL_TARGET).dir, undefined, inTurn(storeRoot));
+			sweepStaleSlots(slotsOf(storeRoot, LOCAL_TARGET).dir, undefined, queueTurns(storeRoot));
 		} catch {
 			// The queue's lock cannot be had (a read-only store): the next pump sweeps.
 		}
@@ -91,9 +91,11 @@ export function pumpQueue(storeRoot, options) {
 		try {
 			spawnRunner(outcome.runDir, outcome.slot, options.node, { ...options.env, [RUN_TAG]: outcome.runId }, target === LOCAL_TARGET ? RUNNER_PATH : LINK_PATH, outcome.logFd);
 		} catch (error) {
-			// The claimed run is recorded as "runner never started" by its next reader.
+			// This pump claimed the run and still owns it: it fails with the reason (never back to the queue).
+			const reason = `cannot start a runner in ${outcome.runDir}: ${error instanceof Error ? error.message : String(error)}`;
 			releaseSlot(outcome.slot, outcome.runId);
-			return { started, error: `cannot start a runner in ${outcome.runDir}: ${error instanceof Error ? error.message : String(error)}` };
+			recordStartFailure(outcome.runDir, reason);
+			return { started, error: reason };
 		}
 		started.push(outcome.runId);
 		// Another entry than this pump listed (the queue changed since): what it listed is stale, list again.
@@ -102,14 +104,6 @@ export function pumpQueue(storeRoot, options) {
 	if (!stale) return { started };
 	const more = pumpQueue(storeRoot, options);
 	return { ...more, started: [...started, ...more.started] };
-}
-
-/** Stale slots are broken holding the queue's lock, one breaker at a time. @param {string} storeRoot @returns {import("./slots.mjs").TakeTurns} */
-function inTurn(storeRoot) {
-	return (breakIt) => {
-		ensureDir(queueDir(storeRoot));
-		withQueueLock(queueDir(storeRoot), breakIt);
-	};
 }
 
 /** Why the queue's lock could not be had. @param {string} storeRoot @param {unknown} error */
@@ -141,7 +135,7 @@ function startOldest(storeRoot, target, max) {
 	try {
 		const slots = slotsOf(storeRoot, target);
 		ensureDir(slots.dir);
-		slot = tryClaimSlot(slots.dir, Math.max(1, max), owner(holder), slots.holds, inTurn(storeRoot));
+		slot = tryClaimSlot(slots.dir, Math.max(1, max), owner(holder), slots.holds, queueTurns(storeRoot));
 	} catch (error) {
 		return { error: error instanceof Error ? error.message : String(error) };
 	}

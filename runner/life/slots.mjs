@@ -9,6 +9,7 @@ import { LOCAL_TARGET, TARGET_NAME } from "./vocabulary.mjs";
 import { isAlive, runProcesses } from "../store/proc.mjs";
 import { writeJsonAtomic } from "../store/fs-util.mjs";
 import { breakUnchanged, createExclusive, ownerText } from "../store/owner-file.mjs";
+import { queueSteps, queueTurns } from "./queue-lock.mjs";
 import { isValidId, runDirOf } from "../store/store-layout.mjs";
 
 /** A slot file still empty or unparsable after this long was left by a claimer killed mid-write. */
@@ -197,10 +198,12 @@ export function slotsOf(storeRoot, target) {
 
 /**
  * Frees the slot a run still holds once its end is recorded from outside (its runner was killed): now,
- * not whenever a later claim finds every slot taken. Only the run's own slot file goes.
- * @param {string} storeRoot @param {string} runId
+ * not whenever a later claim finds every slot taken. Only the run's own slot file goes, in its turn (the
+ * queue's lock; `turns` for a caller that holds it): the slot of a dead run is stale, and a pump may
+ * break it and take it between this reader's look and its unlink, which must not free the pump's.
+ * @param {string} storeRoot @param {string} runId @param {TakeTurns} [turns]
  */
-export function releaseRunSlots(storeRoot, runId) {
+export function releaseRunSlots(storeRoot, runId, turns = queueTurns(storeRoot)) {
 	/** @type {string[]} */
 	let targets = [];
 	try {
@@ -208,9 +211,12 @@ export function releaseRunSlots(storeRoot, runId) {
 	} catch {
 		// No targets.
 	}
-	for (const dir of [slotsOf(storeRoot, LOCAL_TARGET).dir, ...targets.map((name) => slotsOf(storeRoot, name).dir)]) {
-		releaseSlot(slotOfRun(dir, runId), runId);
-	}
+	const found = [slotsOf(storeRoot, LOCAL_TARGET).dir, ...targets.map((name) => slotsOf(storeRoot, name).dir)].flatMap((dir) => slotOfRun(dir, runId) ?? []);
+	if (found.length === 0) return;
+	queueSteps.at("release", runId);
+	turns(() => {
+		for (const path of found) releaseSlot(path, runId);
+	});
 }
 
 /** A target slot's run is over when its status says so (or its row is gone). @param {string} storeRoot @param {SlotOwner} owner */
