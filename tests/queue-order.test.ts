@@ -367,13 +367,15 @@ describe("queue order", () => {
 		writeFileSync(join(store, "slots", "slot-0.json"), JSON.stringify({ pid: 999_999, start: "1", runId: "run-x" }));
 		preparedRun(store, "y");
 		enqueue(store, { rowId: "y", runId: "run-y" });
-		// The reader found x's slot and stops before it frees it; a pump breaks that slot and starts y on it.
+		// The reader found that x's slot names x and stops before it frees it; a pump comes to break that
+		// slot and start y on it.
 		const reader = actor(store, ["release", "run-x"], { pause: "release" });
 		await reader.reached("paused release");
 		const pump = actor(store, ["pump", "1"]);
-		expect(await pump.result()).toEqual({ started: ["run-y"] });
+		await pump.reached("done", "lock-busy");
 		reader.go();
 		await reader.result();
+		expect(await pump.result()).toEqual({ started: ["run-y"] });
 		// y keeps its slot.
 		expect(JSON.parse(readFileSync(join(store, "slots", "slot-0.json"), "utf8"))).toMatchObject({ runId: "run-y" });
 	});

@@ -16,7 +16,7 @@ const LOCK_WAIT_MS = 10_000;
  * `named` (an entry has its name, not yet its place), `slot` (a pump holds a slot, not yet the lock), `claimed` (an entry is out of the queue, its claim
  * not yet written), `claim-write` (the claim is about to be written), `spawn` (a claimed run's runner is
  * about to be spawned, the lock released), `lock-busy` (the lock is held by another), `release` (a
- * reader found the slot of a run whose end it records, not yet its turn), `owner` (a reader of a run's
+ * slot was found to name the run being released, not yet removed), `owner` (a reader of a run's
  * owner found no entry for it, not yet looked for its claim).
  * @type {{ at: (point: string, name: string) => void }}
  */

@@ -138,6 +138,7 @@ export function releaseSlot(path, runId) {
 	if (!path) return;
 	const owner = readOwner(path);
 	if (!owner || owner === "garbage" || owner.runId !== runId) return;
+	queueSteps.at("release", path);
 	try {
 		unlinkSync(path);
 	} catch {
@@ -213,7 +214,6 @@ export function releaseRunSlots(storeRoot, runId, turns = queueTurns(storeRoot))
 	}
 	const found = [slotsOf(storeRoot, LOCAL_TARGET).dir, ...targets.map((name) => slotsOf(storeRoot, name).dir)].flatMap((dir) => slotOfRun(dir, runId) ?? []);
 	if (found.length === 0) return;
-	queueSteps.at("release", runId);
 	turns(() => {
 		for (const path of found) releaseSlot(path, runId);
 	});
