@@ -86,6 +86,8 @@ let lastState = "";
 /** @type {NodeJS.Timeout | undefined} */
 let pendingWrite;
 let stderrLogged = 0;
+/** The start of the worker's stderr: where its error is (the status keeps the tail). */
+let stderrHead = "";
 /** @type {import("node:child_process").ChildProcess | undefined} */
 let worker;
 /** @type {string | undefined} */
@@ -195,7 +197,7 @@ async function finish(exit) {
 	clearInterval(inboxPoll);
 	link?.close();
 	protectSession();
-	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping, now: Date.now() });
+	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping, now: Date.now(), stderrHead });
 	if (status.state === "failed" && (files.diskFailed || /ENOSPC|no space left/i.test(status.error ?? ""))) status.errorCode = "disk-full";
 	writeStatus();
 	// pi starts tools in their own process groups: end whatever of this run is still running.
@@ -275,6 +277,7 @@ function workerArgs() {
 /** @param {string} chunk */
 function onStderr(chunk) {
 	status.stderrTail = ((status.stderrTail ?? "") + chunk).slice(-STDERR_TAIL);
+	if (stderrHead.length < STDERR_TAIL) stderrHead += chunk.slice(0, STDERR_TAIL - stderrHead.length);
 	if (stderrLogged < STDERR_LOG_CAP) {
 		const part = chunk.slice(0, STDERR_LOG_CAP - stderrLogged);
 		stderrLogged += part.length;

@@ -208,7 +208,7 @@ export function sshMirrorRemote(target, repoKey) {
  * `targets check` before our files are on the host: host-check.mjs itself goes over ssh stdin to the
  * host's node, so a missing or too-old node, pi or git is reported, not just "host-agent not found".
  * @param {import("../kinds/ssh/ssh-transport.mjs").SshTarget} target @param {string} dir
- * @param {{ pi?: string[], pkgVersion?: string }} config
+ * @param {{ pi?: string[], pkgVersion?: string, env?: Record<string, string> }} config
  * @returns {Promise<ReturnType<typeof import("../far/host-check.mjs").checkHost>>}
  */
 export function checkOverSsh(target, dir, config) {

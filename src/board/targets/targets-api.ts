@@ -84,7 +84,9 @@ export function targetsApi(ctx: EngineContext, listLive: () => Promise<BoardRow[
 		const pkgVersion = packageVersion();
 		let report: Awaited<ReturnType<typeof checkOverSsh>>;
 		try {
-			report = await checkOverSsh(ssh, config.dir, { ...(config.pi ? { pi: config.pi } : {}), pkgVersion });
+			// The --env values go as a run's do (in the program on stdin, never argv): they may hold the model's key.
+			const env = Object.fromEntries(config.env.flatMap((key) => (ctx.env[key] === undefined ? [] : [[key, String(ctx.env[key])]])));
+			report = await checkOverSsh(ssh, config.dir, { ...(config.pi ? { pi: config.pi } : {}), pkgVersion, env });
 		} catch (error) {
 			return { target: name, ok: false, items: [reachItem(error, config.host)] };
 		}
