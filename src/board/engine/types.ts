@@ -239,7 +239,8 @@ export interface BoardService {
 	rename(id: string, name: string): Promise<void>;
 	pin(id: string, pinned: boolean): Promise<void>;
 	markViewed(id: string): Promise<void>;
-	removeWorktree(id: string, options?: { force?: boolean }): Promise<void>;
+	/** `far`: a target row's workspace there, removed too or where it stays (one sentence). */
+	removeWorktree(id: string, options?: { force?: boolean }): Promise<{ far?: string }>;
 	/** Cheap change detector for pollers: changes whenever any row's files change (stat based). */
 	version(): Promise<string>;
 	/**

@@ -128,9 +128,10 @@ export async function runAttemptSubcommand(
 			const other = await resolve(parsed.other);
 			return plainLines((await service.compareDiff(row.id, other.id)).join("\n"));
 		}
-		case "remove-worktree":
-			await service.removeWorktree(row.id, { force: parsed.force });
-			return `removed the worktree of ${row.id}`;
+		case "remove-worktree": {
+			const { far } = await service.removeWorktree(row.id, { force: parsed.force });
+			return `removed the worktree of ${row.id}${far ? `; ${plain(far)}` : ""}`;
+		}
 		case "merge":
 			return merge(service, row, parsed, io);
 		case "keep":
