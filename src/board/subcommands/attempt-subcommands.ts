@@ -19,6 +19,8 @@ export type AttemptParsed =
 export interface AttemptIo {
 	/** Ask the user a yes/no question (interactive modes only). */
 	confirm?: (title: string, message: string) => Promise<boolean>;
+	/** A long command's progress (targets check): its lines so far and what it is checking now. */
+	progress?: (lines: string[], checking?: string) => void;
 }
 
 type ParseResult = AttemptParsed | { ok: false; error: string } | undefined;

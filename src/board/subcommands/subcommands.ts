@@ -86,7 +86,7 @@ export async function runSubcommand(service: BoardService, parsed: Extract<Parse
 	// The table shows one line a row: the slim rows (no events or whole answers parsed again) do.
 	if (parsed.name === "list") return formatTable(await service.list({ includeArchived: "all" in parsed ? parsed.all : false, slim: true }), now, "all" in parsed ? parsed.all : false);
 	if (parsed.name === "back") throw new Error("back switches pi's session: it works in interactive pi only");
-	if ("targets" in parsed) return runTargetsCommand(service, parsed.targets);
+	if ("targets" in parsed) return runTargetsCommand(service, parsed.targets, io.progress);
 	if (parsed.name === "gc") return formatGcReport(gc(service.storeDir, { dryRun: "dryRun" in parsed ? parsed.dryRun : false }));
 	if ("kind" in parsed || parsed.name === "dispatch") {
 		const attempt: AttemptParsed = "kind" in parsed ? parsed : { ok: true, kind: "attempt", name: "dispatch", text: parsed.text ?? "", worktree: false };

@@ -9,6 +9,7 @@ import { rmSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { LOCAL_TARGET } from "../../../runner/life/board-config.mjs";
 import { check as checkContainer } from "../../../runner/kinds/container/container-transport.mjs";
+import type { CheckProgress } from "../../../runner/kinds/container/container-check.mjs";
 import { checkOverSsh, FarError } from "../../../runner/link/far-client.mjs";
 import { checkItems, type CheckItem } from "../../../runner/far/host-check.mjs";
 import { installOverSsh, packageVersion } from "../../../runner/kinds/ssh/pkg-install.mjs";
@@ -19,7 +20,7 @@ import type { BoardRow, SshTargetConfig, TargetConfig } from "../engine/types.ts
 import { readBoardConfig, updateBoardConfig, checkNewTargetName } from "./board-config.ts";
 import { targetConfigFrom, type TargetInput } from "./target-input.ts";
 
-export type { CheckItem, TargetInput };
+export type { CheckItem, CheckProgress, TargetInput };
 
 export interface TargetView {
 	name: string;
@@ -44,7 +45,8 @@ export interface TargetsApi {
 	list(): Promise<TargetView[]>;
 	add(name: string, input: TargetInput): Promise<TargetView>;
 	remove(name: string): Promise<void>;
-	check(name: string, options?: { install?: boolean }): Promise<TargetCheck>;
+	/** `progress`: what is being checked, and each line as soon as it is known. */
+	check(name: string, options?: { install?: boolean; progress?: CheckProgress }): Promise<TargetCheck>;
 	/** The concurrency limit of a target, or of this machine ("local"). */
 	setLimit(name: string, max: number): Promise<void>;
 }
@@ -79,26 +81,34 @@ export function targetsApi(ctx: EngineContext, listLive: () => Promise<BoardRow[
 		return config;
 	}
 
-	async function checkSsh(name: string, config: SshTargetConfig, install: boolean): Promise<TargetCheck> {
+	async function checkSsh(name: string, config: SshTargetConfig, install: boolean, progress?: CheckProgress): Promise<TargetCheck> {
 		const ssh = sshOf(name, config);
 		const pkgVersion = packageVersion();
 		let report: Awaited<ReturnType<typeof checkOverSsh>>;
+		progress?.checking(`ssh ${config.host}, then its node, pi and model, git, dir and disk`);
 		try {
 			// The --env values go as a run's do (in the program on stdin, never argv): they may hold the model's key.
 			const env = Object.fromEntries(config.env.flatMap((key) => (ctx.env[key] === undefined ? [] : [[key, String(ctx.env[key])]])));
 			report = await checkOverSsh(ssh, config.dir, { ...(config.pi ? { pi: config.pi } : {}), pkgVersion, env });
 		} catch (error) {
-			return { target: name, ok: false, items: [reachItem(error, config.host)] };
+			const item = reachItem(error, config.host);
+			progress?.item(item);
+			return { target: name, ok: false, items: [item] };
 		}
 		const items: CheckItem[] = [{ name: "reachable", ok: true, detail: `ssh ${config.host} logs in without a prompt` }, ...checkItems(report, { where: config.host, target: name })];
-		if (install && !report.pkg.present && report.dir.ok) {
+		const installing = install && !report.pkg.present && report.dir.ok;
+		for (const item of installing ? items.filter((i) => i.name !== "board files") : items) progress?.item(item);
+		if (installing) {
 			const at = items.findIndex((item) => item.name === "board files");
+			progress?.checking(`the board's files: installing version ${pkgVersion}`);
 			try {
 				const done = await installOverSsh(ssh, config.dir);
 				items[at] = { name: "board files", ok: true, detail: `version ${done.version} ${done.outcome}` };
 			} catch (error) {
 				items[at] = { name: "board files", ok: false, detail: `install failed: ${error instanceof Error ? error.message : String(error)}`, fix: `free space in ${report.dir.path}, or check that it is writable` };
 			}
+			const installed = items[at];
+			if (installed) progress?.item(installed);
 		}
 		return { target: name, ok: items.every((item) => item.ok), items };
 	}
@@ -146,8 +156,8 @@ export function targetsApi(ctx: EngineContext, listLive: () => Promise<BoardRow[
 		},
 		async check(name, options = {}) {
 			const config = known(name);
-			if (config.kind === "ssh") return checkSsh(name, config, options.install === true);
-			const items = await checkContainer({ ...config, name }, { storeDir: ctx.storeDir, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir() });
+			if (config.kind === "ssh") return checkSsh(name, config, options.install === true, options.progress);
+			const items = await checkContainer({ ...config, name }, { storeDir: ctx.storeDir, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir(), ...(options.progress ? { progress: options.progress } : {}) });
 			return { target: name, ok: items.every((item) => item.ok), items };
 		},
 		async setLimit(name, max) {
