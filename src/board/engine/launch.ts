@@ -26,10 +26,21 @@ export function newRunId(): string {
 	return newId("run-");
 }
 
+/** `<store>/tmp`, 0700: the local workers' TMPDIR. */
+function privateTmp(ctx: EngineContext): string {
+	const tmp = join(ctx.paths.root, "tmp");
+	ensureDir(tmp);
+	return tmp;
+}
+
 /** run.json: everything the runner needs, the prompt included (the file is 0600; argv never sees it). */
 function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: string, now: number): RunConfig {
 	const env: Record<string, string> = { AGENT_BOARD_WORKER: "1", AGENT_BOARD_ROW: meta.id, PONYTAIL_CONDENSED: "1" };
 	if (meta.ponytailMode) env.PONYTAIL_DEFAULT_MODE = meta.ponytailMode;
+	// A local worker's TMPDIR is the store's own (a target's far side gives its runs <dir>/tmp): jiti and
+	// node keep their caches under it, and a shared /tmp/jiti belongs to whichever user ran pi first; a
+	// worker that cannot write there compiles our extension on every start (2.3x).
+	if (!meta.target) env.TMPDIR = privateTmp(ctx);
 	return {
 		rowId: meta.id,
 		runId: meta.currentRunId,
