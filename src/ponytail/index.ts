@@ -1,8 +1,8 @@
 /** /ponytail: response modes injected as a structured prompt section, persisted per session branch. */
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { appendCommandLog, commandLogFile, formatCommandLog, readCommandLog } from "./command-log.ts";
-import { type PonytailSettings, resolveSettings, userConfigFile, writeDefaultMode } from "./config.ts";
+import { appendCommandLog, commandLogFile, formatCommandLog, readCommandLog } from "./command-log.mjs";
+import { type PonytailSettings, resolveSettings, userConfigFile, writeDefaultMode } from "./config.mjs";
 import {
 	type ActiveLevel,
 	completePonytailArgs,
@@ -11,13 +11,13 @@ import {
 	modeFromBranch,
 	type PonytailMode,
 	parsePonytailArgs,
-} from "./modes.ts";
-import { condensedPonytailRules, ponytailRules } from "./rules.ts";
-import { REVIEW_MARKER, SKILL_COMMANDS, type SkillCommand, sendSkill } from "./skill-commands.ts";
-import { badgeText } from "./status.ts";
+} from "./modes.mjs";
+import { condensedPonytailRules, ponytailRules } from "./rules.mjs";
+import { REVIEW_MARKER, SKILL_COMMANDS, type SkillCommand, sendSkill } from "./skill-commands.mjs";
+import { badgeText } from "./status.mjs";
 
-export { condensedPonytailRules, ponytailRules } from "./rules.ts";
-export type { PonytailMode } from "./modes.ts";
+export { condensedPonytailRules, ponytailRules } from "./rules.mjs";
+export type { PonytailMode } from "./modes.mjs";
 
 const SECTION = "ponytail";
 export const PROJECT_CONFIG_NAME = "ponytail.json";

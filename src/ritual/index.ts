@@ -33,14 +33,14 @@
  * turn in their event stream, and the TUI user closes sessions themselves.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { RitualGuard } from "./guard.ts";
-import { listNotes, newNotes } from "./notes.ts";
-import { isOptedIn } from "./opt-in.ts";
-import { judgeRitual, messagesFrom, taskCompleted } from "./outcome.ts";
-import { probeProject } from "./probe.ts";
-import { RITUAL_CUSTOM_TYPE, ritualPrompt } from "./prompt.ts";
-import { failureLine } from "./report.ts";
-import { runTurn, SettleSignal } from "./turn.ts";
+import { RitualGuard } from "./guard.mjs";
+import { listNotes, newNotes } from "./notes.mjs";
+import { isOptedIn } from "./opt-in.mjs";
+import { judgeRitual, messagesFrom, taskCompleted } from "./outcome.mjs";
+import { probeProject } from "./probe.mjs";
+import { RITUAL_CUSTOM_TYPE, ritualPrompt } from "./prompt.mjs";
+import { failureLine } from "./report.mjs";
+import { runTurn, SettleSignal } from "./turn.mjs";
 
 export function registerCloseRitual(pi: ExtensionAPI): void {
 	const guard = new RitualGuard();
