@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { KeybindingsManager, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
 import { Board } from "../src/board/dashboard/board.ts";
 import { createEngineContext } from "../src/board/engine/engine-context.ts";
-import { liveRows } from "../src/board/engine/live-marks.ts";
+import { liveRows } from "../src/board/engine/row-read.ts";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { safetyPoll } from "../src/board/engine/store-poll.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";

@@ -10,8 +10,6 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { KeybindingsManager, TUI_KEYBINDINGS } from "@earendil-works/pi-tui";
-import { Board } from "../src/board/dashboard/board.ts";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
 import { repaintOneRow } from "./_repaint.mjs";
@@ -19,6 +17,7 @@ import { load, spread } from "./_stats.mjs";
 import { cloneRows } from "../test-support/clone-rows.ts";
 import { createTestAgent, EXTENSION_ENTRY, PI_CLI } from "../test-support/pi-harness.ts";
 import { startPiInTmux } from "../test-support/tmux.ts";
+import { boardOn } from "../test-support/board-on.ts";
 
 /** @param {string} name @param {string} fallback */
 const arg = (name, fallback) => {
@@ -56,25 +55,8 @@ try {
 /** @param {number} size @param {string} seedId */
 async function measureInProcess(size, seedId) {
 	const feed = new BoardFeed(() => service);
-	const tui = /** @type {import("@earendil-works/pi-tui").TUI} */ (/** @type {unknown} */ ({ requestRender() {}, terminal: { rows: 50 } }));
 	const theme = { fg: (/** @type {string} */ _c, /** @type {string} */ text) => `\x1b[38;5;110m${text}\x1b[39m`, bold: (/** @type {string} */ text) => `\x1b[1m${text}\x1b[22m` };
-	const board = new Board({
-		service,
-		feed,
-		tui,
-		theme,
-		keys: new KeybindingsManager(TUI_KEYBINDINGS),
-		requestRender: () => undefined,
-		done: () => undefined,
-		height: () => 50,
-		cwd: agent.cwd,
-		models: [],
-		prefs: {},
-		savePrefs: async () => undefined,
-		readTranscript: async () => [],
-		readDiff: async () => [],
-		tickMs: 3_600_000,
-	});
+	const { dash: board } = boardOn(service, { rows: 50, cwd: agent.cwd, feed, theme, tickMs: 3_600_000 });
 	// The engine's full list first (the feed's fill), then the board's own part: the list model (a sort) and the first frame.
 	const t0 = performance.now();
 	await feed.fill().done;

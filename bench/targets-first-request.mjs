@@ -1,20 +1,23 @@
 // Start of a run -> its first model request, through the far-side code of each target kind: local
-// (host-agent prepare/start on this machine), ssh (the same over a warm master to a second Unix user
-// via sshd on 127.0.0.1) and container (prepare + podman run of the offline worker image). Same
-// loopback model, same extension, a git repository with one commit. Needs root, sshd and podman;
-// missing parts are skipped. Run with --experimental-strip-types (bench/run-all.mjs does).
+// (the link's launch, host-agent run, over a local child: the tests' fake kind), ssh (the same launch
+// over a warm master to a second Unix user via sshd on 127.0.0.1) and container (prepare + podman run
+// of the offline worker image). Same loopback model, same extension, a git repository with one
+// commit. Needs root, sshd and podman; missing parts are skipped. Run with
+// --experimental-strip-types (bench/run-all.mjs does).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { containerRunArgs, containerStopArgs } from "../runner/kinds/container/container-argv.mjs";
-import { callVerb, farPrepare, localTransport, sshMirrorRemote, sshTransport } from "../runner/link/far-client.mjs";
-import { PACKAGE_ROOT, prepareRun } from "../runner/far/far-run.mjs";
-import { pushBase, repoKey } from "../runner/link/git-travel.mjs";
-import { ensureMirror } from "../runner/far/git-workspace.mjs";
+import { prepareRun } from "../runner/far/far-run.mjs";
+import { PACKAGE_ROOT } from "../runner/far/package-files.mjs";
+import { repoKey } from "../runner/link/git-travel.mjs";
+import { containerPlace } from "../runner/kinds/container/container-run.mjs";
 import { makePiHome } from "../runner/kinds/container/pi-home.mjs";
-import { installOverSsh, packageVersion } from "../runner/kinds/ssh/pkg-install.mjs";
-import { controlPathFor } from "../runner/kinds/ssh/ssh-transport.mjs";
+import { sshDriver } from "../runner/kinds/ssh/driver-ssh.mjs";
+import { installOverSsh } from "../runner/kinds/ssh/pkg-install.mjs";
+import { sshOf } from "../runner/kinds/ssh/ssh-transport.mjs";
+import { fakeKind } from "../test-support/fake-kind/fake-kind.mjs";
 import { git, initRepo } from "../test-support/git-repo.ts";
 import { startModelServer } from "../test-support/model-server.ts";
 import { PI_CLI } from "../test-support/pi-harness.ts";
@@ -52,18 +55,30 @@ async function measure(start) {
 	return times;
 }
 
+/**
+ * One run as a link launches it (the driver's whole launch: config, base by git, prepare, start,
+ * follow); resolves once the far runner started. The follow stays open until `handles` are closed.
+ * @param {import("../runner/link/driver.mjs").TargetDriver} driver @param {import("../runner/link/driver.mjs").TargetSnapshot} target
+ * @param {string} prompt @param {string} rowId @param {Record<string, string>} env @param {{ close(): void }[]} handles
+ */
+function launch(driver, target, prompt, rowId, env, handles) {
+	const runId = `${rowId}-r`;
+	const config = { rowId, runId, repoKey: "", base, prompt, env, createdAt: Date.now(), session: null };
+	const run = { target, storeDir: join(root, "store"), rowId, runId, runDir: join(root, "mirror", runId), sessionFile: join(root, "none.jsonl"), repo, worktree: repo, base, subdir: "", agentDir, forwarded: {}, config };
+	return new Promise((resolve, reject) => {
+		handles.push(driver.launch(run, { started: () => resolve(undefined), frame: () => undefined, close: (outcome) => reject(new Error(outcome.failure?.reason ?? "the launch ended")) }));
+	});
+}
+
+/** @type {{ close(): void }[]} */
+const handles = [];
 try {
-	const localDir = join(root, "local-target");
-	const local = await measure(async (prompt, rowId) => {
-		ensureMirror(join(localDir, "repos", `${key}.git`));
-		pushBase({ repo, remote: { url: join(localDir, "repos", `${key}.git`) }, rowId, commit: base });
-		const env = { ...offline, PI_CODING_AGENT_DIR: agentDir };
-		const prepared = await farPrepare(localTransport(), localDir, { rowId, runId: `${rowId}-r`, repoKey: key, base, prompt, env, piCommand: [process.execPath, PI_CLI], createdAt: Date.now() }, join(root, "none.jsonl"));
-		await callVerb(localTransport(), "start", [String(prepared.runDir)]);
-	}).catch((error) => {
+	const local = { kind: "fake", name: "local", dir: join(root, "local-target"), pi: [process.execPath, PI_CLI], max: 8, env: [] };
+	const localDriver = await fakeKind.driver(local, { storeDir: join(root, "store") });
+	const localTimes = await measure((prompt, rowId) => launch(localDriver, local, prompt, rowId, { ...offline, PI_CODING_AGENT_DIR: agentDir }, handles)).catch((error) => {
 		throw new Error(`local: ${error.message}`);
 	});
-	console.log(`local     (host-agent prepare + start, git push to a local mirror): ${spread(local)}`);
+	console.log(`local     (the link's launch, host-agent run over a local child):  ${spread(localTimes)}`);
 
 	const sshMissing = sshdMissing();
 	if (sshMissing) console.log(`ssh: skipped (${sshMissing})`);
@@ -71,15 +86,13 @@ try {
 		const host = await startSshHost();
 		try {
 			host.user.writePiConfig({ models: model.modelsJson(), auth: model.authJson(), settings: model.settingsJson() });
-			const target = { host: host.alias, sshConfig: host.configFile, controlPath: controlPathFor(join(root, "targets/ssh")), dir: join(host.user.home, ".agent-board"), pkgVersion: packageVersion() };
-			await installOverSsh(target, target.dir);
-			const ssh = await measure(async (prompt, rowId) => {
-				pushBase({ repo, remote: sshMirrorRemote(target, key), rowId, commit: base });
-				const prepared = await farPrepare(sshTransport(target), target.dir, { rowId, runId: `${rowId}-r`, repoKey: key, base, prompt, env: {}, createdAt: Date.now() }, join(root, "none.jsonl"));
-				await callVerb(sshTransport(target), "start", [String(prepared.runDir)]);
-			});
-			console.log(`ssh       (git push + prepare + start over the warm master):        ${spread(ssh)}`);
+			const target = { kind: "ssh", name: "ssh", host: host.alias, sshConfig: host.configFile, dir: join(host.user.home, ".agent-board"), max: 8, env: [] };
+			await installOverSsh(sshOf(target, join(root, "store")), target.dir);
+			const driver = sshDriver(target, { storeDir: join(root, "store") });
+			const ssh = await measure((prompt, rowId) => launch(driver, target, prompt, rowId, {}, handles));
+			console.log(`ssh       (the link's launch over the warm master, git push):      ${spread(ssh)}`);
 		} finally {
+			for (const handle of handles.splice(0)) handle.close();
 			await host.cleanup();
 		}
 	}
@@ -94,7 +107,7 @@ try {
 		const names = [];
 		const container = await measure(async (prompt, rowId) => {
 			const runId = `${rowId}-r`;
-			const prepared = prepareRun(dir, { rowId, runId, repoKey: key, base, prompt, env: offline, createdAt: Date.now(), session: null }, { container: { source: repo } });
+			const prepared = prepareRun(dir, { rowId, runId, repoKey: key, base, prompt, env: offline, createdAt: Date.now(), session: null }, { clone: { source: repo }, inside: () => containerPlace(rowId) });
 			const piHome = join(dir, "pi", runId);
 			makePiHome({ agentDir, dest: piHome });
 			const argv = containerRunArgs({ engine: "podman", image: image.tag, network: "host", env: [], storeDir: root, rowId, runId, mounts: { pkg: PACKAGE_ROOT, run: prepared.runDir, session: dirname(prepared.sessionFile), piHome, workspace: prepared.worktree, objects: prepared.objects }, uid: 0, gid: 0 });
@@ -107,6 +120,7 @@ try {
 	}
 	console.log(load());
 } finally {
+	for (const handle of handles) handle.close();
 	await model.close();
 	rmSync(root, { recursive: true, force: true });
 }

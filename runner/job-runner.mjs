@@ -14,7 +14,8 @@ import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting } from 
 import { JsonLines } from "./json-lines.mjs";
 import { descendants, endRunProcesses, processStartTime, RUN_TAG, runProcesses, signalVerified } from "./store/proc.mjs";
 import { PROMPT_PLACEHOLDER } from "./protocol.mjs";
-import { pumpQueue, recordStartFailure } from "./life/queue.mjs";
+import { pumpQueue } from "./life/queue.mjs";
+import { recordStartFailure } from "./life/run-end.mjs";
 import { readRunConfig } from "./life/run-config.mjs";
 import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./life/slots.mjs";

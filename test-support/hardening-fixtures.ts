@@ -1,5 +1,5 @@
 /** Hand-built store rows for the hardening tests: real files in the real layout, no runner needed. */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
@@ -73,3 +73,17 @@ export function writeRow(
 
 /** Every control or escape byte a terminal would act on (C0 except \n and \t, DEL, C1). */
 export const TERMINAL_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+
+/** Every file under dir with its bytes, to prove a command rewrote nothing. */
+export function fileSnapshot(dir: string): Record<string, string> {
+	const out: Record<string, string> = {};
+	const walk = (path: string): void => {
+		for (const entry of readdirSync(path, { withFileTypes: true })) {
+			const full = join(path, entry.name);
+			if (entry.isDirectory()) walk(full);
+			else if (entry.isFile()) out[full] = readFileSync(full, "latin1");
+		}
+	};
+	walk(dir);
+	return out;
+}

@@ -3,15 +3,14 @@
  * only (no whole-store read before the first paint), says it is loading, and once the rest has arrived
  * in idle slices the list, its groups, the counts and a filter are those of the whole store.
  */
-import { KeybindingsManager, TUI_KEYBINDINGS, type TUI } from "@earendil-works/pi-tui";
 import { afterAll, describe, expect, it } from "vitest";
-import { Board } from "../src/board/dashboard/board.ts";
 import type { BoardService } from "../src/board/engine/types.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { cloneRows } from "../test-support/clone-rows.ts";
 import { createTestAgent, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
 import { storeRunners } from "../test-support/proc-scan.ts";
+import { boardOn } from "../test-support/board-on.ts";
 
 const agents: TestAgent[] = [];
 afterAll(() => {
@@ -37,23 +36,7 @@ describe("first open", () => {
 			list: (options?: { includeArchived?: boolean }) => (calls.list++, engine.list(options)),
 		});
 		const feed = new BoardFeed(() => service);
-		const dash = new Board({
-			service,
-			feed,
-			tui: { requestRender: () => undefined, terminal: { rows: 40 } } as unknown as TUI,
-			tickMs: 60_000,
-			theme: { fg: (_color: string, text: string) => text, bold: (text: string) => text },
-			keys: new KeybindingsManager(TUI_KEYBINDINGS),
-			requestRender: () => undefined,
-			done: () => undefined,
-			height: () => 40,
-			cwd: agent.cwd,
-			models: [],
-			prefs: {},
-			savePrefs: async () => undefined,
-			readTranscript: async () => [],
-			readDiff: async () => [],
-		});
+		const { dash } = boardOn(service, { rows: 40, cwd: agent.cwd, feed });
 		try {
 			await dash.start();
 			// Before the first paint: at most the first slice of rows was read, and no whole list.

@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RUNNER_PATH } from "../runner/life/queue.mjs";
+import { RUNNER_PATH } from "../runner/life/spawn-runner.mjs";
 import { runConfigError } from "../runner/life/run-config.mjs";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { tempStores, writeRow } from "../test-support/hardening-fixtures.ts";

@@ -1,6 +1,6 @@
 /** Pure state rules shared by the runner and the extension. */
 import { describe, expect, it } from "vitest";
-import { applyEvent, finalize, firstSentence, initialStatus, isTerminal, looksLikeQuestion, markRunnerDied, summarize } from "../runner/life/state-rules.mjs";
+import { applyEvent, finalize, firstSentence, initialStatus, isTerminal, looksLikeQuestion, endFromOutside, summarize } from "../runner/life/state-rules.mjs";
 
 const assistant = (text: string, extra: Record<string, unknown> = {}) => ({ type: "message_end", message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop", ...extra } });
 
@@ -54,7 +54,7 @@ describe("state rules", () => {
 		expect(settled([], { code: null, signal: "SIGKILL" })).toMatchObject({ state: "failed", error: "worker killed by SIGKILL" });
 		expect(settled([], { code: null, signal: null, spawnError: "pi not found: /x" })).toMatchObject({ state: "failed", error: "pi not found: /x" });
 		expect(settled([], { code: null, signal: "SIGTERM", stopped: true }).state).toBe("stopped");
-		expect(markRunnerDied(initialStatus("r", "w", 0), 5)).toMatchObject({ state: "failed", error: "runner died", summary: "Failed: runner died" });
+		expect(endFromOutside(initialStatus("r", "w", 0), { state: "failed", code: "runner-died", reason: "runner died", messages: { code: "run-ended" } }, 5)).toMatchObject({ state: "failed", error: "runner died", summary: "Failed: runner died" });
 	});
 
 	it("detects questions and terminal states", () => {

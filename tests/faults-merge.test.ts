@@ -2,7 +2,8 @@
  * Fault battery, round two (issue #20), case 5: merging a row, end to end with the real runner, pi
  * and the scripted model in a temporary repository. File names whole (a leading space, spaces,
  * unicode); the repository's pre-commit hook obeyed, with its words; a conflict leaves no commit on the
- * row's branch; a merge killed after the main checkout moved is recognised and recorded by the next read.
+ * row's branch; a merge killed after the main checkout moved is recognised by the next read and recorded
+ * by the supervise step (list's own pump, or the board's tick).
  */
 import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -22,7 +23,7 @@ const EDIT = `printf 'row edit\\n' > ' a.txt' && printf 'row\\n' > 'b c.txt' && 
 const COMMITTED = "printf 'second row\\n' > other.txt && git add other.txt && git commit -q -m 'second row' && echo committed";
 
 describe("fault battery: merge", () => {
-	it("case 5: names whole in the plan, the pre-commit hook obeyed, no stray commit on a conflict, a killed merge recorded on the next read", async () => {
+	it("case 5: names whole in the plan, the pre-commit hook obeyed, no stray commit on a conflict, a killed merge recorded after the next read", async () => {
 		const agent = createTestAgent({
 			script: {
 				rules: [
@@ -102,6 +103,9 @@ describe("fault battery: merge", () => {
 		const never = git(repo, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "a merge that never happened");
 		writeFileSync(metaPath, JSON.stringify({ ...meta, merging: { at: 1, head: target, target: never, into: "main" } }));
 		expect((await board.get(other.id))?.merged).toBeUndefined();
+		// The read wrote nothing; the supervise step drops the intent it found.
+		expect((JSON.parse(readFileSync(metaPath, "utf8")) as { merging?: unknown }).merging).toBeDefined();
+		expect(await board.supervise()).toEqual([other.id]);
 		expect((JSON.parse(readFileSync(metaPath, "utf8")) as { merging?: unknown }).merging).toBeUndefined();
 	}, 180_000);
 });

@@ -12,7 +12,7 @@ import { processStartTime } from "../runner/store/proc.mjs";
 import { storePaths } from "../src/board/engine/paths.ts";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
-import { TERMINAL_CONTROL, writeRow } from "../test-support/hardening-fixtures.ts";
+import { fileSnapshot, TERMINAL_CONTROL, writeRow } from "../test-support/hardening-fixtures.ts";
 import { createTestAgent, EXTENSION_ENTRY, PI_CLI, runPi, type PiRunResult, type TestAgent } from "../test-support/pi-harness.ts";
 import { commandFails, notRoot, requires } from "../test-support/requires.ts";
 
@@ -55,19 +55,6 @@ function runWrapped(agent: TestAgent, wrap: string[], args: string[]): Promise<P
 	});
 }
 
-/** Every file under dir with its bytes, to prove a command rewrote nothing. */
-function snapshot(dir: string): Record<string, string> {
-	const out: Record<string, string> = {};
-	const walk = (path: string): void => {
-		for (const entry of readdirSync(path, { withFileTypes: true })) {
-			const full = join(path, entry.name);
-			if (entry.isDirectory()) walk(full);
-			else if (entry.isFile()) out[full] = readFileSync(full, "latin1");
-		}
-	};
-	walk(dir);
-	return out;
-}
 
 describe("hardening against the real pi", { timeout: 120_000 }, () => {
 	it("lists and shows wrong-shaped rows as error rows naming the field, and touches no file", async () => {
@@ -83,7 +70,7 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 		};
 		for (const [id, spec] of Object.entries(cases)) writeRow(paths, id, { metaPatch: spec.meta, statusPatch: spec.status });
 		writeRow(paths, "fine-row");
-		const before = snapshot(store);
+		const before = fileSnapshot(store);
 
 		const list = await board(agent)("list");
 		expect(list.code, list.stderr).toBe(0);
@@ -94,7 +81,7 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 			expect(shown.code, shown.stderr).toBe(0);
 			expect(shown.stdout, id).toContain(`error:     ${spec.reason}`);
 		}
-		expect(snapshot(store)).toEqual(before);
+		expect(fileSnapshot(store)).toEqual(before);
 	});
 
 	it("never lets escape sequences in a model answer reach list or show output", async () => {

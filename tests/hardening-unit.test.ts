@@ -5,10 +5,8 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { KeybindingsManager, TUI_KEYBINDINGS, type TUI } from "@earendil-works/pi-tui";
 import { describe, expect, it, vi } from "vitest";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
-import { Board } from "../src/board/dashboard/board.ts";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { sanitizeText } from "../src/board/engine/sanitize.ts";
 import { checkShape, MetaSchema } from "../src/board/engine/schemas.ts";
@@ -18,6 +16,7 @@ import { loadPrefs, PREFS_FILE, savePrefs } from "../src/board/view-model/prefs.
 import { formatDetail, formatTable } from "../src/board/subcommands/table.ts";
 import { TERMINAL_CONTROL, tempStores, writeRow } from "../test-support/hardening-fixtures.ts";
 import { notRoot, requires } from "../test-support/requires.ts";
+import { boardOn } from "../test-support/board-on.ts";
 
 const store = tempStores();
 
@@ -170,24 +169,7 @@ describe("dashboard over a hostile store", () => {
 		});
 		const service = createBoardService({ storeDir: dir, piCommand: ["pi"] });
 		const feed = new BoardFeed(() => service);
-		const tui = { requestRender: () => undefined, terminal: { rows: 40 } } as unknown as TUI;
-		const dash = new Board({
-			service,
-			feed,
-			tui,
-			tickMs: 60_000,
-			theme: { fg: (_color: string, text: string) => text, bold: (text: string) => text },
-			keys: new KeybindingsManager(TUI_KEYBINDINGS),
-			requestRender: () => undefined,
-			done: () => undefined,
-			height: () => 40,
-			cwd: "/tmp",
-			models: [],
-			prefs: {},
-			savePrefs: async () => undefined,
-			readTranscript: async () => [],
-			readDiff: async () => [],
-		});
+		const { dash } = boardOn(service, { rows: 40, cwd: "/tmp", feed });
 		await dash.start();
 		const screens = [dash.render(120).join("\n")];
 		for (let n = 0; n < 6; n++) {

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createEngineContext } from "../src/board/engine/engine-context.ts";
-import { liveRows } from "../src/board/engine/live-marks.ts";
+import { liveRows } from "../src/board/engine/row-read.ts";
 import { countRows } from "../src/board/view-model/row-text.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { cloneRows } from "../test-support/clone-rows.ts";
@@ -45,7 +45,9 @@ describe("live summary", () => {
 
 		expect(await counts()).toEqual({ waiting: 1, running: 1 });
 		expect(await fullCounts()).toEqual({ waiting: 1, running: 1 });
-		// The finished row's mark went at the first read after its end; the clones never had one.
+		// The finished row's mark goes at the first supervise step after its end (the board's tick, or
+		// list); the clones never had one.
+		await board.supervise();
 		expect(marks()).toEqual([ask.id, stalled.id].sort());
 
 		// At pi start: the summary reads the two marked rows' files and no other row's.
@@ -60,25 +62,29 @@ describe("live summary", () => {
 		expect(reads.length).toBeGreaterThan(0);
 		expect(reads.filter((path) => !path.includes(`/rows/${ask.id}/`) && !path.includes(`/rows/${stalled.id}/`))).toEqual([]);
 
-		// A runner killed with SIGKILL: the next read records the death and drops the mark.
+		// A runner killed with SIGKILL: reads count it out at once; the supervise step records the death
+		// and drops the mark.
 		const runner = JSON.parse(readFileSync(join(stalled.runDir!, "runner.json"), "utf8")) as { pid: number };
 		process.kill(runner.pid, "SIGKILL");
 		await waitFor(async () => (await counts()).running === 0, "the dead runner to stop counting", 20_000);
 		expect(await counts()).toEqual({ waiting: 1, running: 0 });
 		expect(await fullCounts()).toEqual({ waiting: 1, running: 0 });
+		await board.supervise();
 		expect(marks()).toEqual([ask.id]);
 
 		// An archived question does not count; unarchived, it does again.
 		await board.archive(ask.id);
 		expect(await counts()).toEqual({ waiting: 0, running: 0 });
+		await board.supervise();
 		expect(marks()).toEqual([]);
 		await board.unarchive(ask.id);
 		expect(await counts()).toEqual({ waiting: 1, running: 0 });
 		expect(marks()).toEqual([ask.id]);
 
-		// A store from before live/: one full pass seeds the marks, once.
+		// A store from before live/: reads count from every row until the supervise step seeds the marks, once.
 		rmSync(join(storeDir, "live"), { recursive: true });
 		expect(await counts()).toEqual({ waiting: 1, running: 0 });
+		await board.supervise();
 		expect(marks()).toEqual([ask.id]);
 		expect(existsSync(join(storeDir, "live", ".seeded"))).toBe(true);
 	}, 120_000);

@@ -3,7 +3,7 @@
  * a row runs in a hardened container that sees the image's files and nothing of the user's (no canary
  * from the home directory, no other provider's key), gets --env values off every command line, is
  * steered and answered in place, and its change merges locally; stop removes the container; a
- * SIGKILLed link, then a board read, then stop leaves no container; three attempts in three containers
+ * SIGKILLed link, then the board's supervise step, then stop leaves no container; three attempts in three containers
  * are compared and merged. Every path holds spaces (the store's name does).
  */
 import { spawnSync } from "node:child_process";
@@ -182,7 +182,7 @@ describe("container targets on the board", () => {
 		await waitFor(() => containersOfStore().length === 0 || undefined, "the container to be removed");
 	}, 240_000);
 
-	it("stop removes the container; a SIGKILLed link, a board read, then stop leaves none; a container killed from outside fails its row with the reason", async (ctx) => {
+	it("stop removes the container; a SIGKILLed link, the supervise step, then stop leaves none; a container killed from outside fails its row with the reason", async (ctx) => {
 		requires(ctx, "podman", missing);
 		model.setScript({ rules: [{ match: "CTR-STALL", steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }] }] });
 		const rows = await Promise.all(["stop", "link", "kill"].map((what) => board.dispatch({ prompt: `CTR-STALL ${what}`, cwd: repo, target: "box" })));
@@ -197,9 +197,11 @@ describe("container targets on the board", () => {
 		const link = JSON.parse(readFileSync(join(orphaned.runDir ?? "", "runner.json"), "utf8")) as { pid: number };
 		process.kill(link.pid, "SIGKILL");
 		await waitFor(() => !existsSync(`/proc/${link.pid}`) || undefined, "the link to be gone");
-		// A board read finds the run without an owner and gives it a new link; the run went on meanwhile.
-		const read = await board.get(orphaned.id);
-		expect(read).toMatchObject({ state: "working", alive: true });
+		// A read shows the run waiting for a new link (it goes on meanwhile); the supervise step (the
+		// board's tick, or list) gives it one.
+		expect(await board.get(orphaned.id)).toMatchObject({ state: "working", alive: false });
+		expect(await board.supervise()).toContain(orphaned.id);
+		expect(await board.get(orphaned.id)).toMatchObject({ state: "working", alive: true });
 		expect((await board.stop(orphaned.id)).state).toBe("stopped");
 
 		spawnSync("podman", ["kill", `ab-${killed.currentRunId}`], { stdio: "ignore" });

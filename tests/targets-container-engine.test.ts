@@ -15,8 +15,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { containerListArgs, containerName, containerRunArgs } from "../runner/kinds/container/container-argv.mjs";
 import { checkContainerTarget } from "../runner/kinds/container/container-check.mjs";
 import { EngineError, engineRun } from "../runner/kinds/container/container-engine.mjs";
-import { alive, containerDirs, endReason, fetchWork, reconcile, snapshot, wait, type ContainerRun } from "../runner/kinds/container/container-transport.mjs";
-import { PACKAGE_ROOT, prepareRun, readProcessFile } from "../runner/far/far-run.mjs";
+import { alive, containerDirs, containerPlace, type ContainerRun } from "../runner/kinds/container/container-run.mjs";
+import { endReason, reconcile, wait } from "../runner/kinds/container/container-transport.mjs";
+import { fetchWork, snapshot } from "../runner/kinds/container/container-workspace.mjs";
+import { prepareRun } from "../runner/far/far-run.mjs";
+import { PACKAGE_ROOT } from "../runner/far/package-files.mjs";
+import { readProcessFile } from "../runner/store/safe-read.mjs";
 import { layOver, repoKey } from "../runner/link/git-travel.mjs";
 import { isAlive } from "../runner/store/proc.mjs";
 import { git, initRepo } from "../test-support/git-repo.ts";
@@ -73,7 +77,7 @@ function containerRun(rowId: string, storeDir = store): ContainerRun {
 /** The run's dirs and workspace as startRun makes them, and a container that only sleeps (no pi here). */
 async function startSleeper(run: ContainerRun): Promise<void> {
 	const dirs = containerDirs(run);
-	const prepared = prepareRun(dirs.dir, run.config, { container: { source: repo } });
+	const prepared = prepareRun(dirs.dir, run.config, { clone: { source: repo }, inside: () => containerPlace(run.rowId) });
 	mkdirSync(dirs.piHome, { recursive: true });
 	const argv = containerRunArgs({ engine: "podman", image, network: "none", env: [], storeDir: run.storeDir, rowId: run.rowId, runId: run.runId, mounts: { pkg: PACKAGE_ROOT, run: prepared.runDir, session: join(dirs.store, "sessions", run.rowId), piHome: dirs.piHome, workspace: prepared.worktree, objects: prepared.objects }, uid: 0, gid: 0, command: ["sleep", "600"] });
 	await engineRun("podman", argv);

@@ -8,17 +8,15 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { readLimits } from "../runner/life/board-config.mjs";
+import { readBoardConfig, readLimits, updateBoardConfig } from "../runner/life/board-config.mjs";
 import { dropMessage, inboxNames } from "../runner/life/inbox.mjs";
 import { processStartTime } from "../runner/store/proc.mjs";
 import { enqueue, pumpQueue } from "../runner/life/queue.mjs";
 import { liveSlots, tryClaimSlot } from "../runner/life/slots.mjs";
-import { initialStatus } from "../runner/life/state-rules.mjs";
 import { openInbox } from "../runner/link/link-inbox.mjs";
-import { farStatusError, openMirror } from "../runner/link/link-mirror.mjs";
-import { targetSnapshotError } from "../runner/kinds/target-snapshot.mjs";
-import { readBoardConfig, updateBoardConfig } from "../src/board/targets/board-config.ts";
-import { targetConfigFrom } from "../src/board/targets/target-input.ts";
+import { openMirror } from "../runner/link/link-mirror.mjs";
+import { initialStatus, statusError } from "../runner/life/state-rules.mjs";
+import { targetError, targetFromInput } from "../runner/kinds/kinds.mjs";
 import { formatCheck, formatTargets, parseTargetsCommand } from "../src/board/targets/targets-command.ts";
 import { piChecked } from "../runner/far/pi-check.mjs";
 import { waitFor } from "../test-support/wait.ts";
@@ -60,22 +58,22 @@ describe("board config", () => {
 	});
 
 	it("checks a target as it is added and as its run carries it", () => {
-		expect(targetConfigFrom({ kind: "ssh", host: "me@dev", pi: "node /opt/pi/cli.js", env: ["A", "A", "B_2"] })).toEqual({ kind: "ssh", host: "me@dev", dir: ".agent-board", pi: ["node", "/opt/pi/cli.js"], max: 4, env: ["A", "B_2"] });
-		expect(() => targetConfigFrom({ kind: "ssh", host: "-oProxyCommand=x" })).toThrow("not an ssh host");
-		expect(() => targetConfigFrom({ kind: "ssh", host: "dev", env: ["A=secret"] })).toThrow("--env takes a variable's name, not its value");
-		expect(() => targetConfigFrom({ kind: "ssh", host: "dev", max: 0 })).toThrow("--max must be a whole number >= 1");
-		expect(() => targetConfigFrom({ kind: "ssh", host: "dev", sshConfig: "/no/such/file" })).toThrow("--ssh-config: no such file");
-		expect(targetConfigFrom({ kind: "container", engine: "podman", image: "w:1", cpus: 1.5, memory: "2g", network: "none" })).toEqual({ kind: "container", engine: "podman", image: "w:1", network: "none", max: 4, env: [], cpus: 1.5, memory: "2g" });
-		expect(() => targetConfigFrom({ kind: "container", engine: "lxc", image: "w" })).toThrow("--container takes docker or podman");
-		expect(() => targetConfigFrom({ kind: "container", engine: "docker", image: "w", engineHost: "ssh://box" })).toThrow("--engine-host is not supported yet");
-		expect(() => targetConfigFrom({ kind: "container", engine: "docker", image: "w", memory: "lots" })).toThrow("--memory must be a size");
+		expect(targetFromInput({ kind: "ssh", host: "me@dev", pi: "node /opt/pi/cli.js", env: ["A", "A", "B_2"] })).toEqual({ kind: "ssh", host: "me@dev", dir: ".agent-board", pi: ["node", "/opt/pi/cli.js"], max: 4, env: ["A", "B_2"] });
+		expect(() => targetFromInput({ kind: "ssh", host: "-oProxyCommand=x" })).toThrow("not an ssh host");
+		expect(() => targetFromInput({ kind: "ssh", host: "dev", env: ["A=secret"] })).toThrow("--env takes a variable's name, not its value");
+		expect(() => targetFromInput({ kind: "ssh", host: "dev", max: 0 })).toThrow("--max must be a whole number >= 1");
+		expect(() => targetFromInput({ kind: "ssh", host: "dev", sshConfig: "/no/such/file" })).toThrow("--ssh-config: no such file");
+		expect(targetFromInput({ kind: "container", engine: "podman", image: "w:1", cpus: 1.5, memory: "2g", network: "none" })).toEqual({ kind: "container", engine: "podman", image: "w:1", network: "none", max: 4, env: [], cpus: 1.5, memory: "2g" });
+		expect(() => targetFromInput({ kind: "container", engine: "lxc", image: "w" })).toThrow("--container takes docker or podman");
+		expect(() => targetFromInput({ kind: "container", engine: "docker", image: "w", engineHost: "ssh://box" })).toThrow("--engine-host is not supported yet");
+		expect(() => targetFromInput({ kind: "container", engine: "docker", image: "w", memory: "lots" })).toThrow("--memory must be a size");
 
-		expect(targetSnapshotError({ ...ssh, name: "dev" })).toBeUndefined();
-		expect(targetSnapshotError({ ...ssh, name: "local" })).toBe("/name is not a target name");
-		expect(targetSnapshotError({ ...ssh, name: "dev", host: "" })).toBe("/host must be a non-empty string");
-		expect(targetSnapshotError({ ...ssh, name: "dev", env: ["X=1"] })).toBe("/env must be a list of variable names");
-		expect(targetSnapshotError({ kind: "container", name: "box", engine: "lxc", image: "w", max: 1, env: [] })).toBe("/engine must be one of docker, podman");
-		expect(targetSnapshotError({ kind: "vm", name: "x", max: 1, env: [] })).toBe("/kind must be ssh or container");
+		expect(targetError({ ...ssh, name: "dev" }, { named: true })).toBeUndefined();
+		expect(targetError({ ...ssh, name: "local" }, { named: true })).toBe("/name is not a target name");
+		expect(targetError({ ...ssh, name: "dev", host: "" }, { named: true })).toBe("/host must be a non-empty string");
+		expect(targetError({ ...ssh, name: "dev", env: ["X=1"] }, { named: true })).toBe("/env must be a list of variable names");
+		expect(targetError({ kind: "container", name: "box", engine: "lxc", image: "w", max: 1, env: [] }, { named: true })).toBe("/engine must be one of docker, podman");
+		expect(targetError({ kind: "vm", name: "x", max: 1, env: [] }, { named: true })).toBe("/kind must be ssh or container");
 	});
 });
 
@@ -136,8 +134,8 @@ describe("the link's mirror", () => {
 		const local = () => JSON.parse(readFileSync(join(runDir, "status.json"), "utf8"));
 		expect(local()).toMatchObject({ state: "working", summary: "Starting on dev", link: { target: "dev" } });
 
-		expect(farStatusError({ ...status(), runId: "other" }, { runId: "run-1", rowId: "row-1" })).toBe("names run other of row row-1, not run-1 of row-1");
-		expect(farStatusError({ ...status(), state: "sleeping" }, { runId: "run-1", rowId: "row-1" })).toBe("/state is not a run state");
+		expect(statusError({ ...status(), runId: "other" }, { runId: "run-1", rowId: "row-1" })).toBe("names run other of row row-1, not run-1 of row-1");
+		expect(statusError({ ...status(), state: "sleeping" }, { runId: "run-1", rowId: "row-1" })).toBe("/state is not a run state");
 		expect(mirror.setStatus({ ...status(), summary: 7 })).toBe("dev sent a status that cannot be used: /summary must be string");
 		expect(mirror.setStatus({ ...status(), state: "working", summary: "Running ls" })).toBeUndefined();
 		expect(local()).toMatchObject({ summary: "Running ls", link: { target: "dev" } });

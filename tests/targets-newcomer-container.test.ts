@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { containerListArgs } from "../runner/kinds/container/container-argv.mjs";
 import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
-import type { CheckItem } from "../src/board/targets/targets-api.ts";
+import type { CheckItem } from "../src/board/engine/types.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
 import { initRepo } from "../test-support/git-repo.ts";
 import { startModelServer, type ModelServer } from "../test-support/model-server.ts";

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { encodeFrame, MAX_FRAME_BYTES, parseFrame, readFrames, type Frame } from "../runner/far/frames.mjs";
 import { checkHost, nodeVersionOk, piVersionOk } from "../runner/far/host-check.mjs";
-import { installScript, packageVersion, shippedFiles } from "../runner/kinds/ssh/pkg-install.mjs";
+import { packageVersion, shippedFiles } from "../runner/far/package-files.mjs";
+import { installScript } from "../runner/kinds/ssh/pkg-install.mjs";
 import { controlPathFor, gitRemote, parseSshHost, shellQuote, sshArgv, sshEnv, sshFailure } from "../runner/kinds/ssh/ssh-transport.mjs";
 import { REPO_ROOT } from "../test-support/pi-harness.ts";
 

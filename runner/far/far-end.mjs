@@ -1,14 +1,12 @@
 // Ending a run at a target from the outside (host-agent.mjs stop, follow after a host reboot): the
 // runner is asked through the inbox first, then signalled, then every process of the run (tagged with
 // its run id) is ended, each verified by its start time. An end the runner could not record is
-// recorded once, under the target store's row lock, as the local board does for a dead runner.
-import { dirname, join } from "node:path";
-import { touchNotify, writeJsonAtomic } from "../store/fs-util.mjs";
-import { claimMessages, dropMessage, writeReceipt } from "../life/inbox.mjs";
+// recorded by life/run-end.mjs endOrphan, under the target store's row lock, as the board does here.
+import { join } from "node:path";
+import { dropMessage } from "../life/inbox.mjs";
+import { diedEnd, endOrphan, stoppedEnd } from "../life/run-end.mjs";
 import { endRunProcesses, isAlive, signalVerified } from "../store/proc.mjs";
-import { tryLockRow } from "../store/row-lock.mjs";
-import { markRunnerDied, markStopped, summarize } from "../life/state-rules.mjs";
-import { readProcessFile, safeStatus } from "./far-run.mjs";
+import { readProcessFile, safeStatus } from "../store/safe-read.mjs";
 
 /** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -25,39 +23,12 @@ export function runnerAlive(runDir) {
 }
 
 /**
- * Records the end of a run whose runner is gone without having recorded it; once, under the row
- * lock. Returns the status as it is now (another holder of the lock is recording the same end).
- * @param {string} runDir @param {"died" | "stopped"} how
- * @param {() => boolean} [alive] the runner's liveness when runner.json cannot tell (a container's pid)
- * @param {string} [reason] why it died, when the caller knows better than "runner died" (a container's exit)
+ * Records the end of a run at a target whose runner is gone without recording it (a host reboot),
+ * after ending what is left of its processes. `alive`: when runner.json cannot tell (a container's pid).
+ * @param {string} runDir @param {{ alive?: () => boolean }} [options]
  */
-export async function recordFarEnd(runDir, how, alive = () => runnerAlive(runDir), reason = undefined) {
-	const rowDir = dirname(dirname(runDir));
-	const release = tryLockRow(rowDir);
-	if (!release) return safeStatus(runDir);
-	try {
-		const status = safeStatus(runDir);
-		if (!status || typeof status.endedAt === "number" || alive()) return status;
-		await endRunProcesses(String(status.runId), { graceMs: 200 });
-		const now = Date.now();
-		const ended = /** @type {import("../life/state-rules.mjs").RunStatus} */ (/** @type {unknown} */ (status));
-		if (how === "stopped") markStopped(ended, now);
-		else {
-			markRunnerDied(ended, now);
-			if (reason) {
-				ended.error = reason;
-				ended.summary = summarize(ended);
-			}
-		}
-		for (const message of claimMessages(runDir)) {
-			writeReceipt(runDir, { id: message.id, status: "rejected", reason: "run ended", at: now, preview: "" });
-		}
-		writeJsonAtomic(join(runDir, "status.json"), ended);
-		touchNotify(dirname(dirname(rowDir)), String(status.rowId));
-		return /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (ended));
-	} finally {
-		release();
-	}
+export function recordDeath(runDir, options = {}) {
+	return endOrphan(runDir, diedEnd(runDir), { alive: options.alive ?? (() => runnerAlive(runDir)), kill: { graceMs: 200 } });
 }
 
 /**
@@ -88,6 +59,6 @@ export async function stopFarRun(runDir, options = {}) {
 		signalVerified(runner.pid, runner.start, "SIGKILL");
 	}
 	const left = await endRunProcesses(runId, { graceMs: 500 });
-	const final = typeof safeStatus(runDir)?.endedAt === "number" ? safeStatus(runDir) : await recordFarEnd(runDir, "stopped");
+	const final = typeof safeStatus(runDir)?.endedAt === "number" ? safeStatus(runDir) : await endOrphan(runDir, stoppedEnd(), { alive: () => runnerAlive(runDir), kill: { graceMs: 200 } });
 	return { status: final, left };
 }

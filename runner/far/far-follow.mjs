@@ -8,10 +8,9 @@ import { existsSync, readFileSync, watch } from "node:fs";
 import { dirname, join } from "node:path";
 import { writeJsonAtomic, ensureDir } from "../store/fs-util.mjs";
 import { SESSION_CHUNK_BYTES, safeMessageId } from "./frames.mjs";
-import { recordFarEnd, runnerAlive } from "./far-end.mjs";
-import { safeStatus } from "./far-run.mjs";
+import { recordDeath, runnerAlive } from "./far-end.mjs";
 import { snapshotWip } from "./git-workspace.mjs";
-import { listInside, readInside, sizeInside } from "./safe-read.mjs";
+import { listInside, readInside, safeStatus, sizeInside } from "../store/safe-read.mjs";
 
 const SAFETY_POLL_MS = 1000;
 /** Events after which the worktree may have changed (tools ran, a turn or the run ended). */
@@ -148,7 +147,7 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, ...optio
 				if (!living) {
 					let status = safeStatus(runDir);
 					// A runner gone without its end (killed, host rebooted): record it, then report it.
-					if (status && typeof status.endedAt !== "number" && existsSync(join(runDir, "runner.json"))) status = await recordFarEnd(runDir, "died", options.alive);
+					if (status && typeof status.endedAt !== "number" && existsSync(join(runDir, "runner.json"))) status = await recordDeath(runDir, { alive: options.alive });
 					if (status && typeof status.endedAt === "number") {
 						drain();
 						gitDue = true;

@@ -4,8 +4,6 @@
 // "result" (or "error", exit 1) for one-shot verbs, a stream for follow.
 //   check <dir>                              stdin: config { pi?, pkgVersion? }
 //   receive-pack <repo.git>                  creates the bare mirror, then is git-receive-pack
-//   prepare <dir>                            stdin: config, then (when asked) session chunks, done
-//   start <runDir>                           spawns job-runner.mjs detached; result { pid, start }
 //   follow <runDir> <eventsFromSeq> <sessionFromBytes>   stdin: inbox frames
 //   run <dir> <eventsFromSeq> <sessionFromBytes>  a link's launch on one channel: stdin config, then what
 //                                            the answer asked for (session chunks; the base comes by git
@@ -22,7 +20,10 @@ import { checkHost } from "./host-check.mjs";
 import { encodeFrame, readFrames } from "./frames.mjs";
 import { followRun } from "./far-follow.mjs";
 import { stopFarRun } from "./far-end.mjs";
-import { checkFarConfig, fileDigest, farPaths, mirrorPath, PACKAGE_ROOT, prepareRun, sameDigest, sessionReceiver, startRun } from "./far-run.mjs";
+import { checkFarConfig, prepareRun, startRun } from "./far-run.mjs";
+import { PACKAGE_ROOT } from "./package-files.mjs";
+import { fileDigest, sameDigest, sessionReceiver } from "./session-travel.mjs";
+import { targetMirrorPath, targetPaths } from "../store/store-layout.mjs";
 import { ensureMirror, revParse, snapshotWip } from "./git-workspace.mjs";
 import { piChecked } from "./pi-check.mjs";
 
@@ -99,19 +100,6 @@ function need(args, count, usage) {
 	if (args.length < count || args.slice(0, count).some((a) => !a)) throw new Error(`usage: host-agent.mjs ${usage}`);
 }
 
-/** @param {string} dir */
-async function prepare(dir) {
-	const input = stdinFrames();
-	const first = await input.next();
-	if (first?.t !== "config") throw new Error("prepare: expected a config frame on stdin");
-	const config = checkFarConfig(first.config);
-	const sessionPath = farPaths(dir, config.rowId).session;
-	const wanted = config.session !== null && !sameDigest(fileDigest(sessionPath), config.session);
-	send({ t: "result", value: { want: wanted ? "session" : "nothing" } });
-	if (wanted) await receiveUntilDone(input, { path: sessionPath, digest: config.session });
-	return prepareRun(dir, config);
-}
-
 /**
  * @param {string} runDir @param {number} fromSeq @param {number} sessionFrom
  * @param {ReturnType<typeof stdinFrames>} [input] stdin already being read (run)
@@ -137,18 +125,18 @@ async function run(dir, fromSeq, sessionFrom) {
 	const first = await input.next();
 	if (first?.t !== "config") throw new Error("run: expected a config frame on stdin");
 	const config = checkFarConfig(first.config);
-	const paths = farPaths(dir, config.rowId, config.runId);
+	const paths = targetPaths(dir, config.rowId, config.runId);
 	if (!existsSync(join(paths.run, "runner.json"))) {
 		const pi = piChecked(dir, config.piCommand ?? ["pi"]);
 		if (!pi.ok) throw new Error(pi.reason);
-		const mirror = mirrorPath(dir, config.repoKey);
+		const mirror = targetMirrorPath(dir, config.repoKey);
 		const want = [];
 		if (config.session !== null && !sameDigest(fileDigest(paths.session), config.session)) want.push("session");
 		if (!existsSync(join(mirror, "HEAD")) || !revParse(mirror, `${config.base}^{commit}`)) want.push("base");
 		send({ t: "result", value: { want, runDir: paths.run } });
 		await receiveUntilDone(input, want.includes("session") ? { path: paths.session, digest: config.session } : undefined);
 		prepareRun(dir, config);
-		await startRun(paths.run, { noWait: true });
+		startRun(paths.run);
 	}
 	send({ t: "result", value: { started: true, runDir: paths.run } });
 	follow(paths.run, fromSeq, sessionFrom, input);
@@ -192,12 +180,6 @@ async function main() {
 		case "receive-pack":
 			need(args, 1, "receive-pack <repo.git>");
 			return receivePack(abs(String(args[0])));
-		case "prepare":
-			need(args, 1, "prepare <dir>");
-			return send({ t: "result", value: await prepare(abs(String(args[0]))) });
-		case "start":
-			need(args, 1, "start <runDir>");
-			return send({ t: "result", value: (await startRun(abs(String(args[0])))) ?? {} });
 		case "follow":
 			need(args, 3, "follow <runDir> <eventsFromSeq> <sessionFromBytes>");
 			return follow(abs(String(args[0])), Number(args[1]) || 0, Number(args[2]) || 0);
@@ -211,7 +193,7 @@ async function main() {
 			need(args, 2, "snapshot <worktree> <rowId>");
 			return send({ t: "result", value: snapshotWip(abs(String(args[0])), String(args[1])) });
 		default:
-			throw new Error(`unknown verb "${verb}" (check, receive-pack, prepare, start, follow, run, stop, snapshot)`);
+			throw new Error(`unknown verb "${verb}" (check, receive-pack, follow, run, stop, snapshot)`);
 	}
 }
 

@@ -157,10 +157,7 @@ export function checkHost(dir, config = {}) {
 	return { ok: node.ok && pi.ok && git.ok && dirState.ok && disk.ok && pkg.present && (model?.ok ?? false), node, pi, git, dir: dirState, disk, pkg, ...(model ? { model } : {}) };
 }
 
-/**
- * One line per requirement for `targets check`: ok, or what is wrong and how to fix it.
- * @typedef {{ name: string, ok: boolean, detail: string, fix?: string }} CheckItem
- */
+/** One line per requirement for `targets check`. @typedef {import("../../src/board/engine/types.ts").CheckItem} CheckItem */
 
 /** @param {ReturnType<typeof checkModel>} model @param {string} where @returns {CheckItem} */
 function modelItem(model, where) {

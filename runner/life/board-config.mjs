@@ -1,23 +1,81 @@
 // <store>/config.json: the board's settings that every pi process and runner shares, the local
-// concurrency limit and the targets. Its shape is defined once, in src/board/engine/schemas.ts (typebox), and
-// changed only by src/board/targets/board-config.ts under <store>/config.lock. The queue reads just the
-// limits, here, at every pump (the runner cannot load typebox): a limit changed in the settings applies
-// at once to what is queued. A file of the wrong shape stops the queue with its path and field.
+// concurrency limit and the targets; its one reader and writer. Read shape-checked on every use (each
+// target against its kind's fields, runner/kinds/), changed only under <store>/config.lock by temp +
+// rename, so two pi processes never lose each other's change. The queue reads just the limits, at every
+// pump: a limit changed in the settings applies at once to what is queued, and a file of the wrong
+// shape stops the queue with its path and field.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseJsonStrict } from "../store/fs-util.mjs";
+import { isTargetName, targetError } from "../kinds/kinds.mjs";
+import { parseJsonStrict, writeJsonAtomic } from "../store/fs-util.mjs";
+import { withLockFile } from "../store/row-lock.mjs";
+import { BoardError } from "./reasons.mjs";
+import { LOCAL_TARGET } from "./vocabulary.mjs";
+
+/** @typedef {import("../../src/board/engine/types.ts").BoardConfig} BoardConfig */
 
 export const CONFIG_FILE = "config.json";
-/** The target every board has: this machine, the queue's own slots. */
-export const LOCAL_TARGET = "local";
-/** A target's name: a path component and a word in the filter (`on:<name>`). */
-export const TARGET_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
 
 /** @param {string} storeRoot */
 export const configPath = (storeRoot) => join(storeRoot, CONFIG_FILE);
 
 /** @param {unknown} value */
 const isLimit = (value) => typeof value === "number" && Number.isInteger(value) && value >= 1;
+
+/** @param {unknown} value */
+const isObject = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
+
+/**
+ * The file's value, or why it has none (missing: undefined).
+ * @param {string} path @returns {{ value?: unknown, error?: string }}
+ */
+function readValue(path) {
+	let text;
+	try {
+		text = readFileSync(path, "utf8");
+	} catch (error) {
+		if (/** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT") return {};
+		return { error: `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}` };
+	}
+	try {
+		return { value: parseJsonStrict(text, path) };
+	} catch (error) {
+		return { error: error instanceof Error ? error.message : String(error) };
+	}
+}
+
+/**
+ * What is wrong with a config, "/targets/dev/max must be a whole number >= 1", or undefined. `limits`:
+ * only what the queue needs (names and limits), so an older runner still pumps a newer board's config.
+ * @param {unknown} value @param {{ limits?: boolean }} [options]
+ */
+function configError(value, options = {}) {
+	if (!isObject(value)) return "/ must be object";
+	const config = /** @type {Record<string, unknown>} */ (value);
+	if (!options.limits && typeof config.version !== "number") return "/version must be number";
+	if (config.maxRunning !== undefined && !isLimit(config.maxRunning)) return "/maxRunning must be a whole number >= 1";
+	if (!isObject(config.targets)) return "/targets must be object";
+	for (const [name, target] of Object.entries(/** @type {Record<string, unknown>} */ (config.targets))) {
+		if (!isTargetName(name)) return `/targets/${name} is not a target name (1-32 of a-z, 0-9, "-"; not ${LOCAL_TARGET})`;
+		const error = options.limits ? (isLimit(/** @type {{ max?: unknown }} */ (target ?? {}).max) ? undefined : "/max must be a whole number >= 1") : targetError(target);
+		if (error) return `/targets/${name}${error.startsWith("/") ? error : ` ${error}`}`;
+	}
+	return undefined;
+}
+
+/**
+ * The board's config; missing is empty, a wrong one an error (code "invalid") naming the path and field.
+ * @param {string} storeDir @returns {BoardConfig}
+ */
+export function readBoardConfig(storeDir) {
+	const path = configPath(storeDir);
+	const read = readValue(path);
+	if (read.error) throw new BoardError("invalid", read.error);
+	if (read.value === undefined) return { version: 1, targets: {} };
+	const error = configError(read.value);
+	if (error) throw new BoardError("invalid", `${path}: ${error}`);
+	return /** @type {BoardConfig} */ (read.value);
+}
 
 /**
  * The concurrency limits: `local` (undefined: the caller's default) and one per target.
@@ -28,30 +86,37 @@ export function readLimits(storeRoot) {
 	/** @type {Map<string, number>} */
 	const targets = new Map();
 	const path = configPath(storeRoot);
-	let text;
-	try {
-		text = readFileSync(path, "utf8");
-	} catch (error) {
-		if (/** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT") return { targets };
-		return { targets, error: `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}` };
-	}
-	/** @type {unknown} */
-	let value;
-	try {
-		value = parseJsonStrict(text, path);
-	} catch (error) {
-		return { targets, error: error instanceof Error ? error.message : String(error) };
-	}
-	const config = /** @type {{ maxRunning?: unknown, targets?: unknown }} */ (value && typeof value === "object" && !Array.isArray(value) ? value : {});
-	if (value === null || typeof value !== "object" || Array.isArray(value)) return { targets, error: `${path}: / must be object` };
-	if (config.maxRunning !== undefined && !isLimit(config.maxRunning)) return { targets, error: `${path}: /maxRunning must be a whole number >= 1` };
-	const entries = config.targets;
-	if (entries === null || typeof entries !== "object" || Array.isArray(entries)) return { targets, error: `${path}: /targets must be object` };
-	for (const [name, target] of Object.entries(entries)) {
-		const max = /** @type {{ max?: unknown }} */ (target ?? {}).max;
-		if (!TARGET_NAME.test(name) || name === LOCAL_TARGET) return { targets, error: `${path}: /targets/${name} is not a target name` };
-		if (!isLimit(max)) return { targets, error: `${path}: /targets/${name}/max must be a whole number >= 1` };
-		targets.set(name, /** @type {number} */ (max));
-	}
-	return { local: /** @type {number | undefined} */ (config.maxRunning), targets };
+	const read = readValue(path);
+	if (read.error) return { targets, error: read.error };
+	if (read.value === undefined) return { targets };
+	const error = configError(read.value, { limits: true });
+	if (error) return { targets, error: `${path}: ${error}` };
+	const config = /** @type {{ maxRunning?: number, targets: Record<string, { max: number }> }} */ (read.value);
+	for (const [name, target] of Object.entries(config.targets)) targets.set(name, target.max);
+	return { local: config.maxRunning, targets };
+}
+
+/**
+ * Changes the config under its lock: re-read, change, check the result's shape, write. `change` may
+ * throw (a refusal) and then nothing is written. Returns the config written.
+ * @param {string} storeDir @param {(config: BoardConfig) => void} change @returns {Promise<BoardConfig>}
+ */
+export async function updateBoardConfig(storeDir, change) {
+	return withLockFile(join(storeDir, "config.lock"), () => {
+		const config = readBoardConfig(storeDir);
+		change(config);
+		const path = configPath(storeDir);
+		const error = configError(config);
+		if (error) throw new BoardError("invalid", `${path}: ${error}`);
+		writeJsonAtomic(path, config);
+		return config;
+	});
+}
+
+/** A new target's name: a path component and a filter word, not "local", not taken. @param {BoardConfig} config @param {unknown} name */
+export function checkNewTargetName(config, name) {
+	if (name === LOCAL_TARGET) throw new BoardError("invalid", `"${LOCAL_TARGET}" is this machine and always exists; choose another name`);
+	if (typeof name !== "string" || !isTargetName(name)) throw new BoardError("invalid", `target name must be 1-32 of a-z, 0-9 and "-", starting with a letter or digit (got ${JSON.stringify(name)})`);
+	if (config.targets[name]) throw new BoardError("invalid", `a target named ${name} exists already (remove it first, or choose another name)`);
+	return name;
 }

@@ -5,20 +5,16 @@
 // Each target has its own slots and limit (config.json, read at every pump): an entry whose target is
 // full waits without blocking entries of other targets; a non-local run's owner is its link
 // (targets/target-link.mjs), not a runner.
-import { spawn } from "node:child_process";
 import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, renameSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { LOCAL_TARGET, readLimits, TARGET_NAME } from "./board-config.mjs";
-import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, touchNotify, writeJsonAtomic } from "../store/fs-util.mjs";
-import { rejectWaiting } from "./inbox.mjs";
-import { finalize } from "./state-rules.mjs";
+import { basename, join } from "node:path";
+import { LOCAL_TARGET, TARGET_NAME } from "./vocabulary.mjs";
+import { readLimits } from "./board-config.mjs";
+import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
 import { processStartTime, RUN_TAG } from "../store/proc.mjs";
-import { releaseSlot, slotOfRun, sweepStaleSlots, tryClaimSlot } from "./slots.mjs";
+import { recordStartFailure } from "./run-end.mjs";
+import { releaseSlot, slotsOf, sweepStaleSlots, tryClaimSlot } from "./slots.mjs";
+import { LINK_PATH, RUNNER_PATH, spawnRunner } from "./spawn-runner.mjs";
 import { isValidId, runDirOf } from "../store/store-layout.mjs";
-
-export const RUNNER_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../job-runner.mjs");
-export const LINK_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../link/target-link.mjs");
 
 /**
  * A queue entry names its run by ids only; the run's directory is derived from them (runDirOf), never
@@ -193,41 +189,6 @@ export function claimEntry(storeRoot, name, runDir, purpose, slot) {
  * @property {NodeJS.ProcessEnv} env  base environment of the runner (the run's tag is added)
  */
 
-/** Slots of a target, and what else holds one: a target run goes on while our link is gone. @param {string} storeRoot @param {string} target */
-export function slotsOf(storeRoot, target) {
-	if (target === LOCAL_TARGET) return { dir: join(storeRoot, "slots"), holds: undefined };
-	return { dir: join(storeRoot, "targets", target, "slots"), holds: (/** @type {import("./slots.mjs").SlotOwner} */ owner) => runNotOver(storeRoot, owner) };
-}
-
-/**
- * Frees the slot a run still holds once its end is recorded from outside (its runner was killed): now,
- * not whenever a later claim finds every slot taken. Only the run's own slot file goes.
- * @param {string} storeRoot @param {string} runId
- */
-export function releaseRunSlots(storeRoot, runId) {
-	/** @type {string[]} */
-	let targets = [];
-	try {
-		targets = readdirSync(join(storeRoot, "targets")).filter((name) => TARGET_NAME.test(name));
-	} catch {
-		// No targets.
-	}
-	for (const dir of [slotsOf(storeRoot, LOCAL_TARGET).dir, ...targets.map((name) => slotsOf(storeRoot, name).dir)]) {
-		releaseSlot(slotOfRun(dir, runId), runId);
-	}
-}
-
-/** A target slot's run is over when its status says so (or its row is gone). @param {string} storeRoot @param {import("./slots.mjs").SlotOwner} owner */
-function runNotOver(storeRoot, owner) {
-	if (!owner.rowId || !isValidId(owner.rowId) || !isValidId(owner.runId)) return false;
-	try {
-		const status = JSON.parse(readFileSync(join(runDirOf(storeRoot, owner.rowId, owner.runId), "status.json"), "utf8"));
-		return typeof status?.endedAt !== "number";
-	} catch (error) {
-		return /** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT";
-	}
-}
-
 /**
  * Starts queued runs while their targets have free slots, oldest first (FIFO per target). Returns the
  * started run ids, and the reason the queue is stuck when it cannot start anything for a reason other
@@ -331,47 +292,4 @@ function startEntry(storeRoot, name, read, target, max, options) {
 		return { error: `cannot start a runner in ${runDir}: ${error instanceof Error ? error.message : String(error)}` };
 	}
 	return { started: entry.runId };
-}
-
-/**
- * Records why a claimed run never started (its owner, the claimer, does); messages waiting in its
- * inbox are answered, rejected, so no reply is left without a receipt.
- * @param {string} runDir @param {string} reason
- */
-export function recordStartFailure(runDir, reason) {
-	try {
-		const statusPath = join(runDir, "status.json");
-		const status = JSON.parse(readFileSync(statusPath, "utf8"));
-		const now = Date.now();
-		finalize(status, { code: null, signal: null, spawnError: reason, now });
-		rejectWaiting(runDir, status, "not-started", now, "it failed before it started");
-		writeJsonAtomic(statusPath, status);
-		const rowDir = dirname(dirname(runDir));
-		touchNotify(dirname(dirname(rowDir)), basename(rowDir));
-	} catch {
-		// Readers record "runner never started" once the start grace has passed.
-	}
-}
-
-/**
- * Spawns the detached runner of a claimed run on its log fd (closed here; opened here when not given).
- * Its failure to start is recorded by the runner's absence: readers turn a claimed run with no runner
- * into "failed: runner never started". A target run's owner is its link (LINK_PATH), spawned the same way.
- * @param {string} runDir @param {string} slot @param {string} node @param {NodeJS.ProcessEnv} env
- * @param {string} [script] @param {number} [logFd]
- */
-export function spawnRunner(runDir, slot, node, env, script = RUNNER_PATH, logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE)) {
-	try {
-		// A small young generation: a long stream's garbage is collected as it comes (about 30 MB less peak RSS).
-		const child = spawn(node, ["--max-semi-space-size=2", script, join(runDir, "run.json"), slot], { detached: true, stdio: ["ignore", logFd, logFd], cwd: runDir, env });
-		child.on("error", (error) => {
-			// The pumper claimed this run and still owns it: it records why the run never started.
-			releaseSlot(slot, String(env[RUN_TAG]));
-			recordStartFailure(runDir, `could not start the runner with ${node}: ${error.message}`);
-		});
-		child.unref();
-		return child;
-	} finally {
-		closeSync(logFd);
-	}
 }

@@ -15,6 +15,9 @@ export const MAX_MESSAGE_BYTES = 1024 * 1024;
  * - no-such-row, invalid: a request naming no row, or with a bad argument
  * - dispatch-failed: a dispatch that could not write its row (nothing is left behind)
  * - disk-full: the store's disk has no room: a live or queued row waits for space, a failed run failed of it
+ * - start-failed, never-started, runner-died, stopped: how a run ended when its owner could not record it
+ *   (run-end.mjs): it could not start; its runner never recorded itself; its runner (or link, or
+ *   container) is gone; it was stopped from outside
  */
 export const REASON_CODES = /** @type {const} */ ([
 	"run-ended",
@@ -31,6 +34,10 @@ export const REASON_CODES = /** @type {const} */ ([
 	"invalid",
 	"dispatch-failed",
 	"disk-full",
+	"start-failed",
+	"never-started",
+	"runner-died",
+	"stopped",
 ]);
 
 /** @typedef {(typeof REASON_CODES)[number]} ReasonCode */
@@ -51,3 +58,15 @@ export const RECEIPT_REASONS = /** @type {const} */ ({
 export function isReceiptCode(value) {
 	return typeof value === "string" && Object.hasOwn(RECEIPT_REASONS, value);
 }
+
+/** A refusal or failure of the engine: `code` for programs to branch on, the message for people. */
+export class BoardError extends Error {
+	/** @param {ReasonCode} code @param {string} message @param {{ cause?: unknown }} [options] */
+	constructor(code, message, options) {
+		super(message, options);
+		this.name = "BoardError";
+		/** @readonly */
+		this.code = code;
+	}
+}
+

@@ -1,6 +1,7 @@
-// run.json: one run's config, written once by its dispatcher (src/board/engine/launch.ts) and read by its one
-// reader, the runner. The runner cannot load typebox, so the shape is defined here, once, and checked
-// on read: a wrong file is refused with the path and the field, and left as it is.
+// run.json: one run's config, built here for every run (buildRunConfig: the board's launch, and the far
+// side's prepare for a target's or a container's layout, from the part the link sends), written once
+// and read by its one reader, the runner. The runner cannot load typebox, so the shape is defined here,
+// once, and checked on read: a wrong file is refused with the path and the field, and left as it is.
 import { readFileSync } from "node:fs";
 import { RUN_LAYOUTS } from "../store/store-layout.mjs";
 
@@ -24,7 +25,7 @@ import { RUN_LAYOUTS } from "../store/store-layout.mjs";
  * @property {number} [stopGraceMs]
  * @property {number} createdAt
  * @property {import("../store/store-layout.mjs").RunLayout} [layout]  where its paths are (absent: the board's store)
- * @property {import("../kinds/driver.mjs").TargetSnapshot} [target]  a non-local run: the target as it was when dispatched (its link checks it)
+ * @property {import("../../src/board/engine/types.ts").TargetSnapshot} [target]  a non-local run: the target as it was when dispatched (its link checks it)
  * @property {string} [repo]      a non-local run: the local repository
  * @property {string} [worktree]  a non-local run: the row's local worktree, the mirror of the target's workspace
  * @property {string} [agentDir]  a non-local run: the user's pi agent dir (a container's pi home is made from it)
@@ -106,4 +107,46 @@ export function readRunConfig(path) {
 	const error = runConfigError(value);
 	if (error) throw new Error(`${path}: ${error}`);
 	return /** @type {RunConfig} */ (value);
+}
+
+/**
+ * What a run is, wherever it runs: the part of run.json that travels with it (a link sends it to the far
+ * side, which adds where the run's files are there).
+ * @typedef {Pick<RunConfig, "rowId" | "runId" | "prompt" | "model" | "thinking" | "env" | "summaryModel" | "summaryTimeoutMs" | "stopGraceMs" | "createdAt">} PortableRun
+ */
+
+/**
+ * Where a run's files are in its layout, which pi runs it, and what that place adds to its environment.
+ * @typedef {Pick<RunConfig, "layout" | "runDir" | "storeDir" | "sessionFile" | "cwd" | "extensionPath" | "piCommand" | "maxConcurrent"> & { env?: Record<string, string> }} RunPlace
+ */
+
+/** @type {(keyof PortableRun)[]} */
+const PORTABLE = ["rowId", "runId", "prompt", "model", "thinking", "env", "summaryModel", "summaryTimeoutMs", "stopGraceMs", "createdAt"];
+
+/** Every run is a board worker, and says which row it works for. @param {string} rowId */
+export const workerEnv = (rowId) => ({ AGENT_BOARD_WORKER: "1", AGENT_BOARD_ROW: rowId });
+
+/**
+ * run.json, the one builder. `elsewhere`: a run that runs on a target (its snapshot, the local
+ * repository, worktree and pi agent dir, which its link uses).
+ * @param {PortableRun} run @param {RunPlace} place @param {Pick<RunConfig, "target" | "repo" | "worktree" | "agentDir">} [elsewhere]
+ * @returns {RunConfig}
+ */
+export function buildRunConfig(run, place, elsewhere = {}) {
+	const { env: placeEnv, layout, ...where } = place;
+	return {
+		...portableRun(run),
+		...(layout && layout !== "store" ? { layout } : {}),
+		...where,
+		env: { ...workerEnv(run.rowId), ...placeEnv, ...run.env },
+		...elsewhere,
+	};
+}
+
+/** The part of a run.json that travels. @param {PortableRun} config @returns {PortableRun} */
+export function portableRun(config) {
+	/** @type {Record<string, unknown>} */
+	const out = {};
+	for (const field of PORTABLE) if (config[field] !== undefined) out[field] = config[field];
+	return /** @type {PortableRun} */ (out);
 }

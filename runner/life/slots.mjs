@@ -5,9 +5,11 @@
 // also holds while its run is not over: the run goes on at the target when our link dies.
 import { readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import { LOCAL_TARGET, TARGET_NAME } from "./vocabulary.mjs";
 import { isAlive, runProcesses } from "../store/proc.mjs";
 import { writeJsonAtomic } from "../store/fs-util.mjs";
 import { breakStale, createExclusive } from "../store/owner-file.mjs";
+import { isValidId, runDirOf } from "../store/store-layout.mjs";
 
 /** A slot file still empty or unparsable after this long was left by a claimer killed mid-write. */
 const GARBAGE_GRACE_MS = 2000;
@@ -162,4 +164,39 @@ export function slotOfRun(dir, runId) {
 		if (owner && owner !== "garbage" && owner.runId === runId) return join(dir, name);
 	}
 	return undefined;
+}
+
+/** Slots of a target, and what else holds one: a target run goes on while our link is gone. @param {string} storeRoot @param {string} target */
+export function slotsOf(storeRoot, target) {
+	if (target === LOCAL_TARGET) return { dir: join(storeRoot, "slots"), holds: undefined };
+	return { dir: join(storeRoot, "targets", target, "slots"), holds: (/** @type {SlotOwner} */ owner) => runNotOver(storeRoot, owner) };
+}
+
+/**
+ * Frees the slot a run still holds once its end is recorded from outside (its runner was killed): now,
+ * not whenever a later claim finds every slot taken. Only the run's own slot file goes.
+ * @param {string} storeRoot @param {string} runId
+ */
+export function releaseRunSlots(storeRoot, runId) {
+	/** @type {string[]} */
+	let targets = [];
+	try {
+		targets = readdirSync(join(storeRoot, "targets")).filter((name) => TARGET_NAME.test(name));
+	} catch {
+		// No targets.
+	}
+	for (const dir of [slotsOf(storeRoot, LOCAL_TARGET).dir, ...targets.map((name) => slotsOf(storeRoot, name).dir)]) {
+		releaseSlot(slotOfRun(dir, runId), runId);
+	}
+}
+
+/** A target slot's run is over when its status says so (or its row is gone). @param {string} storeRoot @param {SlotOwner} owner */
+function runNotOver(storeRoot, owner) {
+	if (!owner.rowId || !isValidId(owner.rowId) || !isValidId(owner.runId)) return false;
+	try {
+		const status = JSON.parse(readFileSync(join(runDirOf(storeRoot, owner.rowId, owner.runId), "status.json"), "utf8"));
+		return typeof status?.endedAt !== "number";
+	} catch (error) {
+		return /** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT";
+	}
 }

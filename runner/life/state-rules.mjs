@@ -305,30 +305,57 @@ export function finalize(status, exit) {
 }
 
 /**
- * Ends a run on the extension's side, when the runner cannot record the end itself.
- * @param {RunStatus} status @param {number} now @param {"failed" | "stopped"} state @param {string} eventText
+ * How a run ends when its owner cannot record it (run-end.mjs builds these): its state, a code for
+ * programs (reasons.mjs), the reason for people, and the answer to each message still waiting.
+ * @typedef {object} RunEnd
+ * @property {"failed" | "stopped"} state
+ * @property {import("./reasons.mjs").ReasonCode} code
+ * @property {string} reason
+ * @property {{ code: import("./reasons.mjs").ReceiptCode, detail?: string }} messages
  */
-function endFromOutside(status, now, state, eventText) {
-	status.state = state;
+
+/**
+ * Ends a run from outside (mutates and returns the status): its state, `errorCode`, the reason (a
+ * failed run's `error`; a stopped run keeps none, it reads "Stopped"), the event line, the summary.
+ * @param {RunStatus} status @param {RunEnd} end @param {number} now
+ */
+export function endFromOutside(status, end, now) {
+	status.state = end.state;
 	status.endedAt = now;
 	status.updatedAt = now;
 	status.lastActivityAt = now;
 	status.currentTool = undefined;
 	status.live = undefined;
-	pushEvent(status, now, eventText);
+	status.errorCode = end.code;
+	if (end.state === "failed") status.error = end.reason;
+	else status.stopRequested = true;
+	pushEvent(status, now, end.state === "failed" ? `failed: ${end.reason}` : "stopped");
 	status.summary = summarize(status);
 	return status;
 }
 
-/** The extension's verdict when the runner is gone but the status is not terminal. @param {RunStatus} status @param {number} now */
-export function markRunnerDied(status, now) {
-	status.error = "runner died";
-	return endFromOutside(status, now, "failed", "failed: runner died");
+/** Required fields of a status and their kinds (src/board/engine/schemas.ts StatusSchema is the full shape). */
+const REQUIRED = /** @type {const} */ ({ version: "number", runId: "string", rowId: "string", createdAt: "number", updatedAt: "number", lastActivityAt: "number", settled: "boolean", eventCount: "number", summary: "string", usage: "object", recentEvents: "array" });
+const OPTIONAL = /** @type {const} */ ({ startedAt: "number", endedAt: "number", currentTool: "string", latestAssistant: "string", lastStopReason: "string", question: "string", error: "string", stderrTail: "string", modelSummary: "string", model: "string", live: "object", receipts: "array", questionOptions: "array", stopRequested: "boolean", retryFailed: "boolean", parked: "boolean" });
+
+/** @param {unknown} value @param {string} kind */
+export function isKind(value, kind) {
+	if (kind === "array") return Array.isArray(value);
+	if (kind === "object") return value !== null && typeof value === "object" && !Array.isArray(value);
+	return typeof value === kind && (kind !== "number" || Number.isFinite(value));
 }
 
-/** The extension's verdict when a stop was requested but the runner could not record it. @param {RunStatus} status @param {number} now */
-export function markStopped(status, now) {
-	status.stopRequested = true;
-	return endFromOutside(status, now, "stopped", "stopped");
+/**
+ * Why a status read from a file (a target's, or one about to be ended from outside) cannot be used by
+ * the rules here, or undefined: its fields' kinds, its state, and that it names `run`.
+ * @param {unknown} value @param {{ runId: string, rowId: string }} run
+ */
+export function statusError(value, run) {
+	if (!isKind(value, "object")) return "/ must be object";
+	const s = /** @type {Record<string, unknown>} */ (value);
+	for (const [field, kind] of Object.entries(REQUIRED)) if (!isKind(s[field], kind)) return `/${field} must be ${kind}`;
+	for (const [field, kind] of Object.entries(OPTIONAL)) if (s[field] !== undefined && !isKind(s[field], kind)) return `/${field} must be ${kind}`;
+	if (!RUN_STATES.some((state) => state === s.state)) return "/state is not a run state";
+	if (s.runId !== run.runId || s.rowId !== run.rowId) return `names run ${String(s.runId)} of row ${String(s.rowId)}, not ${run.runId} of ${run.rowId}`;
+	return undefined;
 }
-

@@ -23,11 +23,11 @@ export const RECEIPT_STATUSES = /** @type {const} */ (["delivered", "rejected"])
 /** Where a needs-input question came from: the ask_user tool, or the trailing-question fallback. */
 export const QUESTION_SOURCES = /** @type {const} */ (["tool", "heuristic"]);
 
-/** What kind of place a target is. */
-export const TARGET_KINDS = /** @type {const} */ (["ssh", "container"]);
-
-/** The container engines a target may name (their own CLIs). */
-export const CONTAINER_ENGINES = /** @type {const} */ (["docker", "podman"]);
-
 /** Attempts one dispatch may start (an attempt set). */
 export const MAX_ATTEMPTS = 8;
+
+/** The target every board has: this machine, the queue's own slots. */
+export const LOCAL_TARGET = "local";
+
+/** A target's name: a path component and a word in the filter (`on:<name>`). */
+export const TARGET_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;

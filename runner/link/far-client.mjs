@@ -1,45 +1,22 @@
-// The link's side of host-agent.mjs: runs a verb at a target (over ssh, or as a local process for a
-// container's dirs and for tests) and speaks its frames. Whatever comes back is checked by frames.mjs;
-// ssh's own failures become a short reason (ssh-transport.mjs).
-import { spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync, readSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+// The link's side of host-agent.mjs, for any kind that reaches it through a transport (ssh today; a
+// local child for tests; `kubectl exec` one day): runs a verb at the target and speaks its frames.
+// Whatever comes back is checked by frames.mjs; the transport turns its own failures into a short reason.
+import { closeSync, openSync, readSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { encodeFrame, readFrames, SESSION_CHUNK_BYTES } from "../far/frames.mjs";
-import { fileDigest } from "../far/far-run.mjs";
-import { gitRemote, shellQuote, sshArgv, sshEnv, sshFailure } from "../kinds/ssh/ssh-transport.mjs";
 
+/** host-agent.mjs in this package (a transport that runs it here, or ships it, names this file). */
 export const HOST_AGENT = resolve(dirname(fileURLToPath(import.meta.url)), "../far/host-agent.mjs");
 
 /**
+ * How host-agent is reached: `spawn` runs one verb there (its stdin and stdout carry frames); `failure`
+ * reads the transport's own failure from its stderr and exit code (undefined: the transport was fine).
  * @typedef {object} FarTransport
  * @property {string} name
  * @property {(verb: string, args: string[]) => import("node:child_process").ChildProcessWithoutNullStreams} spawn
  * @property {(stderr: string, code: number | null) => { kind: string, reason: string } | undefined} failure
  */
-
-/** host-agent as a local child (a container's target-side dirs live on this machine). @returns {FarTransport} */
-export function localTransport(options = { node: process.execPath, agent: HOST_AGENT }) {
-	return {
-		name: "local",
-		spawn: (verb, args) => spawn(options.node, [options.agent, verb, ...args], { stdio: ["pipe", "pipe", "pipe"], env: sshEnv() }),
-		failure: () => undefined,
-	};
-}
-
-/**
- * host-agent on an ssh host: `node <dir>/pkg/<version>/runner/far/host-agent.mjs <verb> <args>`.
- * @param {import("../kinds/ssh/ssh-transport.mjs").SshTarget & { dir: string, pkgVersion: string }} target
- * @returns {FarTransport}
- */
-export function sshTransport(target) {
-	const agent = `${target.dir}/pkg/${target.pkgVersion}/runner/far/host-agent.mjs`;
-	return {
-		name: target.host,
-		spawn: (verb, args) => spawn("ssh", sshArgv(target, ["node", agent, verb, ...args]), { stdio: ["pipe", "pipe", "pipe"], env: sshEnv() }),
-		failure: sshFailure,
-	};
-}
 
 /** A verb that failed at the target or on the way there. */
 export class FarError extends Error {
@@ -85,34 +62,6 @@ export function callVerb(transport, verb, args, options = {}) {
 	});
 }
 
-/**
- * prepare: sends the run config; sends the local session when the target asks for it (its copy
- * differs). The config's session digest is filled from `sessionFile`.
- * @param {FarTransport} transport @param {string} dir
- * @param {Omit<import("../far/far-run.mjs").FarRunConfig, "session">} config @param {string} sessionFile
- */
-export async function farPrepare(transport, dir, config, sessionFile) {
-	const session = fileDigest(sessionFile);
-	/** @type {Record<string, unknown> | undefined} */
-	let prepared;
-	let answered = false;
-	await callVerb(transport, "prepare", [dir], {
-		input: [{ t: "config", config: { ...config, session } }],
-		onFrame(frame, child) {
-			if (frame.t !== "result") return;
-			if (answered) {
-				prepared = frame.value;
-				return;
-			}
-			answered = true;
-			if (frame.value.want === "session" && session) writeSession(child.stdin, sessionFile, session.size);
-			child.stdin.end(encodeFrame({ t: "done" }));
-		},
-	});
-	if (!prepared) throw new FarError(`prepare at ${transport.name} ended without an answer`, "protocol");
-	return prepared;
-}
-
 /** Session bytes as frames, from the start. @param {NodeJS.WritableStream} stdin @param {string} path @param {number} size */
 export function writeSession(stdin, path, size) {
 	const fd = openSync(path, "r");
@@ -127,17 +76,6 @@ export function writeSession(stdin, path, size) {
 	} finally {
 		closeSync(fd);
 	}
-}
-
-/**
- * follow: streams the run's frames to `onFrame` until "end", the connection drops or close().
- * `onClose` gets the reason when it was not a clean end.
- * @param {FarTransport} transport @param {string} runDir @param {number} fromSeq @param {number} sessionFrom
- * @param {(frame: import("../far/frames.mjs").Frame) => void} onFrame
- * @param {(outcome: { ended: boolean, failure?: { kind: string, reason: string } }) => void} onClose
- */
-export function farFollow(transport, runDir, fromSeq, sessionFrom, onFrame, onClose) {
-	return farStream(transport, "follow", [runDir, String(fromSeq), String(sessionFrom)], onFrame, onClose);
 }
 
 /** host-agent could not be loaded at this version (not installed yet, or an old install). @param {string} stderr */
@@ -190,48 +128,3 @@ export function farStream(transport, verb, args, onFrame, onClose, options = {})
 	};
 }
 
-/** A relative dir is the login's home's: "~/<dir>" in git's ssh URLs. @param {string} dir @param {string} repoKey */
-export const farMirror = (dir, repoKey) => join(dir.startsWith("/") ? dir : `~/${dir}`, "repos", `${repoKey}.git`);
-
-/**
- * The row's repository mirror on an ssh host as a git remote, over the target's connection; the push
- * creates the mirror when missing (host-agent receive-pack).
- * @param {import("../kinds/ssh/ssh-transport.mjs").SshTarget & { dir: string, pkgVersion: string }} target @param {string} repoKey
- * @returns {import("./git-travel.mjs").GitRemote}
- */
-export function sshMirrorRemote(target, repoKey) {
-	const agent = `${target.dir}/pkg/${target.pkgVersion}/runner/far/host-agent.mjs`;
-	return { ...gitRemote(target, farMirror(target.dir, repoKey)), receivePack: ["node", agent, "receive-pack"].map(shellQuote).join(" ") };
-}
-
-/**
- * `targets check` before our files are on the host: host-check.mjs itself goes over ssh stdin to the
- * host's node, so a missing or too-old node, pi or git is reported, not just "host-agent not found".
- * @param {import("../kinds/ssh/ssh-transport.mjs").SshTarget} target @param {string} dir
- * @param {{ pi?: string[], pkgVersion?: string, env?: Record<string, string> }} config
- * @returns {Promise<ReturnType<typeof import("../far/host-check.mjs").checkHost>>}
- */
-export function checkOverSsh(target, dir, config) {
-	const source = readFileSync(join(dirname(HOST_AGENT), "host-check.mjs"), "utf8");
-	const program = `${source}\nprocess.stdout.write(JSON.stringify(checkHost(${JSON.stringify(dir)}, ${JSON.stringify(config)})));\n`;
-	return new Promise((resolvePromise, reject) => {
-		const child = spawn("ssh", sshArgv(target, ["node", "--input-type=module", "-"]), { stdio: ["pipe", "pipe", "pipe"], env: sshEnv() });
-		let out = "";
-		let stderr = "";
-		child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ c) => (out += c));
-		child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ c) => (stderr = (stderr + c).slice(-8000)));
-		child.stdin.on("error", () => undefined);
-		child.stdin.end(program);
-		child.on("error", (error) => reject(new FarError(error.message, "unreachable")));
-		child.on("close", (code) => {
-			const failure = sshFailure(stderr, code);
-			if (failure) return reject(new FarError(failure.reason, failure.kind));
-			if (code === 127) return reject(new FarError(`node not found on the host's non-interactive PATH (${stderr.trim().split("\n").pop() ?? ""})`, "remote"));
-			try {
-				resolvePromise(JSON.parse(out));
-			} catch {
-				reject(new FarError(`check failed (exit ${code}): ${stderr.trim().split("\n").pop() ?? out.slice(0, 200)}`, "remote"));
-			}
-		});
-	});
-}

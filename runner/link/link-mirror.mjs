@@ -7,35 +7,11 @@ import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, writeSync,
 import { join } from "node:path";
 import { FILE_MODE, touchNotify, writeJsonAtomic } from "../store/fs-util.mjs";
 import { writeReceipt } from "../life/inbox.mjs";
-import { finalize, markStopped, summarize } from "../life/state-rules.mjs";
-import { DELIVERY_KINDS, RECEIPT_STATUSES, RUN_STATES } from "../life/vocabulary.mjs";
+import { stoppedEnd } from "../life/run-end.mjs";
+import { endFromOutside, finalize, isKind, statusError } from "../life/state-rules.mjs";
+import { DELIVERY_KINDS, RECEIPT_STATUSES } from "../life/vocabulary.mjs";
 
 /** @typedef {import("../life/state-rules.mjs").RunStatus} RunStatus */
-
-/** Required fields of a status and their kinds (src/board/engine/schemas.ts StatusSchema is the full shape). */
-const REQUIRED = /** @type {const} */ ({ version: "number", runId: "string", rowId: "string", createdAt: "number", updatedAt: "number", lastActivityAt: "number", settled: "boolean", eventCount: "number", summary: "string", usage: "object", recentEvents: "array" });
-const OPTIONAL = /** @type {const} */ ({ startedAt: "number", endedAt: "number", currentTool: "string", latestAssistant: "string", lastStopReason: "string", question: "string", error: "string", stderrTail: "string", modelSummary: "string", model: "string", live: "object", receipts: "array", questionOptions: "array", stopRequested: "boolean", retryFailed: "boolean", parked: "boolean" });
-
-/** @param {unknown} value @param {string} kind */
-function isKind(value, kind) {
-	if (kind === "array") return Array.isArray(value);
-	if (kind === "object") return value !== null && typeof value === "object" && !Array.isArray(value);
-	return typeof value === kind && (kind !== "number" || Number.isFinite(value));
-}
-
-/**
- * Why a status from the target cannot be mirrored, or undefined.
- * @param {unknown} value @param {{ runId: string, rowId: string }} run
- */
-export function farStatusError(value, run) {
-	if (!isKind(value, "object")) return "/ must be object";
-	const s = /** @type {Record<string, unknown>} */ (value);
-	for (const [field, kind] of Object.entries(REQUIRED)) if (!isKind(s[field], kind)) return `/${field} must be ${kind}`;
-	for (const [field, kind] of Object.entries(OPTIONAL)) if (s[field] !== undefined && !isKind(s[field], kind)) return `/${field} must be ${kind}`;
-	if (!RUN_STATES.some((state) => state === s.state)) return "/state is not a run state";
-	if (s.runId !== run.runId || s.rowId !== run.rowId) return `names run ${String(s.runId)} of row ${String(s.rowId)}, not ${run.runId} of ${run.rowId}`;
-	return undefined;
-}
 
 /** @param {unknown} value */
 function receiptOk(value) {
@@ -115,7 +91,7 @@ export function openMirror(options) {
 		},
 		/** @param {unknown} far @returns {string | undefined} why it was not mirrored */
 		setStatus(far) {
-			const error = farStatusError(far, { runId, rowId });
+			const error = statusError(far, { runId, rowId });
 			if (error) return `${target} sent a status that cannot be used: ${error}`;
 			// The end is written by end(), after the code is back: readers take a terminal status as done.
 			if (typeof (/** @type {RunStatus} */ (far)).endedAt === "number") return undefined;
@@ -183,7 +159,7 @@ export function openMirror(options) {
 		},
 		/** @param {unknown} far the target's final status @returns {RunStatus} */
 		end(far) {
-			const error = farStatusError(far, { runId, rowId });
+			const error = statusError(far, { runId, rowId });
 			const final = /** @type {RunStatus} */ (far);
 			if (error || typeof final.endedAt !== "number") {
 				finalize(status, { code: null, signal: null, spawnError: `${target} ended the run with a status that cannot be used: ${error ?? "/endedAt missing"}`, now: Date.now() });
@@ -199,8 +175,7 @@ export function openMirror(options) {
 		},
 		/** Stopped before it started at the target. */
 		stopped() {
-			markStopped(status, Date.now());
-			status.summary = summarize(status);
+			endFromOutside(status, stoppedEnd(), Date.now());
 			write();
 		},
 	};

@@ -11,16 +11,16 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import { homedir } from "node:os";
 import { writeJsonAtomic } from "../store/fs-util.mjs";
 import { processStartTime, RUN_TAG } from "../store/proc.mjs";
-import { pumpQueue, recordStartFailure } from "../life/queue.mjs";
-import { readRunConfig } from "../life/run-config.mjs";
+import { pumpQueue } from "../life/queue.mjs";
+import { recordStartFailure } from "../life/run-end.mjs";
+import { portableRun, readRunConfig } from "../life/run-config.mjs";
 import { adoptSlot, releaseSlot } from "../life/slots.mjs";
 import { initialStatus } from "../life/state-rules.mjs";
-import { driverFor } from "../kinds/driver.mjs";
+import { driverFor, targetError } from "../kinds/kinds.mjs";
 import { git } from "../far/git-workspace.mjs";
 import { layOver } from "./git-travel.mjs";
 import { openInbox } from "./link-inbox.mjs";
 import { openMirror } from "./link-mirror.mjs";
-import { targetSnapshotError } from "../kinds/target-snapshot.mjs";
 
 const FIRST_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 30_000;
@@ -51,14 +51,14 @@ let config;
 try {
 	config = readRunConfig(configPath);
 	if (resolve(config.runDir) !== runDir) throw new Error(`${configPath}: /runDir is not the directory of run.json`);
-	const error = targetSnapshotError(config.target);
+	const error = targetError(config.target, { named: true });
 	if (error) throw new Error(`${configPath}: /target ${error}`);
 	if (!config.repo || !config.worktree) throw new Error(`${configPath}: a target run needs /repo and /worktree`);
 } catch (error) {
 	refuse(error instanceof Error ? error.message : String(error));
 	throw error;
 }
-const target = /** @type {import("../kinds/driver.mjs").TargetSnapshot} */ (config.target);
+const target = /** @type {import("./driver.mjs").TargetSnapshot} */ (config.target);
 const worktree = String(config.worktree);
 const selfStart = processStartTime(process.pid);
 writeJsonAtomic(join(runDir, "runner.json"), { pid: process.pid, start: selfStart });
@@ -87,7 +87,7 @@ const inbox = openInbox(runDir, { onStop: () => mirror.stopRequested() });
 
 if (!existsSync(worktree)) refuse(`the row's worktree is gone: ${worktree}`);
 
-/** @type {import("../kinds/driver.mjs").LinkRun} */
+/** @type {import("./driver.mjs").LinkRun} */
 const run = {
 	target,
 	storeDir: config.storeDir,
@@ -102,22 +102,8 @@ const run = {
 	agentDir: config.agentDir ?? process.env.PI_CODING_AGENT_DIR ?? join(homedir(), ".pi", "agent"),
 	// --env values come from the environment this link inherited (the board's), never from argv.
 	forwarded: Object.fromEntries(target.env.flatMap((name) => (process.env[name] === undefined ? [] : [[name, String(process.env[name])]]))),
-	config: {
-		rowId: config.rowId,
-		runId: config.runId,
-		repoKey: "",
-		base: "",
-		prompt: config.prompt,
-		model: config.model,
-		thinking: config.thinking,
-		env: config.env,
-		piCommand: target.kind === "ssh" ? target.pi : undefined,
-		summaryModel: config.summaryModel,
-		summaryTimeoutMs: config.summaryTimeoutMs,
-		stopGraceMs: config.stopGraceMs,
-		createdAt: config.createdAt,
-		session: null,
-	},
+	// What the far side's run.json is made of: the part of this one that travels.
+	config: { ...portableRun(config), repoKey: "", base: "", session: null },
 };
 run.config.base = run.base;
 const driver = await driverFor(target, { storeDir: config.storeDir });
@@ -198,9 +184,9 @@ function connect() {
 	/** @type {Record<string, unknown> | undefined} */
 	let final;
 	let lastError = "";
-	/** @type {import("../kinds/driver.mjs").FollowHandle} */
+	/** @type {import("./driver.mjs").FollowHandle} */
 	let handle;
-	/** @type {import("../kinds/driver.mjs").FollowHandlers} */
+	/** @type {import("./driver.mjs").FollowHandlers} */
 	const on = {
 		started() {
 			started = true;

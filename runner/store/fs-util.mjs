@@ -1,4 +1,5 @@
-// Durable file writes: every write goes to a temp file in the same directory and is renamed over.
+// Durable file writes, the one atomic write of the package (the store, the board's prefs and attach
+// record, ponytail's config): every write goes to a temp file in the same directory and is renamed over.
 import { randomInt } from "node:crypto";
 import { mkdirSync, renameSync, statfsSync, writeFileSync, unlinkSync } from "node:fs";
 import { dirname, basename, join } from "node:path";

@@ -38,3 +38,22 @@ export function runPathsOf(layout, root, rowId, runId) {
 	if (layout === "target") return { runDir: runDirOf(root, rowId, runId), sessionFile: join(root, "sessions", rowId, `${rowId}.jsonl`) };
 	return { runDir: runDirOf(root, rowId, runId), sessionFile: sessionFileOf(root, rowId) };
 }
+
+/**
+ * A target's dirs under its `dir` (its store in this layout, the mirrors, the workspaces). Each row's session has a directory of its own, so a container gets its row's
+ * session and nothing of the others.
+ * @param {string} dir @param {string} rowId @param {string} [runId]
+ */
+export function targetPaths(dir, rowId, runId = "") {
+	const store = join(dir, "store");
+	return {
+		store,
+		row: join(store, "rows", rowId),
+		run: join(store, "rows", rowId, "runs", runId),
+		session: runPathsOf("target", store, rowId, runId).sessionFile,
+		work: join(dir, "work", rowId),
+	};
+}
+
+/** @param {string} dir @param {string} repoKey */
+export const targetMirrorPath = (dir, repoKey) => join(dir, "repos", `${repoKey}.git`);

@@ -112,7 +112,7 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 				if (!row) throw new Error(`no such row: ${params.id}`);
 				return { content: [{ type: "text", text: describe(row) }], details: { ids: [row.id] } };
 			}
-			const rows = await service.list({ slim: true });
+			const rows = await (await load.runtime()).listSupervised(service, { slim: true });
 			const text = rows.length ? rows.map(describe).join("\n") : "The board has no rows.";
 			return { content: [{ type: "text", text }], details: { ids: rows.map((r) => r.id) } };
 		},

@@ -45,9 +45,10 @@ export function registerBoardUi(pi: ExtensionAPI, load: BoardLoader): void {
 
 	pi.on("session_start", (_event, ctx) => {
 		const mine = ++session;
-		// Retention runs at most once a day per store, after startup, and never in the way of the session.
-		setTimeout(() => void load.service().then((service) => load.runtime().then((r) => r.autoGc(service.storeDir))), 5000).unref();
+		// Print mode only reads (a `pi -p "/agent-board list"` changes nothing on disk): retention, a write,
+		// runs in interactive sessions, at most once a day per store, after startup and out of the session's way.
 		if (!ctx.hasUI) return;
+		setTimeout(() => void load.service().then((service) => load.runtime().then((r) => r.autoGc(service.storeDir))), 5000).unref();
 		// After pi's own start: the footer and strip come from the live summary, a moment later.
 		setTimeout(() => void startPresence(ctx, mine).catch(() => undefined), 0);
 	});
@@ -87,7 +88,7 @@ export function registerBoardUi(pi: ExtensionAPI, load: BoardLoader): void {
 					if (parsed.name === "back" && !("help" in parsed && parsed.help)) return await r.goBack(ctx, service, attached);
 					return say(await r.runSubcommand(service, parsed, ctx.cwd, Date.now(), { confirm: ctx.hasUI ? (title, text) => ctx.ui.confirm(title, text) : undefined, progress: progressTo(ctx) }));
 				}
-				if (ctx.mode !== "tui") return say(r.formatTable(await service.list({ slim: true }), Date.now()));
+				if (ctx.mode !== "tui") return say(r.formatTable(await r.listSupervised(service, { slim: true }), Date.now()));
 				const { feed, diffCache, overlaps, presence } = await parts();
 				overlaps.start();
 				presence.quiet = true;

@@ -2,9 +2,10 @@
  * Default-mode resolution and the user config file. Order: PONYTAIL_DEFAULT_MODE, the trusted
  * project's config, the XDG user config, then `full`. Unreadable files become warnings, never throws.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
+import { writeFileAtomic } from "../../runner/store/fs-util.mjs";
 import { FALLBACK_DEFAULT, parseMode } from "./modes.mjs";
 
 /** @typedef {import("./modes.mjs").PonytailMode} PonytailMode */
@@ -99,14 +100,14 @@ export function resolveSettings(inputs) {
 	return { defaultMode, source, statusBar, quietStartup, condensed, warnings };
 }
 
-/** Sets defaultMode in the user config, keeping every other key; refuses to overwrite a broken file. */
-/** @param {string} file @param {PonytailMode} mode */
+/**
+ * Sets defaultMode in the user config, keeping every other key; refuses to overwrite a broken file.
+ * @param {string} file @param {PonytailMode} mode
+ */
 export function writeDefaultMode(file, mode) {
 	const current = readJsonObject(file);
 	if (current.kind === "broken") throw new Error(`${current.warning.replace(/; ignoring it$/, "")}; fix or remove it first`);
 	const data = current.kind === "ok" ? current.data : {};
 	mkdirSync(dirname(file), { recursive: true });
-	const temp = `${file}.${process.pid}.tmp`;
-	writeFileSync(temp, `${JSON.stringify({ ...data, defaultMode: mode }, null, 2)}\n`);
-	renameSync(temp, file);
+	writeFileAtomic(file, `${JSON.stringify({ ...data, defaultMode: mode }, null, 2)}\n`);
 }

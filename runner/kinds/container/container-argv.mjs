@@ -5,6 +5,15 @@
 // no value is ever on a command line.
 import { randomBytes } from "node:crypto";
 import { CONTAINER_RUN_DIR, CONTAINER_SESSION_DIR } from "../../store/store-layout.mjs";
+import { ENV_NAME } from "../kind.mjs";
+
+/** The container engines a target may name (their own CLIs). */
+export const CONTAINER_ENGINES = /** @type {const} */ (["docker", "podman"]);
+
+/**
+ * A container target's snapshot (container-kind.mjs states its fields).
+ * @typedef {import("../kind.mjs").TargetSnapshot & { engine: (typeof CONTAINER_ENGINES)[number], image: string, engineHost?: string, network?: string, cpus?: number, memory?: string }} ContainerTarget
+ */
 
 export const LABEL_STORE = "agent-board.store";
 export const LABEL_ROW = "agent-board.row";
@@ -48,7 +57,6 @@ export const containerName = (runId) => `ab-${runId}`;
  * @property {string[]} [command]     instead of the runner (tests, probes)
  */
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** @param {string} path */
 function checkMountSource(path) {

@@ -5,9 +5,8 @@
 import { containerOneShotArgs, engineGlobalArgs } from "./container-argv.mjs";
 import { cacheRoot, ensureStartCache } from "./container-cache.mjs";
 import { buildFix, EngineError, engineRun } from "./container-engine.mjs";
-import { PACKAGE_ROOT } from "../../far/far-run.mjs";
+import { PACKAGE_ROOT, packageVersion } from "../../far/package-files.mjs";
 import { MIN_NODE, nodeVersionOk, PI_SERIES, piVersionOk } from "../../far/host-check.mjs";
-import { packageVersion } from "../ssh/pkg-install.mjs";
 import { providerBaseUrl } from "./pi-home.mjs";
 
 /** Why a remote engine is refused (docs/engine.md: bind mounts name paths on the engine's machine). */
@@ -17,7 +16,7 @@ const PROBE = "/ab/pkg/runner/kinds/container/container-probe.mjs";
 
 /** @typedef {import("../../far/host-check.mjs").CheckItem} CheckItem */
 /** @typedef {{ code: string, detail: string, fix?: string, said?: string }} Failure */
-/** What a check is doing, as it goes: `targets check` shows it. @typedef {{ checking(what: string): void, item(item: CheckItem): void }} CheckProgress */
+/** @typedef {import("../kind.mjs").CheckProgress} CheckProgress */
 /**
  * @typedef {object} ProbeReport  what container-probe.mjs prints
  * @property {string} node

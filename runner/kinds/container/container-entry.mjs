@@ -8,10 +8,11 @@
 //   container after the run (~1 s each).
 // Usage (inside): node container-entry.mjs <run.json> <slot-file>
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeFileAtomic } from "../../store/fs-util.mjs";
 import { CACHE_IN, FINAL_SNAPSHOT, IN } from "./container-argv.mjs";
 
 const jiti = join(CACHE_IN, "jiti");
@@ -29,9 +30,7 @@ process.on("exit", () => {
 	try {
 		const rowId = String(JSON.parse(readFileSync(configPath, "utf8")).rowId);
 		const out = execFileSync(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), "container-git.mjs"), "snapshot", rowId], { cwd: IN.workspace, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 60_000 });
-		const path = join(IN.run, FINAL_SNAPSHOT);
-		writeFileSync(`${path}.tmp`, out);
-		renameSync(`${path}.tmp`, path);
+		writeFileAtomic(join(IN.run, FINAL_SNAPSHOT), out);
 	} catch {
 		// The link snapshots in a one-shot container instead.
 	}

@@ -1,40 +1,33 @@
 // A container target's engine work, as the link's container driver (driver-container.mjs) calls it:
-// start one run's container, tell whether it runs, wait for it, stop it, snapshot its workspace from
-// inside, fetch that snapshot back, reconcile containers no row owns, and check a target. Every engine
+// start one run's container, wait for it, stop it, reconcile containers no row owns, and check a
+// target (whether it runs: container-run.mjs; its workspace: container-workspace.mjs). Every engine
 // call is the user's own docker or podman CLI (container-engine.mjs runs it, container-argv.mjs builds
 // the argv); a failure is an EngineError whose code says what and whose message says how to fix it.
-// The target-side dirs live on this machine under <store>/targets/<name>/ (far-run.mjs layout): the
+// The target-side dirs live on this machine under <store>/targets/<name>/ (a target's layout): the
 // runner inside writes them, the link reads them as untrusted.
 import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { ensureDir, touchNotify, writeJsonAtomic } from "../../store/fs-util.mjs";
-import { claimMessages, rejectionReceipt, writeReceipt } from "../../life/inbox.mjs";
-import { tryLockRow } from "../../store/row-lock.mjs";
-import { finalize } from "../../life/state-rules.mjs";
+import { ensureDir } from "../../store/fs-util.mjs";
+import { diedEnd, endOrphan, stoppedEnd } from "../../life/run-end.mjs";
 import { makePiHome } from "./pi-home.mjs";
 import { containerLabelsArgs, containerListArgs, containerName, containerRunArgs, containerStopArgs, engineGlobalArgs, orphanContainers } from "./container-argv.mjs";
 import { cacheRoot, ensureStartCache, readyCache } from "./container-cache.mjs";
 import { checkContainerTarget, ENGINE_HOST_REFUSED } from "./container-check.mjs";
 import { EngineError, engineEnv, engineFailure, engineRun } from "./container-engine.mjs";
-import { farPaths, fileDigest, PACKAGE_ROOT, prepareRun, safeStatus, sameDigest } from "../../far/far-run.mjs";
-import { packageVersion } from "../ssh/pkg-install.mjs";
+import { prepareRun } from "../../far/far-run.mjs";
+import { PACKAGE_ROOT, packageVersion } from "../../far/package-files.mjs";
+import { safeStatus } from "../../store/safe-read.mjs";
+import { fileDigest, sameDigest } from "../../far/session-travel.mjs";
+import { alive, containerDirs, containerPlace } from "./container-run.mjs";
 import { gitOneShot } from "./container-workspace.mjs";
 
-export { fetchWork, snapshot } from "./container-workspace.mjs";
-
 /**
- * @typedef {import("../driver.mjs").LinkRun & { target: import("../driver.mjs").ContainerTargetConfig & { name: string } }} ContainerRun
- * @typedef {import("../driver.mjs").ContainerTargetConfig & { name: string }} ContainerTarget
+ * @typedef {import("./container-argv.mjs").ContainerTarget} ContainerTarget
+ * @typedef {import("./container-run.mjs").ContainerRun} ContainerRun
  */
 
 const ids = () => ({ uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 });
-
-/** A container run's dirs on this machine. @param {ContainerRun} run */
-export function containerDirs(run) {
-	const dir = join(run.storeDir, "targets", run.target.name);
-	return { dir, ...farPaths(dir, run.rowId, run.runId), piHome: join(dir, "pi", run.runId) };
-}
 
 /** This package's version: hashing its files costs ~50 ms, and a link starts one run. */
 let pkgVersion = "";
@@ -76,7 +69,7 @@ export async function startRun(run, options = {}) {
 	if (existsSync(join(dirs.run, "runner.json"))) return started;
 	ensureDir(dirname(dirs.session));
 	const session = sendSession(run.sessionFile, dirs.session);
-	const prepared = prepareRun(dirs.dir, { ...run.config, session }, { container: { source: run.repo } });
+	const prepared = prepareRun(dirs.dir, { ...run.config, session }, { clone: { source: run.repo }, inside: () => containerPlace(run.rowId, run.config.subdir) });
 	// A follow-up run: the workspace is the agent's, so moving it to the local branch (a merge may have
 	// committed there) runs inside; refused when it has work the base lacks.
 	if (prepared.action === "existing") await gitOneShot(run, ["sync", run.rowId, run.config.base]).catch((error) => {
@@ -108,18 +101,6 @@ export async function startRun(run, options = {}) {
 	}
 	const warming = warm === "use" ? ensureStartCache(cacheTarget(run)).catch((/** @type {unknown} */ error) => error) : undefined;
 	return { ...started, cache, ...(warming ? { warming } : {}) };
-}
-
-/** Whether the run's container is running (false when it exited or is gone). @param {ContainerRun} run */
-export async function alive(run) {
-	const { engine, engineHost } = run.target;
-	try {
-		const { stdout } = await engineRun(engine, [...engineGlobalArgs(engine, engineHost), "container", "inspect", "--format", "{{.State.Running}}", containerName(run.runId)], { timeoutMs: 30_000 });
-		return stdout.trim() === "true";
-	} catch (error) {
-		if (error instanceof EngineError && error.code === "no-container") return false;
-		throw error;
-	}
 }
 
 /**
@@ -165,33 +146,15 @@ export function wait(run) {
 }
 
 /**
- * Records the end of a run whose container is gone without its runner having recorded it: once,
- * under the target store's row lock, with what the container's exit says (or "stopped"); messages
- * still in its inbox get "run ended" receipts. Nothing is signalled here: a container run has no
- * process on this side (the link that calls this is tagged with the run, so ending the run's
- * processes from here would end the link).
+ * Records the end of a run whose container is gone without its runner having recorded it: with what the
+ * container's exit says (or "stopped"), through endOrphan (once, under the target store's row lock).
+ * Nothing is signalled here: a container run has no process on this side (the link that calls this is
+ * tagged with the run, so ending the run's processes from here would end the link).
  * @param {ContainerRun} run @param {{ code: number | null } | { stopped: true }} how
- * @returns {Promise<Record<string, unknown> | undefined>} the status as it is now
  */
-export async function recordEnd(run, how) {
+export function recordEnd(run, how) {
 	const runDir = containerDirs(run).run;
-	const rowDir = dirname(dirname(runDir));
-	const release = tryLockRow(rowDir);
-	if (!release) return safeStatus(runDir);
-	try {
-		const status = safeStatus(runDir);
-		if (!status || typeof status.endedAt === "number" || (await alive(run))) return status;
-		const now = Date.now();
-		const ended = /** @type {import("../../life/state-rules.mjs").RunStatus} */ (/** @type {unknown} */ (status));
-		if ("stopped" in how) finalize(ended, { code: null, signal: null, stopped: true, now });
-		else finalize(ended, { code: null, signal: null, spawnError: endReason(how.code, run.target), now });
-		for (const message of claimMessages(runDir)) writeReceipt(runDir, rejectionReceipt(message.id, "run-ended", now));
-		writeJsonAtomic(join(runDir, "status.json"), ended);
-		touchNotify(dirname(dirname(rowDir)), run.rowId);
-		return /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (ended));
-	} finally {
-		release();
-	}
+	return endOrphan(runDir, "stopped" in how ? stoppedEnd() : diedEnd(runDir, endReason(how.code, run.target)), { alive: () => alive(run) });
 }
 
 /**

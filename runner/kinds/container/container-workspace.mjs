@@ -6,13 +6,13 @@ import { existsSync, lstatSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { containerOneShotArgs, containerSnapshotExecArgs, FINAL_SNAPSHOT, GIT_INSIDE, IN } from "./container-argv.mjs";
 import { EngineError, engineRun } from "./container-engine.mjs";
-import { alive, containerDirs } from "./container-transport.mjs";
-import { PACKAGE_ROOT } from "../../far/far-run.mjs";
+import { alive, containerDirs } from "./container-run.mjs";
+import { PACKAGE_ROOT } from "../../far/package-files.mjs";
 import { fetchBack } from "../../link/git-travel.mjs";
 import { git } from "../../far/git-workspace.mjs";
-import { readInside } from "../../far/safe-read.mjs";
+import { readInside } from "../../store/safe-read.mjs";
 
-/** @typedef {import("./container-transport.mjs").ContainerRun} ContainerRun */
+/** @typedef {import("./container-run.mjs").ContainerRun} ContainerRun */
 
 const ids = () => ({ uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 });
 

@@ -3,21 +3,23 @@
 // over the target-side dirs on this machine. The runner inside has no liveness we can read here (its
 // pid is the container's), so the engine's `wait` says when it is gone. Git: after a turn or a tool,
 // the workspace is snapshotted inside a container and fetched with `git fetch` (no porcelain here).
-import { recordFarEnd } from "../../far/far-end.mjs";
+import { diedEnd, endOrphan } from "../../life/run-end.mjs";
 import { followRun } from "../../far/far-follow.mjs";
-import { safeStatus } from "../../far/far-run.mjs";
+import { safeStatus } from "../../store/safe-read.mjs";
+import { containerDirs } from "./container-run.mjs";
 import * as engine from "./container-transport.mjs";
+import { fetchWork } from "./container-workspace.mjs";
 
 /** Events after which the workspace may have changed. */
 const GIT_EVENTS = /"type":"(tool_execution_end|turn_end|agent_end)"/;
 
 /**
  * A handle whose follow starts later (after the container started); messages wait until then.
- * @param {(attach: (handle: import("../driver.mjs").FollowHandle) => void) => void} start
- * @returns {import("../driver.mjs").FollowHandle}
+ * @param {(attach: (handle: import("../../link/driver.mjs").FollowHandle) => void) => void} start
+ * @returns {import("../../link/driver.mjs").FollowHandle}
  */
 function deferred(start) {
-	/** @type {import("../driver.mjs").FollowHandle | undefined} */
+	/** @type {import("../../link/driver.mjs").FollowHandle | undefined} */
 	let inner;
 	/** @type {Record<string, unknown>[]} */
 	const waiting = [];
@@ -36,17 +38,17 @@ function deferred(start) {
 	};
 }
 
-/** @param {import("../driver.mjs").ContainerTargetConfig & { name: string }} target @returns {import("../driver.mjs").TargetDriver} */
+/** @param {import("./container-argv.mjs").ContainerTarget} target @returns {import("../../link/driver.mjs").TargetDriver} */
 export function containerDriver(target) {
-	/** @param {import("../driver.mjs").LinkRun} run */
+	/** @param {import("../../link/driver.mjs").LinkRun} run */
 	const asContainer = (run) => /** @type {import("./container-transport.mjs").ContainerRun} */ ({ ...run, target });
 
 	/**
-	 * @param {import("../driver.mjs").LinkRun} run @param {{ seq: number, sessionBytes: number }} from
-	 * @param {import("../driver.mjs").FollowHandlers} on @returns {import("../driver.mjs").FollowHandle}
+	 * @param {import("../../link/driver.mjs").LinkRun} run @param {{ seq: number, sessionBytes: number }} from
+	 * @param {import("../../link/driver.mjs").FollowHandlers} on @returns {import("../../link/driver.mjs").FollowHandle}
 	 */
 	function followFrom(run, from, on) {
-		const dirs = engine.containerDirs(asContainer(run));
+		const dirs = containerDirs(asContainer(run));
 		const waiter = engine.wait(asContainer(run));
 		let exited = false;
 		let ended = false;
@@ -76,7 +78,7 @@ export function containerDriver(target) {
 			// Gone without its runner recording an end (killed from outside, out of memory, removed): the
 			// container's exit says why, recorded at the target before follow reports the end.
 			const status = safeStatus(dirs.run);
-			if (status && typeof status.endedAt !== "number") await recordFarEnd(dirs.run, "died", () => false, engine.endReason(code, target)).catch(() => undefined);
+			if (status && typeof status.endedAt !== "number") await endOrphan(dirs.run, diedEnd(dirs.run, engine.endReason(code, target)), { alive: () => false }).catch(() => undefined);
 			exited = true;
 			follower.poke();
 		});
@@ -105,7 +107,7 @@ export function containerDriver(target) {
 		follow: followFrom,
 		async fetchBack(run) {
 			// The snapshot is taken inside a container; this side only fetches (upload-pack runs nothing the workspace names).
-			await engine.fetchWork(asContainer(run));
+			await fetchWork(asContainer(run));
 		},
 		stop: (run) => engine.stop(asContainer(run)),
 		finish: (run) => engine.cleanup(asContainer(run)),

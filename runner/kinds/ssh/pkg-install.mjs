@@ -1,70 +1,9 @@
-// `targets check --install`: our worker-side files (runner/, src/, skills/, package.json) copied to
+// `targets check --install`: our worker-side files (far/package-files.mjs) copied to
 // <dir>/pkg/<version>/ on an ssh host as one tar stream through ssh stdin; nothing is downloaded there.
-// <version> is the package version plus a hash of exactly those files, so an edited checkout is a new
-// version and two boards of different versions can share a host.
 import { spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
-import { writeJsonAtomic } from "../../store/fs-util.mjs";
-import { PACKAGE_ROOT } from "../../far/far-run.mjs";
+import { randomBytes } from "node:crypto";
+import { PACKAGE_ROOT, packageVersion, shippedFiles } from "../../far/package-files.mjs";
 import { shellQuote, sshArgv, sshEnv, sshFailure } from "./ssh-transport.mjs";
-
-export const SHIPPED = ["package.json", "runner", "src", "skills"];
-
-/** Regular files to ship, relative to the package root, sorted. @param {string} [root] */
-export function shippedFiles(root = PACKAGE_ROOT) {
-	/** @type {string[]} */
-	const files = [];
-	/** @param {string} path */
-	const walk = (path) => {
-		const stat = statSync(path);
-		if (stat.isDirectory()) {
-			for (const name of readdirSync(path).sort()) if (!name.startsWith(".") && name !== "node_modules") walk(join(path, name));
-		} else if (stat.isFile()) files.push(relative(root, path));
-	};
-	for (const top of SHIPPED) walk(join(root, top));
-	return files.sort();
-}
-
-/**
- * packageVersion, remembered in `cacheFile` (in the private store) under a fingerprint of the shipped
- * files' sizes, mtimes and modes: a link starts per run, and hashing every file costs ~100 ms there.
- * @param {string} cacheFile @param {string} [root]
- */
-export function cachedPackageVersion(cacheFile, root = PACKAGE_ROOT) {
-	const print = createHash("sha256").update(root);
-	for (const file of shippedFiles(root)) {
-		const stat = statSync(join(root, file));
-		print.update(`${file}\0${stat.size}\0${stat.mtimeMs}\0${stat.mode}\0`);
-	}
-	const fingerprint = print.digest("hex");
-	try {
-		const cached = JSON.parse(readFileSync(cacheFile, "utf8"));
-		if (cached?.fingerprint === fingerprint && typeof cached.version === "string") return cached.version;
-	} catch {
-		// Not cached yet.
-	}
-	const version = packageVersion(root);
-	try {
-		writeJsonAtomic(cacheFile, { fingerprint, version });
-	} catch {
-		// Computed again next time.
-	}
-	return version;
-}
-
-/** `<package version>-<12 hex of the shipped files>`. @param {string} [root] */
-export function packageVersion(root = PACKAGE_ROOT) {
-	const hash = createHash("sha256");
-	for (const file of shippedFiles(root)) {
-		const bytes = readFileSync(join(root, file));
-		hash.update(`${file}\0${statSync(join(root, file)).mode & 0o111 ? "x" : "-"}\0${bytes.length}\0`);
-		hash.update(bytes);
-	}
-	const version = String(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version);
-	return `${version}-${hash.digest("hex").slice(0, 12)}`;
-}
 
 /**
  * The remote shell script: unpack into a private temp dir beside the target, mark it complete, then

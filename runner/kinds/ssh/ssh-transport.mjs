@@ -13,6 +13,8 @@ export const CONTROL_PERSIST_S = 600;
 /** sun_path is 108 bytes; ssh adds ".XXXXXXXXXXXXXXXX" while it creates the socket. */
 const MAX_CONTROL_PATH = 100;
 
+/** An ssh target's snapshot (ssh-kind.mjs states its fields). @typedef {import("../kind.mjs").TargetSnapshot & { host: string, sshConfig?: string, dir: string, pi?: string[] }} SshTargetConfig */
+
 /**
  * @typedef {object} SshTarget
  * @property {string} host          what the user gave: alias, [user@]host, ssh://[user@]host[:port]
@@ -57,6 +59,15 @@ export function controlPathFor(stateDir) {
 	const dir = join("/tmp", `pab-cm-${process.getuid?.() ?? "u"}`);
 	mkdirSync(dir, { recursive: true, mode: 0o700 });
 	return join(dir, createHash("sha256").update(stateDir).digest("hex").slice(0, 16));
+}
+
+/**
+ * How a target's ssh is run: its host, its -F file, and its master's socket under <store>/targets/<name>.
+ * @param {{ name: string, host: string, sshConfig?: string }} target @param {string} storeDir
+ * @returns {SshTarget}
+ */
+export function sshOf(target, storeDir) {
+	return { host: target.host, ...(target.sshConfig ? { sshConfig: target.sshConfig } : {}), controlPath: controlPathFor(join(storeDir, "targets", target.name)) };
 }
 
 /**

@@ -1,5 +1,5 @@
 /** The new agent's choices: where they start (the last ones, remembered), the one-line summary, the dispatch they make. */
-import { LOCAL_TARGET } from "../../../runner/life/board-config.mjs";
+import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
 import { MAX_ATTEMPTS } from "../engine/dispatch-checks.ts";
 import type { DispatchOptions } from "../engine/types.ts";

@@ -6,7 +6,7 @@
 import { CombinedAutocompleteProvider, Editor, type Focusable } from "@earendil-works/pi-tui";
 import type { BoardRow } from "../engine/types.ts";
 import type { DispatchPrefs } from "../view-model/prefs.ts";
-import { LOCAL_TARGET } from "../../../runner/life/board-config.mjs";
+import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { clean } from "../view-model/row-text.ts";
 import { fit, message } from "../view-model/ui-types.ts";
 import { choicesSummary, type DispatchChoices, type DispatchForm, dispatchOptions, initialChoices } from "./dispatch-choices.ts";

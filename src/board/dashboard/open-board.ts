@@ -11,7 +11,7 @@ import type { OverlapIndex } from "../view-model/overlap-index.ts";
 import { loadPrefs, savePrefs } from "../view-model/prefs.ts";
 import { readRowReceipts } from "../view-model/sent-receipts.ts";
 import { readTranscript, withSent } from "../view-model/transcript.ts";
-import { readBoardConfig } from "../targets/board-config.ts";
+import { readBoardConfig } from "../../../runner/life/board-config.mjs";
 import { Board } from "./board.ts";
 import type { BoardResult } from "./deps.ts";
 

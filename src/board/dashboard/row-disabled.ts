@@ -1,11 +1,12 @@
 /** Why an action cannot act on a row now: one reason per action, for the keys of every view that acts on rows. */
+import { notOver } from "../../../runner/life/phase.mjs";
 import type { BoardRow } from "../engine/types.ts";
 import { clean } from "../view-model/row-text.ts";
 import type { Action } from "./keys.ts";
 
-/** A row whose run has a live process (or waits in the queue): `o` opens its console, not attach. */
+/** A row whose run is not over (live, or waiting): `o` opens its console, not attach. */
 export function isLive(row: BoardRow): boolean {
-	return row.alive || row.state === "queued" || row.state === "working";
+	return notOver(row);
 }
 
 /** Why a row's action cannot run now: each returns the reason, or undefined when it can. */

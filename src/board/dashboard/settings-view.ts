@@ -4,7 +4,7 @@
  * concurrency limits in the store's config, say) is one more entry.
  */
 import { type SettingItem, SettingsList } from "@earendil-works/pi-tui";
-import type { TargetView } from "../targets/targets-api.ts";
+import type { TargetView } from "../engine/types.ts";
 import { type BoardSettings, DEFAULT_SETTINGS } from "../view-model/prefs.ts";
 import { clean } from "../view-model/row-text.ts";
 import { fit, message } from "../view-model/ui-types.ts";

@@ -4,7 +4,7 @@ import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { MAX_MESSAGE_BYTES } from "../../../runner/life/reasons.mjs";
 import { MAX_ATTEMPTS, THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
-import { BoardError } from "./errors.ts";
+import { BoardError } from "../../../runner/life/reasons.mjs";
 import type { BoardRow, DispatchOptions, WorktreeMode } from "./types.ts";
 import { repoRoot } from "../git/worktree.ts";
 

@@ -9,15 +9,16 @@ import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { DIR_MODE } from "../../../runner/store/fs-util.mjs";
 import { checkBranchable, checkCount, checkDispatch, checkForkSource, checkPrompt } from "./dispatch-checks.ts";
 import type { EngineContext } from "./engine-context.ts";
-import { BoardError } from "./errors.ts";
+import { BoardError } from "../../../runner/life/reasons.mjs";
 import { newId } from "./ids.ts";
 import { launchRun, newRunId } from "./launch.ts";
 import { readRow, requireMeta } from "./row-read.ts";
 import { describeFsError, fsErrorMessage, isUnwordedFsError, removeHalfRow } from "./store-guard.ts";
-import { checkDispatchTarget } from "../targets/dispatch-target.ts";
+import { checkDispatchTarget } from "./dispatch-target.ts";
 import { listRowIds } from "./store.ts";
 import type { AttemptInfo, BoardRow, DispatchOptions, RowMeta, WorktreeMode } from "./types.ts";
 import { createWorktree, removeWorktreeDir } from "../git/worktree.ts";
+import { notOver } from "../../../runner/life/phase.mjs";
 
 /** What a fork runs when the caller gives no prompt: carry on from the copied conversation. */
 export const DEFAULT_FORK_PROMPT = "Continue from where this conversation left off.";
@@ -93,7 +94,7 @@ function oneLine(text: string, max: number): string {
 function activeWriterInRepo(ctx: EngineContext, repo: string): boolean {
 	return listRowIds(ctx.paths).some((id) => {
 		const row = readRow(ctx, id);
-		return row.repo === repo && !row.worktreePath && (row.alive || row.state === "queued");
+		return row.repo === repo && !row.worktreePath && notOver(row);
 	});
 }
 

@@ -1,9 +1,10 @@
 /**
  * What every part of the engine shares for one store: its paths and environment, the parsed-file
- * cache, the concurrency limit and the queue pump. Created once per service; the parts (row reader,
- * dispatch, launcher, run control, store poll) take it instead of closing over each other.
+ * cache, the concurrency limit, the queue pump, and what reads noted for the supervise step. Created
+ * once per service; the parts (row reader, dispatch, launcher, run control, store poll, supervise)
+ * take it instead of closing over each other.
  */
-import { existsSync } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { DISK_FULL_BYTES, diskSpace, ensureDir } from "../../../runner/store/fs-util.mjs";
 import { pumpQueue, queueDir } from "../../../runner/life/queue.mjs";
@@ -24,6 +25,9 @@ export interface BoardServiceOptions {
 	/** watch(): interval of the safety poll behind fs.watch (default 10 s). */
 	safetyPollMs?: number;
 }
+
+/** What a read found still to be written: a derived end, a new link, a merge intent's outcome. */
+export type Pending = "end" | "relink" | "merge";
 
 export interface EngineContext {
 	readonly env: NodeJS.ProcessEnv;
@@ -46,8 +50,12 @@ export interface EngineContext {
 	queueBlocked(): string | undefined;
 	/** "disk full: ..." while the store's disk has no room (one statfs a second at most), else undefined. */
 	diskFull(): string | undefined;
-	/** Rows whose run was live or queued when last read, with their "state:alive": the safety poll re-checks them. */
+	/** Rows whose run was not over when last read, with their "state:alive": the safety tick re-checks them. */
 	readonly liveRows: Map<string, string>;
+	/** Rows whose last read found something to write (supervise.ts writes it). */
+	readonly pending: Map<string, Pending>;
+	/** Whether this process may write the store (a read-only store, or one of another user, is only read). */
+	writable(): boolean;
 }
 
 const PUMP_MIN_INTERVAL_MS = 200;
@@ -75,6 +83,7 @@ export function createEngineContext(options: BoardServiceOptions = {}): EngineCo
 		stopGraceMs: options.stopGraceMs,
 		safetyPollMs: options.safetyPollMs,
 		liveRows: new Map(),
+		pending: new Map(),
 		piCommand() {
 			piCommand ??= resolvePiCommand(env);
 			return piCommand;
@@ -99,6 +108,14 @@ export function createEngineContext(options: BoardServiceOptions = {}): EngineCo
 			blocked = pumpQueue(storeDir, { maxConcurrent, node: nodeCommand(env), env }).error;
 		},
 		queueBlocked: () => blocked,
+		writable() {
+			try {
+				accessSync(storeDir, constants.W_OK);
+				return true;
+			} catch {
+				return false;
+			}
+		},
 		diskFull() {
 			if (Date.now() - disk.at > DISK_CHECK_MS) {
 				const free = diskSpace(storeDir);

@@ -8,7 +8,8 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { BoardError } from "./errors.ts";
+import { notOver } from "../../../runner/life/phase.mjs";
+import { BoardError } from "../../../runner/life/reasons.mjs";
 import type { BoardRow, BoardService, MergePlan, MergeResult } from "./types.ts";
 
 /** Another attempt of the set, and the uncommitted paths in its worktree (its removal needs force then). */
@@ -69,7 +70,7 @@ export async function planKeep(service: BoardService, id: string): Promise<KeepP
 	if (!keep.attempt) throw new BoardError("invalid", `row ${id} is not an attempt: keep picks one attempt of a set (dispatch --count N starts one); merge a single row with merge`);
 	const set = await service.compare(id);
 	const others = set.rows.map((entry) => entry.row).filter((row) => row.id !== id && (row.worktreePath !== undefined || !row.archived));
-	const busy = others.filter((row) => row.alive || row.state === "queued" || row.state === "working");
+	const busy = others.filter(notOver);
 	if (busy.length > 0) {
 		throw new BoardError("busy", `attempt ${busy.map(label).join(", ")} ${busy.length === 1 ? "is" : "are"} still running: stop ${busy.length === 1 ? "it" : "them"} or wait, then keep ${label(keep)}. Nothing was changed`);
 	}

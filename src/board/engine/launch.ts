@@ -11,15 +11,15 @@ import { join } from "node:path";
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { ensureDir, touchNotify, writeJsonAtomic } from "../../../runner/store/fs-util.mjs";
 import { enqueue } from "../../../runner/life/queue.mjs";
-import type { RunConfig } from "../../../runner/life/run-config.mjs";
+import { buildRunConfig, type RunConfig } from "../../../runner/life/run-config.mjs";
 import { initialStatus } from "../../../runner/life/state-rules.mjs";
 import { EXTENSION_PATH } from "./commands.ts";
 import type { EngineContext } from "./engine-context.ts";
-import { BoardError } from "./errors.ts";
+import { BoardError } from "../../../runner/life/reasons.mjs";
 import { newId } from "./ids.ts";
 import { markLive } from "./live-marks.ts";
 import { writeMeta } from "./store.ts";
-import { targetSnapshot } from "../targets/dispatch-target.ts";
+import { targetSnapshot } from "./dispatch-target.ts";
 import type { RowMeta } from "./types.ts";
 
 export function newRunId(): string {
@@ -35,32 +35,14 @@ function privateTmp(ctx: EngineContext): string {
 
 /** run.json: everything the runner needs, the prompt included (the file is 0600; argv never sees it). */
 function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: string, now: number): RunConfig {
-	const env: Record<string, string> = { AGENT_BOARD_WORKER: "1", AGENT_BOARD_ROW: meta.id, PONYTAIL_CONDENSED: "1" };
-	if (meta.ponytailMode) env.PONYTAIL_DEFAULT_MODE = meta.ponytailMode;
+	const env: Record<string, string> = { PONYTAIL_CONDENSED: "1", ...(meta.ponytailMode ? { PONYTAIL_DEFAULT_MODE: meta.ponytailMode } : {}) };
+	const run = { rowId: meta.id, runId: meta.currentRunId, prompt, model: meta.model, thinking: meta.thinking, env, summaryModel: ctx.summaryModel, stopGraceMs: ctx.stopGraceMs, createdAt: now };
+	// Every path is derived from the ids, like every path the runner writes (the runner checks it).
 	// A local worker's TMPDIR is the store's own (a target's far side gives its runs <dir>/tmp): jiti and
 	// node keep their caches under it, and a shared /tmp/jiti belongs to whichever user ran pi first; a
 	// worker that cannot write there compiles our extension on every start (2.3x).
-	if (!meta.target) env.TMPDIR = privateTmp(ctx);
-	return {
-		rowId: meta.id,
-		runId: meta.currentRunId,
-		runDir,
-		storeDir: ctx.paths.root,
-		maxConcurrent: ctx.maxConcurrent,
-		// Derived from the ids, like every path the runner writes (the runner checks it).
-		sessionFile: ctx.paths.session(meta.id),
-		cwd: meta.runCwd,
-		prompt,
-		piCommand: ctx.piCommand(),
-		model: meta.model,
-		thinking: meta.thinking,
-		extensionPath: EXTENSION_PATH,
-		env,
-		summaryModel: ctx.summaryModel,
-		stopGraceMs: ctx.stopGraceMs,
-		createdAt: now,
-		...(meta.target ? { target: targetSnapshot(ctx.storeDir, meta.target), repo: meta.repo, worktree: meta.worktreePath, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir() } : {}),
-	};
+	const place = { runDir, storeDir: ctx.paths.root, sessionFile: ctx.paths.session(meta.id), cwd: meta.runCwd, extensionPath: EXTENSION_PATH, piCommand: ctx.piCommand(), maxConcurrent: ctx.maxConcurrent, ...(meta.target ? {} : { env: { TMPDIR: privateTmp(ctx) } }) };
+	return buildRunConfig(run, place, meta.target ? { target: targetSnapshot(ctx.storeDir, meta.target), repo: meta.repo, worktree: meta.worktreePath, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir() } : {});
 }
 
 /**

@@ -1,20 +1,21 @@
 /**
  * The live summary: live/<rowId> marks every row that may count in the footer and strip (a run not
- * ended, or a question not answered), so pi's start-up counts are a readdir of live/ plus one read per
+ * over, or a question not answered), so pi's start-up counts are a readdir of live/ plus one read per
  * live row, never a pass over the store. A mark is a hint, never the truth: readers read the marked
- * rows themselves. Marks are created by the launcher as a run starts (every run starts there) and by
- * unarchive, and removed only under the row lock once the row no longer counts. live/.seeded says the
- * marks are complete: a store from before live/ gets them from one full pass, once.
+ * rows themselves (row-read.ts liveRows). Marks are created by the launcher as a run starts (every run
+ * starts there) and by unarchive; the supervise step removes one under the row lock once its row no
+ * longer counts, and gives a store from before live/ its marks in one full pass (live/.seeded says the
+ * marks are complete).
  */
 import { existsSync, readdirSync, rmSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import { notOver } from "../../../runner/life/phase.mjs";
+import { runEnded } from "../../../runner/life/state-rules.mjs";
 import { ensureDir, writeFileAtomic } from "../../../runner/store/fs-util.mjs";
 import { tryLockRow } from "../../../runner/store/row-lock.mjs";
-import { runEnded } from "../../../runner/life/state-rules.mjs";
-import type { EngineContext } from "./engine-context.ts";
 import { isValidId } from "./ids.ts";
-import { readRow } from "./row-read.ts";
-import { FileCache, listRowIds, readMeta, readStatus } from "./store.ts";
+import type { StorePaths } from "./paths.ts";
+import { FileCache, readMeta, readStatus } from "./store.ts";
 import type { BoardRow, RowMeta, RunStatus } from "./types.ts";
 
 const SEEDED = ".seeded";
@@ -37,98 +38,45 @@ export function liveMarkIds(root: string): string[] {
 	}
 }
 
-/** Whether a row still counts: its run is not over, or it asks a question nobody archived. */
-export function keepsMark(meta: Pick<RowMeta, "archived">, status: Pick<RunStatus, "endedAt" | "state">): boolean {
-	return !runEnded(status as RunStatus) || (!meta.archived && status.state === "needs_input");
+/** Whether the marks are complete (a new store's are; an older store's once seeded). */
+export function liveSeeded(root: string): boolean {
+	return existsSync(join(liveDirOf(root), SEEDED));
 }
 
-function rowKeepsMark(row: BoardRow): boolean {
-	// An unreadable row keeps its mark: what it is cannot be told, and it is shown as an error until fixed.
-	return row.state === "error" || row.alive || row.state === "queued" || (!row.archived && row.state === "needs_input");
-}
-
-/** Removes a mark under the row lock, after checking the row's files again (a new run may have started). */
-function clearMark(ctx: EngineContext, id: string): void {
-	const path = join(liveDirOf(ctx.storeDir), id);
-	const rowDir = ctx.paths.row(id);
-	if (!existsSync(rowDir)) {
-		rmSync(path, { force: true });
-		return;
-	}
-	const release = tryLockRow(rowDir);
-	// Someone holds the row: the next read clears the mark.
-	if (!release) return;
-	try {
-		const cache = new FileCache();
-		const meta = readMeta(ctx.paths, id, cache);
-		if (!keepsMark(meta, readStatus(ctx.paths.run(id, meta.currentRunId), cache))) unlinkSync(path);
-	} catch {
-		// Unreadable now: the mark stays until the row can be told.
-	} finally {
-		release();
-	}
-}
-
-/** A store created now has nothing to seed: its (empty) live summary is complete. */
+/** The marks are complete: a new store has nothing to seed, an older one was seeded by a full pass. */
 export function seedEmptyLive(root: string): void {
 	ensureDir(liveDirOf(root));
 	writeFileAtomic(join(liveDirOf(root), SEEDED), "");
 }
 
-/** A marked row just read: its mark goes (under the row lock) when it no longer counts. */
-export function settleMark(ctx: EngineContext, id: string, row: BoardRow | undefined): void {
-	if (row && rowKeepsMark(row)) return;
-	try {
-		clearMark(ctx, id);
-	} catch {
-		// A read-only store keeps the mark; the row is still not counted.
-	}
+/** Whether a row still counts, from its files: its run is not over, or it asks a question nobody archived. */
+export function keepsMark(meta: Pick<RowMeta, "archived">, status: Pick<RunStatus, "endedAt" | "state">): boolean {
+	return !runEnded(status as RunStatus) || (!meta.archived && status.state === "needs_input");
 }
 
-/** One full pass for a store from before live/ (once per store): marks every row that counts. */
-function seed(ctx: EngineContext): void {
-	const dir = liveDirOf(ctx.storeDir);
-	for (const id of listRowIds(ctx.paths)) {
-		const row = readRow(ctx, id, false);
-		if (rowKeepsMark(row)) markLive(ctx.storeDir, id);
-	}
-	writeFileAtomic(join(dir, SEEDED), "");
+/** Whether a row as read counts (an unreadable row does: what it is cannot be told, and it shows as an error). */
+export function rowCounts(row: BoardRow): boolean {
+	return row.state === "error" || notOver(row) || (!row.archived && row.state === "needs_input");
 }
 
-/** The rows that count in the footer and strip: the marked rows, read; stale marks are removed. */
-export function liveRows(ctx: EngineContext): BoardRow[] {
-	const dir = liveDirOf(ctx.storeDir);
-	let names: string[];
+/** Removes a mark under the row lock, after reading the row's files again (a new run may have started). */
+export function clearMark(paths: StorePaths, id: string): void {
+	const path = join(liveDirOf(paths.root), id);
+	const rowDir = paths.row(id);
+	if (!existsSync(rowDir)) {
+		rmSync(path, { force: true });
+		return;
+	}
+	const release = tryLockRow(rowDir);
+	// Someone holds the row: the next pass clears the mark.
+	if (!release) return;
 	try {
-		names = readdirSync(dir);
+		const cache = new FileCache();
+		const meta = readMeta(paths, id, cache);
+		if (!keepsMark(meta, readStatus(paths.run(id, meta.currentRunId), cache))) unlinkSync(path);
 	} catch {
-		names = [];
+		// Unreadable now: the mark stays until the row can be told.
+	} finally {
+		release();
 	}
-	if (!names.includes(SEEDED)) {
-		try {
-			ensureDir(dir);
-			seed(ctx);
-			names = readdirSync(dir);
-		} catch {
-			// A read-only or full store: the marks written so far are used; the next read seeds again.
-		}
-	}
-	const rows: BoardRow[] = [];
-	for (const id of names) {
-		if (!isValidId(id)) continue;
-		if (!existsSync(ctx.paths.row(id))) {
-			clearMark(ctx, id);
-			continue;
-		}
-		const row = readRow(ctx, id, false);
-		if (rowKeepsMark(row)) rows.push(row);
-		else {
-			try {
-				clearMark(ctx, id);
-			} catch {
-				// A read-only store keeps the mark; the row is still not counted.
-			}
-		}
-	}
-	return rows;
 }

@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { touchNotify } from "../../../runner/store/fs-util.mjs";
 import { withRowLock } from "../../../runner/store/row-lock.mjs";
 import type { EngineContext } from "./engine-context.ts";
-import { BoardError } from "./errors.ts";
+import { BoardError } from "../../../runner/life/reasons.mjs";
 import { validateId } from "./ids.ts";
 import { requireMeta } from "./row-read.ts";
 import { describeFsError } from "./store-guard.ts";

@@ -1,59 +1,71 @@
 /**
- * Reading a row: its meta and its current run's status, shape-checked, merged into the row every
- * consumer sees. A run whose owner is gone is recorded as ended on the way (once, under the row lock).
+ * Reading rows: a row's meta and its current run's status, shape-checked, merged into the row every
+ * consumer sees. Reads only read (docs/engine.md, "Reads are pure"): a run nobody owns reads as its
+ * end at once (runner/life/orphan.mjs derive), a settled merge intent as its outcome, and what is still
+ * to be written is noted for the supervise step (supervise.ts), which writes it.
  */
 import { existsSync } from "node:fs";
-import { runEnded } from "../../../runner/life/state-rules.mjs";
-import type { EngineContext } from "./engine-context.ts";
-import { BoardError } from "./errors.ts";
+import { derive } from "../../../runner/life/orphan.mjs";
+import { notOver } from "../../../runner/life/phase.mjs";
+import { BoardError } from "../../../runner/life/reasons.mjs";
+import type { EngineContext, Pending } from "./engine-context.ts";
 import { validateId } from "./ids.ts";
-import { settleMergeIntent } from "./merge-intent.ts";
-import { recordOrphanEnd, runOwner } from "./run-liveness.ts";
-import { errorReason, errorRow, FileCache, readMeta, readStatus, rowFrom } from "./store.ts";
-import { respawnLink } from "../targets/link-respawn.ts";
+import { liveMarkIds, liveSeeded, rowCounts } from "./live-marks.ts";
+import { settledMeta } from "./merge-intent.ts";
+import { errorReason, errorRow, listRowIds, readMeta, readStatus, rowFrom } from "./store.ts";
 import type { BoardRow, RowMeta, RunStatus } from "./types.ts";
 
+/** A row as read, and what the supervise step still has to write about it. */
+export interface RowRead {
+	row: BoardRow;
+	pending?: Pending;
+}
+
 /** `whole` false: an ended run's events, stderr tail, receipts and whole answer may be left out (list lines). */
-export function readRow(ctx: EngineContext, id: string, whole = true): BoardRow {
+export function inspectRow(ctx: EngineContext, id: string, whole = true): RowRead {
 	const { paths, cache, storeDir } = ctx;
 	let meta: RowMeta;
+	let merge = false;
 	try {
-		meta = settleMergeIntent(ctx, id, readMeta(paths, id, cache));
+		const settled = settledMeta(readMeta(paths, id, cache));
+		meta = settled.meta;
+		merge = settled.changed;
 	} catch (error) {
-		return errorRow(paths, id, errorReason(error, "meta.json"));
+		return noted(ctx, id, { row: errorRow(paths, id, errorReason(error, "meta.json")) });
 	}
 	const runDir = paths.run(id, meta.currentRunId);
 	let status: RunStatus;
 	try {
 		status = readStatus(runDir, cache, whole);
 	} catch (error) {
-		return { ...errorRow(paths, id, errorReason(error, "status.json"), meta), runDir };
+		return noted(ctx, id, { row: { ...errorRow(paths, id, errorReason(error, "status.json"), meta), runDir } });
 	}
-	let owner = runOwner(storeDir, runDir, status);
-	if (owner === "none" && !runEnded(status)) {
-		try {
-			// A target run goes on at the target when its link dies: a new link takes it over.
-			const orphan = () => runOwner(storeDir, runDir, readStatus(runDir, new FileCache())) === "none";
-			if (!meta.target || !respawnLink(ctx, paths.row(id), runDir, meta.target, orphan)) status = recordOrphanEnd(paths.row(id), runDir, storeDir, id, "died");
-		} catch {
-			// A read-only or full store cannot record the death now; the next read tries again.
-		}
-		owner = runOwner(storeDir, runDir, status);
-	}
-	const row = rowFrom(meta, status, owner === "runner" || owner === "starting");
-	// Rows with a live or queued run are the ones the safety poll re-checks.
-	if (row.alive || owner === "queue") ctx.liveRows.set(id, ctx.liveRows.get(id) ?? `${row.state}:${row.alive}:`);
+	const run = derive(storeDir, runDir, status, meta);
+	const row = rowFrom(meta, run.status, run.alive);
 	row.runDir = runDir;
+	// Rows whose run is not over are the ones the safety tick follows.
+	if (notOver(row)) ctx.liveRows.set(id, ctx.liveRows.get(id) ?? `${row.state}:${row.alive}:`);
 	const blocked = ctx.queueBlocked();
-	if (owner === "queue" && blocked) row.blockedReason = blocked;
+	if (run.owner === "queue" && blocked) row.blockedReason = blocked;
 	// A live run on a full disk cannot record what it does: the row says why it looks stuck.
-	const full = (row.alive || owner === "queue") && ctx.diskFull();
+	const full = (row.alive || run.owner === "queue") && ctx.diskFull();
 	if (full) {
 		row.errorCode = "disk-full";
 		row.blockedReason = full;
 		row.summary = row.alive ? "Disk full: the run goes on and records itself when space returns" : "Disk full: starts when space returns";
 	}
-	return row;
+	return noted(ctx, id, { row, ...(run.pending ? { pending: run.pending } : merge ? { pending: "merge" } : {}) });
+}
+
+/** What is still to be written is noted for the next supervise step (in memory only). */
+function noted(ctx: EngineContext, id: string, read: RowRead): RowRead {
+	if (read.pending) ctx.pending.set(id, read.pending);
+	else ctx.pending.delete(id);
+	return read;
+}
+
+export function readRow(ctx: EngineContext, id: string, whole = true): BoardRow {
+	return inspectRow(ctx, id, whole).row;
 }
 
 /** meta.json of an existing row; "no such row" when its directory is absent. */
@@ -61,4 +73,13 @@ export function requireMeta(ctx: EngineContext, id: string): RowMeta {
 	validateId(id);
 	if (!existsSync(ctx.paths.row(id))) throw new BoardError("no-such-row", `no such row: ${id}`);
 	return readMeta(ctx.paths, id, ctx.cache);
+}
+
+/**
+ * The rows that count in the footer and strip: the marked rows, read (O(live rows)). A store whose
+ * marks are not complete yet (from before live/; the supervise step seeds them) is read whole.
+ */
+export function liveRows(ctx: EngineContext): BoardRow[] {
+	const ids = liveSeeded(ctx.storeDir) ? liveMarkIds(ctx.storeDir) : listRowIds(ctx.paths);
+	return ids.filter((id) => existsSync(ctx.paths.row(id))).map((id) => readRow(ctx, id, false)).filter(rowCounts);
 }

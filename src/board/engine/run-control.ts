@@ -5,19 +5,22 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { touchNotify, writeJsonAtomic } from "../../../runner/store/fs-util.mjs";
-import { dropMessage, inboxNames, receiptPath, rejectWaiting } from "../../../runner/life/inbox.mjs";
+import { touchNotify } from "../../../runner/store/fs-util.mjs";
+import { dropMessage, inboxNames, receiptPath } from "../../../runner/life/inbox.mjs";
 import { claimEntry, queuedEntryName } from "../../../runner/life/queue.mjs";
+import { settleUnowned } from "../../../runner/life/orphan.mjs";
+import { endRun, stoppedQueuedEnd } from "../../../runner/life/run-end.mjs";
+import { runOwner } from "../../../runner/life/run-owner.mjs";
+import { endRunProcesses } from "../../../runner/store/proc.mjs";
 import { withRowLock } from "../../../runner/store/row-lock.mjs";
-import { markStopped, runEnded } from "../../../runner/life/state-rules.mjs";
+import { runEnded } from "../../../runner/life/state-rules.mjs";
 import { checkMessage } from "./dispatch-checks.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { resumeRun } from "./launch.ts";
 import { readRow, requireMeta } from "./row-read.ts";
-import { endOrphanLocked, killRunProcesses, recordOrphanEnd, runOwner } from "./run-liveness.ts";
-import { BoardError } from "./errors.ts";
+import { nodeCommand } from "./commands.ts";
+import { BoardError } from "../../../runner/life/reasons.mjs";
 import { FileCache, readReceiptFile, readStatus } from "./store.ts";
-import { respawnLinkLocked } from "../targets/link-respawn.ts";
 import type { BoardRow, Receipt, ReplyOptions, ReplyResult } from "./types.ts";
 
 const DEFAULT_RECEIPT_WAIT_MS = 15_000;
@@ -31,8 +34,9 @@ const DEFAULT_STOP_GRACE_MS = 3000;
 export function controlRun(ctx: EngineContext) {
 	const { paths } = ctx;
 	const stopGraceMs = ctx.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+	const spawnWith = { node: nodeCommand(ctx.env), env: ctx.env };
 
-	function decide(id: string, text: string, options: ReplyOptions): Decision {
+	async function decide(id: string, text: string, options: ReplyOptions): Promise<Decision> {
 		const meta = requireMeta(ctx, id);
 		if (meta.archived) throw new BoardError("archived", `row ${id} is archived; unarchive it before replying`);
 		const row = readRow(ctx, id);
@@ -40,10 +44,10 @@ export function controlRun(ctx: EngineContext) {
 		const runDir = paths.run(id, meta.currentRunId);
 		const status = readStatus(runDir, new FileCache());
 		let owner = runOwner(paths.root, runDir, status);
-		// A target run whose link died goes on there: a new link takes the message.
-		if (!runEnded(status) && owner === "none" && meta.target && respawnLinkLocked(ctx, runDir, meta.target)) owner = "runner";
+		// Nobody owns it: a target run whose link died goes on there (a new link takes the message); any
+		// other has its end recorded, and the reply starts a new run.
+		if (!runEnded(status) && owner === "none" && (await settleUnowned(paths.root, runDir, { target: meta.target, spawnWith, lockHeld: true })) === "relinked") owner = "runner";
 		if (runEnded(status) || owner === "none") {
-			if (!runEnded(status)) endOrphanLocked(runDir, paths.root, id, "died");
 			resumeRun(ctx, meta, text);
 			return { kind: "new-run" };
 		}
@@ -95,34 +99,27 @@ export function controlRun(ctx: EngineContext) {
 		}
 	}
 
-	/** Queued: take the run out of the queue (its owner now) and record the stop. */
-	function stopQueued(id: string, runDir: string, runId: string): boolean {
+	/** Queued: take the run out of the queue (its owner now) and record the stop; waiting replies get their receipts. */
+	function stopQueued(runDir: string, runId: string): boolean {
 		const name = queuedEntryName(paths.root, runId);
 		if (!name || !claimEntry(paths.root, name, runDir, "stop")) return false;
-		const now = Date.now();
-		const status = markStopped(readStatus(runDir, new FileCache()), now);
-		// Replies that waited for this run will not be steered in: each gets its receipt, shown in the row.
-		rejectWaiting(runDir, status, "not-started", now, "it was stopped while queued");
-		writeJsonAtomic(join(runDir, "status.json"), status);
-		touchNotify(paths.root, id);
+		endRun(runDir, stoppedQueuedEnd());
 		return true;
 	}
 
 	async function stop(id: string): Promise<BoardRow> {
 		requireMeta(ctx, id);
-		const target = await withRowLock(paths.row(id), () => {
+		const target = await withRowLock(paths.row(id), async () => {
 			const meta = requireMeta(ctx, id);
 			const runDir = paths.run(id, meta.currentRunId);
 			const status = readStatus(runDir, new FileCache());
 			if (runEnded(status)) return undefined;
-			if (stopQueued(id, runDir, status.runId)) return undefined;
+			if (stopQueued(runDir, status.runId)) return undefined;
 			const owner = runOwner(paths.root, runDir, status);
-			// A target run without its link: a new link ends it at the target (a one-shot stop there).
+			// Nobody owns it: a target run gets a new link, which ends it at the target (a one-shot stop
+			// there) on the stop below; any other is recorded stopped.
 			const onTarget = meta.target !== undefined;
-			if (owner === "none" && !(onTarget && respawnLinkLocked(ctx, runDir, meta.target ?? ""))) {
-				endOrphanLocked(runDir, paths.root, id, "stopped");
-				return undefined;
-			}
+			if (owner === "none" && (await settleUnowned(paths.root, runDir, { target: meta.target, how: "stopped", spawnWith, lockHeld: true })) !== "relinked") return undefined;
 			dropMessage(runDir, { kind: "stop" });
 			return { runDir, onTarget };
 		});
@@ -134,8 +131,8 @@ export function controlRun(ctx: EngineContext) {
 		if (runEnded(status)) return readRow(ctx, id);
 		if (target.onTarget) return row;
 		// The runner did not answer (hung or starting): end every process of the run, then record it.
-		killRunProcesses(status.runId);
-		recordOrphanEnd(paths.row(id), target.runDir, paths.root, id, "stopped");
+		await endRunProcesses(status.runId);
+		await settleUnowned(paths.root, target.runDir, { how: "stopped", spawnWith });
 		return readRow(ctx, id);
 	}
 

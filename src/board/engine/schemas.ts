@@ -3,15 +3,15 @@
  * from them (Static), the runner's JSDoc points at those types, and the word lists come from
  * runner/life/vocabulary.mjs. A file that does not match is an error naming the file and the field
  * (`meta.json: /name must be string`); it is never repaired or rewritten. Unknown extra fields are
- * allowed so a newer runner's files stay readable by an older reader. run.json has one reader, the
- * runner, which cannot load typebox: it is checked there (runner/life/run-config.mjs).
+ * allowed so a newer runner's files stay readable by an older reader. run.json and config.json are read
+ * by the runner too, which cannot load typebox: they are checked there (runner/life/run-config.mjs,
+ * runner/life/board-config.mjs, each target against its kind's fields in runner/kinds/).
  */
 import { Type, type Static, type TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import { Value } from "typebox/value";
-import { LOCAL_TARGET, TARGET_NAME } from "../../../runner/life/board-config.mjs";
 import { REASON_CODES } from "../../../runner/life/reasons.mjs";
-import { CONTAINER_ENGINES, DELIVERY_KINDS, QUESTION_SOURCES, RECEIPT_STATUSES, RUN_STATES, THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
+import { DELIVERY_KINDS, QUESTION_SOURCES, RECEIPT_STATUSES, RUN_STATES, THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
 
 const Str = Type.String();
 const Num = Type.Number();
@@ -201,49 +201,6 @@ export const SlotOwnerSchema = Type.Object({
 	pid: Type.Integer({ minimum: 2 }),
 	start: Type.String({ minLength: 1 }),
 	runId: Type.String({ minLength: 1 }),
-});
-
-/** An environment variable's name (--env NAME): forwarded by name, its value never on a command line. */
-const EnvNames = Type.Array(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }));
-const Limit = Type.Integer({ minimum: 1 });
-
-/** A host reached with the system ssh: the same runner runs there against a store under `dir`. */
-export const SshTargetSchema = Type.Object({
-	kind: Type.Literal("ssh"),
-	/** What ssh accepts: an alias, [user@]host, ssh://[user@]host[:port]. */
-	host: Str,
-	/** ssh -F <file>. */
-	sshConfig: OptStr,
-	/** The target's dir on the host; relative: to the login's home. */
-	dir: Str,
-	/** The pi command on the host (default: pi). */
-	pi: Type.Optional(Type.Array(Str, { minItems: 1 })),
-	max: Limit,
-	env: EnvNames,
-});
-
-/** One container per run, made by the user's docker or podman. */
-export const ContainerTargetSchema = Type.Object({
-	kind: Type.Literal("container"),
-	engine: Type.Enum(CONTAINER_ENGINES),
-	image: Str,
-	engineHost: OptStr,
-	network: OptStr,
-	max: Limit,
-	env: EnvNames,
-	cpus: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
-	memory: OptStr,
-});
-
-export const TargetConfigSchema = Type.Union([SshTargetSchema, ContainerTargetSchema]);
-
-/** <store>/config.json: settings every pi process shares, changed under config.lock. */
-export const BoardConfigSchema = Type.Object({
-	version: Num,
-	/** The local concurrency limit (AGENT_BOARD_MAX_RUNNING is only its default). */
-	maxRunning: Type.Optional(Limit),
-	// A target's name, never "local" (this machine).
-	targets: Type.Record(Type.String({ pattern: `^(?!${LOCAL_TARGET}$)${TARGET_NAME.source.slice(1)}` }), TargetConfigSchema, { additionalProperties: false }),
 });
 
 /** dashboard-prefs.json: the last dispatch choices. */

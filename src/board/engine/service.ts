@@ -6,27 +6,29 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { notOver } from "../../../runner/life/phase.mjs";
 import { touchNotify } from "../../../runner/store/fs-util.mjs";
 import { attemptViews } from "./attempts.ts";
 import { dispatchRows, forkOptions } from "./dispatch.ts";
 import { createEngineContext, type BoardServiceOptions } from "./engine-context.ts";
-import { BoardError } from "./errors.ts";
+import { BoardError } from "../../../runner/life/reasons.mjs";
 import { validateId } from "./ids.ts";
 import { settleMergeLocked } from "./merge-intent.ts";
-import { liveMarkIds, liveRows, markLive, settleMark } from "./live-marks.ts";
+import { liveMarkIds, markLive } from "./live-marks.ts";
 import { metaUpdates } from "./meta-update.ts";
 import type { StorePaths } from "./paths.ts";
-import { readRow, requireMeta } from "./row-read.ts";
+import { liveRows, readRow, requireMeta } from "./row-read.ts";
 import { controlRun } from "./run-control.ts";
 import { guardStore } from "./store-guard.ts";
-import { safetyPoll, storeVersion } from "./store-poll.ts";
+import { type SafetyPollInput, safetyPoll, storeVersion } from "./store-poll.ts";
+import { supervisor } from "./supervise.ts";
 import { StoreWatch } from "./store-watch.ts";
-import { containerReconciler } from "../targets/container-reconcile.ts";
-import { targetsApi } from "../targets/targets-api.ts";
+import { targetsReconciler } from "./reconcile.ts";
+import { targetsApi } from "./targets-api.ts";
 import { listRowIds, readEventsFile, writeMeta } from "./store.ts";
 import type { BoardRow, BoardService, DiffStats, DispatchOptions } from "./types.ts";
 import { diffStats, removeWorktreeDir } from "../git/worktree.ts";
-import { removeFarWork } from "../targets/far-work.ts";
+import { removeFarWork } from "./far-work.ts";
 
 export type { BoardServiceOptions, StorePaths };
 
@@ -36,8 +38,10 @@ export interface BoardEngine extends BoardService {
 	events(id: string, options?: { limit?: number }): Promise<Record<string, unknown>[]>;
 	/** Diff stats of a worktree row against its branch point (runs git). */
 	diff(id: string): Promise<DiffStats | undefined>;
-	/** Starts queued runs while slots are free (every read does this too). */
+	/** Starts queued runs while slots are free (the supervise step does this too). */
 	pump(): void;
+	/** The supervise step (supervise.ts): writes what reads found, on a store this process may write. */
+	supervise(options?: { all?: boolean }): Promise<string[]>;
 }
 
 export function createBoardService(options: BoardServiceOptions = {}): BoardEngine {
@@ -45,32 +49,22 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	const { paths, storeDir } = ctx;
 	const meta = metaUpdates(ctx);
 	const control = controlRun(ctx);
-	const storeWatch = new StoreWatch({ storeRoot: storeDir, safetyCheck: safetyPoll(ctx, { liveIds: () => liveMarkIds(storeDir), stale: (id, row) => settleMark(ctx, id, row) }), safetyPollMs: ctx.safetyPollMs });
-	const containers = containerReconciler(ctx);
+	const supervise = supervisor(ctx, targetsReconciler(ctx));
+	const poll = safetyPoll(ctx, { liveIds: () => liveMarkIds(storeDir) });
+	// The board's safety tick: the supervise step writes what reads found, then the pass reads what changed unseen.
+	const safetyCheck = async (input: SafetyPollInput): Promise<string[]> => [...new Set([...(await supervise()), ...(await poll(input))])];
+	const storeWatch = new StoreWatch({ storeRoot: storeDir, safetyCheck, safetyPollMs: ctx.safetyPollMs });
 
-	/** Reads pump the queue first, so a killed runner never strands it; a stuck queue says why on its rows. */
-	function pumpQuietly(): void {
-		try {
-			ctx.pump();
-		} catch {
-			// Reported on the rows.
-		}
-	}
-
+	/** Reads only read (a read-only store lists the same): what they find is written by the supervise step. */
 	async function list(listOptions?: { includeArchived?: boolean; slim?: boolean }): Promise<BoardRow[]> {
 		guardStore(paths.root);
-		ctx.tryInit();
-		pumpQuietly();
 		const rows = listRowIds(paths).map((id) => readRow(ctx, id, listOptions?.slim !== true));
-		// Containers no run owns any more (a killed link, a restart), found by label, in the background.
-		containers.maybe();
 		return listOptions?.includeArchived ? rows : rows.filter((row) => !row.archived);
 	}
 
 	async function get(id: string, getOptions?: { slim?: boolean }): Promise<BoardRow | undefined> {
 		validateId(id);
 		if (!existsSync(paths.row(id))) return undefined;
-		pumpQuietly();
 		return readRow(ctx, id, getOptions?.slim !== true);
 	}
 
@@ -102,14 +96,13 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		reply: control.reply,
 		stop: control.stop,
 		pump: () => ctx.pump(true),
+		supervise,
 		async list(listOptions) {
 			return attempts.annotate(await list(listOptions));
 		},
 		get,
 		async liveRows() {
 			guardStore(paths.root);
-			ctx.tryInit();
-			pumpQuietly();
 			return liveRows(ctx);
 		},
 		async rowIds() {
@@ -144,7 +137,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 				const current = requireMeta(ctx, id);
 				if (!current.worktreePath || !current.repo) throw new BoardError("invalid", `row ${id} has no worktree`);
 				const row = readRow(ctx, id);
-				if (row.alive || row.state === "queued") throw new BoardError("busy", `row ${id} is still ${row.state}; stop it first`);
+				if (notOver(row)) throw new BoardError("busy", `row ${id} is still ${row.state}; stop it first`);
 				removeWorktreeDir(current.repo, current.worktreePath, removeOptions?.force === true);
 				writeMeta(paths, { ...current, worktreePath: undefined, updatedAt: Date.now() });
 				touchNotify(storeDir, id);

@@ -1,5 +1,6 @@
 /**
- * What inotify cannot see, at a cost that does not grow with the store. Every pass:
+ * What inotify cannot see, at a cost that does not grow with the store; a pass only reads (the tick's
+ * supervise step writes what reads found). Every pass:
  * - rows whose run was live or queued at the last look are re-read (a runner killed with SIGKILL, or
  *   a full disk, changes no file);
  * - rows appearing or vanishing: rows/ is listed only when its mtime moved (one lstat otherwise);
@@ -12,11 +13,12 @@
 import { createHash } from "node:crypto";
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { notOver } from "../../../runner/life/phase.mjs";
+import { runOwner } from "../../../runner/life/run-owner.mjs";
 import { runEnded } from "../../../runner/life/state-rules.mjs";
 import type { EngineContext } from "./engine-context.ts";
 import { isValidId } from "./ids.ts";
 import { readRow } from "./row-read.ts";
-import { runOwner } from "./run-liveness.ts";
 import { errorReason, listRowIds, readMeta, readStatus } from "./store.ts";
 
 /** Per-row change key from the cached reads' stat keys (and liveness, which changes no file). */
@@ -79,7 +81,7 @@ export interface SafetyPollInput {
 const MTIME_SLACK_MS = 50;
 
 /** The safety pass behind the store watch: each call returns the ids of rows that changed unseen. */
-export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterable<string>; stale?: (id: string, row: ReturnType<typeof readRow> | undefined) => void }): (input?: SafetyPollInput) => Promise<string[]> {
+export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterable<string> }): (input?: SafetyPollInput) => Promise<string[]> {
 	const live = ctx.liveRows;
 	let first = true;
 	let knownIds = new Set<string>();
@@ -89,12 +91,6 @@ export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterabl
 	const keyOf = (row: ReturnType<typeof readRow> | undefined) => (row ? `${row.state}:${row.alive}:${row.errorCode ?? ""}` : "gone");
 
 	return async (input) => {
-		ctx.tryInit();
-		try {
-			ctx.pump();
-		} catch {
-			// Reported on the rows by the next read.
-		}
 		const passAt = Date.now();
 		const changed = new Set<string>();
 		// Rows appearing or vanishing: rows/ changes its mtime when an entry is added or removed.
@@ -109,16 +105,16 @@ export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterabl
 			knownIds = current;
 		}
 		// Marked rows not followed yet (another pi process started them): reported and followed from now
-		// on; a mark whose row no longer counts is dropped, so it is not read again.
+		// on (a mark whose row no longer counts goes in the supervise step).
 		const adopted = new Set<string>();
 		for (const id of reads?.liveIds?.() ?? []) {
 			if (live.has(id)) continue;
 			const row = knownIds.has(id) ? readRow(ctx, id, false) : undefined;
-			if (row && (row.alive || row.state === "queued")) {
+			if (row && notOver(row)) {
 				live.set(id, keyOf(row));
 				adopted.add(id);
 				if (!first) changed.add(id);
-			} else reads?.stale?.(id, row);
+			}
 		}
 		for (const [id, before] of live) {
 			if (adopted.has(id)) continue;
@@ -126,7 +122,7 @@ export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterabl
 			// A full disk changes no file: its "disk full" must still repaint the row.
 			const now = keyOf(row);
 			if (!first && now !== before) changed.add(id);
-			if (!row || (!row.alive && row.state !== "queued")) live.delete(id);
+			if (!row || !notOver(row)) live.delete(id);
 			else live.set(id, now);
 		}
 		const notifyNow = mtimeOf(join(ctx.storeDir, "notify"));

@@ -13,6 +13,7 @@ import { parseJsonStrict, writeJsonAtomic } from "../../../runner/store/fs-util.
 import { tryLockRow } from "../../../runner/store/row-lock.mjs";
 import { lstatStoreFile, readFileNoFollow } from "./store-guard.ts";
 import type { BoardRow } from "./types.ts";
+import { notOver } from "../../../runner/life/phase.mjs";
 
 const FILE = "touched.json";
 
@@ -55,7 +56,7 @@ function headKey(checkout: string, withIndex: boolean): string {
 
 /** The key a finished worktree row's touched files were computed for; undefined: no caching (live, unreadable). */
 export function touchedKey(row: BoardRow): string | undefined {
-	if (!row.worktreePath || row.alive || row.state === "queued" || row.endedAt === undefined) return undefined;
+	if (!row.worktreePath || notOver(row) || row.endedAt === undefined) return undefined;
 	try {
 		const repo = row.repo ? headKey(row.repo, false) : "";
 		return [row.currentRunId ?? "", row.endedAt, headKey(row.worktreePath, true), repo].join("|");

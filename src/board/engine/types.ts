@@ -7,11 +7,7 @@
 import type { Static } from "typebox";
 import type {
 	AttemptSchema,
-	BoardConfigSchema,
-	ContainerTargetSchema,
 	LinkSchema,
-	SshTargetSchema,
-	TargetConfigSchema,
 	DeliveryKindSchema,
 	EventSchema,
 	LiveSchema,
@@ -28,7 +24,6 @@ import type {
 	WorktreeModeSchema,
 } from "./schemas.ts";
 import type { ReasonCode } from "../../../runner/life/reasons.mjs";
-import type { TargetsApi } from "../targets/targets-api.ts";
 
 // Store files and their parts: derived from the shapes the reader checks (schemas.ts), never restated.
 export type RowState = Static<typeof RunStateSchema>;
@@ -53,11 +48,27 @@ export type ProcessRecord = Static<typeof ProcessRecordSchema>;
 /** slots/slot-<n>.json. */
 export type SlotOwner = Static<typeof SlotOwnerSchema>;
 export type { ReasonCode };
-/** <store>/config.json. */
-export type BoardConfig = Static<typeof BoardConfigSchema>;
-export type TargetConfig = Static<typeof TargetConfigSchema>;
-export type SshTargetConfig = Static<typeof SshTargetSchema>;
-export type ContainerTargetConfig = Static<typeof ContainerTargetSchema>;
+/**
+ * A target's entry in config.json: the fields every kind has, and its kind's own (runner/kinds/: each
+ * kind states them once, and config.json, run.json and `targets add` are checked from that).
+ */
+export interface TargetConfig {
+	kind: string;
+	/** Runs there at a time. */
+	max: number;
+	/** Variables forwarded to its workers, by name. */
+	env: string[];
+	[field: string]: unknown;
+}
+/** A run's copy of its target's config (run.json /target): the entry and its name. */
+export type TargetSnapshot = TargetConfig & { name: string };
+/** <store>/config.json, checked by its one reader (runner/life/board-config.mjs). */
+export interface BoardConfig {
+	version: number;
+	/** The local concurrency limit (AGENT_BOARD_MAX_RUNNING is only its default). */
+	maxRunning?: number;
+	targets: Record<string, TargetConfig>;
+}
 /** A target run's connection as its link mirrors it. */
 export type LinkState = Static<typeof LinkSchema>;
 
@@ -223,10 +234,16 @@ export interface BoardService {
 	dispatch(options: DispatchOptions): Promise<BoardRow>;
 	/** Every row started for `options` (one, or an attempt set of `count`). */
 	dispatchAttempts(options: DispatchOptions): Promise<BoardRow[]>;
-	/** All rows (archived included only when asked), reconciled: dead runners become failed. */
+	/** All rows (archived included only when asked), as read: a run whose owner died reads as failed. Reads only. */
 	/** `slim`: ended runs' events, stderr tail, receipts and whole answer may be left out (what a list line needs). */
 	list(options?: { includeArchived?: boolean; slim?: boolean }): Promise<BoardRow[]>;
 	get(id: string, options?: { slim?: boolean }): Promise<BoardRow | undefined>;
+	/**
+	 * Writes what reads found (the supervise step: pump the queue, record derived ends, relink target runs,
+	 * settle merges, tidy live marks), on a store this process may write; `all`: every row, as list's own
+	 * pump. Returns the ids of rows it changed.
+	 */
+	supervise?(options?: { all?: boolean }): Promise<readonly string[]>;
 	/** The rows that count in the footer and strip (live or asking), from the live summary: no store pass. */
 	liveRows?(): Promise<BoardRow[]>;
 	/** Every row id, oldest first (ids are time-sortable); names only, no row is read. */
@@ -259,4 +276,53 @@ export interface BoardService {
 	merge(id: string, options?: MergeOptions): Promise<MergeResult>;
 	/** Where rows run: this machine and the board's targets (ssh hosts, containers), with their limits. */
 	readonly targets: TargetsApi;
+}
+
+/** One line per requirement of `targets check`: ok, or what is wrong and how to fix it. */
+export interface CheckItem {
+	name: string;
+	ok: boolean;
+	detail: string;
+	fix?: string;
+}
+
+/** What a check is doing, as it goes (`targets check` shows it). */
+export interface CheckProgress {
+	checking(what: string): void;
+	item(item: CheckItem): void;
+}
+
+/** A target as `targets add` (or a tool) describes it: its kind and its fields as given. */
+export type TargetInput = { kind: string; max?: number; env?: string[] } & Record<string, unknown>;
+
+export interface TargetView {
+	name: string;
+	kind: string;
+	/** One line: where runs go ("this machine", "ssh dev (dir .agent-board)", "podman image x"). */
+	where: string;
+	max: number;
+	running: number;
+	queued: number;
+	/** Rows there that cannot reach it: the oldest since, and its reason. */
+	unreachable?: { since: number; reason: string };
+	config?: TargetConfig;
+	/** What `targets check <name>` wants after an add ("--install"). */
+	checkArgs?: string;
+}
+
+export interface TargetCheck {
+	target: string;
+	ok: boolean;
+	items: CheckItem[];
+}
+
+/** Where rows run: this machine ("local") and the board's targets, with their limits. */
+export interface TargetsApi {
+	list(): Promise<TargetView[]>;
+	add(name: string, input: TargetInput): Promise<TargetView>;
+	remove(name: string): Promise<void>;
+	/** `progress`: what is being checked, and each line as soon as it is known. */
+	check(name: string, options?: { install?: boolean; progress?: CheckProgress }): Promise<TargetCheck>;
+	/** The concurrency limit of a target, or of this machine ("local"). */
+	setLimit(name: string, max: number): Promise<void>;
 }

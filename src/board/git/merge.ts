@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { BoardRow, MergedInfo, MergeIntent, MergeOptions, MergePlan, MergeResult } from "../engine/types.ts";
 import { snapshotTree } from "./worktree.ts";
+import { notOver } from "../../../runner/life/phase.mjs";
 
 interface GitRun {
 	code: number;
@@ -101,7 +102,7 @@ function checkMain(repo: string): { head: string; into: string } {
 /** Everything a merge will do, or the reason it cannot run. Reads only. */
 export function planMerge(row: BoardRow): MergePlan {
 	if (!row.branch || !row.repo) throw new Error(`row ${row.id} has no worktree; only rows dispatched into a worktree can be merged`);
-	if (row.state === "queued" || row.state === "working" || row.alive) throw new Error(`row ${row.id} is still ${row.state}; wait for it to finish or stop it before merging`);
+	if (notOver(row)) throw new Error(`row ${row.id} is still ${row.state}; wait for it to finish or stop it before merging`);
 	const { repo, branch, worktreePath } = row;
 	if (!existsSync(repo)) throw new Error(`repository ${repo} of row ${row.id} no longer exists`);
 	const { head, into } = checkMain(repo);

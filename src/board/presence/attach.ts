@@ -4,8 +4,9 @@
  * back to it. The record survives pi's session switch, which reloads this extension; while it holds,
  * pi's footer says which row this is and how to go back.
  */
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { ensureDir, writeFileAtomic } from "../../../runner/store/fs-util.mjs";
 import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { BoardRow, BoardService } from "../engine/types.ts";
 import { clean } from "../view-model/row-text.ts";
@@ -39,11 +40,8 @@ export async function loadAttach(storeDir: string, pid = process.pid): Promise<A
 }
 
 export async function saveAttach(storeDir: string, record: AttachRecord, pid = process.pid): Promise<void> {
-	const file = recordPath(storeDir, pid);
-	await mkdir(join(storeDir, "attach"), { recursive: true, mode: 0o700 });
-	const tmp = `${file}.tmp`;
-	await writeFile(tmp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
-	await rename(tmp, file);
+	ensureDir(join(storeDir, "attach"));
+	writeFileAtomic(recordPath(storeDir, pid), `${JSON.stringify(record)}\n`);
 }
 
 export async function clearAttach(storeDir: string, pid = process.pid): Promise<void> {

@@ -67,6 +67,15 @@ export const DELIVERY_TEXT: Record<ReplyResult["delivery"], string> = {
 	pending: "left in the running agent's inbox; no receipt yet",
 };
 
+/**
+ * list's own pump: the supervise step over every row first (on a store this process may write: one it
+ * can only read is listed as read, unchanged), then the rows.
+ */
+export async function listSupervised(service: BoardService, options: { includeArchived?: boolean; slim?: boolean }): Promise<BoardRow[]> {
+	await service.supervise?.({ all: true });
+	return service.list(options);
+}
+
 /** Resolves an id or unique id prefix or exact name. */
 export function resolveRow(rows: readonly BoardRow[], key: string): BoardRow | string {
 	const exact = rows.find((row) => row.id === key) ?? rows.find((row) => row.name === key);
@@ -84,7 +93,7 @@ export function resolveRow(rows: readonly BoardRow[], key: string): BoardRow | s
 export async function runSubcommand(service: BoardService, parsed: Extract<Parsed, { ok: true }>, cwd: string, now = Date.now(), io: AttemptIo = {}): Promise<string> {
 	if ("help" in parsed && parsed.help) return parsed.help === "one" ? subcommandHelp(parsed.name) : USAGE;
 	// The table shows one line a row: the slim rows (no events or whole answers parsed again) do.
-	if (parsed.name === "list") return formatTable(await service.list({ includeArchived: "all" in parsed ? parsed.all : false, slim: true }), now, "all" in parsed ? parsed.all : false);
+	if (parsed.name === "list") return formatTable(await listSupervised(service, { includeArchived: "all" in parsed ? parsed.all : false, slim: true }), now, "all" in parsed ? parsed.all : false);
 	if (parsed.name === "back") throw new Error("back switches pi's session: it works in interactive pi only");
 	if ("targets" in parsed) return runTargetsCommand(service, parsed.targets, io.progress);
 	if (parsed.name === "gc") return formatGcReport(gc(service.storeDir, { dryRun: "dryRun" in parsed ? parsed.dryRun : false }));

@@ -3,7 +3,7 @@
  * text, the completion list and the README's subcommand block are all made from it (a test holds the
  * README to it), so a new subcommand is one row here.
  */
-import { TARGETS_USAGE } from "../targets/targets-usage.ts";
+import { targetsUsage } from "../targets/targets-usage.ts";
 
 export interface SubcommandSpec {
 	name: string;
@@ -53,7 +53,7 @@ export const USAGE = ["usage:", ...SUBCOMMAND_TABLE.map((s) => `  /agent-board $
 export function subcommandHelp(name: string): string {
 	const s = spec(name);
 	if (!s) return USAGE;
-	const more = name === "targets" ? TARGETS_USAGE.split("\n").map((line) => `  /agent-board ${line}`) : [];
+	const more = name === "targets" ? targetsUsage().split("\n").map((line) => `  /agent-board ${line}`) : [];
 	return [`usage: /agent-board ${s.usage}`, s.what, ...more, ...("takesRow" in s && s.takesRow ? [ID_NOTE] : [])].join("\n");
 }
 

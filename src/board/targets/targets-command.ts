@@ -2,9 +2,10 @@
  * `/agent-board targets ...`: list, add, check, remove, as plain text for scripts and non-TUI modes.
  * Parsing is pure and refuses bad input before anything runs; the subcommand table wires it in.
  */
+import { fieldsOf, type TargetKind } from "../../../runner/kinds/kind.mjs";
+import { allKinds, selectorUsage } from "../../../runner/kinds/kinds.mjs";
 import { sanitizeText } from "../engine/sanitize.ts";
-import type { BoardService } from "../engine/types.ts";
-import type { CheckItem, CheckProgress, TargetCheck, TargetInput, TargetView } from "./targets-api.ts";
+import type { BoardService, CheckItem, CheckProgress, TargetCheck, TargetInput, TargetView } from "../engine/types.ts";
 
 export type TargetsParsed =
 	| { ok: true; action: "list" }
@@ -40,52 +41,63 @@ export function splitWords(text: string): string[] | string {
 	return words;
 }
 
-const VALUE_FLAGS = ["--ssh", "--ssh-config", "--dir", "--pi", "--max", "--env", "--container", "--image", "--engine-host", "--network", "--cpus", "--memory"];
+/** Every flag `targets add` takes, with the kinds that have it and the field it sets. */
+function addFlags(): Map<string, { field: string; type: string; kinds: TargetKind[] }> {
+	const flags = new Map<string, { field: string; type: string; kinds: TargetKind[] }>();
+	for (const kind of allKinds()) {
+		for (const [field, spec] of fieldsOf(kind)) {
+			if (!spec.flag) continue;
+			const known = flags.get(spec.flag) ?? { field, type: spec.type, kinds: [] };
+			known.kinds.push(kind);
+			flags.set(spec.flag, known);
+		}
+	}
+	return flags;
+}
 
 function number(value: string, flag: string): number | string {
 	return /^\d+(\.\d+)?$/.test(value) ? Number(value) : `${flag} needs a number, got ${JSON.stringify(value)}`;
 }
 
+/** "a or b", "a, b or c" */
+const either = (words: string[]) => (words.length < 2 ? words.join("") : `${words.slice(0, -1).join(", ")} or ${words.at(-1)}`);
+
 function parseAdd(words: string[]): TargetsParsed {
 	const [name, ...rest] = words;
 	if (!name || name.startsWith("--")) return { ok: false, error: "targets add needs a name" };
-	const flags = new Map<string, string>();
-	const env: string[] = [];
+	const known = addFlags();
+	const given = new Map<string, string | string[]>();
 	for (let i = 0; i < rest.length; i += 2) {
 		const flag = rest[i] ?? "";
 		const value = rest[i + 1];
-		if (!VALUE_FLAGS.includes(flag)) return { ok: false, error: `targets add: unknown option ${JSON.stringify(flag)}` };
+		const spec = known.get(flag);
+		if (!spec) return { ok: false, error: `targets add: unknown option ${JSON.stringify(flag)}` };
 		if (value === undefined) return { ok: false, error: `targets add: ${flag} needs a value` };
-		if (flag === "--env") env.push(value);
-		else if (flags.has(flag)) return { ok: false, error: `targets add: ${flag} given twice` };
-		else flags.set(flag, value);
+		const before = given.get(flag);
+		// A list field (--env) takes the flag again; any other flag once.
+		if (spec.type === "words" && spec.field === "env") given.set(flag, [...(Array.isArray(before) ? before : []), value]);
+		else if (before !== undefined) return { ok: false, error: `targets add: ${flag} given twice` };
+		else given.set(flag, value);
 	}
-	const max = flags.has("--max") ? number(flags.get("--max") ?? "", "--max") : undefined;
-	if (typeof max === "string") return { ok: false, error: max };
-	const common = { ...(max === undefined ? {} : { max }), ...(env.length ? { env } : {}) };
-	const ssh = flags.get("--ssh");
-	const engine = flags.get("--container");
-	if ((ssh === undefined) === (engine === undefined)) return { ok: false, error: "targets add needs exactly one of --ssh <host> or --container docker|podman" };
-	const only = (allowed: string[]) => [...flags.keys()].find((flag) => !allowed.includes(flag));
-	if (ssh !== undefined) {
-		const stray = only(["--ssh", "--ssh-config", "--dir", "--pi", "--max"]);
-		if (stray) return { ok: false, error: `targets add --ssh: ${stray} is for container targets` };
-		const input: TargetInput = { kind: "ssh", host: ssh, ...common };
-		if (flags.has("--ssh-config")) input.sshConfig = flags.get("--ssh-config");
-		if (flags.has("--dir")) input.dir = flags.get("--dir");
-		if (flags.has("--pi")) input.pi = flags.get("--pi");
-		return { ok: true, action: "add", name, input };
+	const selected = allKinds().filter((kind) => fieldsOf(kind).some(([, spec]) => spec.selects && spec.flag && given.has(spec.flag)));
+	const [kind] = selected;
+	if (!kind || selected.length > 1) return { ok: false, error: `targets add needs exactly one of ${either(allKinds().map(selectorUsage))}` };
+	const own = new Map(fieldsOf(kind).flatMap(([field, spec]) => (spec.flag ? [[spec.flag, { field, spec }] as const] : [])));
+	const stray = [...given.keys()].find((flag) => !own.has(flag));
+	if (stray) return { ok: false, error: `targets add ${selectorUsage(kind).split(" ")[0]}: ${stray} is for ${either((known.get(stray)?.kinds ?? []).map((k) => k.what))} targets` };
+	const input: TargetInput = { kind: kind.kind };
+	for (const [flag, { field, spec }] of own) {
+		const value = given.get(flag);
+		if (value === undefined) {
+			if (spec.required && spec.default === undefined) return { ok: false, error: `targets add ${selectorUsage(kind).split(" ")[0]} needs ${flag} ${spec.value}` };
+			continue;
+		}
+		if (spec.type === "number") {
+			const parsed = number(String(value), flag);
+			if (typeof parsed === "string") return { ok: false, error: parsed };
+			input[field] = parsed;
+		} else input[field] = value;
 	}
-	const stray = only(["--container", "--image", "--engine-host", "--network", "--max", "--cpus", "--memory"]);
-	if (stray) return { ok: false, error: `targets add --container: ${stray} is for ssh targets` };
-	const image = flags.get("--image");
-	if (!image) return { ok: false, error: "targets add --container needs --image <image>" };
-	const cpus = flags.has("--cpus") ? number(flags.get("--cpus") ?? "", "--cpus") : undefined;
-	if (typeof cpus === "string") return { ok: false, error: cpus };
-	const input: TargetInput = { kind: "container", engine: engine ?? "", image, ...common, ...(cpus === undefined ? {} : { cpus }) };
-	if (flags.has("--engine-host")) input.engineHost = flags.get("--engine-host");
-	if (flags.has("--network")) input.network = flags.get("--network");
-	if (flags.has("--memory")) input.memory = flags.get("--memory");
 	return { ok: true, action: "add", name, input };
 }
 
@@ -165,7 +177,7 @@ export async function runTargetsCommand(service: BoardService, parsed: Extract<T
 			return formatTargets(await service.targets.list());
 		case "add": {
 			const view = await service.targets.add(parsed.name, parsed.input);
-			return `added target ${view.name}: ${sanitizeText(view.where)}, up to ${view.max} at a time\ncheck it: /agent-board targets check ${view.name}${view.kind === "ssh" ? " --install" : ""}`;
+			return `added target ${view.name}: ${sanitizeText(view.where)}, up to ${view.max} at a time\ncheck it: /agent-board targets check ${view.name}${view.checkArgs ? ` ${view.checkArgs}` : ""}`;
 		}
 		case "check": {
 			const check = await service.targets.check(parsed.name, { install: parsed.install, ...(progress ? { progress: checkProgress(progress) } : {}) });

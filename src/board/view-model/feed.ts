@@ -10,6 +10,7 @@ import { setImmediate } from "node:timers";
 import type { BoardRow, BoardService } from "../engine/types.ts";
 import { addCount, type RowCounts } from "./row-text.ts";
 import { keptWhole, slimRow } from "./row-slim.ts";
+import { notOver } from "../../../runner/life/phase.mjs";
 
 /** `relisted`: the whole store was read again (its ids are every row, gone ones included). */
 export type FeedListener = (changedIds: readonly string[], relisted: boolean) => void;
@@ -237,7 +238,7 @@ export class BoardFeed {
 		this.rowMap.set(id, row);
 		addCount(this.tally, row, 1);
 		if (row.target) this.remote.add(id);
-		if (!row.archived && (row.alive || row.state === "needs_input" || row.state === "working" || row.state === "queued")) this.live.add(id);
+		if (!row.archived && (notOver(row) || row.state === "needs_input")) this.live.add(id);
 	}
 
 	/** Re-read these rows (after a local action, or as the watcher reported); resolves when applied. */

@@ -3,10 +3,10 @@
  * the next dispatch starts where the user left off. Written via temp+rename, 0600 (a cwd and model
  * are private).
  */
-import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { mkdir, open, rename, unlink, writeFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
+import { ensureDir, writeFileAtomic } from "../../../runner/store/fs-util.mjs";
 import { shapeError, PrefsSchema } from "../engine/schemas.ts";
 import type { ThinkingLevel, WorktreeMode } from "../engine/types.ts";
 
@@ -52,15 +52,6 @@ export async function loadPrefs(storeDir: string): Promise<DispatchPrefs> {
 }
 
 export async function savePrefs(storeDir: string, prefs: DispatchPrefs): Promise<void> {
-	await mkdir(storeDir, { recursive: true, mode: 0o700 });
-	const file = join(storeDir, PREFS_FILE);
-	const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-	try {
-		// "wx": never write through a file (or symlink) planted at the temp name.
-		await writeFile(tmp, `${JSON.stringify(prefs, null, 2)}\n`, { mode: 0o600, flag: "wx" });
-		await rename(tmp, file);
-	} catch (error) {
-		await unlink(tmp).catch(() => undefined);
-		throw error;
-	}
+	ensureDir(storeDir);
+	writeFileAtomic(join(storeDir, PREFS_FILE), `${JSON.stringify(prefs, null, 2)}\n`);
 }

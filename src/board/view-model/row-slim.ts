@@ -5,6 +5,7 @@
  * console) and a live row are kept whole (BoardFeed.hold).
  */
 import type { BoardRow } from "../engine/types.ts";
+import { notOver } from "../../../runner/life/phase.mjs";
 
 /** Characters of the answer kept: more than the widest summary column shows. */
 export const SLIM_TEXT = 512;
@@ -17,5 +18,5 @@ export function slimRow(row: BoardRow): BoardRow {
 
 /** Rows kept whole anyway: what they do now changes by the second and they are few. */
 export function keptWhole(row: BoardRow): boolean {
-	return row.alive || row.state === "working" || row.state === "queued" || row.state === "needs_input";
+	return notOver(row) || row.state === "needs_input";
 }

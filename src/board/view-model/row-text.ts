@@ -4,7 +4,7 @@
  * reply. Pure: no I/O, no theme, so it is cheap to test and to run for the rows on screen.
  */
 import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
-import { LOCAL_TARGET } from "../../../runner/life/board-config.mjs";
+import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { LIVE_TEXT_CHARS } from "../../../runner/life/state-rules.mjs";
 import { sanitizeText } from "../engine/sanitize.ts";
 import type { AttemptInfo, BoardRow, DiffStats, FileOverlap, MergedInfo, RowState } from "../engine/types.ts";

@@ -1,20 +1,21 @@
 /**
- * No container outlives its run: a killed link, a board restart or a crashed pi must not leave one
- * running that no row owns. Board reads look for them (by label, at most once a minute per process,
- * in the background) and remove those whose run is over or whose row is gone. A run that is not over
- * keeps its container: its link is alive, or the next read starts a new one.
+ * Nothing a kind leaves at a target outlives its run: a killed link, a board restart or a crashed pi
+ * must not leave, say, a container running that no row owns. Each kind that can leave something
+ * (its object's `reconcile`: containers, by label) is asked at most once a minute per process, in the
+ * background, to remove what belongs to runs that are over or to rows that are gone. A run that is not
+ * over keeps what it has: its link is alive, or a new one takes it over.
  */
 import { existsSync } from "node:fs";
-import { reconcile } from "../../../runner/kinds/container/container-transport.mjs";
+import { kindOf } from "../../../runner/kinds/kinds.mjs";
+import { readBoardConfig } from "../../../runner/life/board-config.mjs";
 import { runEnded } from "../../../runner/life/state-rules.mjs";
-import type { EngineContext } from "../engine/engine-context.ts";
-import { isValidId } from "../engine/ids.ts";
-import { FileCache, readMeta, readStatus } from "../engine/store.ts";
-import { readBoardConfig } from "./board-config.ts";
+import type { EngineContext } from "./engine-context.ts";
+import { isValidId } from "./ids.ts";
+import { FileCache, readMeta, readStatus } from "./store.ts";
 
 const EVERY_MS = 60_000;
 
-export function containerReconciler(ctx: EngineContext): { maybe(): void; now(): Promise<string[]> } {
+export function targetsReconciler(ctx: EngineContext): { maybe(): void; now(): Promise<string[]> } {
 	let last = 0;
 	let running: Promise<string[]> | undefined;
 
@@ -25,7 +26,7 @@ export function containerReconciler(ctx: EngineContext): { maybe(): void; now():
 			if (meta.currentRunId !== runId) return false;
 			return !runEnded(readStatus(ctx.paths.run(rowId, runId), new FileCache()));
 		} catch {
-			// An unreadable row keeps its container: removing it could lose work the row cannot show.
+			// An unreadable row keeps what it has: removing it could lose work the row cannot show.
 			return true;
 		}
 	}
@@ -39,7 +40,8 @@ export function containerReconciler(ctx: EngineContext): { maybe(): void; now():
 		}
 		const removed: string[] = [];
 		for (const [name, target] of targets) {
-			if (target.kind !== "container") continue;
+			const reconcile = kindOf(target).reconcile;
+			if (!reconcile) continue;
 			const result = await reconcile(ctx.storeDir, { ...target, name }, runIsLive);
 			removed.push(...result.removed);
 		}

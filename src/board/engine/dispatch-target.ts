@@ -3,11 +3,11 @@
  * a target of the board's config, and the row then needs a git repository with a commit: code travels
  * to the target by git and comes back the same way, so it always gets its own worktree.
  */
-import { LOCAL_TARGET } from "../../../runner/life/board-config.mjs";
-import type { TargetSnapshot } from "../../../runner/kinds/driver.mjs";
-import { checkBranchable } from "../engine/dispatch-checks.ts";
-import { BoardError } from "../engine/errors.ts";
-import { readBoardConfig } from "./board-config.ts";
+import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
+import { readBoardConfig } from "../../../runner/life/board-config.mjs";
+import { BoardError } from "../../../runner/life/reasons.mjs";
+import { checkBranchable } from "./dispatch-checks.ts";
+import type { TargetSnapshot } from "./types.ts";
 
 /** The target a dispatch names, checked: undefined for this machine. */
 export function checkDispatchTarget(storeDir: string, target: unknown, cwd: unknown): string | undefined {

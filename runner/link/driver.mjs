@@ -1,17 +1,10 @@
 // The seam between the link (target-link.mjs, the local owner of a run that runs elsewhere) and a kind
 // of target. The link mirrors files, forwards the inbox, reconnects and records the end the same way
 // for every kind; a driver only knows how to launch the far run, follow it, bring its code back and
-// stop it. ssh: driver-ssh.mjs (host-agent.mjs over one multiplexed connection). container:
-// driver-container.mjs over container-transport.mjs (the engine CLI). A Kubernetes executor would be
-// one more driver (kubectl exec -i ... host-agent.mjs), see docs/targets.md.
+// stop it. A kind's object (runner/kinds/) gives its driver: ssh's is host-agent.mjs over one
+// multiplexed connection, a container's the engine CLI. Types only.
 
-/**
- * A target as a run snapshots it into its run.json (`target`): the board config's entry (its shape is
- * src/board/engine/schemas.ts TargetConfigSchema) plus its name.
- * @typedef {import("../../src/board/engine/types.ts").SshTargetConfig} SshTargetConfig
- * @typedef {import("../../src/board/engine/types.ts").ContainerTargetConfig} ContainerTargetConfig
- * @typedef {(SshTargetConfig | ContainerTargetConfig) & { name: string }} TargetSnapshot
- */
+/** @typedef {import("../../src/board/engine/types.ts").TargetSnapshot} TargetSnapshot */
 
 /**
  * One run as the link drives it (built from the local run.json, see target-link.mjs).
@@ -64,13 +57,3 @@
  * @property {(run: LinkRun) => void} [finish]
  *   after the end is recorded here: what the kind leaves behind for nothing (a container's pi home).
  */
-
-/**
- * @param {TargetSnapshot} target @param {{ storeDir: string }} context the local store (ssh keeps its master's socket there)
- * @returns {Promise<TargetDriver>}
- */
-export async function driverFor(target, context) {
-	if (target.kind === "ssh") return (await import("./ssh/driver-ssh.mjs")).sshDriver(target, context);
-	if (target.kind === "container") return (await import("./container/driver-container.mjs")).containerDriver(target);
-	throw new Error(`unknown target kind: ${JSON.stringify(/** @type {{ kind?: unknown }} */ (target).kind)}`);
-}

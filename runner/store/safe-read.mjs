@@ -3,7 +3,7 @@
 // side stream the user's key back into the row. A file is read only when it opens without following
 // a symlink, is a regular file, and (where /proc tells) really lies inside the directory it should.
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync } from "node:fs";
-import { sep } from "node:path";
+import { dirname, join, sep } from "node:path";
 
 /** @param {string} root */
 function realRoot(root) {
@@ -82,5 +82,26 @@ export function listInside(dir) {
 		return readdirSync(dir).sort();
 	} catch {
 		return [];
+	}
+}
+
+/** @param {string} path @returns {{ pid: number, start: string } | undefined} */
+export function readProcessFile(path) {
+	try {
+		const value = JSON.parse(String(readInside(dirname(path), path) ?? ""));
+		if (typeof value?.pid === "number" && typeof value?.start === "string") return value;
+	} catch {
+		// Missing or torn: no process recorded.
+	}
+	return undefined;
+}
+
+/** @param {string} runDir @returns {Record<string, unknown> | undefined} */
+export function safeStatus(runDir) {
+	try {
+		const value = JSON.parse(String(readInside(runDir, join(runDir, "status.json")) ?? ""));
+		return value && typeof value === "object" ? value : undefined;
+	} catch {
+		return undefined;
 	}
 }

@@ -1,0 +1,51 @@
+// A target run whose link died (killed, the machine restarted) is not a dead run: it goes on at the
+// target. A new link takes it over on the run's slot and resumes the mirror where the local files stop;
+// its record goes in at once, so the next reader sees an owner. A link that keeps dying is given up
+// after a few starts, and the run is ended as its owner's death (docs/engine-targets.md, "The link").
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { writeJsonAtomic } from "../store/fs-util.mjs";
+import { processStartTime, RUN_TAG } from "../store/proc.mjs";
+import { safeStatus } from "../store/safe-read.mjs";
+import { slotOfRun, slotsOf } from "./slots.mjs";
+import { LINK_PATH, spawnRunner } from "./spawn-runner.mjs";
+
+/** Links started again for one run at most (a link that dies at once every time must not loop forever). */
+export const MAX_RELINKS = 8;
+
+/** @param {string} runDir */
+const countPath = (runDir) => join(runDir, "link-respawns.json");
+
+/** @param {string} runDir */
+function relinks(runDir) {
+	try {
+		return Number(JSON.parse(readFileSync(countPath(runDir), "utf8")).count) || 0;
+	} catch {
+		return 0;
+	}
+}
+
+/** Whether a new link may take the run over: its link did run (runner.json), and has not died too often. @param {string} runDir */
+export function relinkable(runDir) {
+	return existsSync(join(runDir, "runner.json")) && relinks(runDir) < MAX_RELINKS;
+}
+
+/**
+ * Starts a new link on the run, for a caller holding the row lock that found the run without an
+ * owner. Returns false when it cannot (ended, never started, given up): the caller ends the run then.
+ * @param {string} storeRoot @param {string} runDir @param {string} target
+ * @param {{ node: string, env: NodeJS.ProcessEnv }} spawnWith
+ */
+export function relink(storeRoot, runDir, target, spawnWith) {
+	const status = safeStatus(runDir);
+	if (!status || typeof status.endedAt === "number" || !relinkable(runDir)) return false;
+	writeJsonAtomic(countPath(runDir), { count: relinks(runDir) + 1, at: Date.now() });
+	const runId = String(status.runId);
+	const slots = slotsOf(storeRoot, target);
+	// Its slot is still held (the run is not over): the new link takes it over.
+	const slot = slotOfRun(slots.dir, runId) ?? join(slots.dir, "slot-none.json");
+	const child = spawnRunner(runDir, slot, spawnWith.node, { ...spawnWith.env, [RUN_TAG]: runId }, LINK_PATH);
+	const start = child.pid ? processStartTime(child.pid) : undefined;
+	if (child.pid && start) writeJsonAtomic(join(runDir, "runner.json"), { pid: child.pid, start });
+	return true;
+}

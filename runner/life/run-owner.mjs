@@ -1,0 +1,44 @@
+// Who owns a run right now, read from its files alone: the queue (an entry waits for it), a claimer
+// starting it (claim.json younger than the start grace, or a run dispatched a moment ago), its runner
+// or link (runner.json, its pid's start time verified), or nobody.
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { isAlive } from "../store/proc.mjs";
+import { readProcessFile } from "../store/safe-read.mjs";
+import { queuedEntryName } from "./queue.mjs";
+import { runEnded } from "./state-rules.mjs";
+
+/** A claimed run gets this long for its runner to record itself before it counts as never started. */
+export const RUNNER_START_GRACE_MS = 15_000;
+
+/** @typedef {"queue" | "starting" | "runner" | "none"} RunOwner */
+
+/** @param {string} path */
+function mtime(path) {
+	try {
+		return statSync(path).mtimeMs;
+	} catch {
+		return 0;
+	}
+}
+
+/** Whether the run's runner (or link) runs: its record, and its pid's start time. @param {string} runDir */
+export function ownerAlive(runDir) {
+	const record = readProcessFile(join(runDir, "runner.json"));
+	return !!record && isAlive(record.pid, record.start);
+}
+
+/**
+ * @param {string} storeRoot @param {string} runDir @param {import("./state-rules.mjs").RunStatus} status @param {number} [now]
+ * @returns {RunOwner}
+ */
+export function runOwner(storeRoot, runDir, status, now = Date.now()) {
+	if (runEnded(status)) return "none";
+	if (ownerAlive(runDir)) return "runner";
+	if (existsSync(join(runDir, "runner.json"))) return "none";
+	const claim = join(runDir, "claim.json");
+	if (existsSync(claim)) return now - mtime(claim) < RUNNER_START_GRACE_MS ? "starting" : "none";
+	if (queuedEntryName(storeRoot, status.runId)) return "queue";
+	// Dispatched a moment ago and not yet in the queue listing we read.
+	return now - status.createdAt < RUNNER_START_GRACE_MS ? "starting" : "none";
+}

@@ -1,0 +1,36 @@
+// Starting a run's owner: the runner (job-runner.mjs) of a local run or a target's far run, the link
+// (target-link.mjs) of a local run that runs elsewhere. Detached, on the run's log, tagged by the caller.
+import { spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { FILE_MODE } from "../store/fs-util.mjs";
+import { RUN_TAG } from "../store/proc.mjs";
+import { recordStartFailure } from "./run-end.mjs";
+import { releaseSlot } from "./slots.mjs";
+
+export const RUNNER_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../job-runner.mjs");
+export const LINK_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../link/target-link.mjs");
+
+/**
+ * Spawns the detached runner of a claimed run on its log fd (closed here; opened here when not given).
+ * Its failure to start is recorded by the runner's absence: readers turn a claimed run with no runner
+ * into "failed: runner never started". A target run's owner is its link (LINK_PATH), spawned the same way.
+ * @param {string} runDir @param {string} slot @param {string} node @param {NodeJS.ProcessEnv} env
+ * @param {string} [script] @param {number} [logFd]
+ */
+export function spawnRunner(runDir, slot, node, env, script = RUNNER_PATH, logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE)) {
+	try {
+		// A small young generation: a long stream's garbage is collected as it comes (about 30 MB less peak RSS).
+		const child = spawn(node, ["--max-semi-space-size=2", script, join(runDir, "run.json"), slot], { detached: true, stdio: ["ignore", logFd, logFd], cwd: runDir, env });
+		child.on("error", (error) => {
+			// The pumper claimed this run and still owns it: it records why the run never started.
+			releaseSlot(slot, String(env[RUN_TAG]));
+			recordStartFailure(runDir, `could not start the runner with ${node}: ${error.message}`);
+		});
+		child.unref();
+		return child;
+	} finally {
+		closeSync(logFd);
+	}
+}

@@ -1,0 +1,87 @@
+/**
+ * The board's targets: list them with their limits and what runs there, add, check (each requirement
+ * ok or what is wrong and how to fix it), remove (refused while rows run or wait there), and change a
+ * limit (the local one included), which the queue applies at its next pump. Kind-agnostic: what differs
+ * per kind (its fields, its words, its check, what remove leaves) is asked of its object (runner/kinds/).
+ */
+import { getAgentDir } from "@earendil-works/pi-coding-agent";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
+import { kindOf, targetFromInput } from "../../../runner/kinds/kinds.mjs";
+import { notOver, phase } from "../../../runner/life/phase.mjs";
+import { checkNewTargetName, readBoardConfig, updateBoardConfig } from "../../../runner/life/board-config.mjs";
+import { BoardError } from "../../../runner/life/reasons.mjs";
+import type { EngineContext } from "./engine-context.ts";
+import type { BoardRow, TargetConfig, TargetsApi, TargetView } from "./types.ts";
+
+/** listLive: the rows that may run or wait (the live summary: O(live rows)); listRows: every row. */
+export function targetsApi(ctx: EngineContext, listLive: () => Promise<BoardRow[]>, listRows: () => Promise<BoardRow[]>): TargetsApi {
+	function known(name: string): TargetConfig {
+		const config = readBoardConfig(ctx.storeDir).targets[name];
+		if (!config) throw new BoardError("invalid", `unknown target ${name}`);
+		return config;
+	}
+
+	/** A target's view without its rows. */
+	function viewOf(name: string, target: TargetConfig): TargetView {
+		const kind = kindOf(target);
+		return { name, kind: target.kind, where: kind.describe(target), max: target.max, running: 0, queued: 0, config: target, ...(kind.checkArgs ? { checkArgs: kind.checkArgs } : {}) };
+	}
+
+	return {
+		async list() {
+			const config = readBoardConfig(ctx.storeDir);
+			// Running, queued and unreachable rows are all live: S and `targets` never read the whole store.
+			const rows = await listLive();
+			const withRows = (view: TargetView): TargetView => {
+				const here = rows.filter((row) => (row.target ?? LOCAL_TARGET) === view.name);
+				const unreachable = here.flatMap((row) => (row.unreachable ? [row.unreachable] : [])).sort((a, b) => a.since - b.since)[0];
+				return {
+					...view,
+					running: here.filter((row) => phase(row).phase === "live" || phase(row).why === "unowned").length,
+					queued: here.filter((row) => phase(row).why === "queued").length,
+					...(unreachable ? { unreachable } : {}),
+				};
+			};
+			const local: TargetView = { name: LOCAL_TARGET, kind: LOCAL_TARGET, where: "this machine", max: config.maxRunning ?? ctx.maxConcurrent, running: 0, queued: 0 };
+			return [withRows(local), ...Object.entries(config.targets).map(([name, target]) => withRows(viewOf(name, target)))];
+		},
+		async add(name, input) {
+			const target = targetFromInput(input);
+			ctx.init();
+			await updateBoardConfig(ctx.storeDir, (config) => {
+				config.targets[checkNewTargetName(config, name)] = target;
+			});
+			return viewOf(name, target);
+		},
+		async remove(name) {
+			const config = known(name);
+			const busy = (await listRows()).filter((row) => row.target === name && notOver(row));
+			if (busy.length > 0) throw new BoardError("busy", `target ${name} has ${busy.length} row(s) running or waiting there (${busy.map((row) => row.id).join(", ")}): stop them first`);
+			await updateBoardConfig(ctx.storeDir, (current) => {
+				delete current.targets[name];
+			});
+			kindOf(config).forget?.({ ...config, name }, { storeDir: ctx.storeDir });
+			rmSync(join(ctx.storeDir, "targets", name, "slots"), { recursive: true, force: true });
+		},
+		async check(name, options = {}) {
+			const config = known(name);
+			// The --env values go as a run's do (in the program on stdin, never argv): they may hold the model's key.
+			const env = Object.fromEntries(config.env.flatMap((key) => (ctx.env[key] === undefined ? [] : [[key, String(ctx.env[key])]])));
+			const items = await kindOf(config).check({ ...config, name }, { storeDir: ctx.storeDir, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir(), install: options.install === true, env, ...(options.progress ? { progress: options.progress } : {}) });
+			return { target: name, ok: items.every((item) => item.ok), items };
+		},
+		async setLimit(name, max) {
+			if (!Number.isInteger(max) || max < 1) throw new BoardError("invalid", `a limit must be a whole number >= 1 (got ${JSON.stringify(max)})`);
+			ctx.init();
+			await updateBoardConfig(ctx.storeDir, (config) => {
+				if (name === LOCAL_TARGET) config.maxRunning = max;
+				else if (config.targets[name]) config.targets[name].max = max;
+				else throw new BoardError("invalid", `unknown target ${name}`);
+			});
+			// Applied at once to what is queued.
+			ctx.pump(true);
+		},
+	};
+}
