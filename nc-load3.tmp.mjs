@@ -1,4 +1,5 @@
-import { createJiti } from "./node_modules/@earendil-works/pi-coding-agent/dist/bundle/chunks/jiti-loader-GL4HJFAD.js";
+import { enableCompileCache } from "node:module"; enableCompileCache();
+import { createJiti } from "jiti";
 import * as piAgent from "@earendil-works/pi-coding-agent";
 import * as typebox from "typebox";
 const entry = process.argv[2];

@@ -2,7 +2,7 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { boardLoader } from "./loader.ts";
 import { registerBoardTools } from "./tools.ts";
 import { registerBoardUi } from "./ui.ts";
-import { isWorker } from "./worker-env.ts";
+import { isWorker } from "./worker-env.mjs";
 
 /** Registers the board from light modules; its engine and dashboard load on first use (loader.ts). */
 export async function registerBoard(pi: ExtensionAPI): Promise<void> {

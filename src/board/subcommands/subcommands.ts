@@ -9,7 +9,8 @@ import type { BoardRow, BoardService, ReplyResult } from "../engine/types.ts";
 import { parseAttemptSubcommand, runAttemptSubcommand, type AttemptIo, type AttemptParsed } from "./attempt-subcommands.ts";
 import { attemptDetail } from "./attempt-text.ts";
 import { formatDetail, formatTable } from "./table.ts";
-import { SUBCOMMANDS, type SubcommandName, subcommandHelp, takesRow, USAGE } from "./usage.ts";
+import { subcommandHelp } from "./help.ts";
+import { SUBCOMMANDS, type SubcommandName, takesRow, USAGE } from "./usage.ts";
 
 export { SUBCOMMANDS, type SubcommandName, USAGE } from "./usage.ts";
 
