@@ -1,7 +1,6 @@
 /** /ponytail: response modes injected as a structured prompt section, persisted per session branch. */
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { appendCommandLog, commandLogFile, formatCommandLog, readCommandLog } from "./command-log.mjs";
 import { type PonytailSettings, resolveSettings, userConfigFile, writeDefaultMode } from "./config.mjs";
 import {
 	type ActiveLevel,
@@ -82,7 +81,9 @@ export function registerPonytail(pi: ExtensionAPI): void {
 		syncStatus(ctx);
 	};
 
-	const logCommand = (command: string, args: string): void => {
+	// The command log's code loads with the first command: pi's start-up does not need it.
+	const logCommand = async (command: string, args: string): Promise<void> => {
+		const { appendCommandLog, commandLogFile } = await import("./command-log.mjs");
 		const file = commandLogFile(process.env);
 		if (!file) return;
 		try {
@@ -154,6 +155,7 @@ export function registerPonytail(pi: ExtensionAPI): void {
 				return;
 			}
 			case "log": {
+				const { commandLogFile, formatCommandLog, readCommandLog } = await import("./command-log.mjs");
 				const file = commandLogFile(process.env);
 				say(ctx, file ? formatCommandLog(readCommandLog(file, parsed.count)) : "ponytail: command log is off (PONYTAIL_COMMAND_LOG=0)");
 				return;
@@ -172,7 +174,7 @@ export function registerPonytail(pi: ExtensionAPI): void {
 			try {
 				await handlePonytail(args, ctx);
 			} finally {
-				logCommand("ponytail", args);
+				await logCommand("ponytail", args);
 			}
 		},
 	});
@@ -181,7 +183,7 @@ export function registerPonytail(pi: ExtensionAPI): void {
 		pi.registerCommand(name, {
 			description,
 			handler: async (args, ctx) => {
-				logCommand(name, args);
+				await logCommand(name, args);
 				await sendSkill(pi, ctx, name, args, nextRunStarted);
 			},
 		});
