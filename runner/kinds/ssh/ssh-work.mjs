@@ -1,7 +1,7 @@
 // A row's workspace on an ssh host goes with its local worktree: far/work-remove.mjs runs there, sent
 // over ssh stdin (it needs no version of our files on the host). When that cannot be done the row's
 // local worktree still goes, and the sentence says where the host's copy stays and why.
-import { runFarProgram } from "./ssh-program.mjs";
+import { runFarProgram } from "./ssh-far.mjs";
 import { sshOf } from "./ssh-transport.mjs";
 
 /**
