@@ -19,6 +19,7 @@ import { initRepo } from "../test-support/git-repo.ts";
 import { createTestAgent, PI_CLI, runPi } from "../test-support/pi-harness.ts";
 import { repaintOneRow } from "./_repaint.mjs";
 import { load, pct, spread } from "./_stats.mjs";
+import { chunkLatencies, reach } from "./_stream.mjs";
 
 /** @param {string} name @param {string} fallback */
 const arg = (name, fallback) => {
@@ -132,25 +133,14 @@ async function streamToScreen(feed, board) {
 	const unsubscribe = feed.subscribe(() => {
 		// What pi does on requestRender: the next frame.
 		setImmediate(() => {
-			const line = board.render(200).find((l) => l.includes("word")) ?? "";
-			const last = [...line.matchAll(/word(\d+)/g)].at(-1);
-			if (last) seen.push({ at: Date.now(), length: words.indexOf(`word${last[1]} `) + last[0].length });
+			const length = reach(board.render(200).find((l) => l.includes("word")) ?? "", words);
+			if (length) seen.push({ at: Date.now(), length });
 		});
 	});
 	await until(async () => (await service.get(row.id))?.state === "completed", 120_000);
 	unsubscribe();
 	if (process.env.BENCH_DEBUG) console.log("seen", seen.length, JSON.stringify(seen.slice(0, 3)), board.render(200).slice(0, 6).join("\n"));
-	const latencies = [];
-	let length = 0;
-	for (const text of readFileSync(join(String(row.runDir), "events.jsonl"), "utf8").split("\n")) {
-		if (!text) continue;
-		const event = JSON.parse(text);
-		if (event.type === "message_start" && event.message?.role === "assistant") length = 0;
-		if (event.type !== "message_update" || typeof event.delta !== "string") continue;
-		length += event.delta.length;
-		const hit = seen.find((s) => s.length >= length);
-		if (hit) latencies.push(hit.at - event.at);
-	}
+	const latencies = chunkLatencies(String(row.runDir), seen);
 	console.log(`streamed chunk (real worker) -> newest words on the board's screen: p50 ${pct(latencies, 50)} ms, p95 ${pct(latencies, 95)} ms (n=${latencies.length})`);
 }
 

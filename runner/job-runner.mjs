@@ -21,6 +21,7 @@ import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./life/slots.mjs";
 import { isValidId, runPathsOf } from "./store/store-layout.mjs";
 import { openWorkerLink } from "./worker-link.mjs";
+import { runHelpers } from "./run-helpers.mjs"; // budgets and the supervisor, off unless the user turned them on
 
 const STATUS_INTERVAL_MS = 250;
 /** A write that failed (a full disk) is tried again this often. */
@@ -136,6 +137,7 @@ function scheduleStatus() {
 }
 
 writeStatus();
+const helpers = runHelpers(config, status, { send: (m) => link?.send(m), changed: () => scheduleStatus(), event: (e) => events.add(e, Date.now()), over: () => finished || stopping });
 
 /** @param {import("../src/board/engine/types.ts").Receipt} receipt */
 function record(receipt) {
@@ -156,7 +158,7 @@ function rejected(message, code) {
 
 /** @param {import("./life/inbox.mjs").InboxMessage} message */
 function forward(message) {
-	if (workerClosed || finished || !link?.send({ type: "message", id: message.id, text: message.text ?? "", deliverAs: message.deliverAs ?? "steer" })) {
+	if (workerClosed || finished || !link?.send({ type: "message", id: message.id, text: message.text ?? "", deliverAs: message.deliverAs ?? "steer", ...(message.answers ? { answers: message.answers } : {}) })) {
 		rejected(message, "run-ended");
 		return;
 	}
@@ -188,7 +190,7 @@ function watchInbox() {
 	}
 }
 const inboxWatcher = watchInbox();
-const inboxPoll = setInterval(serveInbox, INBOX_POLL_MS);
+const inboxPoll = setInterval(() => (serveInbox(), helpers.gate.poll()), INBOX_POLL_MS);
 
 /** @param {{ code: number | null, signal: string | null, spawnError?: string }} exit */
 async function finish(exit) {
@@ -322,10 +324,11 @@ function startWorker() {
 			return;
 		}
 		if (report.type === "ready") {
-			if (!workerReady) link?.send({ type: "prompt", text: config.prompt });
+			if (!workerReady) link?.send({ type: "prompt", text: config.prompt, holdTurns: true, ...(config.systemPrompt ? { system: config.systemPrompt } : {}) });
 			workerReady = true;
 			return;
 		}
+		if (report.type === "turn-end") return helpers.gate.onTurnEnd(report);
 		const message = forwarded.get(report.id);
 		if (!message) return;
 		forwarded.delete(report.id);
@@ -340,6 +343,7 @@ function startWorker() {
 		events.add(event, now);
 		applyEvent(status, event, now);
 		onWorkerEvent(event);
+		helpers.supervisor.onEvent(event);
 	};
 	const stdoutDone = new Promise((resolve) => {
 		stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => {

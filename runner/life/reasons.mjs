@@ -18,6 +18,7 @@ export const MAX_MESSAGE_BYTES = 1024 * 1024;
  * - start-failed, never-started, runner-died, stopped: how a run ended when its owner could not record it
  *   (run-end.mjs): it could not start; its runner never recorded itself; its runner (or link, or
  *   container) is gone; it was stopped from outside
+ * - answered: an answer for a question that is no longer waiting (a person answered first)
  */
 export const REASON_CODES = /** @type {const} */ ([
 	"run-ended",
@@ -38,6 +39,7 @@ export const REASON_CODES = /** @type {const} */ ([
 	"never-started",
 	"runner-died",
 	"stopped",
+	"answered",
 ]);
 
 /** @typedef {(typeof REASON_CODES)[number]} ReasonCode */
@@ -50,6 +52,7 @@ export const RECEIPT_REASONS = /** @type {const} */ ({
 	"too-large": `message is larger than ${MAX_MESSAGE_BYTES} bytes`,
 	unconfirmed: "the worker exited before confirming delivery",
 	"not-started": "the run did not start",
+	answered: "the question was already answered",
 });
 
 /** @typedef {keyof typeof RECEIPT_REASONS} ReceiptCode */

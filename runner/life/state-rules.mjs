@@ -92,8 +92,8 @@ export function summarize(status) {
 	return fallback[status.state];
 }
 
-/** @param {RunStatus} status @param {number} at @param {string} text */
-function pushEvent(status, at, text) {
+/** One line of the row's recent events (bounded). @param {RunStatus} status @param {number} at @param {string} text */
+export function pushEvent(status, at, text) {
 	status.recentEvents.push({ at, text: clip(flatWindow(text, "start"), 200) });
 	if (status.recentEvents.length > RECENT_EVENTS) status.recentEvents.splice(0, status.recentEvents.length - RECENT_EVENTS);
 }
@@ -285,8 +285,8 @@ export function finalize(status, exit) {
 	} else if (status.lastStopReason === "error" || status.retryFailed) {
 		status.state = "failed";
 		status.error = status.error ?? "model error";
-	} else if (status.question && status.questionSource === "tool") {
-		// ask_user parked (or its run ended while waiting): the answer resumes the session.
+	} else if (status.question && (status.questionSource === "tool" || status.questionSource === "budget")) {
+		// ask_user or a budget pause parked (or its run ended while waiting): the answer resumes the session.
 		status.state = "needs_input";
 	} else if (status.lastStopReason === "aborted") {
 		status.state = "stopped";

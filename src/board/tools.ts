@@ -2,10 +2,20 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { MAX_ATTEMPTS, WORKTREE_MODES } from "../../runner/life/vocabulary.mjs";
+import { parseAmount } from "../../runner/life/budget.mjs";
 import type { BoardLoader } from "./loader.ts";
+import type { BudgetLimit } from "./engine/types.ts";
 
 /** Diff lines returned to the model at most (the full diff is in the dashboard). */
 const MAX_DIFF_LINES = 400;
+
+/** A budget given to a tool ("50k", "$2"), or a refusal the model can read. */
+function amountParam(name: string, text: string | undefined): BudgetLimit | undefined {
+	if (text === undefined) return undefined;
+	const amount = parseAmount(text);
+	if (!amount) throw new Error(`${name}: expected an amount such as 50k or $2, got ${JSON.stringify(text)}`);
+	return amount;
+}
 
 /** Registers the tools' schemas only: the engine is loaded when a tool first runs. */
 export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
@@ -25,8 +35,13 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 			worktreeMode: Type.Optional(Type.Union(WORKTREE_MODES.map((mode) => Type.Literal(mode)))),
 			count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ATTEMPTS, description: "Parallel attempts of the prompt, each in its own worktree (needs a git repository)" })),
 			target: Type.Optional(Type.String({ description: "Where to run: a target's name (default local, this machine); needs a git repository" })),
+			preset: Type.Optional(Type.String({ description: "A preset the user defined (~/.pi/agent/agents/<name>.md): its model, target, mode, budget and instructions fill what is not given" })),
+			budget: Type.Optional(Type.String({ description: "How much each agent may spend before it pauses and asks: tokens (50k) or cost ($2)" })),
+			setBudget: Type.Optional(Type.String({ description: "With count: how much the attempt set may spend in all, tokens (200k) or cost ($5)" })),
 		}),
 		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+			const budget = amountParam("budget", params.budget);
+			const setBudget = amountParam("setBudget", params.setBudget);
 			const rows = await (await load.service()).dispatchAttempts({
 				prompt: params.prompt,
 				name: params.name,
@@ -35,6 +50,9 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 				worktreeMode: params.worktreeMode,
 				count: params.count,
 				target: params.target,
+				preset: params.preset,
+				budget,
+				setBudget,
 			});
 			const { describeRow } = await load.runtime();
 			const text = rows.map((row) => `Dispatched ${row.id} (${row.state}).\n${describeRow(row)}`).join("\n");

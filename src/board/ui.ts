@@ -86,6 +86,8 @@ export function registerBoardUi(pi: ExtensionAPI, load: BoardLoader): void {
 					const parsed = r.parseSubcommand(args);
 					if (!parsed.ok) return say(parsed.error, "error");
 					if (parsed.name === "back" && !("help" in parsed && parsed.help)) return await r.goBack(ctx, service, attached);
+					// The web server's code loads only when it is used; its login QR code gets a panel in the TUI.
+					if ("serve" in parsed) return await (await import("../web/serve-command.ts")).serveCommand(ctx, service.storeDir, parsed.serve, (text) => say(text));
 					return say(await r.runSubcommand(service, parsed, ctx.cwd, Date.now(), { confirm: ctx.hasUI ? (title, text) => ctx.ui.confirm(title, text) : undefined, progress: progressTo(ctx) }));
 				}
 				if (ctx.mode !== "tui") return say(r.formatTable(await r.listSupervised(service, { slim: true }), Date.now()));

@@ -29,6 +29,9 @@ import { listRowIds, readEventsFile, writeMeta } from "./store.ts";
 import type { BoardRow, BoardService, DiffStats, DispatchOptions } from "./types.ts";
 import { diffStats, removeWorktreeDir } from "../git/worktree.ts";
 import { removeFarWork } from "./far-work.ts";
+import { loadPresets, presetSummary } from "../presets/presets.ts";
+import { budgetControl } from "../supervisor/budget-control.ts";
+import { agentDirOf } from "../supervisor/rules-paths.ts";
 
 export type { BoardServiceOptions, StorePaths };
 
@@ -49,6 +52,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	const { paths, storeDir } = ctx;
 	const meta = metaUpdates(ctx);
 	const control = controlRun(ctx);
+	const budgets = budgetControl(ctx, meta, control.stop);
 	const supervise = supervisor(ctx, targetsReconciler(ctx));
 	const poll = safetyPoll(ctx, { liveIds: () => liveMarkIds(storeDir) });
 	// The board's safety tick: the supervise step writes what reads found, then the pass reads what changed unseen.
@@ -93,7 +97,12 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			if (!source) throw new BoardError("no-such-row", `no such row: ${id}`);
 			return dispatchAttempts(forkOptions(source, forkOpts));
 		},
-		reply: control.reply,
+		async reply(id, text, replyOptions) {
+			requireMeta(ctx, id);
+			return (await budgets.reply(id, text)) ?? control.reply(id, text, replyOptions);
+		},
+		budget: budgets.raise,
+		presets: (cwd) => loadPresets(cwd, agentDirOf(ctx.env)).map(presetSummary),
 		stop: control.stop,
 		pump: () => ctx.pump(true),
 		supervise,
