@@ -82,14 +82,11 @@ status.state = "working";
 status.startedAt = Date.now();
 status.summary = "Starting pi";
 
-let lastWrite = 0;
-let lastKey = "";
-let lastState = "";
+let [lastWrite, lastKey, lastState] = [0, "", ""];
 /** @type {NodeJS.Timeout | undefined} */
 let pendingWrite;
-let stderrLogged = 0;
-/** The start of the worker's stderr: where its error is (the status keeps the tail). */
-let stderrHead = "";
+// How much stderr is in stderr.log; its start, where the worker's error is (the status keeps the tail).
+let [stderrLogged, stderrHead] = [0, ""];
 /** @type {import("node:child_process").ChildProcess | undefined} */
 let worker;
 /** @type {string | undefined} */
