@@ -82,12 +82,11 @@ status.state = "working";
 status.startedAt = Date.now();
 status.summary = "Starting pi";
 
-let lastWrite = 0;
-let lastKey = "";
-let lastState = "";
+let [lastWrite, lastKey, lastState] = [0, "", ""];
 /** @type {NodeJS.Timeout | undefined} */
 let pendingWrite;
-let stderrLogged = 0;
+// How much stderr is in stderr.log; its start, where the worker's error is (the status keeps the tail).
+let [stderrLogged, stderrHead] = [0, ""];
 /** @type {import("node:child_process").ChildProcess | undefined} */
 let worker;
 /** @type {string | undefined} */
@@ -198,7 +197,7 @@ async function finish(exit) {
 	clearInterval(inboxPoll);
 	link?.close();
 	protectSession();
-	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping, now: Date.now() });
+	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping, now: Date.now(), stderrHead });
 	if (status.state === "failed" && (files.diskFailed || /ENOSPC|no space left/i.test(status.error ?? ""))) status.errorCode = "disk-full";
 	writeStatus();
 	// pi starts tools in their own process groups: end whatever of this run is still running.
@@ -278,6 +277,7 @@ function workerArgs() {
 /** @param {string} chunk */
 function onStderr(chunk) {
 	status.stderrTail = ((status.stderrTail ?? "") + chunk).slice(-STDERR_TAIL);
+	if (stderrHead.length < STDERR_TAIL) stderrHead += chunk.slice(0, STDERR_TAIL - stderrHead.length);
 	if (stderrLogged < STDERR_LOG_CAP) {
 		const part = chunk.slice(0, STDERR_LOG_CAP - stderrLogged);
 		stderrLogged += part.length;

@@ -240,7 +240,8 @@ describe("targets subcommand", () => {
 			{ name: "dev", kind: "ssh", where: "ssh dev (dir .agent-board)", max: 2, running: 2, queued: 3, unreachable: { since, reason: "unreachable (ssh: Connection refused)\u001b[2J" } },
 		])).toBe(["TARGET  WHERE                       RUNNING  QUEUED  STATE", "local   this machine                1/4      0       ok", "dev     ssh dev (dir .agent-board)  2/2      3       unreachable since 09:05:07: unreachable (ssh: Connection refused)"].join("\n"));
 		expect(formatCheck({ target: "dev", ok: false, items: [{ name: "node", ok: true, detail: "node v22.19.0" }, { name: "pi", ok: false, detail: "pi: not found on PATH", fix: "install pi 1.6" }] })).toBe(
-			["ok    node  node v22.19.0", "FAIL  pi    pi: not found on PATH", "            fix: install pi 1.6", "dev: not ready (1 problem)"].join("\n"),
+			// Names take 11 columns at least, so the lines a check shows as it goes line up with its report.
+			["ok    node         node v22.19.0", "FAIL  pi           pi: not found on PATH", "                   fix: install pi 1.6", "dev: not ready (1 problem)"].join("\n"),
 		);
 	});
 

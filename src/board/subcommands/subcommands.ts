@@ -11,7 +11,8 @@ import type { BoardRow, BoardService, ReplyResult } from "../engine/types.ts";
 import { parseAttemptSubcommand, runAttemptSubcommand, type AttemptIo, type AttemptParsed } from "./attempt-subcommands.ts";
 import { attemptDetail } from "./attempt-text.ts";
 import { formatDetail, formatTable } from "./table.ts";
-import { SUBCOMMANDS, type SubcommandName, subcommandHelp, takesRow, USAGE } from "./usage.ts";
+import { subcommandHelp } from "./help.ts";
+import { SUBCOMMANDS, type SubcommandName, takesRow, USAGE } from "./usage.ts";
 import { parseServeArgs, type ServeAction } from "../../web/serve-args.ts";
 
 export { SUBCOMMANDS, type SubcommandName, USAGE } from "./usage.ts";
@@ -109,7 +110,7 @@ export async function runSubcommand(service: BoardService, parsed: Extract<Parse
 	// The table shows one line a row: the slim rows (no events or whole answers parsed again) do.
 	if (parsed.name === "list") return formatTable(await listSupervised(service, { includeArchived: "all" in parsed ? parsed.all : false, slim: true }), now, "all" in parsed ? parsed.all : false);
 	if (parsed.name === "back") throw new Error("back switches pi's session: it works in interactive pi only");
-	if ("targets" in parsed) return runTargetsCommand(service, parsed.targets);
+	if ("targets" in parsed) return runTargetsCommand(service, parsed.targets, io.progress);
 	if ("serve" in parsed) {
 		// The server's code loads only when it is used.
 		const output = await (await import("../../web/serve-command.ts")).runServe(parsed.serve, service.storeDir, cwd);

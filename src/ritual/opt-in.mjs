@@ -5,21 +5,19 @@
 
 export const TRIGGER_LINE = "session handoff: read on start, write on end";
 
-/** What the probe found in one working directory. Missing instruction files are undefined. */
-export interface ProjectFacts {
-	agentsMd: string | undefined;
-	claudeMd: string | undefined;
-	hasTasksDir: boolean;
-	hasGit: boolean;
-}
+/**
+ * What the probe found in one working directory. Missing instruction files are undefined.
+ * @typedef {{ agentsMd: string | undefined, claudeMd: string | undefined, hasTasksDir: boolean, hasGit: boolean }} ProjectFacts
+ */
 
 /**
  * True when some line of the text is the trigger line. Markdown decoration around the line
  * (list bullets, quote markers, headings, backticks, emphasis) and letter case are ignored, so
  * `- **Session handoff: read on start, write on end**` counts; prose that merely mentions the
  * phrase mid-sentence does not.
+ * @param {string} text
  */
-export function hasTriggerLine(text: string): boolean {
+export function hasTriggerLine(text) {
 	for (const raw of text.split("\n")) {
 		const line = raw
 			.trim()
@@ -33,7 +31,8 @@ export function hasTriggerLine(text: string): boolean {
 	return false;
 }
 
-export function isOptedIn(facts: ProjectFacts): boolean {
+/** @param {ProjectFacts} facts */
+export function isOptedIn(facts) {
 	if (!facts.hasTasksDir || !facts.hasGit) return false;
 	return [facts.agentsMd, facts.claudeMd].some((text) => text !== undefined && hasTriggerLine(text));
 }

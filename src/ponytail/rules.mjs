@@ -5,28 +5,32 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ActiveLevel } from "./modes.ts";
+
+/** @typedef {import("./modes.mjs").ActiveLevel} ActiveLevel */
 
 export const SKILLS_DIR = join(dirname(fileURLToPath(import.meta.url)), "../../skills");
 export const RULES_FILE = join(SKILLS_DIR, "ponytail/SKILL.md");
 export const CONDENSED_LIMIT = 900;
-const LEVELS = ["lite", "full", "ultra"] as const;
+const LEVELS = ["lite", "full", "ultra"];
 
 const ROW = /^\|\s*\*\*([a-z]+)\*\*\s*\|/;
 const EXAMPLE = /^\s*-\s*([a-z]+):/;
 
-export function stripFrontmatter(text: string): string {
+/** @param {string} text */
+export function stripFrontmatter(text) {
 	const body = text.replace(/^\uFEFF/, "").replace(/\r\n/g, "\n");
 	return body.startsWith("---\n") ? body.replace(/^---\n[\s\S]*?\n---\n?/, "") : body;
 }
 
-function levelOf(line: string): string | undefined {
+/** @param {string} line @returns {string | undefined} */
+function levelOf(line) {
 	const tag = ROW.exec(line)?.[1] ?? EXAMPLE.exec(line)?.[1];
-	return tag && (LEVELS as readonly string[]).includes(tag) ? tag : undefined;
+	return tag && LEVELS.includes(tag) ? tag : undefined;
 }
 
 /** Keeps general lines and only `level`'s rows and examples. */
-export function filterForLevel(skill: string, level: string): string {
+/** @param {string} skill @param {string} level */
+export function filterForLevel(skill, level) {
 	return stripFrontmatter(skill)
 		.split("\n")
 		.filter((line) => {
@@ -38,18 +42,21 @@ export function filterForLevel(skill: string, level: string): string {
 		.trim();
 }
 
-function header(level: ActiveLevel): string {
+/** @param {ActiveLevel} level */
+function header(level) {
 	return `PONYTAIL MODE ACTIVE - level: ${level}`;
 }
 
 /** Section text for a level (pi wraps it in <ponytail> tags). */
-export function rulesForLevel(skill: string, level: ActiveLevel): string {
+/** @param {string} skill @param {ActiveLevel} level */
+export function rulesForLevel(skill, level) {
 	if (level === "review") return `${header(level)}. For this run follow the ponytail-review skill given in the user message.`;
 	return `${header(level)}\n\n${filterForLevel(skill, level).replace(/^# .*\n+/, "")}`;
 }
 
 /** Short ruleset for board workers: core line, the level's row cells, then as many rules as fit. */
-export function condensedRules(skill: string, level: ActiveLevel, limit = CONDENSED_LIMIT): string {
+/** @param {string} skill @param {ActiveLevel} level */
+export function condensedRules(skill, level, limit = CONDENSED_LIMIT) {
 	if (level === "review") return rulesForLevel(skill, level);
 	const lines = stripFrontmatter(skill).split("\n");
 	const core = lines.find((line) => line.startsWith("Core:"))?.replace(/^Core:\s*/, "") ?? "";
@@ -71,24 +78,28 @@ export function condensedRules(skill: string, level: ActiveLevel, limit = CONDEN
 	return parts.filter(Boolean).join("\n");
 }
 
-function cells(row: string): string[] {
+/** @param {string} row @returns {string[]} */
+function cells(row) {
 	return row
 		.split("|")
 		.slice(1, -1)
 		.map((cell) => cell.trim().replace(/\*\*/g, ""));
 }
 
-let cached: string | undefined;
+/** @type {string | undefined} */
+let cached;
 /** SKILL.md text; read once per process since it ships with the package. */
-export function loadRulesSkill(): string {
+export function loadRulesSkill() {
 	cached ??= readFileSync(RULES_FILE, "utf8");
 	return cached;
 }
 
-export function condensedPonytailRules(level: ActiveLevel): string {
+/** @param {ActiveLevel} level */
+export function condensedPonytailRules(level) {
 	return condensedRules(loadRulesSkill(), level);
 }
 
-export function ponytailRules(level: ActiveLevel): string {
+/** @param {ActiveLevel} level */
+export function ponytailRules(level) {
 	return rulesForLevel(loadRulesSkill(), level);
 }

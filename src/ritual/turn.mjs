@@ -5,28 +5,31 @@
  * when pi emits `agent_settled` for it, or, for a run that failed before it started (which
  * settles nothing), when the session is idle again.
  */
-import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+/** @typedef {import("@earendil-works/pi-coding-agent").ExtensionAPI} ExtensionAPI @typedef {import("@earendil-works/pi-coding-agent").ExtensionContext} ExtensionContext */
 
 /** How often the start-failure fallback looks at isIdle(); the settled event normally wins. */
 const IDLE_POLL_MS = 100;
 
 /** Resolves waiters on the next agent_settled; the extension forwards that event here. */
 export class SettleSignal {
-	private waiters: (() => void)[] = [];
+	/** @type {(() => void)[]} */
+	#waiters = [];
 
-	next(): Promise<void> {
-		return new Promise((resolve) => this.waiters.push(resolve));
+	/** @returns {Promise<void>} */
+	next() {
+		return new Promise((resolve) => this.#waiters.push(resolve));
 	}
 
-	settled(): void {
-		const waiters = this.waiters;
-		this.waiters = [];
+	settled() {
+		const waiters = this.#waiters;
+		this.#waiters = [];
 		for (const resolve of waiters) resolve();
 	}
 }
 
 /** Resolves on `settled` or once the session is idle, whichever comes first, and stops polling. */
-function runEnded(ctx: ExtensionContext, settled: Promise<void>): Promise<void> {
+/** @param {ExtensionContext} ctx @param {Promise<void>} settled @returns {Promise<void>} */
+function runEnded(ctx, settled) {
 	return new Promise((resolve) => {
 		const finish = () => {
 			clearInterval(timer);
@@ -43,8 +46,10 @@ function runEnded(ctx: ExtensionContext, settled: Promise<void>): Promise<void> 
  * Sends `content` as a custom message that starts a turn, waits for that run to end, and aborts
  * it on SIGTERM/SIGHUP so a signalled `pi -p` still stops (pi's own handler only waits for the
  * shutdown this turn runs in). Returns false when no run started.
+ * @param {ExtensionAPI} pi @param {ExtensionContext} ctx @param {SettleSignal} signal @param {string} customType @param {string} content
+ * @returns {Promise<boolean>}
  */
-export async function runTurn(pi: ExtensionAPI, ctx: ExtensionContext, signal: SettleSignal, customType: string, content: string): Promise<boolean> {
+export async function runTurn(pi, ctx, signal, customType, content) {
 	const settled = signal.next();
 	const abort = () => ctx.abort();
 	process.once("SIGTERM", abort);

@@ -4,16 +4,18 @@
  * released on failure: a missed ritual is cheaper than a doubled one.
  */
 export class RitualGuard {
-	private readonly claimed = new Set<string>();
+	/** @type {Set<string>} */
+	#claimed = new Set();
 
-	claim(cwd: string): boolean {
-		if (this.claimed.has(cwd)) return false;
-		this.claimed.add(cwd);
+	/** @param {string} cwd */
+	claim(cwd) {
+		if (this.#claimed.has(cwd)) return false;
+		this.#claimed.add(cwd);
 		return true;
 	}
 
 	/** A new session may hold its own ritual. */
-	reset(): void {
-		this.claimed.clear();
+	reset() {
+		this.#claimed.clear();
 	}
 }

@@ -1,9 +1,9 @@
 /** Reads the facts the opt-in rule needs from a working directory; never throws. */
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { ProjectFacts } from "./opt-in.ts";
 
-function readText(path: string): string | undefined {
+/** @param {string} path @returns {string | undefined} */
+function readText(path) {
 	try {
 		return readFileSync(path, "utf8");
 	} catch {
@@ -11,7 +11,8 @@ function readText(path: string): string | undefined {
 	}
 }
 
-function isDirectory(path: string): boolean {
+/** @param {string} path */
+function isDirectory(path) {
 	try {
 		return statSync(path).isDirectory();
 	} catch {
@@ -19,7 +20,8 @@ function isDirectory(path: string): boolean {
 	}
 }
 
-function exists(path: string): boolean {
+/** @param {string} path */
+function exists(path) {
 	try {
 		statSync(path);
 		return true;
@@ -28,7 +30,8 @@ function exists(path: string): boolean {
 	}
 }
 
-export function probeProject(cwd: string): ProjectFacts {
+/** @param {string} cwd @returns {import("./opt-in.mjs").ProjectFacts} */
+export function probeProject(cwd) {
 	return {
 		agentsMd: readText(join(cwd, "AGENTS.md")),
 		claudeMd: readText(join(cwd, "CLAUDE.md")),

@@ -5,20 +5,18 @@ import { join } from "node:path";
 
 export const LOG_ROTATE_BYTES = 1024 * 1024;
 
-export interface CommandLogEntry {
-	command: string;
-	args: string;
-	timestamp: string;
-}
+/** @typedef {{ command: string, args: string, timestamp: string }} CommandLogEntry */
 
-export function commandLogFile(env: NodeJS.ProcessEnv): string | undefined {
+/** @param {NodeJS.ProcessEnv} env @returns {string | undefined} */
+export function commandLogFile(env) {
 	if (env.PONYTAIL_COMMAND_LOG === "0") return undefined;
 	const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache");
 	return join(base, "ponytail", "commands.log");
 }
 
 /** Appends one line; rotates to commands.log.1 first when the file has reached the limit. */
-export function appendCommandLog(file: string, entry: CommandLogEntry, limit = LOG_ROTATE_BYTES): void {
+/** @param {string} file @param {CommandLogEntry} entry */
+export function appendCommandLog(file, entry, limit = LOG_ROTATE_BYTES) {
 	mkdirSync(join(file, ".."), { recursive: true });
 	try {
 		if (statSync(file).size >= limit) renameSync(file, `${file}.1`);
@@ -29,18 +27,20 @@ export function appendCommandLog(file: string, entry: CommandLogEntry, limit = L
 }
 
 /** The last `count` entries, oldest first; malformed lines are skipped. */
-export function readCommandLog(file: string, count: number): CommandLogEntry[] {
-	let text: string;
+/** @param {string} file @param {number} count @returns {CommandLogEntry[]} */
+export function readCommandLog(file, count) {
+	let text;
 	try {
 		text = readFileSync(file, "utf8");
 	} catch {
 		return [];
 	}
-	const entries: CommandLogEntry[] = [];
+	/** @type {CommandLogEntry[]} */
+	const entries = [];
 	for (const line of text.split("\n")) {
 		if (!line.trim()) continue;
 		try {
-			const value = JSON.parse(line) as Partial<CommandLogEntry>;
+			const value = /** @type {Partial<CommandLogEntry>} */ (JSON.parse(line));
 			if (typeof value.command === "string" && typeof value.timestamp === "string") {
 				entries.push({ command: value.command, args: typeof value.args === "string" ? value.args : "", timestamp: value.timestamp });
 			}
@@ -51,7 +51,8 @@ export function readCommandLog(file: string, count: number): CommandLogEntry[] {
 	return entries.slice(-count);
 }
 
-export function formatCommandLog(entries: CommandLogEntry[]): string {
+/** @param {CommandLogEntry[]} entries */
+export function formatCommandLog(entries) {
 	if (entries.length === 0) return "ponytail: command log is empty";
 	return entries.map((e) => `${e.timestamp} /${e.command}${e.args ? ` ${e.args}` : ""}`).join("\n");
 }
