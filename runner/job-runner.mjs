@@ -19,6 +19,7 @@ import { adoptSlot, releaseSlot } from "./life/slots.mjs";
 import { openWorkerLink } from "./worker-link.mjs";
 import { readConfig, workerArgs } from "./runner-config.mjs";
 import { oomWatch, outsideSignalReason } from "./worker-end.mjs";
+import { runHelpers } from "./run-helpers.mjs"; // budgets and the supervisor, off unless the user turned them on
 
 const STATUS_INTERVAL_MS = 250;
 /** A write that failed (a full disk) is tried again this often. */
@@ -53,22 +54,18 @@ status.state = "working";
 status.startedAt = Date.now();
 status.summary = "Starting pi";
 
-let lastWrite = 0;
-let lastKey = "";
-let lastState = "";
+let [lastWrite, lastKey, lastState] = [0, "", ""];
 /** @type {NodeJS.Timeout | undefined} */
 let pendingWrite;
-let stderrLogged = 0;
+// How much stderr is in stderr.log; its start, where the worker's error is (the status keeps the tail).
+let [stderrLogged, stderrHead] = [0, ""];
 /** @type {import("node:child_process").ChildProcess | undefined} */
 let worker;
 /** @type {string | undefined} */
 let workerStart;
 /** @type {ReturnType<typeof openWorkerLink> | undefined} */
 let link;
-let stopping = false;
-let finished = false;
-let agentStarted = false;
-let workerClosed = false;
+let [stopping, finished, agentStarted, workerClosed] = [false, false, false, false];
 /** The worker role answered on fd 3: the prompt goes out only after this. */
 let workerReady = false;
 /** The worker's process tree when a stop began: what the run's tag may miss. @type {{ pid: number, start: string }[]} */
@@ -113,6 +110,7 @@ function scheduleStatus() {
 }
 
 writeStatus();
+const helpers = runHelpers(config, status, { send: (m) => link?.send(m), changed: () => scheduleStatus(), event: (e) => events.add(e, Date.now()), over: () => finished || stopping });
 
 /** @param {import("../src/board/engine/types.ts").Receipt} receipt */
 function record(receipt) {
@@ -133,7 +131,7 @@ function rejected(message, code) {
 
 /** @param {import("./life/inbox.mjs").InboxMessage} message */
 function forward(message) {
-	if (workerClosed || finished || !link?.send({ type: "message", id: message.id, text: message.text ?? "", deliverAs: message.deliverAs ?? "steer" })) {
+	if (workerClosed || finished || !link?.send({ type: "message", id: message.id, text: message.text ?? "", deliverAs: message.deliverAs ?? "steer", ...(message.answers ? { answers: message.answers } : {}) })) {
 		rejected(message, "run-ended");
 		return;
 	}
@@ -166,7 +164,7 @@ function watchInbox() {
 	}
 }
 const inboxWatcher = watchInbox();
-const inboxPoll = setInterval(serveInbox, INBOX_POLL_MS);
+const inboxPoll = setInterval(() => (serveInbox(), helpers.gate.poll()), INBOX_POLL_MS);
 
 /** @param {{ code: number | null, signal: string | null, spawnError?: string }} exit */
 async function finish(exit) {
@@ -178,7 +176,7 @@ async function finish(exit) {
 	protectSession();
 	if (!failure && exit.signal === "SIGKILL") failure = oom?.killed();
 	if (failure && !failureCode && exit.signal === "SIGKILL" && failure.startsWith("out of memory")) failureCode = "out-of-memory";
-	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping && !failure, now: Date.now() });
+	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping && !failure, now: Date.now(), stderrHead });
 	if (status.state === "failed" && failureCode && !exit.spawnError) status.errorCode = failureCode;
 	if (status.state === "failed" && (files.diskFailed || /ENOSPC|no space left/i.test(status.error ?? ""))) status.errorCode = "disk-full";
 	if (dirLost) {
@@ -278,6 +276,7 @@ for (const signal of /** @type {const} */ (["SIGTERM", "SIGINT", "SIGHUP"])) pro
 /** @param {string} chunk */
 function onStderr(chunk) {
 	status.stderrTail = ((status.stderrTail ?? "") + chunk).slice(-STDERR_TAIL);
+	if (stderrHead.length < STDERR_TAIL) stderrHead += chunk.slice(0, STDERR_TAIL - stderrHead.length);
 	if (stderrLogged < STDERR_LOG_CAP) {
 		const part = chunk.slice(0, STDERR_LOG_CAP - stderrLogged);
 		stderrLogged += part.length;
@@ -322,10 +321,11 @@ function startWorker() {
 			return;
 		}
 		if (report.type === "ready") {
-			if (!workerReady) link?.send({ type: "prompt", text: config.prompt });
+			if (!workerReady) link?.send({ type: "prompt", text: config.prompt, holdTurns: true, ...(config.systemPrompt ? { system: config.systemPrompt } : {}) });
 			workerReady = true;
 			return;
 		}
+		if (report.type === "turn-end") return helpers.gate.onTurnEnd(report);
 		const message = forwarded.get(report.id);
 		if (!message) return;
 		forwarded.delete(report.id);
@@ -340,6 +340,7 @@ function startWorker() {
 		events.add(event, now);
 		applyEvent(status, event, now);
 		onWorkerEvent(event);
+		helpers.supervisor.onEvent(event);
 	};
 	const stdoutDone = new Promise((resolve) => {
 		stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => {

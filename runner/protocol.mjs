@@ -27,8 +27,12 @@ export const ASK_WAIT_ENV = "AGENT_BOARD_ASK_WAIT";
 export const DEFAULT_ASK_WAIT_SECONDS = 600;
 
 /**
- * @typedef {{ type: "prompt", text: string }
- *   | { type: "message", id: string, text: string, deliverAs: DeliverAs }
+ * `prompt` may ask the worker to hold each turn's end for a `go` (budgets) and carry extra system
+ * text (a preset's); a `message` with `answers` is an answer to that ask_user call only (the supervisor's:
+ * rejected "answered" when that question is no longer waiting).
+ * @typedef {{ type: "prompt", text: string, holdTurns?: boolean, system?: string }
+ *   | { type: "message", id: string, text: string, deliverAs: DeliverAs, answers?: string }
+ *   | { type: "go", id: string }
  *   | { type: "abort" }} RunnerToWorker
  */
 
@@ -40,7 +44,14 @@ export const DEFAULT_ASK_WAIT_SECONDS = 600;
  * A rejection carries its code; the runner puts the words for people in the receipt.
  * @typedef {{ type: "receipt", id: string, status: (typeof RECEIPT_STATUSES)[number], as?: DeliveryKind, code?: import("./life/reasons.mjs").ReceiptCode }
  *   | { type: "ready" }
- *   | { type: "closed" }} WorkerToRunner
+ *   | { type: "closed" }
+ *   | TurnEnd} WorkerToRunner
+ */
+
+/**
+ * A turn ended and the worker holds it until `go` (only when the prompt asked): `usage` is this
+ * process's spend so far, `more` whether another turn follows (tool results to send back).
+ * @typedef {{ type: "turn-end", id: string, usage: { tokens: number, cost: number }, more: boolean }} TurnEnd
  */
 
 /**
@@ -67,8 +78,11 @@ export function parseRunnerLine(line) {
 	}
 	if (typeof value !== "object" || value === null) return { type: "invalid" };
 	const record = /** @type {Record<string, unknown>} */ (value);
-	if (record.type === "prompt" && typeof record.text === "string") return { type: "prompt", text: record.text };
+	if (record.type === "prompt" && typeof record.text === "string") {
+		return { type: "prompt", text: record.text, ...(record.holdTurns === true ? { holdTurns: true } : {}), ...(typeof record.system === "string" && record.system ? { system: record.system } : {}) };
+	}
 	if (record.type === "abort") return { type: "abort" };
+	if (record.type === "go" && typeof record.id === "string") return { type: "go", id: record.id };
 	if (
 		record.type === "message" &&
 		typeof record.id === "string" &&
@@ -76,7 +90,8 @@ export function parseRunnerLine(line) {
 		typeof record.text === "string" &&
 		isOneOf(DELIVER_AS, record.deliverAs)
 	) {
-		return { type: "message", id: record.id, text: record.text, deliverAs: record.deliverAs };
+		const answers = typeof record.answers === "string" && record.answers ? { answers: record.answers } : {};
+		return { type: "message", id: record.id, text: record.text, deliverAs: record.deliverAs, ...answers };
 	}
 	return typeof record.id === "string" && record.id.length > 0 ? { type: "invalid", id: record.id } : { type: "invalid" };
 }
@@ -98,6 +113,7 @@ export function parseWorkerLine(line) {
 	const record = /** @type {Record<string, unknown>} */ (value);
 	if (record.type === "closed") return { type: "closed" };
 	if (record.type === "ready") return { type: "ready" };
+	if (record.type === "turn-end") return turnEndOf(record);
 	if (record.type !== "receipt" || typeof record.id !== "string") return undefined;
 	if (!isOneOf(RECEIPT_STATUSES, record.status)) return undefined;
 	/** @type {WorkerToRunner} */
@@ -109,3 +125,13 @@ export function parseWorkerLine(line) {
 
 /** The worker's end of the channel is this fd (the runner spawns it as the 4th stdio entry). */
 export const CONTROL_FD = 3;
+
+/** @param {unknown} value */
+const count = (value) => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0);
+
+/** @param {Record<string, unknown>} record @returns {TurnEnd | undefined} */
+function turnEndOf(record) {
+	if (typeof record.id !== "string" || !record.id) return undefined;
+	const usage = /** @type {Record<string, unknown>} */ (record.usage && typeof record.usage === "object" ? record.usage : {});
+	return { type: "turn-end", id: record.id, usage: { tokens: count(usage.tokens), cost: count(usage.cost) }, more: record.more === true };
+}

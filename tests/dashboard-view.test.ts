@@ -70,7 +70,7 @@ describe("subcommands", () => {
 			frobnicate: "/agent-board merge <id> [--commit] [--dry-run]",
 			stop: "usage: /agent-board stop <id>",
 			"reply r1": "usage: /agent-board reply <id> [--follow-up] <text>",
-			dispatch: "usage: /agent-board dispatch [--on <target>] [--count N] [--worktree] <prompt>",
+			dispatch: "usage: /agent-board dispatch [--on <target>] [--count N] [--worktree] [--preset <name>] [--budget <n>] <prompt>",
 			"show a b": "usage: /agent-board show <id>",
 			"list extra": "usage: /agent-board [list [--all]]",
 		};

@@ -104,6 +104,8 @@ describe("queue per target", () => {
 		const result = pumpQueue(store, { maxConcurrent: 1, node: process.execPath, env: process.env });
 		expect(result).toEqual({ started: ["run-l1"] });
 		expect([claimed(t1), claimed(gone), claimed(l1), claimed(t2)]).toEqual([false, true, true, false]);
+		// FIFO is per target: t1, older and waiting on its full target, is not an older entry of l1's.
+		expect(JSON.parse(readFileSync(join(l1, "claim.json"), "utf8"))).toMatchObject({ purpose: "start", olderWaiting: 0 });
 		expect(JSON.parse(readFileSync(join(gone, "status.json"), "utf8"))).toMatchObject({ state: "failed", error: "target gone does not exist any more (it was removed while this run waited)" });
 		await waitFor(() => JSON.parse(readFileSync(join(l1, "status.json"), "utf8")).endedAt, "the local run's runner to refuse its missing run.json");
 	});
@@ -238,7 +240,8 @@ describe("targets subcommand", () => {
 			{ name: "dev", kind: "ssh", where: "ssh dev (dir .agent-board)", max: 2, running: 2, queued: 3, unreachable: { since, reason: "unreachable (ssh: Connection refused)\u001b[2J" } },
 		])).toBe(["TARGET  WHERE                       RUNNING  QUEUED  STATE", "local   this machine                1/4      0       ok", "dev     ssh dev (dir .agent-board)  2/2      3       unreachable since 09:05:07: unreachable (ssh: Connection refused)"].join("\n"));
 		expect(formatCheck({ target: "dev", ok: false, items: [{ name: "node", ok: true, detail: "node v22.19.0" }, { name: "pi", ok: false, detail: "pi: not found on PATH", fix: "install pi 1.6" }] })).toBe(
-			["ok    node  node v22.19.0", "FAIL  pi    pi: not found on PATH", "            fix: install pi 1.6", "dev: not ready (1 problem)"].join("\n"),
+			// Names take 11 columns at least, so the lines a check shows as it goes line up with its report.
+			["ok    node         node v22.19.0", "FAIL  pi           pi: not found on PATH", "                   fix: install pi 1.6", "dev: not ready (1 problem)"].join("\n"),
 		);
 	});
 

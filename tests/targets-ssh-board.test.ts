@@ -76,7 +76,7 @@ describe("ssh targets on the board", () => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const check = await board.targets.check("h", { install: true });
 		expect(check.items.filter((item) => !item.ok)).toEqual([]);
-		expect(check.items.map((item) => item.name)).toEqual(["reachable", "node", "pi", "git", "dir", "disk", "board files"]);
+		expect(check.items.map((item) => item.name)).toEqual(["reachable", "node", "pi", "model", "git", "dir", "disk", "board files"]);
 
 		// Outside the worktree, where this test (root) can create it and the host user can see it.
 		const release = join(tmpdir(), `pab-release-${process.pid}`);

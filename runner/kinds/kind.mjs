@@ -9,6 +9,10 @@ import { BoardError } from "../life/reasons.mjs";
  * @typedef {import("../../src/board/engine/types.ts").TargetConfig} TargetConfig
  * @typedef {import("../../src/board/engine/types.ts").TargetSnapshot} TargetSnapshot
  * @typedef {import("../../src/board/engine/types.ts").CheckItem} CheckItem
+ * @typedef {import("../../src/board/engine/types.ts").CheckProgress} CheckProgress
+ * @typedef {{ storeDir: string, agentDir: string, install?: boolean, env?: Record<string, string>, progress?: CheckProgress }} CheckOptions
+ *   `env`: the target's --env values from the board's environment (a run gets them; so does the check);
+ *   `progress`: told what is checked, and each line as soon as it is known
  */
 
 /**
@@ -36,13 +40,16 @@ import { BoardError } from "../life/reasons.mjs";
  * @property {Record<string, Field>} fields its config beside `kind`, `max` and `env` (COMMON_FIELDS)
  * @property {string} [checkArgs]          what `targets check <name>` wants after an add ("--install")
  * @property {(config: TargetConfig) => string} describe   one line: where runs go ("ssh dev (dir .agent-board)")
- * @property {(target: TargetSnapshot, options: { storeDir: string, agentDir: string, install?: boolean }) => Promise<CheckItem[]>} check
+ * @property {(target: TargetSnapshot, options: CheckOptions) => Promise<CheckItem[]>} check
  * @property {(target: TargetSnapshot, context: { storeDir: string }) => Promise<import("../link/driver.mjs").TargetDriver>} driver
  *   the link's driver for a run there (loaded on first use: pi's start-up reads the kinds for their flags)
  * @property {(storeDir: string, target: TargetSnapshot, runIsLive: (rowId: string, runId: string) => boolean | Promise<boolean>) => Promise<{ removed: string[], error?: Error }>} [reconcile]
  *   removes what the kind leaves at the target that no run owns any more (a container by label)
  * @property {(target: TargetSnapshot, context: { storeDir: string }) => void} [forget]
  *   after `targets remove`: what the kind holds for the target here (ssh's shared connection)
+ * @property {(target: TargetSnapshot, context: { storeDir: string, rowId: string }) => Promise<{ ok: boolean, text: string }>} [removeWork]
+ *   a row's workspace at the target, when its local worktree (the mirror) is removed: removed, or
+ *   where it stays and why, in one sentence for the user
  */
 
 export const DEFAULT_TARGET_MAX = 4;

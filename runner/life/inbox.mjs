@@ -21,6 +21,8 @@ const MAX_MESSAGE_FILE_BYTES = 6 * MAX_MESSAGE_BYTES + 4096;
  * @property {"message" | "stop"} kind
  * @property {string} [text]
  * @property {import("../protocol.mjs").DeliverAs} [deliverAs]
+ * @property {string} [answers]  only the answer to this ask_user call (the supervisor's)
+ * @property {"supervisor"} [from]
  * @property {number} at
  */
 
@@ -46,7 +48,7 @@ export function preview(text) {
 
 /**
  * @param {string} runDir
- * @param {{ kind: "message" | "stop", text?: string, deliverAs?: import("../protocol.mjs").DeliverAs }} message
+ * @param {{ kind: "message" | "stop", text?: string, deliverAs?: import("../protocol.mjs").DeliverAs, answers?: string, from?: "supervisor" }} message
  * @returns {string} the message id
  */
 export function dropMessage(runDir, message) {
@@ -83,7 +85,7 @@ function validMessage(value) {
 	const m = /** @type {Record<string, unknown>} */ (value);
 	if (!m || typeof m !== "object" || typeof m.id !== "string") return false;
 	if (m.kind === "stop") return true;
-	return m.kind === "message" && typeof m.text === "string" && (m.deliverAs === undefined || isOneOf(DELIVER_AS, m.deliverAs));
+	return m.kind === "message" && typeof m.text === "string" && (m.deliverAs === undefined || isOneOf(DELIVER_AS, m.deliverAs)) && (m.answers === undefined || typeof m.answers === "string");
 }
 
 /**

@@ -27,6 +27,7 @@ export const MAX_MESSAGE_BYTES = 1024 * 1024;
  * - far-tampered: a file at the target names what the run's own layout does not (run.json's /cwd)
  * - session-too-large: a session over MAX_SESSION_BYTES (far/session-travel.mjs) cannot travel or be loaded
  * - work-not-fetched: the run ended, but its work could not be brought back into the local worktree
+ * - answered: an answer for a question that is no longer waiting (a person answered first)
  */
 export const REASON_CODES = /** @type {const} */ ([
 	"run-ended",
@@ -54,6 +55,7 @@ export const REASON_CODES = /** @type {const} */ ([
 	"far-tampered",
 	"session-too-large",
 	"work-not-fetched",
+	"answered",
 ]);
 
 /** @typedef {(typeof REASON_CODES)[number]} ReasonCode */
@@ -71,6 +73,7 @@ export const RECEIPT_REASONS = /** @type {const} */ ({
 	"too-large": `message is larger than ${MAX_MESSAGE_BYTES} bytes`,
 	unconfirmed: "the worker exited before confirming delivery",
 	"not-started": "the run did not start",
+	answered: "the question was already answered",
 });
 
 /** @typedef {keyof typeof RECEIPT_REASONS} ReceiptCode */

@@ -29,6 +29,14 @@ import { RUN_LAYOUTS } from "../store/store-layout.mjs";
  * @property {string} [repo]      a non-local run: the local repository
  * @property {string} [worktree]  a non-local run: the row's local worktree, the mirror of the target's workspace
  * @property {string} [agentDir]  a non-local run: the user's pi agent dir (a container's pi home is made from it)
+ * @property {Supervise} [supervise]  what the supervisor reads of the row (runner/supervisor/)
+ * @property {string} [systemPrompt]  extra system text for the worker (a preset's), sent with the prompt on fd 3
+ */
+
+/**
+ * The supervisor's view of the row: the rules files that apply, most specific first (a preset's, the
+ * trusted project's, the user's), and the facts the rules' conditions name.
+ * @typedef {{ rules: string[], rowName?: string, preset?: string, target?: string }} Supervise
  */
 
 /**
@@ -63,6 +71,8 @@ const FIELDS = {
 	repo: "string?",
 	worktree: "string?",
 	agentDir: "string?",
+	supervise: "object?",
+	systemPrompt: "string?",
 };
 
 /** @param {unknown} value @param {string} kind @returns {string | undefined} what is wrong */
@@ -92,6 +102,15 @@ export function runConfigError(value) {
 	return undefined;
 }
 
+/** @param {unknown} value */
+function superviseError(value) {
+	if (value === undefined) return undefined;
+	const supervise = /** @type {Record<string, unknown>} */ (value);
+	if (!Array.isArray(supervise.rules) || !supervise.rules.every((path) => typeof path === "string")) return "/supervise/rules must be an array of strings";
+	for (const key of ["rowName", "preset", "target"]) if (supervise[key] !== undefined && typeof supervise[key] !== "string") return `/supervise/${key} must be string`;
+	return undefined;
+}
+
 /**
  * Reads and checks run.json; throws "<path>: /field must be ..." (or the JSON error) naming the file.
  * @param {string} path
@@ -104,7 +123,7 @@ export function readRunConfig(path) {
 	} catch (error) {
 		throw new Error(`${path}: ${error instanceof Error ? error.message : String(error)}`);
 	}
-	const error = runConfigError(value);
+	const error = runConfigError(value) ?? superviseError(/** @type {Record<string, unknown>} */ (value).supervise);
 	if (error) throw new Error(`${path}: ${error}`);
 	return /** @type {RunConfig} */ (value);
 }
@@ -112,7 +131,7 @@ export function readRunConfig(path) {
 /**
  * What a run is, wherever it runs: the part of run.json that travels with it (a link sends it to the far
  * side, which adds where the run's files are there).
- * @typedef {Pick<RunConfig, "rowId" | "runId" | "prompt" | "model" | "thinking" | "env" | "summaryModel" | "summaryTimeoutMs" | "stopGraceMs" | "createdAt">} PortableRun
+ * @typedef {Pick<RunConfig, "rowId" | "runId" | "prompt" | "model" | "thinking" | "env" | "summaryModel" | "summaryTimeoutMs" | "stopGraceMs" | "createdAt" | "systemPrompt">} PortableRun
  */
 
 /**
@@ -121,7 +140,7 @@ export function readRunConfig(path) {
  */
 
 /** @type {(keyof PortableRun)[]} */
-const PORTABLE = ["rowId", "runId", "prompt", "model", "thinking", "env", "summaryModel", "summaryTimeoutMs", "stopGraceMs", "createdAt"];
+const PORTABLE = ["rowId", "runId", "prompt", "model", "thinking", "env", "summaryModel", "summaryTimeoutMs", "stopGraceMs", "createdAt", "systemPrompt"];
 
 /** Every run is a board worker, and says which row it works for. @param {string} rowId */
 export const workerEnv = (rowId) => ({ AGENT_BOARD_WORKER: "1", AGENT_BOARD_ROW: rowId });

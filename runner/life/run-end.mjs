@@ -68,7 +68,11 @@ export function endRun(runDir, end) {
 	rejectWaiting(runDir, status, end.messages.code, now, end.messages.detail);
 	writeJsonAtomic(join(runDir, "status.json"), status);
 	// Its processes are gone and its end is recorded: its slot is free for the queue now.
-	releaseRunSlots(storeOf(runDir), status.runId);
+	try {
+		releaseRunSlots(storeOf(runDir), status.runId);
+	} catch {
+		// The queue's lock cannot be had: the slot, stale now, goes to the next claim that needs it.
+	}
 	touchNotify(storeOf(runDir), status.rowId);
 	return status;
 }

@@ -1,7 +1,7 @@
 // Pure state rules for one run, shared by the runner (writes status) and the extension (reads and
 // reconciles). No I/O here so both sides derive states the same way.
 import { RUN_STATES } from "./vocabulary.mjs";
-import { clip, describeTool, firstSentence, flatWindow, lastLine, lastSentence, looksLikeQuestion, messageText, obj, tail } from "./text-rules.mjs";
+import { clip, describeTool, firstErrorLine, firstSentence, flatWindow, lastSentence, looksLikeQuestion, messageText, obj, tail } from "./text-rules.mjs";
 
 export { describeTool, firstSentence, looksLikeQuestion };
 
@@ -94,8 +94,8 @@ export function summarize(status) {
 	return fallback[status.state];
 }
 
-/** @param {RunStatus} status @param {number} at @param {string} text */
-function pushEvent(status, at, text) {
+/** One line of the row's recent events (bounded). @param {RunStatus} status @param {number} at @param {string} text */
+export function pushEvent(status, at, text) {
 	status.recentEvents.push({ at, text: clip(flatWindow(text, "start"), 200) });
 	if (status.recentEvents.length > RECENT_EVENTS) status.recentEvents.splice(0, status.recentEvents.length - RECENT_EVENTS);
 }
@@ -258,7 +258,8 @@ export function addReceipt(status, receipt) {
 /**
  * Terminal state once the worker has exited.
  * @param {RunStatus} status
- * @param {{ code: number | null, signal: string | null, spawnError?: string, stopped?: boolean, now: number }} exit
+ * @param {{ code: number | null, signal: string | null, spawnError?: string, stopped?: boolean, now: number, stderrHead?: string }} exit
+ *   `stderrHead`: the start of the worker's stderr (the status keeps only its tail), where its error is
  */
 export function finalize(status, exit) {
 	status.exitCode = exit.code;
@@ -278,16 +279,16 @@ export function finalize(status, exit) {
 		status.error = `worker killed by ${exit.signal}`;
 	} else if (exit.code !== 0) {
 		status.state = "failed";
-		const tail = status.stderrTail ? lastLine(status.stderrTail) : "";
-		status.error = `worker exited with code ${exit.code}${tail ? `: ${tail}` : ""}`;
+		const said = firstErrorLine(exit.stderrHead ?? status.stderrTail ?? "");
+		status.error = `worker exited with code ${exit.code}${said ? `: ${said}` : ""}`;
 	} else if (!status.settled) {
 		status.state = "failed";
 		status.error = status.error ?? "worker exited before the run settled";
 	} else if (status.lastStopReason === "error" || status.retryFailed) {
 		status.state = "failed";
 		status.error = status.error ?? "model error";
-	} else if (status.question && status.questionSource === "tool") {
-		// ask_user parked (or its run ended while waiting): the answer resumes the session.
+	} else if (status.question && (status.questionSource === "tool" || status.questionSource === "budget")) {
+		// ask_user or a budget pause parked (or its run ended while waiting): the answer resumes the session.
 		status.state = "needs_input";
 	} else if (status.lastStopReason === "aborted") {
 		status.state = "stopped";

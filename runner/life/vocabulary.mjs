@@ -20,8 +20,8 @@ export const DELIVER_AS = /** @type {const} */ (["steer", "followUp"]);
 /** The runner's answer to one inbox message. */
 export const RECEIPT_STATUSES = /** @type {const} */ (["delivered", "rejected"]);
 
-/** Where a needs-input question came from: the ask_user tool, or the trailing-question fallback. */
-export const QUESTION_SOURCES = /** @type {const} */ (["tool", "heuristic"]);
+/** Where a needs-input question came from: the ask_user tool, the trailing-question fallback, or a budget that paused the run. */
+export const QUESTION_SOURCES = /** @type {const} */ (["tool", "heuristic", "budget"]);
 
 /** Attempts one dispatch may start (an attempt set). */
 export const MAX_ATTEMPTS = 8;

@@ -9,11 +9,12 @@ import { CONTROL_FD_ENV, PROMPT_PLACEHOLDER } from "../../runner/protocol.mjs";
 import { askWaitMs, registerAskUser } from "./worker/ask-user.ts";
 import { controlFd, openControlChannel, type ControlChannel } from "./worker/channel.ts";
 import { WorkerControl } from "./worker/control-state.ts";
+import { registerTurnHold } from "./worker/turn-hold.ts";
 
 /** After the runner vanished: how long an aborting run may take before the process exits anyway. */
 const EXIT_GRACE_MS = 2000;
 
-export { isWorker } from "./worker-env.ts";
+export { isWorker } from "./worker-env.mjs";
 
 export function registerWorkerRole(pi: ExtensionAPI, env: NodeJS.ProcessEnv = process.env): void {
 	const fd = controlFd(env);
@@ -21,6 +22,7 @@ export function registerWorkerRole(pi: ExtensionAPI, env: NodeJS.ProcessEnv = pr
 	delete env[CONTROL_FD_ENV];
 	const control = fd === undefined ? undefined : connect(pi, fd);
 	registerAskUser(pi, control, askWaitMs(env));
+	if (control) registerTurnHold(pi, control, askWaitMs(env));
 }
 
 function connect(pi: ExtensionAPI, fd: number): WorkerControl | undefined {

@@ -234,7 +234,7 @@ export async function reconcile(storeDir, target, runIsLive) {
  * `targets check` for a container target: engine (and its daemon), image, node/pi/bash/git inside it,
  * the model provider from the target's network, --engine-host refused; prepares the start cache.
  * @param {ContainerTarget} target
- * @param {{ storeDir?: string, agentDir?: string, model?: string, baseUrl?: string }} [options]
+ * @param {Parameters<typeof checkContainerTarget>[1]} [options]
  * @returns {Promise<import("../../far/host-check.mjs").CheckItem[]>}
  */
 export async function check(target, options = {}) {

@@ -81,6 +81,9 @@ export const sshKind = {
 	async driver(target, context) {
 		return (await import("./driver-ssh.mjs")).sshDriver(/** @type {SshTarget} */ (target), context);
 	},
+	async removeWork(target, context) {
+		return (await import("./ssh-work.mjs")).removeSshWork(/** @type {SshTarget} */ (target), context);
+	},
 	// The shared connection goes; the host's dir (mirrors, workspaces, sessions) stays the user's.
 	forget(target, context) {
 		const ssh = sshOf(/** @type {SshTarget} */ (target), context.storeDir);

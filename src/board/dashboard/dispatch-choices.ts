@@ -2,7 +2,7 @@
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
 import { MAX_ATTEMPTS } from "../engine/dispatch-checks.ts";
-import type { DispatchOptions } from "../engine/types.ts";
+import type { DispatchOptions, PresetSummary } from "../engine/types.ts";
 import type { DispatchPrefs } from "../view-model/prefs.ts";
 import { shortPath } from "../view-model/row-text.ts";
 
@@ -12,6 +12,8 @@ export const DEFAULT = "default";
 export const COUNTS: readonly string[] = Array.from({ length: MAX_ATTEMPTS }, (_, i) => String(i + 1));
 
 export interface DispatchChoices {
+	/** A preset's name, or "none". */
+	preset: string;
 	name: string;
 	cwd: string;
 	/** Where it runs: "local" or a target's name. */
@@ -27,12 +29,15 @@ export interface DispatchForm {
 	readonly choices: DispatchChoices;
 	/** "local" and the board's targets. */
 	readonly targets: readonly string[];
+	/** The presets a dispatch from the form's cwd may name. */
+	readonly presets: readonly PresetSummary[];
 	summary(): string;
 	start(): void;
 }
 
 export function initialChoices(prefs: DispatchPrefs, models: readonly string[], cwd: string, targets: readonly string[] = []): DispatchChoices {
 	return {
+		preset: "none",
 		name: "",
 		cwd: prefs.cwd ?? cwd,
 		// A remembered target that was removed since falls back to this machine.
@@ -65,6 +70,7 @@ export function choicesSummary(c: DispatchChoices, home?: string): string {
 	const count = Number(c.count);
 	const remote = c.target !== LOCAL_TARGET;
 	const parts = [`in ${shortPath(c.cwd, home)}`, remote ? `on ${c.target}` : LOCAL_TARGET, c.model === DEFAULT ? "pi's default model" : c.model];
+	if (c.preset !== "none") parts.unshift(`preset ${c.preset}`);
 	if (c.thinking !== DEFAULT) parts.push(`thinking ${c.thinking}`);
 	parts.push(worktreeText(c), `${count} attempt${count === 1 ? "" : "s"}`);
 	if (c.name.trim()) parts.push(`named ${c.name.trim()}`);
@@ -78,5 +84,6 @@ export function dispatchOptions(c: DispatchChoices, prompt: string): DispatchOpt
 	const name = c.name.trim();
 	const count = Number(c.count);
 	const target = c.target !== LOCAL_TARGET ? { target: c.target } : {};
-	return { prompt, cwd: c.cwd.trim(), ...(name ? { name } : {}), ...(model ? { model } : {}), ...(thinking ? { thinking } : {}), worktreeMode, ...(count > 1 ? { count } : {}), ...target };
+	const preset = c.preset !== "none" ? { preset: c.preset } : {};
+	return { prompt, cwd: c.cwd.trim(), ...preset, ...(name ? { name } : {}), ...(model ? { model } : {}), ...(thinking ? { thinking } : {}), worktreeMode, ...(count > 1 ? { count } : {}), ...target };
 }

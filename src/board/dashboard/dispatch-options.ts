@@ -5,6 +5,7 @@
 import { Input, SettingsList, type Component, type SettingItem } from "@earendil-works/pi-tui";
 import { fit } from "../view-model/ui-types.ts";
 import { COUNTS, DEFAULT, type DispatchForm, THINKING_LEVELS, WORKTREE_MODES, WORKTREE_TEXT, worktreeMode, worktreeText } from "./dispatch-choices.ts";
+import { pickPreset, presetItem } from "../presets/preset-form.ts";
 import { keyLabel, keyMatches } from "./keys.ts";
 import { wrap } from "./text.ts";
 import { settingsTheme } from "./theme.ts";
@@ -60,6 +61,7 @@ export class DispatchOptionsView extends View {
 		};
 		const start = `press ${keyLabel(host.deps.keys, "start")} (anywhere here) or enter`;
 		const items: SettingItem[] = [
+			...(form.presets.length ? [presetItem(form)] : []),
 			{ id: "name", label: "name", currentValue: c.name || FROM_PROMPT, submenu: text },
 			{ id: "cwd", label: "cwd", currentValue: c.cwd, submenu: text },
 			{
@@ -75,7 +77,7 @@ export class DispatchOptionsView extends View {
 			{ id: "count", label: "attempts", currentValue: c.count, values: [...COUNTS], description: "more than 1 starts an attempt set, each attempt in its own worktree" },
 			{ id: "start", label: "start", currentValue: start, values: [start], description: "dispatch the agent with these choices" },
 		];
-		this.settings = new SettingsList(items, 9, settingsTheme(theme), (id, value) => this.changed(id, value), () => host.pop(this));
+		this.settings = new SettingsList(items, 10, settingsTheme(theme), (id, value) => this.changed(id, value), () => host.pop(this));
 		const startKey = keyLabel(host.deps.keys, "start");
 		this.addChild(
 			new Lines((width) => [
@@ -89,6 +91,10 @@ export class DispatchOptionsView extends View {
 	private changed(id: string, value: string): void {
 		const c = this.form.choices;
 		if (id === "start") return this.form.start();
+		if (id === "preset") {
+			for (const [key, next] of Object.entries(pickPreset(this.form, value, this.host.deps))) this.settings.updateValue(key, next);
+			return;
+		}
 		if (id === "name") {
 			c.name = value;
 			if (!value) this.settings.updateValue("name", FROM_PROMPT);

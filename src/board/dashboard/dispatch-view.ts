@@ -4,7 +4,7 @@
  * last choices remembered); enter starts it. The options key opens the choices first.
  */
 import { CombinedAutocompleteProvider, Editor, type Focusable } from "@earendil-works/pi-tui";
-import type { BoardRow } from "../engine/types.ts";
+import type { BoardRow, PresetSummary } from "../engine/types.ts";
 import type { DispatchPrefs } from "../view-model/prefs.ts";
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { clean } from "../view-model/row-text.ts";
@@ -23,6 +23,7 @@ export class DispatchView extends View implements DispatchForm {
 	readonly choices: DispatchChoices;
 	/** Where it can run: "local" and the board's targets. */
 	readonly targets: readonly string[];
+	readonly presets: readonly PresetSummary[];
 	private error = "";
 	private started = false;
 	/** Popped (escaped, or started): a late refusal goes to the status line. */
@@ -41,6 +42,7 @@ export class DispatchView extends View implements DispatchForm {
 		}
 		this.targets = [LOCAL_TARGET, ...targets];
 		this.choices = initialChoices(host.deps.prefs, host.deps.models, host.deps.cwd, targets);
+		this.presets = readPresets(host, this.choices.cwd);
 		this.editor = new Editor(host.deps.tui, editorTheme(host.deps.theme), { paddingX: 1 });
 		this.editor.setAutocompleteProvider(new CombinedAutocompleteProvider([], this.choices.cwd));
 		this.editor.onSubmit = (text) => this.start(text);
@@ -95,9 +97,12 @@ export class DispatchView extends View implements DispatchForm {
 		}
 		this.started = true;
 		const options = dispatchOptions(this.choices, text);
-		const prefs: DispatchPrefs = this.deps.prefs;
-		Object.assign(prefs, { cwd: options.cwd, target: this.choices.target, model: options.model, thinking: options.thinking, worktreeMode: options.worktreeMode });
-		void this.deps.savePrefs(prefs).catch(() => undefined);
+		// A preset's choices are the preset's: the remembered ones stay for a form without one.
+		if (!options.preset) {
+			const prefs: DispatchPrefs = this.deps.prefs;
+			Object.assign(prefs, { cwd: options.cwd, target: this.choices.target, model: options.model, thinking: options.thinking, worktreeMode: options.worktreeMode });
+			void this.deps.savePrefs(prefs).catch(() => undefined);
+		}
 		// Whole: the status line wraps rather than cut what was started.
 		const what = clean(options.name ?? text.trim().split("\n")[0]);
 		this.error = "starting…";
@@ -121,5 +126,14 @@ export class DispatchView extends View implements DispatchForm {
 				this.host.changed();
 			},
 		);
+	}
+}
+
+/** The presets for the form (none when the service has none or they cannot be read). */
+function readPresets(host: Host, cwd: string): readonly PresetSummary[] {
+	try {
+		return host.deps.service.presets?.(cwd) ?? [];
+	} catch {
+		return [];
 	}
 }

@@ -3,6 +3,7 @@
  * ages, and the newest words it streams), the question and its choices, receipts of messages sent to
  * it, the model that answered, and its latest answer as Markdown. Scrolls when it does not fit.
  */
+import { budgetDetail } from "../supervisor/budget-text.ts";
 import { describeOverlaps } from "../git/overlap.ts";
 import type { BoardRow, Receipt } from "../engine/types.ts";
 import { attemptText, clean, cleanBlock, formatAge, formatDiff, formatUsage, lastActive, liveActivity, liveTail, mergedText, shortPath, STATE_GLYPH, STATE_LABEL, targetOf, unreachableText } from "../view-model/row-text.ts";
@@ -57,6 +58,9 @@ export function peekLines(host: Host, row: BoardRow | undefined, width: number):
 	out.push(label("model", modelLine(row)));
 	const usage = formatUsage(row);
 	out.push(label("activity", `${formatAge(now - lastActive(row))} ago${row.alive ? " · running" : ""}${usage ? ` · ${usage}` : ""}`));
+	const budget = budgetDetail(row);
+	if (budget) out.push(label("budget", row.budget?.paused ? theme.fg("warning", budget) : budget));
+	if (row.preset) out.push(label("preset", clean(row.preset)));
 	const activity = liveActivity(row, now);
 	if (activity) out.push(label("now", theme.fg("accent", activity)));
 	else if (row.currentTool && row.alive) out.push(label("tool", clean(row.currentTool)));

@@ -26,6 +26,10 @@ export function replyStatus(name: string, result: ReplyResult): string {
 			return `${name}: new run on the same session`;
 		case "queued":
 			return `${name}: queued until its run starts`;
+		case "budget":
+			return `${name}: budget raised, the agent goes on`;
+		case "stopped":
+			return `stopped ${name}`;
 		default:
 			return `${name}: sent, waiting for the worker's receipt`;
 	}
@@ -35,7 +39,8 @@ export function replyStatus(name: string, result: ReplyResult): string {
 export function questionLines(host: Host, row: BoardRow | undefined, width: number): string[] {
 	if (row?.state !== "needs_input" || !row.question) return [];
 	const theme = host.deps.theme;
-	const out = [theme.fg("accent", theme.bold("Question:")), ...wrap(cleanBlock(row.question), width - 2).map((line) => `  ${line}`)];
+	const because = row.supervisorNote ? wrap(clean(row.supervisorNote), width - 2).map((line) => `  ${theme.fg("warning", line)}`) : [];
+	const out = [...because, theme.fg("accent", theme.bold("Question:")), ...wrap(cleanBlock(row.question), width - 2).map((line) => `  ${line}`)];
 	(row.questionOptions ?? []).forEach((option, i) => out.push(...wrap(`${theme.fg("accent", `${i + 1}.`)} ${clean(option)}`, width - 2).map((line) => `  ${line}`)));
 	return out;
 }

@@ -19,6 +19,8 @@ import { listRowIds } from "./store.ts";
 import type { AttemptInfo, BoardRow, DispatchOptions, RowMeta, WorktreeMode } from "./types.ts";
 import { createWorktree, removeWorktreeDir } from "../git/worktree.ts";
 import { notOver } from "../../../runner/life/phase.mjs";
+import { withPreset } from "../presets/apply-preset.ts";
+import { agentDirOf } from "../supervisor/rules-paths.ts";
 
 /** What a fork runs when the caller gives no prompt: carry on from the copied conversation. */
 export const DEFAULT_FORK_PROMPT = "Continue from where this conversation left off.";
@@ -39,7 +41,8 @@ interface RowPlan {
 }
 
 /** Every row started for `options`: one, or an attempt set of `count` (a fork is a set too). */
-export function dispatchRows(ctx: EngineContext, options: DispatchOptions): BoardRow[] {
+export function dispatchRows(ctx: EngineContext, requested: DispatchOptions): BoardRow[] {
+	const options = withPreset(requested, agentDirOf(ctx.env));
 	const count = checkCount(options.count);
 	const source = options.forkFrom === undefined ? undefined : existingRow(ctx, options.forkFrom);
 	if (source) checkForkSource(source);
@@ -123,6 +126,9 @@ function createRow(ctx: EngineContext, plan: RowPlan): BoardRow {
 		currentRunId: newRunId(),
 		...(plan.attempt ? { attempt: plan.attempt } : {}),
 		...(plan.target ? { target: plan.target } : {}),
+		...(options.preset ? { preset: options.preset } : {}),
+		...(options.budget ? { budget: options.budget } : {}),
+		...(options.setBudget && plan.attempt ? { setBudget: options.setBudget } : {}),
 	};
 	try {
 		mkdirSync(rowDir, { mode: DIR_MODE });

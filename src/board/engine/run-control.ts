@@ -44,9 +44,14 @@ export function controlRun(ctx: EngineContext) {
 		const runDir = paths.run(id, meta.currentRunId);
 		const status = readStatus(runDir, new FileCache());
 		let owner = runOwner(paths.root, runDir, status);
-		// Nobody owns it: a target run whose link died goes on there (a new link takes the message); any
-		// other has its end recorded, and the reply starts a new run.
-		if (!runEnded(status) && owner === "none" && (await settleUnowned(paths.root, runDir, { target: meta.target, spawnWith, lockHeld: true })) === "relinked") owner = "runner";
+		// Nobody owns it: a run whose claimer died before its runner started waits in the queue again (it
+		// takes the message as a queued run); a target run whose link died goes on there (a new link takes
+		// the message); any other has its end recorded, and the reply starts a new run.
+		if (!runEnded(status) && owner === "none") {
+			const outcome = await settleUnowned(paths.root, runDir, { target: meta.target, spawnWith, lockHeld: true });
+			if (outcome === "relinked") owner = "runner";
+			if (outcome === "requeued") owner = "queue";
+		}
 		if (runEnded(status) || owner === "none") {
 			resumeRun(ctx, meta, text);
 			return { kind: "new-run" };

@@ -11,6 +11,7 @@ import { Type, type Static, type TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import { Value } from "typebox/value";
 import { REASON_CODES } from "../../../runner/life/reasons.mjs";
+import { SCOPES as BUDGET_SCOPES } from "../../../runner/life/budget.mjs";
 import { DELIVERY_KINDS, QUESTION_SOURCES, RECEIPT_STATUSES, RUN_STATES, THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
 
 const Str = Type.String();
@@ -54,6 +55,12 @@ export const MergeIntentSchema = Type.Object({
 	into: Str,
 });
 
+/** A budget: tokens and/or cost (absent: no limit in that unit). */
+export const LimitSchema = Type.Object({
+	tokens: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+	cost: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+});
+
 /** rows/<id>/meta.json: the stable part of a row, changed only under the row lock. */
 export const MetaSchema = Type.Object({
 	// Any number: a newer writer may bump it; the fields below are what this reader needs.
@@ -84,6 +91,12 @@ export const MetaSchema = Type.Object({
 	merging: Type.Optional(MergeIntentSchema),
 	/** Where the row runs (a target of config.json); absent: this machine. */
 	target: OptStr,
+	/** How much this row may spend over all its runs (runner/life/budget.mjs). */
+	budget: Type.Optional(LimitSchema),
+	/** How much its attempt set may spend, the same on every row of the set. */
+	setBudget: Type.Optional(LimitSchema),
+	/** The preset it was dispatched with (its extra system text and rules apply to each run). */
+	preset: OptStr,
 });
 
 export const UsageSchema = Type.Object({
@@ -136,6 +149,21 @@ export const LinkSchema = Type.Object({
 	flags: Type.Optional(Type.Array(Type.Object({ code: ReasonCodeSchema, file: Str, reason: Str, count: OptNum }))),
 });
 
+/** Spend against the budget nearest its limit, as the runner last checked it at a turn's end. */
+export const BudgetStatusSchema = Type.Object({
+	scope: Type.Enum(BUDGET_SCOPES),
+	unit: Type.Enum(["tokens", "cost"]),
+	limit: Num,
+	spent: Num,
+	/** The row's own spend over all its runs. */
+	rowSpent: Type.Optional(Type.Object({ tokens: Num, cost: Num })),
+	/** The run waits at a turn's end until the budget is raised. */
+	paused: Type.Optional(Type.Boolean()),
+});
+
+/** The supervisor left the question to the user: why, shown on the row. */
+export const SupervisorNoteSchema = Type.Object({ note: Str, at: Num, rule: OptStr });
+
 /** runs/<runId>/status.json: the run's state and live view, written only by its owner. */
 export const StatusSchema = Type.Object({
 	version: Num,
@@ -176,6 +204,8 @@ export const StatusSchema = Type.Object({
 	droppedEvents: OptNum,
 	/** A run on a target, as its link mirrors it: which target, and since when it cannot be reached. */
 	link: Type.Optional(LinkSchema),
+	budget: Type.Optional(BudgetStatusSchema),
+	supervisor: Type.Optional(SupervisorNoteSchema),
 });
 
 /**

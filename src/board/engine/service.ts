@@ -29,6 +29,10 @@ import { listRowIds, readEventsFile, writeMeta } from "./store.ts";
 import type { BoardRow, BoardService, DiffStats, DispatchOptions } from "./types.ts";
 import { diffStats, removeWorktreeDir } from "../git/worktree.ts";
 import { inert } from "./sanitize.ts";
+import { removeFarWork } from "./far-work.ts";
+import { loadPresets, presetSummary } from "../presets/presets.ts";
+import { budgetControl } from "../supervisor/budget-control.ts";
+import { agentDirOf } from "../supervisor/rules-paths.ts";
 
 export type { BoardServiceOptions, StorePaths };
 
@@ -49,6 +53,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	const { paths, storeDir } = ctx;
 	const meta = metaUpdates(ctx);
 	const control = controlRun(ctx);
+	const budgets = budgetControl(ctx, meta, control.stop);
 	const supervise = supervisor(ctx, targetsReconciler(ctx));
 	const poll = safetyPoll(ctx, { liveIds: () => liveMarkIds(storeDir) });
 	// The board's safety tick: the supervise step writes what reads found, then the pass reads what changed unseen.
@@ -93,7 +98,12 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			if (!source) throw new BoardError("no-such-row", `no such row: ${inert(id)}`);
 			return dispatchAttempts(forkOptions(source, forkOpts));
 		},
-		reply: control.reply,
+		async reply(id, text, replyOptions) {
+			requireMeta(ctx, id);
+			return (await budgets.reply(id, text)) ?? control.reply(id, text, replyOptions);
+		},
+		budget: budgets.raise,
+		presets: (cwd) => loadPresets(cwd, agentDirOf(ctx.env)).map(presetSummary),
 		stop: control.stop,
 		pump: () => ctx.pump(true),
 		supervise,
@@ -133,7 +143,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			await meta.update(id, (row) => (row.lastViewedAt = Date.now()));
 		},
 		async removeWorktree(id, removeOptions) {
-			await meta.withLock(id, () => {
+			const removed = await meta.withLock(id, () => {
 				const current = requireMeta(ctx, id);
 				if (!current.worktreePath || !current.repo) throw new BoardError("invalid", `row ${id} has no worktree`);
 				const row = readRow(ctx, id);
@@ -141,7 +151,11 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 				removeWorktreeDir(current.repo, current.worktreePath, removeOptions?.force === true);
 				writeMeta(paths, { ...current, worktreePath: undefined, updatedAt: Date.now() });
 				touchNotify(storeDir, id);
+				return current;
 			});
+			// The target's copy of the workspace goes with its local mirror (after the lock: it may take an ssh round trip).
+			const far = await removeFarWork(ctx, removed);
+			return far ? { far } : {};
 		},
 		async events(id, eventOptions) {
 			const current = requireMeta(ctx, id);

@@ -309,6 +309,19 @@ export function rowFrom(meta: RowMeta, status: RunStatus, alive: boolean): Board
 		receipts: receiptsFrom(status.receipts),
 		errorCode: status.errorCode,
 		...unreachableFrom(status),
+		...budgetFrom(meta, status, asks),
+	};
+}
+
+/** Spend against budget, the row's own limit, the supervisor's note on a waiting question, the preset. */
+function budgetFrom(meta: RowMeta, status: RunStatus, asks: boolean): Pick<BoardRow, "budget" | "budgetLimit" | "supervisorNote" | "preset"> {
+	const note = asks ? line(status.supervisor?.note) : undefined;
+	const paused = status.budget?.paused === true && asks && !runEnded(status);
+	return {
+		...(status.budget ? { budget: { ...status.budget, paused: paused || undefined } } : {}),
+		...(meta.budget ? { budgetLimit: meta.budget } : {}),
+		...(note ? { supervisorNote: note } : {}),
+		...(meta.preset ? { preset: sanitizeText(meta.preset) } : {}),
 	};
 }
 

@@ -7,6 +7,8 @@
 import type { Static } from "typebox";
 import type {
 	AttemptSchema,
+	BudgetStatusSchema,
+	LimitSchema,
 	LinkSchema,
 	DeliveryKindSchema,
 	EventSchema,
@@ -71,6 +73,10 @@ export interface BoardConfig {
 }
 /** A target run's connection as its link mirrors it. */
 export type LinkState = Static<typeof LinkSchema>;
+/** A budget in tokens and/or cost. */
+export type BudgetLimit = Static<typeof LimitSchema>;
+/** Spend against the budget nearest its limit (the runner's last check). */
+export type BudgetView = Static<typeof BudgetStatusSchema>;
 
 export interface DiffStats {
 	added: number;
@@ -90,9 +96,10 @@ export interface ReplyResult {
 	/**
 	 * steer / followUp / answer: delivered into the running worker; new-run: a new run on the same
 	 * session (the row was finished or parked); queued: waits in the inbox of a run that has not started;
-	 * pending: dropped in the inbox, no receipt yet.
+	 * pending: dropped in the inbox, no receipt yet; budget / stopped: a row paused by its budget was
+	 * raised (the same worker goes on) or stopped.
 	 */
-	delivery: DeliveryKind | "new-run" | "queued" | "pending";
+	delivery: DeliveryKind | "new-run" | "queued" | "pending" | "budget" | "stopped";
 	receipt?: Receipt;
 }
 
@@ -160,6 +167,14 @@ export interface BoardRow {
 	target?: string;
 	/** A target run whose target cannot be reached: since when, and why (the run goes on there). */
 	unreachable?: { since: number; reason: string };
+	/** Spend against budget (the runner's last check), paused when a budget stopped the run between turns. */
+	budget?: BudgetView;
+	/** The row's own budget (meta.json), whether or not a run has checked it yet. */
+	budgetLimit?: BudgetLimit;
+	/** Why the supervisor left the waiting question to the user ("asked you because: ..."). */
+	supervisorNote?: string;
+	/** The preset the row was dispatched with. */
+	preset?: string;
 }
 
 export interface FileOverlap {
@@ -182,6 +197,12 @@ export interface DispatchOptions {
 	forkFrom?: string;
 	/** Where to run: a target's name (default: local). A target always gets its own worktree. */
 	target?: string;
+	/** A preset's name (~/.pi/agent/agents/, a trusted project's .pi/agents/): its values fill what is not given. */
+	preset?: string;
+	/** How much each row may spend. */
+	budget?: BudgetLimit;
+	/** How much the attempt set may spend in all. */
+	setBudget?: BudgetLimit;
 }
 
 /** One attempt set (or a single worktree row) as compare shows it. */
@@ -256,7 +277,8 @@ export interface BoardService {
 	rename(id: string, name: string): Promise<void>;
 	pin(id: string, pinned: boolean): Promise<void>;
 	markViewed(id: string): Promise<void>;
-	removeWorktree(id: string, options?: { force?: boolean }): Promise<void>;
+	/** `far`: a target row's workspace there, removed too or where it stays (one sentence). */
+	removeWorktree(id: string, options?: { force?: boolean }): Promise<{ far?: string }>;
 	/** Cheap change detector for pollers: changes whenever any row's files change (stat based). */
 	version(): Promise<string>;
 	/**
@@ -275,6 +297,34 @@ export interface BoardService {
 	merge(id: string, options?: MergeOptions): Promise<MergeResult>;
 	/** Where rows run: this machine and the board's targets (ssh hosts, containers), with their limits. */
 	readonly targets: TargetsApi;
+	/** Sets a row's budget (or, when a set, target or day budget paused it, that one); a paused run goes on. */
+	budget?(id: string, amount: BudgetLimit): Promise<BudgetResult>;
+	/** The presets a dispatch from `cwd` may name. */
+	presets?(cwd: string): PresetSummary[];
+}
+
+export interface BudgetResult {
+	row: BoardRow;
+	/** Which budget changed. */
+	scope: "row" | "set" | "target" | "day";
+	/** resumed: the paused worker goes on in place; new-run: the paused run had parked, a new run continues; set: nothing was paused. */
+	outcome: "resumed" | "new-run" | "set";
+}
+
+/** A preset as the new-agent form lists it. */
+export interface PresetSummary {
+	name: string;
+	description: string;
+	source: "user" | "project";
+	model?: string;
+	thinking?: ThinkingLevel;
+	ponytailMode?: string;
+	target?: string;
+	worktreeMode?: WorktreeMode;
+	attempts?: number;
+	budget?: BudgetLimit;
+	/** Why the file could not be used, when it cannot. */
+	error?: string;
 }
 
 /** One line per requirement of `targets check`: ok, or what is wrong and how to fix it. */
@@ -283,6 +333,12 @@ export interface CheckItem {
 	ok: boolean;
 	detail: string;
 	fix?: string;
+}
+
+/** What a check is doing, as it goes (`targets check` shows it). */
+export interface CheckProgress {
+	checking(what: string): void;
+	item(item: CheckItem): void;
 }
 
 /** A target as `targets add` (or a tool) describes it: its kind and its fields as given. */
@@ -314,7 +370,8 @@ export interface TargetsApi {
 	list(): Promise<TargetView[]>;
 	add(name: string, input: TargetInput): Promise<TargetView>;
 	remove(name: string): Promise<void>;
-	check(name: string, options?: { install?: boolean }): Promise<TargetCheck>;
+	/** `progress`: what is being checked, and each line as soon as it is known. */
+	check(name: string, options?: { install?: boolean; progress?: CheckProgress }): Promise<TargetCheck>;
 	/** The concurrency limit of a target, or of this machine ("local"). */
 	setLimit(name: string, max: number): Promise<void>;
 }

@@ -4,12 +4,13 @@
  */
 import { checkCount } from "../engine/attempts.ts";
 import { clearOthers, keepAttempt, planKeep } from "../engine/keep-attempt.ts";
-import type { BoardRow, BoardService } from "../engine/types.ts";
+import type { BoardRow, BoardService, BudgetLimit } from "../engine/types.ts";
+import { parseAmount } from "../../../runner/life/budget.mjs";
 import { formatAttemptSet, formatKeepPlan, formatKeepResult, formatMergeResult, formatPlan } from "./attempt-text.ts";
 import { plain, plainLines } from "./plain.ts";
 
 export type AttemptParsed =
-	| { ok: true; kind: "attempt"; name: "dispatch"; text: string; count?: number; worktree: boolean; target?: string }
+	| { ok: true; kind: "attempt"; name: "dispatch"; text: string; count?: number; worktree: boolean; target?: string; preset?: string; budget?: BudgetLimit }
 	| { ok: true; kind: "attempt"; name: "fork"; id: string; count?: number; text?: string }
 	| { ok: true; kind: "attempt"; name: "compare"; id: string; other?: string }
 	| { ok: true; kind: "attempt"; name: "merge"; id: string; commit: boolean; dryRun: boolean }
@@ -19,6 +20,8 @@ export type AttemptParsed =
 export interface AttemptIo {
 	/** Ask the user a yes/no question (interactive modes only). */
 	confirm?: (title: string, message: string) => Promise<boolean>;
+	/** A long command's progress (targets check): its lines so far and what it is checking now. */
+	progress?: (lines: string[], checking?: string) => void;
 }
 
 type ParseResult = AttemptParsed | { ok: false; error: string } | undefined;
@@ -41,13 +44,21 @@ export function parseAttemptSubcommand(name: string, rest: string): ParseResult 
 			let n: number | undefined;
 			let worktree = false;
 			let target: string | undefined;
+			let preset: string | undefined;
+			let budget: BudgetLimit | undefined;
 			for (;;) {
-				const match = /^(--count(?:(?:=|\s+)(\S*))?|--on(?:(?:=|\s+)(\S*))?|--worktree|--)(?:\s+|$)/.exec(text);
+				const match = /^(--count(?:(?:=|\s+)(\S*))?|--on(?:(?:=|\s+)(\S*))?|--preset(?:(?:=|\s+)(\S*))?|--budget(?:(?:=|\s+)(\S*))?|--worktree|--)(?:\s+|$)/.exec(text);
 				if (!match) break;
 				text = text.slice(match[0].length);
 				if (match[1] === "--") break;
 				if (match[1] === "--worktree") worktree = true;
-				else if (match[1]?.startsWith("--on")) {
+				else if (match[1]?.startsWith("--preset")) {
+					if (!match[4]) return { ok: false, error: "--preset needs a preset's name (~/.pi/agent/agents/<name>.md)" };
+					preset = match[4];
+				} else if (match[1]?.startsWith("--budget")) {
+					budget = parseAmount(match[5] ?? "");
+					if (!budget) return { ok: false, error: `--budget needs an amount: 50k (tokens) or $2 (cost), got ${JSON.stringify(match[5] ?? "")}` };
+				} else if (match[1]?.startsWith("--on")) {
 					if (!match[3]) return { ok: false, error: "--on needs a target's name (/agent-board targets lists them)" };
 					target = match[3];
 				} else {
@@ -58,7 +69,7 @@ export function parseAttemptSubcommand(name: string, rest: string): ParseResult 
 			}
 			text = text.trim();
 			if (!text) return { ok: false, error: "dispatch needs a prompt" };
-			return { ok: true, kind: "attempt", name, text, count: n, worktree, ...(target ? { target } : {}) };
+			return { ok: true, kind: "attempt", name, text, count: n, worktree, ...(target ? { target } : {}), ...(preset ? { preset } : {}), ...(budget ? { budget } : {}) };
 		}
 		case "fork": {
 			const [id, second] = words;
@@ -116,7 +127,8 @@ export async function runAttemptSubcommand(
 	resolve: (key: string) => Promise<BoardRow>,
 ): Promise<string> {
 	if (parsed.name === "dispatch") {
-		const rows = await service.dispatchAttempts({ prompt: parsed.text, cwd, count: parsed.count, worktreeMode: parsed.worktree ? "worktree" : undefined, ...(parsed.target ? { target: parsed.target } : {}) });
+		const { preset, budget, target } = parsed;
+		const rows = await service.dispatchAttempts({ prompt: parsed.text, cwd, count: parsed.count, worktreeMode: parsed.worktree ? "worktree" : undefined, ...(target ? { target } : {}), ...(preset ? { preset } : {}), ...(budget ? { budget } : {}) });
 		return started(rows);
 	}
 	const row = await resolve(parsed.id);
@@ -128,9 +140,10 @@ export async function runAttemptSubcommand(
 			const other = await resolve(parsed.other);
 			return plainLines((await service.compareDiff(row.id, other.id)).join("\n"));
 		}
-		case "remove-worktree":
-			await service.removeWorktree(row.id, { force: parsed.force });
-			return `removed the worktree of ${row.id}`;
+		case "remove-worktree": {
+			const { far } = await service.removeWorktree(row.id, { force: parsed.force });
+			return `removed the worktree of ${row.id}${far ? `; ${plain(far)}` : ""}`;
+		}
 		case "merge":
 			return merge(service, row, parsed, io);
 		case "keep":

@@ -5,18 +5,23 @@
  */
 import { formatGcReport, gc } from "../engine/gc.ts";
 import { parseTargetsCommand, runTargetsCommand, type TargetsParsed } from "../targets/targets-command.ts";
+import { parseBudgetCommand, parseSupervisorCommand, runSupervisorCommand, type SupervisorParsed } from "../supervisor/supervisor-command.ts";
+import { agentDirOf } from "../supervisor/rules-paths.ts";
 import type { BoardRow, BoardService, ReplyResult } from "../engine/types.ts";
 import { parseAttemptSubcommand, runAttemptSubcommand, type AttemptIo, type AttemptParsed } from "./attempt-subcommands.ts";
 import { attemptDetail } from "./attempt-text.ts";
 import { formatDetail, formatTable } from "./table.ts";
-import { SUBCOMMANDS, type SubcommandName, subcommandHelp, takesRow, USAGE } from "./usage.ts";
+import { subcommandHelp } from "./help.ts";
+import { SUBCOMMANDS, type SubcommandName, takesRow, USAGE } from "./usage.ts";
+import { parseServeArgs, type ServeAction } from "../../web/serve-args.ts";
 import { inert } from "../engine/sanitize.ts";
 
 export { SUBCOMMANDS, type SubcommandName, USAGE } from "./usage.ts";
 
 type Simple = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean; followUp?: boolean; dryRun?: boolean; help?: "all" | "one" };
 type Targets = { ok: true; name: "targets"; targets: Extract<TargetsParsed, { ok: true }> };
-export type Parsed = Simple | AttemptParsed | Targets | { ok: false; error: string };
+type Serve = { ok: true; name: "serve"; serve: ServeAction };
+export type Parsed = Simple | AttemptParsed | Targets | SupervisorParsed | Serve | { ok: false; error: string };
 
 export function parseSubcommand(args: string): Parsed {
 	const trimmed = args.trim();
@@ -36,6 +41,14 @@ export function parseSubcommand(args: string): Parsed {
 		const targets = parseTargetsCommand(rest);
 		return targets.ok ? { ok: true, name, targets } : { ok: false, error: `${targets.error}\n${subcommandHelp(name)}` };
 	}
+	if (name === "serve") {
+		const serve = parseServeArgs(rest);
+		return serve.ok ? { ok: true, name, serve: serve.serve } : { ok: false, error: `${serve.error}\n${subcommandHelp(name)}` };
+	}
+	if (name === "supervisor" || name === "budget") {
+		const parsed = name === "supervisor" ? parseSupervisorCommand(rest) : parseBudgetCommand(rest);
+		return parsed.ok ? parsed : { ok: false, error: `${parsed.error}\n${subcommandHelp(name)}` };
+	}
 	if (name === "gc") {
 		if (rest && rest !== "--dry-run") return { ok: false, error: `gc takes only --dry-run\n${subcommandHelp(name)}` };
 		return { ok: true, name, dryRun: rest === "--dry-run" };
@@ -43,7 +56,7 @@ export function parseSubcommand(args: string): Parsed {
 	const attempt = parseAttemptSubcommand(name, rest);
 	if (attempt && !attempt.ok) return { ok: false, error: `${attempt.error}\n${subcommandHelp(name)}` };
 	// A plain dispatch keeps its original shape; flags make it an attempt dispatch.
-	if (attempt?.name === "dispatch" && attempt.count === undefined && !attempt.worktree && !attempt.target) return { ok: true, name, text: attempt.text };
+	if (attempt?.name === "dispatch" && attempt.count === undefined && !attempt.worktree && !attempt.target && !attempt.preset && !attempt.budget) return { ok: true, name, text: attempt.text };
 	if (attempt) return attempt;
 	const id = restParts[0];
 	if (!id) return { ok: false, error: `${name} needs a row id\n${subcommandHelp(name)}` };
@@ -66,6 +79,8 @@ export const DELIVERY_TEXT: Record<ReplyResult["delivery"], string> = {
 	"new-run": "started a new run on the same session",
 	queued: "waits in the inbox of the queued run; delivered when it starts",
 	pending: "left in the running agent's inbox; no receipt yet",
+	budget: "raised the budget that paused it; it goes on in the same process",
+	stopped: "stopped the row its budget had paused",
 };
 
 /**
@@ -96,7 +111,19 @@ export async function runSubcommand(service: BoardService, parsed: Extract<Parse
 	// The table shows one line a row: the slim rows (no events or whole answers parsed again) do.
 	if (parsed.name === "list") return formatTable(await listSupervised(service, { includeArchived: "all" in parsed ? parsed.all : false, slim: true }), now, "all" in parsed ? parsed.all : false);
 	if (parsed.name === "back") throw new Error("back switches pi's session: it works in interactive pi only");
-	if ("targets" in parsed) return runTargetsCommand(service, parsed.targets);
+	if ("targets" in parsed) return runTargetsCommand(service, parsed.targets, io.progress);
+	if ("serve" in parsed) {
+		// The server's code loads only when it is used.
+		const output = await (await import("../../web/serve-command.ts")).runServe(parsed.serve, service.storeDir, cwd);
+		return [output.text, ...(output.qr ?? []), ...(output.after ? ["", output.after] : [])].join("\n");
+	}
+	if ("replay" in parsed || "amount" in parsed) {
+		return runSupervisorCommand(service, parsed, cwd, agentDirOf(process.env), async (key) => {
+			const found = resolveRow(await service.list({ includeArchived: true, slim: true }), key);
+			if (typeof found === "string") throw new Error(found);
+			return found;
+		});
+	}
 	if (parsed.name === "gc") return formatGcReport(gc(service.storeDir, { dryRun: "dryRun" in parsed ? parsed.dryRun : false }));
 	if ("kind" in parsed || parsed.name === "dispatch") {
 		const attempt: AttemptParsed = "kind" in parsed ? parsed : { ok: true, kind: "attempt", name: "dispatch", text: parsed.text ?? "", worktree: false };

@@ -45,10 +45,10 @@ export function registerAskUser(pi: ExtensionAPI, control: WorkerControl | undef
 			question: Type.String({ description: "The exact question for the user" }),
 			options: Type.Optional(Type.Array(Type.String(), { description: "Choices the user can pick from, if any" })),
 		}),
-		async execute(_toolCallId, params, signal): Promise<AgentToolResult<AskUserDetails>> {
+		async execute(toolCallId, params, signal): Promise<AgentToolResult<AskUserDetails>> {
 			const base = { question: params.question, options: params.options ?? [] };
 			if (!control) return parked(base);
-			const outcome = await waitInPlace(control, waitMs, signal);
+			const outcome = await waitInPlace(control, waitMs, signal, toolCallId);
 			switch (outcome.kind) {
 				case "answer":
 					return {
@@ -77,8 +77,8 @@ function parked(base: AskUserDetails): AgentToolResult<AskUserDetails> {
 }
 
 /** The first of: an answer or abort from the channel, the tool's abort signal, the park timer. */
-async function waitInPlace(control: WorkerControl, waitMs: number, signal: AbortSignal | undefined): Promise<AskOutcome> {
-	const wait = control.waitForAnswer();
+async function waitInPlace(control: WorkerControl, waitMs: number, signal: AbortSignal | undefined, toolCallId: string): Promise<AskOutcome> {
+	const wait = control.waitForAnswer(toolCallId);
 	// Ref'd on purpose: the channel is unref'd and a pending promise holds nothing, so this timer is
 	// what keeps pi alive while the question waits.
 	const timer = setTimeout(() => wait.cancel({ kind: "parked" }), waitMs);

@@ -10,6 +10,9 @@ export type { DeliverAs };
 
 export type AskOutcome = { kind: "answer"; text: string } | { kind: "aborted" } | { kind: "parked" };
 
+/** How a held turn end was let go: on (`go`), or the run ends (abort, runner gone, parked). */
+export type TurnOutcome = "go" | "abort" | "park";
+
 export interface ControlDeps {
 	send(message: WorkerToRunner): void;
 	/** pi.sendUserMessage(text, { deliverAs }) */
@@ -29,7 +32,14 @@ export interface ControlDeps {
 export type Phase = "starting" | "running" | "closed";
 
 interface AskWaiter {
+	/** The ask_user call's id: an answer naming it (the supervisor's) goes to this call only. */
+	toolCallId?: string;
 	settle(outcome: AskOutcome): void;
+}
+
+interface TurnHold {
+	id: string;
+	settle(outcome: TurnOutcome): void;
 }
 
 interface HeldMessage {
@@ -47,6 +57,10 @@ export class WorkerControl {
 	private asks: AskWaiter[] = [];
 	private prompt: string | undefined;
 	private promptWaiters: Array<(text: string | undefined) => void> = [];
+	private holdTurns = false;
+	private systemText: string | undefined;
+	private turnHolds: TurnHold[] = [];
+	private turnSeq = 0;
 
 	private readonly deps: ControlDeps;
 
@@ -66,13 +80,23 @@ export class WorkerControl {
 		return this.asks.length > 0;
 	}
 
+	/** Extra system text the runner sent with the prompt (a preset's), if any. */
+	get system(): string | undefined {
+		return this.systemText;
+	}
+
 	onLine(message: RunnerToWorker | InvalidLine): void {
 		switch (message.type) {
 			case "prompt":
+				this.holdTurns = message.holdTurns === true;
+				this.systemText = message.system;
 				this.onPrompt(message.text);
 				return;
 			case "message":
-				this.onMessage(message.id, message.text, message.deliverAs);
+				this.onMessage(message.id, message.text, message.deliverAs, message.answers);
+				return;
+			case "go":
+				for (const hold of this.turnHolds.filter((candidate) => candidate.id === message.id)) hold.settle("go");
 				return;
 			case "abort":
 				this.requestAbort();
@@ -97,11 +121,12 @@ export class WorkerControl {
 	}
 
 	/** An ask_user call starts waiting; settle() is called exactly once, by the first of answer, abort, park. */
-	waitForAnswer(): { outcome: Promise<AskOutcome>; cancel(outcome: AskOutcome): void } {
+	waitForAnswer(toolCallId?: string): { outcome: Promise<AskOutcome>; cancel(outcome: AskOutcome): void } {
 		let settled = false;
 		let resolveOutcome: (outcome: AskOutcome) => void = () => {};
 		const outcome = new Promise<AskOutcome>((resolve) => (resolveOutcome = resolve));
 		const waiter: AskWaiter = {
+			toolCallId,
 			settle: (value) => {
 				if (settled) return;
 				settled = true;
@@ -112,6 +137,41 @@ export class WorkerControl {
 		if (this.runnerGone || this.abortRequested) waiter.settle({ kind: "aborted" });
 		else this.asks.push(waiter);
 		return { outcome, cancel: (value) => waiter.settle(value) };
+	}
+
+	/**
+	 * A turn ended: when the runner asked for it (budgets), report this process's spend and wait for its
+	 * `go`. A stop, a vanished runner or the end of the run lets the turn go at once ("abort"); `park()`
+	 * of the returned handle gives up the wait (the run then ends, the row keeps its question).
+	 */
+	holdTurn(usage: { tokens: number; cost: number }, more: boolean): { outcome: Promise<TurnOutcome>; park(): void } {
+		if (!this.holdTurns || this.runnerGone) return { outcome: Promise.resolve("go"), park: () => {} };
+		if (this.abortRequested || this.phaseValue === "closed") return { outcome: Promise.resolve("abort"), park: () => {} };
+		const id = `turn-${++this.turnSeq}`;
+		let resolveOutcome: (outcome: TurnOutcome) => void = () => {};
+		const outcome = new Promise<TurnOutcome>((resolve) => (resolveOutcome = resolve));
+		let settled = false;
+		const release = this.deps.hold();
+		const hold: TurnHold = {
+			id,
+			settle: (value) => {
+				if (settled) return;
+				settled = true;
+				release();
+				this.turnHolds = this.turnHolds.filter((candidate) => candidate !== hold);
+				resolveOutcome(value);
+			},
+		};
+		this.turnHolds.push(hold);
+		this.deps.send({ type: "turn-end", id, usage, more });
+		return {
+			outcome,
+			park: () => {
+				if (settled) return;
+				hold.settle("park");
+				this.deps.abort();
+			},
+		};
 	}
 
 	/** agent_start: the run exists, so held messages can go into it. */
@@ -165,9 +225,17 @@ export class WorkerControl {
 		for (const waiter of waiters) waiter(text);
 	}
 
-	private onMessage(id: string, text: string, deliverAs: DeliverAs): void {
+	private onMessage(id: string, text: string, deliverAs: DeliverAs, answers?: string): void {
 		if (this.phaseValue === "closed" || this.abortRequested) {
 			this.reject(id, "run-ended");
+			return;
+		}
+		if (answers !== undefined) {
+			// Only the answer to that one call: a question a person answered first does not take it as a steer.
+			const asked = this.asks.find((candidate) => candidate.toolCallId === answers);
+			if (!asked) return this.reject(id, "answered");
+			this.deps.send({ type: "receipt", id, status: "delivered", as: "answer" });
+			asked.settle({ kind: "answer", text });
 			return;
 		}
 		const ask = this.asks[0];
@@ -193,6 +261,7 @@ export class WorkerControl {
 	private requestAbort(): void {
 		this.abortRequested = true;
 		for (const ask of [...this.asks]) ask.settle({ kind: "aborted" });
+		for (const hold of [...this.turnHolds]) hold.settle("abort");
 		this.flushPrompt(undefined);
 		// Messages queued in pi after an abort would never run: refuse them from now on.
 		for (const message of this.held) this.reject(message.id, "run-ended");
@@ -206,6 +275,7 @@ export class WorkerControl {
 		for (const message of this.held) this.reject(message.id, "run-ended");
 		this.held = [];
 		for (const ask of [...this.asks]) ask.settle({ kind: "aborted" });
+		for (const hold of [...this.turnHolds]) hold.settle("abort");
 		if (!this.closedSent) {
 			this.closedSent = true;
 			this.deps.send({ type: "closed" });

@@ -1,0 +1,130 @@
+// The supervisor model's judgement: a pi run of its own, `pi --mode json -p --no-session` with no tools,
+// no context files, skills or templates, our fixed instructions as its system prompt (a file shipped
+// with the package, system-prompt.md) and the request on stdin (never argv). Its reply is untrusted:
+// one line of JSON, "answer" or "ask"; anything else is a reason to ask the user.
+import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { JsonLines } from "../json-lines.mjs";
+import { signalVerified, processStartTime } from "../store/proc.mjs";
+
+export const SYSTEM_PROMPT_FILE = join(dirname(fileURLToPath(import.meta.url)), "system-prompt.md");
+/** The marker the request starts with (the scripted model in the tests matches it). */
+export const REQUEST_MARKER = "[agent-board supervisor request]";
+const ANSWER_CHARS = 4000;
+const TASK_CHARS = 2000;
+const DEFAULT_TIMEOUT_MS = 120_000;
+
+/**
+ * @typedef {object} Request
+ * @property {import("./rules.mjs").Ask} ask
+ * @property {string} words        the rules files' plain words
+ * @property {{ id: string, name: string, target?: string, preset?: string, goal: string }} row
+ * @property {string[]} transcript recent event lines of the row
+ * @property {Array<{ name: string, summary: string }>} others  other live rows
+ */
+
+/** @param {string} text @param {number} max */
+const clip = (text, max) => (text.length > max ? `${text.slice(0, max)}…` : text);
+
+/** The request, all of it data below the marker. @param {Request} request */
+export function requestText(request) {
+	const { ask, row } = request;
+	const lines = [REQUEST_MARKER, "", "The user's rules (their own words):", request.words.trim() || "(none)", ""];
+	lines.push(`The agent: row "${row.name}" (${row.id}), on ${row.target ?? "local"}${row.preset ? `, preset ${row.preset}` : ""}.`);
+	lines.push("Its task:", clip(row.goal, TASK_CHARS), "");
+	if (request.others.length) lines.push("Other agents on the board:", ...request.others.map((other) => `- ${other.name}${other.summary ? `: ${other.summary}` : ""}`), "");
+	if (request.transcript.length) lines.push("What it did recently:", ...request.transcript, "");
+	lines.push("The question:", ask.question);
+	if (ask.options?.length) lines.push("Options:", ...ask.options.map((option, i) => `${i + 1}. ${option}`));
+	return `${lines.join("\n")}\n`;
+}
+
+/**
+ * The model's decision from its last assistant text: the last line that is a JSON object.
+ * @param {string} text
+ * @returns {{ kind: "answer", text: string } | { kind: "ask", why: string } | { kind: "invalid" }}
+ */
+export function parseDecision(text) {
+	const candidates = text
+		.split("\n")
+		.map((line) => line.trim().replace(/^```(json)?|```$/g, "").trim())
+		.filter((line) => line.startsWith("{"));
+	for (const line of candidates.reverse()) {
+		try {
+			const value = JSON.parse(line);
+			if (value?.decision === "answer" && typeof value.answer === "string" && value.answer.trim()) return { kind: "answer", text: clip(value.answer.trim(), ANSWER_CHARS) };
+			if ((value?.decision === "ask" || value?.decision === "escalate") && typeof value.why === "string") return { kind: "ask", why: clip(value.why.trim() || "the supervisor left it to you", 300) };
+		} catch {
+			// Not this line.
+		}
+	}
+	return { kind: "invalid" };
+}
+
+/**
+ * @typedef {{ decision: ReturnType<typeof parseDecision>, tokens: number, cost: number, error?: string, model?: string }} ModelVerdict
+ */
+
+/**
+ * Runs the supervisor model once. Never throws: a failure is a verdict with `error` (the user decides then).
+ * @param {{ piCommand: string[], model: string, request: string, env: NodeJS.ProcessEnv, cwd: string, timeoutMs?: number, onChild?: (kill: () => void) => void }} options
+ * @returns {Promise<ModelVerdict>}
+ */
+export function askModel(options) {
+	const command = options.piCommand[0] ?? "pi";
+	const args = [...options.piCommand.slice(1), "--mode", "json", "-p", "--no-session", "--no-tools", "-nc", "-ns", "-np", "--system-prompt", SYSTEM_PROMPT_FILE, "--model", options.model];
+	return new Promise((resolve) => {
+		let tokens = 0;
+		let cost = 0;
+		let text = "";
+		let error = "";
+		let model = "";
+		let stderr = "";
+		let settled = false;
+		const lines = new JsonLines();
+		// Not a worker: no worker role, no ponytail section in its prompt.
+		const env = { ...options.env, AGENT_BOARD_WORKER: "", AGENT_BOARD_CONTROL_FD: "", PONYTAIL_DEFAULT_MODE: "off" };
+		const child = spawn(command, args, { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+		const start = child.pid ? processStartTime(child.pid) : undefined;
+		const kill = () => {
+			if (child.pid && child.exitCode === null) signalVerified(child.pid, start, "SIGKILL");
+		};
+		options.onChild?.(kill);
+		const timer = setTimeout(() => {
+			error = `no answer within ${Math.round((options.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s`;
+			kill();
+		}, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+		/** @param {Record<string, unknown> | undefined} event */
+		const onEvent = (event) => {
+			const message = /** @type {Record<string, unknown> | undefined} */ (event?.type === "message_end" ? event.message : undefined);
+			if (message?.role !== "assistant") return;
+			const usage = /** @type {{ totalTokens?: unknown, cost?: { total?: unknown } } | undefined} */ (message.usage);
+			if (typeof usage?.totalTokens === "number") tokens += usage.totalTokens;
+			if (typeof usage?.cost?.total === "number") cost += usage.cost.total;
+			if (typeof message.provider === "string" && typeof message.model === "string") model = `${message.provider}/${message.model}`;
+			const content = Array.isArray(message.content) ? message.content : [];
+			text = content.map((block) => (block?.type === "text" && typeof block.text === "string" ? block.text : "")).join("");
+			if (message.stopReason === "error" || typeof message.errorMessage === "string") error = String(message.errorMessage ?? "model error");
+		};
+		const done = (/** @type {string | undefined} */ failure) => {
+			if (settled) return;
+			settled = true;
+			clearTimeout(timer);
+			const why = failure ?? (error || undefined);
+			resolve({ decision: why ? { kind: "invalid" } : parseDecision(text), tokens, cost, ...(why ? { error: why } : {}), ...(model ? { model } : {}) });
+		};
+		child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => {
+			for (const event of lines.push(chunk)) onEvent(event);
+		});
+		child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-2000)));
+		child.stdin.on("error", () => undefined);
+		child.stdin.end(options.request);
+		child.on("error", (spawnError) => done(`could not start pi: ${spawnError.message}`));
+		child.on("close", (code) => {
+			onEvent(lines.flush());
+			const last = stderr.trim().split("\n").at(-1) ?? "";
+			done(code === 0 ? undefined : `pi exited with code ${code}${last ? `: ${last}` : ""}`);
+		});
+	});
+}
