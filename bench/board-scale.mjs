@@ -3,7 +3,7 @@
 // worker -> on the real dashboard's screen; the safety pass; first open; pi start-up with the whole
 // package; footer counts at pi start; /agent-board list with 20 worktree rows; pi's memory with the
 // board open. Medians with spread and the machine's load; asserts nothing about time.
-// Run: node --experimental-strip-types --expose-gc bench/board-scale.mjs [--rows 500,5000,20000] [--start-runs 7] [--no-start] [--no-list]
+// Run: node --experimental-strip-types --expose-gc bench/board-scale.mjs [--rows 500,5000,20000] [--start-runs 7] [--no-start] [--no-list] [--start-only]
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -19,13 +19,16 @@ import { initRepo } from "../test-support/git-repo.ts";
 import { createTestAgent, PI_CLI, runPi } from "../test-support/pi-harness.ts";
 import { repaintOneRow } from "./_repaint.mjs";
 import { load, pct, spread } from "./_stats.mjs";
+import { chunkLatencies, reach } from "./_stream.mjs";
 
 /** @param {string} name @param {string} fallback */
 const arg = (name, fallback) => {
 	const i = process.argv.indexOf(name);
 	return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 };
-const SIZES = arg("--rows", "500,5000,20000").split(",").map(Number);
+// --start-only: the start-up ratios alone, on a store of one row.
+const START_ONLY = process.argv.includes("--start-only");
+const SIZES = START_ONLY ? [] : arg("--rows", "500,5000,20000").split(",").map(Number);
 const START_RUNS = Number(arg("--start-runs", "7"));
 const gc = /** @type {(() => void) | undefined} */ (globalThis.gc);
 const words = `Start ${Array.from({ length: 400 }, (_, n) => `word${n}`).join(" ")} end.`;
@@ -53,7 +56,7 @@ try {
 	const b = memory[large];
 	if (a && b && large > small) console.log(`\nmemory a row costs with the board open (heap ${gc ? "after gc" : "without gc: run with --expose-gc"}, ${small} -> ${large} rows): ${(((b.heap - a.heap) / (large - small)) / 1024).toFixed(2)} KB; RSS ${(((b.rss - a.rss) / (large - small)) / 1024).toFixed(2)} KB`);
 	if (!process.argv.includes("--no-start")) await startup(count);
-	if (!process.argv.includes("--no-list")) await worktreeList();
+	if (!process.argv.includes("--no-list") && !START_ONLY) await worktreeList();
 } finally {
 	agent.cleanup();
 }
@@ -130,45 +133,55 @@ async function streamToScreen(feed, board) {
 	const unsubscribe = feed.subscribe(() => {
 		// What pi does on requestRender: the next frame.
 		setImmediate(() => {
-			const line = board.render(200).find((l) => l.includes("word")) ?? "";
-			const last = [...line.matchAll(/word(\d+)/g)].at(-1);
-			if (last) seen.push({ at: Date.now(), length: words.indexOf(`word${last[1]} `) + last[0].length });
+			const length = reach(board.render(200).find((l) => l.includes("word")) ?? "", words);
+			if (length) seen.push({ at: Date.now(), length });
 		});
 	});
 	await until(async () => (await service.get(row.id))?.state === "completed", 120_000);
 	unsubscribe();
 	if (process.env.BENCH_DEBUG) console.log("seen", seen.length, JSON.stringify(seen.slice(0, 3)), board.render(200).slice(0, 6).join("\n"));
-	const latencies = [];
-	let length = 0;
-	for (const text of readFileSync(join(String(row.runDir), "events.jsonl"), "utf8").split("\n")) {
-		if (!text) continue;
-		const event = JSON.parse(text);
-		if (event.type === "message_start" && event.message?.role === "assistant") length = 0;
-		if (event.type !== "message_update" || typeof event.delta !== "string") continue;
-		length += event.delta.length;
-		const hit = seen.find((s) => s.length >= length);
-		if (hit) latencies.push(hit.at - event.at);
-	}
+	const latencies = chunkLatencies(String(row.runDir), seen);
 	console.log(`streamed chunk (real worker) -> newest words on the board's screen: p50 ${pct(latencies, 50)} ms, p95 ${pct(latencies, 95)} ms (n=${latencies.length})`);
 }
 
-/** pi -p "hi" with the whole package vs without it, the store holding `rows` rows. @param {number} rows */
+/**
+ * pi -p "hi" with no extension, an empty one and the whole package, interleaved in one run (the order
+ * turns each round, so none always comes first), the store holding `rows` rows. The package's own part is
+ * package/empty: what loading any extension costs pi (jiti, the loader) is in empty/none.
+ * @param {number} rows
+ */
 async function startup(rows) {
 	const env = { AGENT_BOARD_DIR: storeDir };
-	/** @type {Record<string, number[]>} */
-	const times = { without: [], whole: [] };
+	const empty = join(agent.root, "empty-extension.ts");
+	writeFileSync(empty, "export default function emptyExtension(): void {}\n");
 	const args = ["-p", "--no-session", "--", "hi"];
-	for (const withExtension of [false, true]) await runPi(agent, { withExtension, args, env, timeoutMs: 120_000 });
+	/** @type {Record<string, { withExtension: boolean, args: string[] }>} */
+	const kinds = { none: { withExtension: false, args }, empty: { withExtension: false, args: ["-e", empty, ...args] }, package: { withExtension: true, args } };
+	const names = Object.keys(kinds);
+	/** @type {Record<string, number[]>} */
+	const times = Object.fromEntries(names.map((name) => [name, []]));
+	const once = async (/** @type {string} */ name) => {
+		const kind = kinds[name];
+		if (!kind) throw new Error(name);
+		const start = performance.now();
+		const result = await runPi(agent, { ...kind, env, timeoutMs: 120_000 });
+		if (result.code !== 0) throw new Error(`pi (${name}) exited ${result.code}: ${result.stderr}`);
+		return performance.now() - start;
+	};
+	const loadBefore = load();
+	for (const name of names) await once(name);
 	for (let i = 0; i < START_RUNS; i++) {
-		for (const [name, withExtension] of /** @type {[string, boolean][]} */ ([["without", false], ["whole", true]])) {
-			const start = performance.now();
-			const result = await runPi(agent, { withExtension, args, env, timeoutMs: 120_000 });
-			if (result.code !== 0) throw new Error(`pi exited ${result.code}: ${result.stderr}`);
-			times[name]?.push(performance.now() - start);
+		for (let k = 0; k < names.length; k++) {
+			const name = names[(i + k) % names.length] ?? "none";
+			times[name]?.push(await once(name));
 		}
 	}
-	const ratios = (times.whole ?? []).map((t, i) => t / (times.without?.[i] ?? t));
-	console.log(`\npi -p "hi" start-up, ${rows.toLocaleString("en-US")}-row store (${load()}): without ${spread(times.without ?? [])}; whole package ${spread(times.whole ?? [])}; ratio per interleaved pair median ${pct(ratios, 50).toFixed(3)} (${pct(ratios, 5).toFixed(3)}-${pct(ratios, 95).toFixed(3)})`);
+	const ratio = (/** @type {string} */ a, /** @type {string} */ b) => {
+		const values = (times[a] ?? []).map((t, i) => t / (times[b]?.[i] ?? t));
+		return `${a}/${b} median ${pct(values, 50).toFixed(3)} (p5-p95 ${pct(values, 5).toFixed(3)}-${pct(values, 95).toFixed(3)}, n=${values.length})`;
+	};
+	console.log(`\npi -p "hi" start-up, ${rows.toLocaleString("en-US")}-row store (${loadBefore} before, ${load()} after): none ${spread(times.none ?? [])}; empty extension ${spread(times.empty ?? [])}; package ${spread(times.package ?? [])}`);
+	console.log(`start-up ratios per interleaved round: ${ratio("package", "none")}; ${ratio("empty", "none")}; ${ratio("package", "empty")}`);
 }
 
 /** /agent-board list with 20 worktree rows: time and git processes, first and repeated, and in a new process. */

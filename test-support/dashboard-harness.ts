@@ -27,16 +27,18 @@ export interface HarnessOptions extends Partial<BoardDeps> {
 	termRows?: number;
 	/** Runs before the board opens (the feed may already be following the store, as pi's footer does). */
 	prepare?(board: FakeBoard, feed: BoardFeed): Promise<void> | void;
+	/** The fake board's store directory (a test that starts the web server gives a real one). */
+	storeDir?: string;
 }
 
 export async function dashboardHarness(rows: BoardRow[], options: HarnessOptions = {}): Promise<DashboardHarness> {
-	const board = createFakeBoard(rows);
+	const board = createFakeBoard(rows, options.storeDir);
 	const feed = new BoardFeed(() => board);
 	await options.prepare?.(board, feed);
 	const results: BoardResult[] = [];
 	const saved: DispatchPrefs[] = [];
 	const renders = { count: 0 };
-	const { termRows, prepare: _prepare, ...deps } = options;
+	const { termRows, prepare: _prepare, storeDir: _storeDir, ...deps } = options;
 	// The board keeps what pi needs (a transcript row and the footer) out of the terminal's rows.
 	const height = termRows ?? 34;
 	// The Editor needs only these two members of pi's TUI.

@@ -146,6 +146,7 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 			board.calls.push({ method: "removeWorktree", args: [id] });
 			must(board, id).worktreePath = undefined;
 			changed(id);
+			return {};
 		},
 		async dispatchAttempts(options: DispatchOptions) {
 			const count = options.count ?? 1;

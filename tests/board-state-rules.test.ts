@@ -42,6 +42,15 @@ describe("state rules", () => {
 		expect(settled([assistant("Done."), { type: "auto_retry_end", success: false, finalError: "gave up" }, { type: "agent_settled" }])).toMatchObject({ state: "failed", error: "gave up" });
 		expect(settled([assistant("Done.")])).toMatchObject({ state: "failed", error: "worker exited before the run settled" });
 		expect(settled([], { code: 1, signal: null })).toMatchObject({ state: "failed", error: "worker exited with code 1" });
+		// pi's words on a host without a model: a warning, the cause, then where its docs are. The row names the cause.
+		const docs = "Use /login to log into a provider via OAuth or API key. See:\n  /p/docs/providers.md\n  /p/docs/models.md\n";
+		const noModel = `Warning: No models available. ${docs}No API key found for the selected model.\n\n${docs}`;
+		const failedWorker = initialStatus("r", "w", 0);
+		failedWorker.stderrTail = noModel.slice(-60);
+		expect(finalize(failedWorker, { code: 1, signal: null, now: 2, stderrHead: noModel })).toMatchObject({ error: "worker exited with code 1: No API key found for the selected model." });
+		const onlyTail = initialStatus("r", "w", 0);
+		onlyTail.stderrTail = "(node:12) ExperimentalWarning: x\nError: Cannot find module '/x'\n    at y\n";
+		expect(finalize(onlyTail, { code: 1, signal: null, now: 2 }).error).toBe("worker exited with code 1: Error: Cannot find module '/x'");
 		expect(settled([], { code: null, signal: "SIGKILL" })).toMatchObject({ state: "failed", error: "worker killed by SIGKILL" });
 		expect(settled([], { code: null, signal: null, spawnError: "pi not found: /x" })).toMatchObject({ state: "failed", error: "pi not found: /x" });
 		expect(settled([], { code: null, signal: "SIGTERM", stopped: true }).state).toBe("stopped");

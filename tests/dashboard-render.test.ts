@@ -1,5 +1,5 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
 import { osNotifySequence, resolveSettings } from "../src/board/presence/notify.ts";
@@ -16,6 +16,14 @@ const harness = harnessPerTest();
 const taggedTheme = { fg: (color: string, text: string) => `\x1b[0m${color === "warning" ? "\x1b[33m" : ""}${text}`, bold: (text: string) => text };
 
 const now = Date.now();
+// Ages ("bash 12s") are read from the clock at render time: the clock stands still at `now`, so a slow
+// machine between building the rows and rendering them does not make them 13s.
+beforeAll(() => {
+	vi.useFakeTimers({ now, toFake: ["Date"] });
+});
+afterAll(() => {
+	vi.useRealTimers();
+});
 const rows = (): BoardRow[] => [
 	makeRow({ id: "q1", name: "pick a database", state: "needs_input", alive: true, question: "Postgres or SQLite?", questionOptions: ["Postgres", "SQLite"] }),
 	makeRow({

@@ -25,7 +25,7 @@ function refuseDirty(board: FakeBoard, dirty: string[]): void {
 	const remove = board.removeWorktree.bind(board);
 	board.removeWorktree = async (id, options) => {
 		if (dirty.includes(id) && !options?.force) throw new Error(`worktree /tmp/no-such-wt/${id} has uncommitted changes; pass force to remove it anyway`);
-		await remove(id, options);
+		return remove(id, options);
 	};
 }
 

@@ -16,7 +16,7 @@ afterAll(() => {
 });
 
 /** What registering the tools and the command needs, and nothing else. */
-const LIGHT = ["index.ts", "loader.ts", "tools.ts", "ui.ts", "worker-env.ts", "git/overlap.ts", "subcommands/usage.ts", "targets/targets-usage.ts", "write-whole.ts"];
+const LIGHT = ["index.ts", "loader.ts", "tools.ts", "ui.ts", "worker-env.mjs", "subcommands/usage.ts", "write-whole.mjs"];
 
 describe("lazy start-up", () => {
 	it("pi -p loads only the board's registration modules and reads no store file; first use loads the rest", async () => {
@@ -26,12 +26,14 @@ describe("lazy start-up", () => {
 		const row = await board.dispatch({ prompt: "a row in the store", cwd: agent.cwd });
 		await waitDone(board, row.id);
 		const boardSrc = join(REPO_ROOT, "src", "board") + "/";
+		// The web server's code (src/web/) loads only when `serve` is used.
+		const webSrc = join(REPO_ROOT, "src", "web") + "/";
 		const log = join(agent.root, "fs.log");
 		const env = {
 			AGENT_BOARD_DIR: board.storeDir,
 			NODE_OPTIONS: `--require ${join(REPO_ROOT, "test-support", "fs-trace.cjs")}`,
 			FS_TRACE_LOG: log,
-			FS_TRACE_MATCH: `${boardSrc}:${board.storeDir}`,
+			FS_TRACE_MATCH: `${boardSrc}:${webSrc}:${board.storeDir}`,
 		};
 		const traced = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []);
 
@@ -43,6 +45,7 @@ describe("lazy start-up", () => {
 		expect(files).toContain("index.ts");
 		expect(files.filter((file) => !LIGHT.includes(file))).toEqual([]);
 		expect(atStart.filter((line) => line.includes(board.storeDir))).toEqual([]);
+		expect(atStart.filter((line) => line.includes(webSrc))).toEqual([]);
 
 		rmSync(log);
 		const list = await runPi(agent, { args: ["-p", "/agent-board list"], env, timeoutMs: 120_000 });
@@ -51,5 +54,7 @@ describe("lazy start-up", () => {
 		const used = traced();
 		expect(used.some((line) => line.endsWith(`${boardSrc}runtime.ts`))).toBe(true);
 		expect(used.some((line) => line.includes(join(board.storeDir, "rows", row.id)))).toBe(true);
+		// Only serve's argument parser and the settings switch come with the board; the server's code stays out.
+		expect([...new Set(used.filter((line) => line.includes(webSrc)).map((line) => line.split(" ")[1]!.slice(webSrc.length)))].sort()).toEqual(["serve-args.ts", "web-files.ts", "web-setting.ts"]);
 	}, 240_000);
 });

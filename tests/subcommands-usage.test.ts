@@ -2,7 +2,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { COMMAND_DESCRIPTION, readmeBlock, SUBCOMMAND_TABLE, subcommandHelp, USAGE } from "../src/board/subcommands/usage.ts";
+import { subcommandHelp } from "../src/board/subcommands/help.ts";
+import { COMMAND_DESCRIPTION, readmeBlock, SUBCOMMAND_TABLE, USAGE } from "../src/board/subcommands/usage.ts";
 import { REPO_ROOT } from "../test-support/pi-harness.ts";
 
 const START = "<!-- subcommands: generated from src/board/subcommands/usage.ts (npm run readme-usage); a test fails on drift -->";

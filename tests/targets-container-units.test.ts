@@ -47,7 +47,7 @@ describe("container argv", () => {
 		expect(pairs("--pids-limit")).toEqual(["512"]);
 		expect([pairs("--network"), pairs("--cpus"), pairs("--memory")]).toEqual([["host"], ["2"], ["2g"]]);
 		expect(pairs("-v")).toEqual(["/pkg/runner:/ab/pkg/runner:ro", "/pkg/src:/ab/pkg/src:ro", "/pkg/skills:/ab/pkg/skills:ro", "/pkg/package.json:/ab/pkg/package.json:ro", "/s/targets/c/runs/run1:/ab/run", "/s/targets/c/sessions/row1:/ab/session", "/s/targets/c/pi/run1:/ab/pi", "/s/targets/c/work/row 1:/workspace"]);
-		expect(pairs("-e")).toEqual(["HOME=/tmp", "PI_CODING_AGENT_DIR=/ab/pi", "AGENT_BOARD_RUN_ID=run1", "ANTHROPIC_API_KEY"]);
+		expect(pairs("-e")).toEqual(["HOME=/tmp", "PI_CODING_AGENT_DIR=/ab/pi", "AGENT_BOARD_RUN_ID=run1@far", "ANTHROPIC_API_KEY"]);
 		expect(argv).toContain("--pull=never");
 		expect(argv.slice(-5)).toEqual(["pab-worker:1", "node", "/ab/pkg/runner/kinds/container/container-entry.mjs", "/ab/run/run.json", "/ab/run/slot.json"]);
 		// The start cache: read-only, node reads its compile cache in place.
@@ -161,6 +161,15 @@ describe("targets check lines", () => {
 		// podman's own words when the image has no node at all.
 		const noNode = containerCheckItems(target, { engine, image, probe: { error: { code: "engine-failed", detail: "podman failed (exit 127)", said: 'podman: Error: runc: runc create failed: unable to start container process: exec: "node": executable file not found in $PATH' } } });
 		expect(noNode.map((i) => `${i.ok ? "ok" : "FAIL"} ${i.name}: ${i.detail}`).slice(2)).toEqual(["FAIL node: node is not in w:1", "FAIL pi, bash, git: not checked (the check runs on the image's node)"]);
+		// The engine's own helpers missing (a PATH without /usr/sbin): the engine's words, and the image is not blamed.
+		for (const [missing, words] of [
+			["iptables", 'podman: Error: plugin type="bridge" failed (add): cni plugin bridge failed: failed to locate iptables: exec: "iptables": executable file not found in $PATH'],
+			["netavark", "podman: Error: netavark: No such file or directory (os error 2)"],
+		]) {
+			const engineFailed = containerCheckItems(target, { engine, image, probe: { error: { code: "engine-failed", detail: "podman failed (exit 127)", said: words } } });
+			expect(engineFailed[2]).toEqual({ name: "container", ok: false, detail: `podman could not start a container of w:1: podman failed (exit 127) (${words})`, fix: `podman runs ${missing} itself and could not find it: put the directory that holds it on PATH (for root, /usr/sbin and /sbin), or install it` });
+			expect(engineFailed.some((i) => i.name === "node")).toBe(false);
+		}
 	});
 
 	it("says when the model provider cannot be reached from the target's network, and why", () => {

@@ -61,7 +61,7 @@ describe("board config", () => {
 		expect(targetFromInput({ kind: "ssh", host: "me@dev", pi: "node /opt/pi/cli.js", env: ["A", "A", "B_2"] })).toEqual({ kind: "ssh", host: "me@dev", dir: ".agent-board", pi: ["node", "/opt/pi/cli.js"], max: 4, env: ["A", "B_2"] });
 		expect(() => targetFromInput({ kind: "ssh", host: "-oProxyCommand=x" })).toThrow("not an ssh host");
 		expect(() => targetFromInput({ kind: "ssh", host: "dev", env: ["A=secret"] })).toThrow("--env takes a variable's name, not its value");
-		expect(() => targetFromInput({ kind: "ssh", host: "dev", max: 0 })).toThrow("--max must be a whole number >= 1");
+		expect(() => targetFromInput({ kind: "ssh", host: "dev", max: 0 })).toThrow("--max must be a whole number from 1 to 256");
 		expect(() => targetFromInput({ kind: "ssh", host: "dev", sshConfig: "/no/such/file" })).toThrow("--ssh-config: no such file");
 		expect(targetFromInput({ kind: "container", engine: "podman", image: "w:1", cpus: 1.5, memory: "2g", network: "none" })).toEqual({ kind: "container", engine: "podman", image: "w:1", network: "none", max: 4, env: [], cpus: 1.5, memory: "2g" });
 		expect(() => targetFromInput({ kind: "container", engine: "lxc", image: "w" })).toThrow("--container takes docker or podman");
@@ -104,6 +104,8 @@ describe("queue per target", () => {
 		const result = pumpQueue(store, { maxConcurrent: 1, node: process.execPath, env: process.env });
 		expect(result).toEqual({ started: ["run-l1"] });
 		expect([claimed(t1), claimed(gone), claimed(l1), claimed(t2)]).toEqual([false, true, true, false]);
+		// FIFO is per target: t1, older and waiting on its full target, is not an older entry of l1's.
+		expect(JSON.parse(readFileSync(join(l1, "claim.json"), "utf8"))).toMatchObject({ purpose: "start", olderWaiting: 0 });
 		expect(JSON.parse(readFileSync(join(gone, "status.json"), "utf8"))).toMatchObject({ state: "failed", error: "target gone does not exist any more (it was removed while this run waited)" });
 		await waitFor(() => JSON.parse(readFileSync(join(l1, "status.json"), "utf8")).endedAt, "the local run's runner to refuse its missing run.json");
 	});
@@ -246,7 +248,8 @@ describe("targets subcommand", () => {
 			].join("\n"),
 		);
 		expect(formatCheck({ target: "dev", ok: false, items: [{ name: "node", ok: true, detail: "node v22.19.0" }, { name: "pi", ok: false, detail: "pi: not found on PATH", fix: "install pi 1.6" }] })).toBe(
-			["ok    node  node v22.19.0", "FAIL  pi    pi: not found on PATH", "            fix: install pi 1.6", "dev: not ready (1 problem)"].join("\n"),
+			// Names take 11 columns at least, so the lines a check shows as it goes line up with its report.
+			["ok    node         node v22.19.0", "FAIL  pi           pi: not found on PATH", "                   fix: install pi 1.6", "dev: not ready (1 problem)"].join("\n"),
 		);
 	});
 

@@ -76,7 +76,7 @@ describe("ssh targets on the board", () => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const check = await board.targets.check("h", { install: true });
 		expect(check.items.filter((item) => !item.ok)).toEqual([]);
-		expect(check.items.map((item) => item.name)).toEqual(["reachable", "node", "pi", "git", "dir", "disk", "board files"]);
+		expect(check.items.map((item) => item.name)).toEqual(["reachable", "node", "pi", "model", "git", "dir", "disk", "board files"]);
 
 		// Outside the worktree, where this test (root) can create it and the host user can see it.
 		const release = join(tmpdir(), `pab-release-${process.pid}`);
@@ -243,7 +243,7 @@ describe("ssh targets on the board", () => {
 		await board.targets.remove("w");
 
 		// A dir the host user cannot write: the check says so and how to fix it; a dispatch fails with the host's words.
-		await board.targets.add("ro", { kind: "ssh", host: host.alias, sshConfig: host.configFile, dir: "/root/pab-not-yours" });
+		await board.targets.add("ro", { kind: "ssh", host: host.alias, sshConfig: host.configFile, dir: "/root/pab-not-yours", dirAbsolute: true });
 		const roCheck = await board.targets.check("ro", { install: true });
 		expect(roCheck.items.find((item) => item.name === "dir")).toMatchObject({ ok: false, detail: expect.stringContaining("/root/pab-not-yours"), fix: expect.stringContaining("--dir") });
 		const ro = await waitDone(board, (await board.dispatch({ prompt: "SSH-RO never runs", cwd: repo, target: "ro" })).id, 60_000);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { parseSubcommand } from "../src/board/subcommands/subcommands.ts";
 import { formatDetail, formatTable } from "../src/board/subcommands/table.ts";
-import { subcommandHelp } from "../src/board/subcommands/usage.ts";
+import { subcommandHelp } from "../src/board/subcommands/help.ts";
 import { parseFilter, rowMatches } from "../src/board/view-model/list-model.ts";
 import { countRows, summaryText, unreachableText } from "../src/board/view-model/row-text.ts";
 import { makeRow } from "../test-support/fake-board-service.ts";

@@ -7,9 +7,10 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { withLockFile } from "../store/row-lock.mjs";
 import { targetMirrorPath, targetPaths } from "../store/store-layout.mjs";
-import { prepareRun, startRun } from "./far-run.mjs";
+import { BoardError } from "../life/reasons.mjs";
+import { prepareRun, spaceProblem, startRun } from "./far-run.mjs";
 import { ensureMirror, revParse } from "./git-workspace.mjs";
-import { piChecked } from "./pi-check.mjs";
+import { piCheckedAsync } from "./pi-check.mjs";
 import { fileDigest, sameDigest } from "./session-travel.mjs";
 
 /** How long a launch waits for a push into the same mirror to finish. */
@@ -30,15 +31,19 @@ export async function withMirrorLock(mirror, fn) {
 /**
  * What the host needs before this run can start: nothing when its runner already started (a link
  * that lost its channel mid-launch), else the session when the host's copy differs and the base
- * commit when the mirror lacks it. Throws the reason a run cannot start here (another pi).
+ * commit when the mirror lacks it. Throws the reason a run cannot start here, with its code (another
+ * pi: start-failed; too little space for the run: disk-full).
  * @param {string} dir @param {import("./far-run.mjs").FarRunConfig} config
- * @returns {{ started: boolean, want: string[], runDir: string, session: string }}
+ * @returns {Promise<{ started: boolean, want: string[], runDir: string, session: string }>}
  */
-export function launchNeeds(dir, config) {
+export async function launchNeeds(dir, config) {
 	const paths = targetPaths(dir, config.rowId, config.runId);
 	if (existsSync(join(paths.run, "runner.json"))) return { started: true, want: [], runDir: paths.run, session: paths.session };
-	const pi = piChecked(dir, config.piCommand ?? ["pi"]);
-	if (!pi.ok) throw new Error(pi.reason);
+	// Asked without blocking: on a link's channel every other run of the host goes on meanwhile.
+	const pi = await piCheckedAsync(dir, config.piCommand ?? ["pi"]);
+	if (!pi.ok) throw new BoardError("start-failed", pi.reason);
+	const space = spaceProblem(dir);
+	if (space) throw new BoardError("disk-full", space);
 	const mirror = targetMirrorPath(dir, config.repoKey);
 	/** @type {string[]} */
 	const want = [];
@@ -48,13 +53,15 @@ export function launchNeeds(dir, config) {
 }
 
 /**
- * Prepares the run (its workspace under the mirror's lock) and starts its runner.
- * @param {string} dir @param {import("./far-run.mjs").FarRunConfig} config
+ * Prepares the run (its workspace under the mirror's lock) and starts its runner, unless the link gave
+ * the launch up meanwhile (`wanted`: a stop during a launch that took too long).
+ * @param {string} dir @param {import("./far-run.mjs").FarRunConfig} config @param {() => boolean} [wanted]
  */
-export async function launchRun(dir, config) {
+export async function launchRun(dir, config, wanted = () => true) {
 	const paths = targetPaths(dir, config.rowId, config.runId);
 	if (existsSync(join(paths.run, "runner.json"))) return paths.run;
 	await withMirrorLock(targetMirrorPath(dir, config.repoKey), () => prepareRun(dir, config));
+	if (!wanted()) throw new Error("the link gave this launch up");
 	startRun(paths.run);
 	return paths.run;
 }

@@ -12,7 +12,8 @@ import { stopFarRun } from "./far-end.mjs";
 import { launchNeeds, launchRun } from "./far-launch.mjs";
 import { checkFarConfig } from "./far-run.mjs";
 import { sessionReceiver } from "./session-travel.mjs";
-import { targetPaths } from "../store/store-layout.mjs";
+import { BoardError } from "../life/reasons.mjs";
+import { farRunOf, targetPaths } from "../store/store-layout.mjs";
 
 /** How often the host's load goes to the link. */
 export const STAT_MS = 5000;
@@ -38,10 +39,11 @@ export function serveLink(dir, options) {
 	const send = (frame) => void output.write(encodeFrame(frame));
 	const load = () => ({ load: Math.round((loadavg()[0] ?? 0) * 100) / 100, cpus: cpus().length || 1 });
 
-	/** @param {string} run @param {string} kind @param {unknown} error */
+	/** A run the host cannot go on with: its close frame, in the error's words and code. @param {string} run @param {string} kind @param {unknown} error */
 	const fail = (run, kind, error) => {
 		runs.delete(run);
-		send({ t: "close", run, kind, message: error instanceof Error ? error.message : String(error) });
+		const code = error instanceof BoardError ? error.code : undefined;
+		send({ t: "close", run, kind, message: error instanceof Error ? error.message : String(error), ...(code ? { code } : {}) });
 	};
 
 	/** @param {string} run @param {string} runDir @param {{ seq: number, bytes: number }} from */
@@ -50,13 +52,25 @@ export function serveLink(dir, options) {
 		runs.set(run, entry);
 		entry.follower?.close();
 		try {
+			const far = farRunOf(runDir);
+			if (!far) throw new Error(`not a run's directory in a target's store: ${runDir}`);
+			const paths = targetPaths(far.dir, far.rowId, far.runId);
 			const follower = followRun({
 				runDir,
 				fromSeq: from.seq,
 				sessionFrom: from.bytes,
 				send: (frame) => send({ ...frame, run }),
-				onDone: () => {
-					if (runs.get(run)?.follower === follower) runs.delete(run);
+				sessionFile: paths.session,
+				worktree: paths.work,
+				rowId: far.rowId,
+				cwdOf: paths.work,
+				// Shared by every run on the channel: a slow link slows each run's session pieces.
+				backlog: () => /** @type {{ writableLength?: number }} */ (output).writableLength ?? 0,
+				onDone: (outcome) => {
+					if (runs.get(run)?.follower !== follower) return;
+					runs.delete(run);
+					// Its files there are gone: nothing there can finish it (the link ends the run).
+					if (outcome.gone) send({ t: "close", run, kind: "gone", message: outcome.gone, code: "far-run-gone" });
 				},
 			});
 			entry.follower = follower;
@@ -67,24 +81,30 @@ export function serveLink(dir, options) {
 	}
 
 	/** @param {string} run @param {Record<string, unknown>} raw */
-	function launch(run, raw) {
+	async function launch(run, raw) {
 		/** @type {import("./far-run.mjs").FarRunConfig} */
 		let config;
 		let needs;
+		// Held while the host is asked (pi's version, a node start): an unfollow meanwhile gives the launch up.
+		/** @type {MuxRun} */
+		const asking = { waiting: runs.get(run)?.waiting ?? [] };
+		runs.set(run, asking);
 		try {
 			config = checkFarConfig(raw);
 			if (config.runId !== run) throw new Error("bad run config: runId is not the frame's run");
-			needs = launchNeeds(dir, config);
+			needs = await launchNeeds(dir, config);
 		} catch (error) {
-			return fail(run, "remote", error);
+			if (runs.get(run) === asking) fail(run, "remote", error);
+			return;
 		}
+		if (runs.get(run) !== asking) return;
 		const from = { seq: 0, bytes: 0 };
 		if (needs.started) {
 			send({ t: "result", run, value: { started: true, runDir: needs.runDir } });
 			return follow(run, needs.runDir, from);
 		}
 		/** @type {MuxRun} */
-		const entry = { waiting: runs.get(run)?.waiting ?? [], launch: { config, from } };
+		const entry = { waiting: asking.waiting, launch: { config, from } };
 		try {
 			if (needs.want.includes("session") && config.session) entry.launch = { config, from, receiver: sessionReceiver(needs.session, config.session) };
 		} catch (error) {
@@ -102,11 +122,12 @@ export function serveLink(dir, options) {
 		entry.launch = undefined;
 		try {
 			await pending.receiver?.finish();
-			const runDir = await launchRun(dir, pending.config);
+			// Unfollowed meanwhile (the link gave the launch up after a stop): nothing starts.
+			const runDir = await launchRun(dir, pending.config, () => runs.get(run) === entry);
 			send({ t: "result", run, value: { started: true, runDir } });
 			follow(run, runDir, pending.from);
 		} catch (error) {
-			fail(run, "remote", error);
+			if (runs.get(run) === entry) fail(run, "remote", error);
 		}
 	}
 
@@ -120,6 +141,10 @@ export function serveLink(dir, options) {
 		}
 	}
 
+	// What waited for the link to read goes on once it has.
+	output.on("drain", () => {
+		for (const entry of runs.values()) entry.follower?.poke();
+	});
 	send({ t: "hello", agent: options.agent, pid: process.pid, ...load() });
 	const stat = setInterval(() => send({ t: "stat", ...load(), at: Date.now() }), STAT_MS);
 	stat.unref?.();
@@ -133,7 +158,7 @@ export function serveLink(dir, options) {
 				case "follow":
 					return follow(run, targetPaths(dir, frame.row, run).run, { seq: frame.seq, bytes: frame.bytes });
 				case "launch":
-					return launch(run, frame.config);
+					return void launch(run, frame.config);
 				case "session": {
 					const receiver = runs.get(run)?.launch?.receiver;
 					try {

@@ -28,6 +28,8 @@ import { serveLink } from "./far-mux.mjs";
 import { PACKAGE_ROOT } from "./package-files.mjs";
 import { sessionReceiver } from "./session-travel.mjs";
 import { snapshotWip } from "./git-workspace.mjs";
+import { BoardError } from "../life/reasons.mjs";
+import { farRunOf, targetPaths } from "../store/store-layout.mjs";
 
 const AGENT_VERSION = (() => {
 	try {
@@ -44,6 +46,26 @@ function send(frame) {
 
 // The link went away: nothing to tell anyone, the run goes on.
 process.stdout.on("error", () => process.exit(0));
+
+let failing = false;
+/**
+ * Any throw ends host-agent: its words (and its reason code, when it has one) go to the link as an
+ * "error" frame, then it exits 1. A verb that kept reading stdin after a throw would hold the link's
+ * channel open with nothing behind it, and its row would wait forever.
+ * @param {unknown} error
+ */
+function fail(error) {
+	if (failing) return;
+	failing = true;
+	const code = error instanceof BoardError ? error.code : undefined;
+	const message = error instanceof Error ? error.message : String(error);
+	process.exitCode = 1;
+	// Exit once the frame is out, or soon if stdout cannot take it (the link stopped reading).
+	setTimeout(() => process.exit(1), 2000);
+	process.stdout.write(encodeFrame({ t: "error", message, ...(code ? { code } : {}) }), () => process.exit(1));
+}
+process.on("uncaughtException", fail);
+process.on("unhandledRejection", fail);
 
 /**
  * Frames from stdin, one at a time, as a pull: `next()` resolves with the next frame or undefined at EOF.
@@ -107,8 +129,23 @@ function need(args, count, usage) {
  * @param {ReturnType<typeof stdinFrames>} [input] stdin already being read (run)
  */
 function follow(runDir, fromSeq, sessionFrom, input) {
+	const run = farRunOf(runDir);
+	if (!run) throw new Error(`not a run's directory in a target's store: ${runDir}`);
+	const paths = targetPaths(run.dir, run.rowId, run.runId);
 	send({ t: "hello", agent: AGENT_VERSION, pid: process.pid });
-	const follower = followRun({ runDir, fromSeq, sessionFrom, send, onDone: () => process.stdout.end(() => process.exit(0)) });
+	const follower = followRun({
+		runDir,
+		fromSeq,
+		sessionFrom,
+		send,
+		sessionFile: paths.session,
+		worktree: paths.work,
+		rowId: run.rowId,
+		cwdOf: paths.work,
+		backlog: () => process.stdout.writableLength,
+		onDone: () => process.stdout.end(() => process.exit(0)),
+	});
+	process.stdout.on("drain", follower.poke);
 	/** @param {import("./frames.mjs").Frame} frame */
 	const onFrame = (frame) => (frame.t === "inbox" ? follower.deliver(frame.message) : undefined);
 	// EOF on stdin: the link (or its connection) is gone; the run goes on without us.
@@ -127,7 +164,7 @@ async function run(dir, fromSeq, sessionFrom) {
 	const first = await input.next();
 	if (first?.t !== "config") throw new Error("run: expected a config frame on stdin");
 	const config = checkFarConfig(first.config);
-	const needs = launchNeeds(dir, config);
+	const needs = await launchNeeds(dir, config);
 	if (!needs.started) {
 		send({ t: "result", value: { want: needs.want, runDir: needs.runDir } });
 		await receiveUntilDone(input, needs.want.includes("session") ? { path: needs.session, digest: config.session } : undefined);
@@ -203,7 +240,4 @@ async function main() {
 	}
 }
 
-main().catch((error) => {
-	send({ t: "error", message: error instanceof Error ? error.message : String(error) });
-	process.exitCode = 1;
-});
+main().catch(fail);

@@ -9,12 +9,17 @@ import { BoardError } from "../life/reasons.mjs";
  * @typedef {import("../../src/board/engine/types.ts").TargetConfig} TargetConfig
  * @typedef {import("../../src/board/engine/types.ts").TargetSnapshot} TargetSnapshot
  * @typedef {import("../../src/board/engine/types.ts").CheckItem} CheckItem
+ * @typedef {import("../../src/board/engine/types.ts").CheckProgress} CheckProgress
+ * @typedef {{ storeDir: string, agentDir: string, install?: boolean, env?: Record<string, string>, progress?: CheckProgress }} CheckOptions
+ *   `env`: the target's --env values from the board's environment (a run gets them; so does the check);
+ *   `progress`: told what is checked, and each line as soon as it is known
  */
 
 /**
  * One config field of a kind.
  * @typedef {object} Field
- * @property {"string" | "number" | "words"} type  words: a list of strings (a command's argv, variable names)
+ * @property {"string" | "number" | "words" | "flag"} type  words: a list of strings (a command's argv, variable
+ *   names); flag: a `targets add` flag without a value (true when given)
  * @property {boolean} [required]   in the config (`default` fills it on input)
  * @property {string} [flag]        its `targets add` flag; the kind's own flag (selects the kind) is the field with `selects`
  * @property {boolean} [selects]    this field's flag picks the kind (`--ssh <host>`, `--container docker|podman`)
@@ -23,7 +28,9 @@ import { BoardError } from "../life/reasons.mjs";
  * @property {unknown} [default]
  * @property {readonly string[]} [oneOf]
  * @property {(value: unknown) => string | undefined} [check]  what else is wrong with a config value ("must be a number > 0")
- * @property {(value: unknown) => unknown} [input]  the config's value for what `targets add` got; throws its words
+ * @property {(value: unknown, input: Record<string, unknown>) => unknown} [input]  the config's value for what
+ *   `targets add` got (`input`: everything it got, for a check that depends on another flag); throws its words
+ * @property {boolean} [inputOnly]  says how to read the other flags, and is not kept in the config (--dir-absolute)
  */
 
 /**
@@ -37,7 +44,7 @@ import { BoardError } from "../life/reasons.mjs";
  *   a group of targets (a pool): the names of its members. It has no far side of its own: the queue
  *   places each of its runs on a member when it claims it (life/placement.mjs); its `max` defaults to
  *   its members' limits added up
- * @property {(target: TargetSnapshot, options: { storeDir: string, agentDir: string, install?: boolean }) => Promise<CheckItem[]>} check
+ * @property {(target: TargetSnapshot, options: CheckOptions) => Promise<CheckItem[]>} check
  * @property {(target: TargetSnapshot, context: { storeDir: string, hooks?: import("../link/driver.mjs").TargetHooks }) => Promise<import("../link/driver.mjs").TargetDriver>} driver
  *   the target's link's driver for its runs there (loaded on first use: pi's start-up reads the kinds
  *   for their flags); `hooks` hear what the driver learns of the target (its load, reachable or not)
@@ -45,9 +52,14 @@ import { BoardError } from "../life/reasons.mjs";
  *   removes what the kind leaves at the target that no run owns any more (a container by label)
  * @property {(target: TargetSnapshot, context: { storeDir: string }) => void} [forget]
  *   after `targets remove`: what the kind holds for the target here (ssh's shared connection)
+ * @property {(target: TargetSnapshot, context: { storeDir: string, rowId: string }) => Promise<{ ok: boolean, text: string }>} [removeWork]
+ *   a row's workspace at the target, when its local worktree (the mirror) is removed: removed, or
+ *   where it stays and why, in one sentence for the user
  */
 
 export const DEFAULT_TARGET_MAX = 4;
+/** A target's concurrency limit at most: beyond it a typo (--max 4000) would start a fleet by mistake. */
+export const MAX_TARGET_MAX = 256;
 /** A variable's name (--env NAME): forwarded by name, its value never on a command line. */
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -55,7 +67,7 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const invalid = (message) => new BoardError("invalid", message);
 
 /** @param {unknown} value */
-const isLimit = (value) => typeof value === "number" && Number.isInteger(value) && value >= 1;
+const isLimit = (value) => typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= MAX_TARGET_MAX;
 
 /** No control characters in anything that ends up in a command line or a path. @param {string} flag */
 export const plain = (flag) => (/** @type {unknown} */ value) => {
@@ -71,9 +83,9 @@ export const COMMON_FIELDS = {
 		flag: "--max",
 		value: "<n>",
 		default: DEFAULT_TARGET_MAX,
-		check: (value) => (isLimit(value) ? undefined : "must be a whole number >= 1"),
+		check: (value) => (isLimit(value) ? undefined : `must be a whole number from 1 to ${MAX_TARGET_MAX}`),
 		input: (value) => {
-			if (!isLimit(value)) throw invalid(`--max must be a whole number >= 1 (got ${JSON.stringify(value)})`);
+			if (!isLimit(value)) throw invalid(`--max must be a whole number from 1 to ${MAX_TARGET_MAX} (got ${JSON.stringify(value)})`);
 			return value;
 		},
 	},
@@ -97,6 +109,7 @@ function fieldError(field, value) {
 	if (field.type === "string" && (typeof value !== "string" || (field.required && !value))) return field.required ? "must be a non-empty string" : "must be a string";
 	if (field.type === "number" && (typeof value !== "number" || !Number.isFinite(value))) return "must be a number";
 	if (field.type === "words" && (!Array.isArray(value) || !value.every((word) => typeof word === "string"))) return "must be a list of strings";
+	if (field.type === "flag" && typeof value !== "boolean") return "must be true or false";
 	if (field.oneOf && !field.oneOf.includes(/** @type {string} */ (value))) return `must be one of ${field.oneOf.join(", ")}`;
 	return field.check?.(value);
 }
@@ -130,11 +143,12 @@ export function configFromInput(kind, input) {
 	const config = { kind: kind.kind };
 	for (const [name, field] of fieldsOf(kind)) {
 		const given = input[name];
-		const value = given === undefined ? field.default : field.input ? field.input(given) : given;
+		const value = given === undefined ? field.default : field.input ? field.input(given, input) : given;
 		if (value === undefined) {
 			if (field.required) throw invalid(`targets add --${kind.kind} needs ${field.flag} ${field.value}`);
 			continue;
 		}
+		if (field.inputOnly) continue;
 		config[name] = Array.isArray(value) ? [...value] : value;
 	}
 	return /** @type {TargetConfig} */ (config);
@@ -145,7 +159,7 @@ export function usageOf(kind) {
 	const words = ["targets add <name>"];
 	for (const [, field] of fieldsOf(kind)) {
 		if (!field.flag || field.hidden) continue;
-		const flag = `${field.flag} ${field.value}`;
+		const flag = field.type === "flag" ? field.flag : `${field.flag} ${field.value}`;
 		words.push(field.selects || (field.required && field.default === undefined) ? flag : field.flag === "--env" ? `[${flag}]...` : `[${flag}]`);
 	}
 	return words.join(" ");

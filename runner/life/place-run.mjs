@@ -13,10 +13,10 @@ import { readCheck, readHealth } from "./target-health.mjs";
 /**
  * Claims a slot of the member a pool's run goes to, or undefined when none can take it now.
  * @param {string} storeRoot @param {string[]} members @param {Map<string, number>} limits
- * @param {import("./slots.mjs").SlotOwner} owner
+ * @param {import("./slots.mjs").SlotOwner} owner @param {import("./slots.mjs").TakeTurns} [turns] the queue's turns (a stale slot is broken in one)
  * @returns {{ member: string, slot: string } | undefined}
  */
-export function claimMemberSlot(storeRoot, members, limits, owner) {
+export function claimMemberSlot(storeRoot, members, limits, owner, turns) {
 	const now = Date.now();
 	const candidates = members.flatMap((name) => {
 		const max = limits.get(name);
@@ -29,7 +29,7 @@ export function claimMemberSlot(storeRoot, members, limits, owner) {
 	for (const member of placementOrder(candidates, now)) {
 		const slots = slotsOf(storeRoot, member.name);
 		ensureDir(slots.dir);
-		const slot = tryClaimSlot(slots.dir, member.max, owner, slots.holds);
+		const slot = tryClaimSlot(slots.dir, member.max, owner, slots.holds, turns);
 		if (slot) return { member: member.name, slot };
 	}
 	return undefined;

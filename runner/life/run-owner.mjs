@@ -5,7 +5,7 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { isAlive } from "../store/proc.mjs";
 import { readProcessFile } from "../store/safe-read.mjs";
-import { queuedEntryName } from "./queue.mjs";
+import { queuedEntryName, queueSteps } from "./queue.mjs";
 import { runEnded } from "./state-rules.mjs";
 
 /** A claimed run gets this long for its runner to record itself before it counts as never started. */
@@ -36,6 +36,10 @@ export function runOwner(storeRoot, runDir, status, now = Date.now()) {
 	if (runEnded(status)) return "none";
 	if (ownerAlive(runDir)) return "runner";
 	if (existsSync(join(runDir, "runner.json"))) return "none";
+	// The entry first, then the claim it is renamed to, then the entry again (a claim that went back, or
+	// a dead claimer's run put back): a run moving between them is always found in one.
+	if (queuedEntryName(storeRoot, status.runId)) return "queue";
+	queueSteps.at("owner", status.runId);
 	const claim = join(runDir, "claim.json");
 	if (existsSync(claim)) return now - mtime(claim) < RUNNER_START_GRACE_MS ? "starting" : "none";
 	if (queuedEntryName(storeRoot, status.runId)) return "queue";

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { LOCAL_TARGET, TARGET_NAME } from "./vocabulary.mjs";
 import { isAlive, runProcesses } from "../store/proc.mjs";
 import { writeJsonAtomic } from "../store/fs-util.mjs";
-import { breakStale, createExclusive } from "../store/owner-file.mjs";
+import { breakUnchanged, createExclusive, ownerText } from "../store/owner-file.mjs";
+import { queueSteps, queueTurns } from "./queue-lock.mjs";
 import { isValidId, runDirOf } from "../store/store-layout.mjs";
 
 /** A slot file still empty or unparsable after this long was left by a claimer killed mid-write. */
@@ -27,6 +28,15 @@ const GARBAGE_GRACE_MS = 2000;
  * @typedef {(owner: SlotOwner) => boolean} HoldsSlot
  */
 
+/**
+ * Runs the break of a slot judged stale, one breaker at a time (the queue's lock): judged from a /proc
+ * scan, a slot can be re-created by another breaker before the break, and must not be moved then.
+ * @typedef {(breakIt: () => void) => void} TakeTurns
+ */
+
+/** @type {TakeTurns} */
+const alone = (breakIt) => breakIt();
+
 /** @param {string} path @returns {SlotOwner | "garbage" | undefined} */
 function readOwner(path) {
 	let text;
@@ -35,6 +45,11 @@ function readOwner(path) {
 	} catch (error) {
 		return /** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT" ? undefined : "garbage";
 	}
+	return ownerOf(text);
+}
+
+/** @param {string} text @returns {SlotOwner | "garbage"} */
+function ownerOf(text) {
 	try {
 		const value = JSON.parse(text);
 		if (value && typeof value === "object" && typeof value.runId === "string" && typeof value.pid === "number") return value;
@@ -55,19 +70,31 @@ function olderThan(path, ms) {
 
 /** True when nothing can still be using the slot at `path`. @param {string} path @param {HoldsSlot} [holds] */
 function isStale(path, holds) {
-	const owner = readOwner(path);
-	if (owner === undefined) return false;
-	if (owner === "garbage") return olderThan(path, GARBAGE_GRACE_MS);
-	if (isAlive(owner.pid, owner.start)) return false;
-	return runProcesses(owner.runId).length === 0 && !holds?.(owner);
+	return staleText(path, holds) !== undefined;
+}
+
+/** The text of the slot at `path` when nothing can still be using it. @param {string} path @param {HoldsSlot} [holds] */
+function staleText(path, holds) {
+	const text = ownerText(path);
+	if (text === undefined) return undefined;
+	const owner = ownerOf(text);
+	if (owner === "garbage") return olderThan(path, GARBAGE_GRACE_MS) ? text : undefined;
+	if (isAlive(owner.pid, owner.start)) return undefined;
+	return runProcesses(owner.runId).length === 0 && !holds?.(owner) ? text : undefined;
+}
+
+/** Breaks the slot at `path` if it is stale, in its turn. @param {string} path @param {HoldsSlot | undefined} holds @param {TakeTurns} turns */
+function breakIfStale(path, holds, turns) {
+	const judged = staleText(path, holds);
+	if (judged !== undefined) turns(() => breakUnchanged(path, judged));
 }
 
 /**
  * Tries to claim one of `max` slots; returns the claimed path or undefined when all are taken.
  * Errors other than "taken" (EACCES, ENOSPC...) are thrown with the path, so a stuck queue says why.
- * @param {string} dir @param {number} max @param {SlotOwner} owner @param {HoldsSlot} [holds]
+ * @param {string} dir @param {number} max @param {SlotOwner} owner @param {HoldsSlot} [holds] @param {TakeTurns} [turns]
  */
-export function tryClaimSlot(dir, max, owner, holds) {
+export function tryClaimSlot(dir, max, owner, holds, turns = alone) {
 	/** @type {string[]} */
 	const taken = [];
 	for (let n = 0; n < max; n++) {
@@ -77,9 +104,7 @@ export function tryClaimSlot(dir, max, owner, holds) {
 	}
 	// All taken: look for one whose run is over (a /proc scan, so only when we actually need a slot).
 	for (const path of taken) {
-		if (!isStale(path, holds)) continue;
-		// A live claimer that replaced it in between is put back.
-		breakStale(path, (moved) => !isStale(moved, holds));
+		breakIfStale(path, holds, turns);
 		if (create(path, owner)) return path;
 	}
 	return undefined;
@@ -113,6 +138,7 @@ export function releaseSlot(path, runId) {
 	if (!path) return;
 	const owner = readOwner(path);
 	if (!owner || owner === "garbage" || owner.runId !== runId) return;
+	queueSteps.at("release", path);
 	try {
 		unlinkSync(path);
 	} catch {
@@ -124,9 +150,9 @@ export function releaseSlot(path, runId) {
  * Removes the slot files of `dir` whose run is over (claimer gone, no process of the run left): a
  * runner killed after it recorded its end, before it freed its slot, leaves one that no claim needs
  * while slots are free. Costs a file read per slot; /proc is scanned only for a dead claimer.
- * @param {string} dir @param {HoldsSlot} [holds]
+ * @param {string} dir @param {HoldsSlot} [holds] @param {TakeTurns} [turns]
  */
-export function sweepStaleSlots(dir, holds) {
+export function sweepStaleSlots(dir, holds, turns = alone) {
 	let names;
 	try {
 		names = readdirSync(dir);
@@ -135,8 +161,7 @@ export function sweepStaleSlots(dir, holds) {
 	}
 	for (const name of names) {
 		if (!/^slot-\d+\.json$/.test(name)) continue;
-		const path = join(dir, name);
-		if (isStale(path, holds)) breakStale(path, (moved) => !isStale(moved, holds));
+		breakIfStale(join(dir, name), holds, turns);
 	}
 }
 
@@ -174,10 +199,12 @@ export function slotsOf(storeRoot, target) {
 
 /**
  * Frees the slot a run still holds once its end is recorded from outside (its runner was killed): now,
- * not whenever a later claim finds every slot taken. Only the run's own slot file goes.
- * @param {string} storeRoot @param {string} runId
+ * not whenever a later claim finds every slot taken. Only the run's own slot file goes, in its turn (the
+ * queue's lock; `turns` for a caller that holds it): the slot of a dead run is stale, and a pump may
+ * break it and take it between this reader's look and its unlink, which must not free the pump's.
+ * @param {string} storeRoot @param {string} runId @param {TakeTurns} [turns]
  */
-export function releaseRunSlots(storeRoot, runId) {
+export function releaseRunSlots(storeRoot, runId, turns = queueTurns(storeRoot)) {
 	/** @type {string[]} */
 	let targets = [];
 	try {
@@ -185,9 +212,11 @@ export function releaseRunSlots(storeRoot, runId) {
 	} catch {
 		// No targets.
 	}
-	for (const dir of [slotsOf(storeRoot, LOCAL_TARGET).dir, ...targets.map((name) => slotsOf(storeRoot, name).dir)]) {
-		releaseSlot(slotOfRun(dir, runId), runId);
-	}
+	const found = [slotsOf(storeRoot, LOCAL_TARGET).dir, ...targets.map((name) => slotsOf(storeRoot, name).dir)].flatMap((dir) => slotOfRun(dir, runId) ?? []);
+	if (found.length === 0) return;
+	turns(() => {
+		for (const path of found) releaseSlot(path, runId);
+	});
 }
 
 /** A target slot's run is over when its status says so (or its row is gone). @param {string} storeRoot @param {SlotOwner} owner */

@@ -1,7 +1,7 @@
 // Pure state rules for one run, shared by the runner (writes status) and the extension (reads and
 // reconciles). No I/O here so both sides derive states the same way.
 import { RUN_STATES } from "./vocabulary.mjs";
-import { clip, describeTool, firstSentence, flatWindow, lastLine, lastSentence, looksLikeQuestion, messageText, obj, tail } from "./text-rules.mjs";
+import { clip, describeTool, firstErrorLine, firstSentence, flatWindow, lastSentence, looksLikeQuestion, messageText, obj, tail } from "./text-rules.mjs";
 
 export { describeTool, firstSentence, looksLikeQuestion };
 
@@ -64,6 +64,8 @@ export function initialStatus(runId, rowId, now) {
  */
 export function summarize(status) {
 	if (status.modelSummary) return status.modelSummary;
+	// Until its owner ends it (a target's stop waits for the target): the row says so.
+	if (status.stopRequested && !runEnded(status)) return "Stop requested";
 	const live = status.live;
 	if (live && !runEnded(status)) {
 		if (status.question && status.state === "needs_input") return firstSentence(status.question);
@@ -256,7 +258,8 @@ export function addReceipt(status, receipt) {
 /**
  * Terminal state once the worker has exited.
  * @param {RunStatus} status
- * @param {{ code: number | null, signal: string | null, spawnError?: string, stopped?: boolean, now: number }} exit
+ * @param {{ code: number | null, signal: string | null, spawnError?: string, stopped?: boolean, now: number, stderrHead?: string }} exit
+ *   `stderrHead`: the start of the worker's stderr (the status keeps only its tail), where its error is
  */
 export function finalize(status, exit) {
 	status.exitCode = exit.code;
@@ -276,8 +279,8 @@ export function finalize(status, exit) {
 		status.error = `worker killed by ${exit.signal}`;
 	} else if (exit.code !== 0) {
 		status.state = "failed";
-		const tail = status.stderrTail ? lastLine(status.stderrTail) : "";
-		status.error = `worker exited with code ${exit.code}${tail ? `: ${tail}` : ""}`;
+		const said = firstErrorLine(exit.stderrHead ?? status.stderrTail ?? "");
+		status.error = `worker exited with code ${exit.code}${said ? `: ${said}` : ""}`;
 	} else if (!status.settled) {
 		status.state = "failed";
 		status.error = status.error ?? "worker exited before the run settled";

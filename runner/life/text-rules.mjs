@@ -80,8 +80,19 @@ export function tail(text, max) {
 	return text.length > max ? own(text.slice(-max), text) : text;
 }
 
-/** @param {string} text */
-export function lastLine(text) {
-	const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);
-	return clip(lines[lines.length - 1] ?? "", 200);
+/**
+ * What a failed command said first: its first line that is not a warning (with the indented lines under
+ * it) or node's hint. pi warns, then errs, then prints where its docs are: the last line names a docs
+ * file, the first error line the cause.
+ * @param {string} text
+ */
+export function firstErrorLine(text) {
+	let warning = false;
+	for (const line of text.split("\n")) {
+		if (!line.trim()) continue;
+		if (/^\s/.test(line) && warning) continue;
+		warning = /^(warning\b|\(node:\d+\)|\(use `node --trace)/i.test(line.trim());
+		if (!warning) return clip(line.trim(), 200);
+	}
+	return clip(text.trim().split("\n")[0] ?? "", 200);
 }

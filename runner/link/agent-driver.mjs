@@ -7,6 +7,7 @@
 // A target without host-agent at this version (missing-agent) gets it installed once, then every run
 // that was waiting asks again.
 import { fileDigest } from "../far/session-travel.mjs";
+import { BoardError } from "../life/reasons.mjs";
 import { FarError, sendSession } from "./far-client.mjs";
 import { gitLane } from "./git-lane.mjs";
 import { repoKey } from "./git-travel.mjs";
@@ -23,7 +24,7 @@ import { muxChannel } from "./mux-channel.mjs";
  * @property {() => Promise<unknown>} [install]  puts host-agent there at this version
  */
 
-/** @typedef {{ ended: boolean, failure?: { kind: string, reason: string } }} Outcome */
+/** @typedef {import("./far-client.mjs").FarOutcome} Outcome */
 
 /** @param {unknown} error */
 const message = (error) => (error instanceof Error ? error.message : String(error));
@@ -61,7 +62,7 @@ export function agentDriver(target, hooks = {}) {
 	 * One run's request on the channel, asked again after an install; `listen` gets the run's frames.
 	 * @param {import("./driver.mjs").LinkRun} run @param {import("./driver.mjs").FollowHandlers} on
 	 * @param {(att: ReturnType<typeof channel.attach>) => void} ask
-	 * @param {(frame: import("../far/frames.mjs").Frame, att: ReturnType<typeof channel.attach>, fail: (reason: string) => void) => boolean} [intercept] true: handled
+	 * @param {(frame: import("../far/frames.mjs").Frame, att: ReturnType<typeof channel.attach>, fail: (reason: string, code?: string) => void) => boolean} [intercept] true: handled
 	 * @returns {import("./driver.mjs").FollowHandle}
 	 */
 	function request(run, on, ask, intercept) {
@@ -74,12 +75,12 @@ export function agentDriver(target, hooks = {}) {
 			closed = true;
 			on.close(outcome);
 		};
-		/** @param {string} reason */
-		const fail = (reason) => {
+		/** @param {string} reason @param {string} [code] the far side's reason code */
+		const fail = (reason, code) => {
 			att?.send({ t: "unfollow" });
 			att?.detach();
 			on.frame({ t: "error", message: reason });
-			close({ ended: false, failure: { kind: "remote", reason } });
+			close({ ended: false, failure: { kind: "remote", reason, ...(code ? { code } : {}) } });
 		};
 		const start = () => {
 			if (closed) return;
@@ -108,7 +109,15 @@ export function agentDriver(target, hooks = {}) {
 	return {
 		launch(run, on) {
 			const key = repoKey(run.repo);
-			const session = fileDigest(run.sessionFile);
+			/** @type {{ size: number, sha256: string } | null} */
+			let session;
+			try {
+				session = fileDigest(run.sessionFile);
+			} catch (error) {
+				// The local session cannot travel (over its limit): nothing is started there.
+				setImmediate(() => on.close({ ended: false, failure: { kind: "remote", reason: message(error), ...(error instanceof BoardError ? { code: error.code } : {}) } }));
+				return { deliver: () => undefined, close: () => undefined };
+			}
 			const config = { ...run.config, repoKey: key, base: run.base, subdir: run.subdir, env: { ...run.config.env, ...run.forwarded }, piCommand: target.pi, session };
 			let phase = "asking";
 			return request(
@@ -119,6 +128,11 @@ export function agentDriver(target, hooks = {}) {
 					att.send({ t: "launch", config });
 				},
 				(frame, att, fail) => {
+					// Before the far runner started, an error from the host is the launch's failure, in its words and code.
+					if (phase !== "following" && frame.t === "error") {
+						fail(frame.message, frame.code);
+						return true;
+					}
 					if (frame.t !== "result") return false;
 					if (phase === "asking" && Array.isArray(frame.value.want)) {
 						phase = "preparing";

@@ -4,12 +4,12 @@
 // how (the transport's failure, host-agent missing at this version, a protocol error) and follows
 // again on its own backoff. The channel's own frames (hello, stat: the host's load) go to `hooks`.
 import { encodeFrame, readFrames } from "../far/frames.mjs";
-import { missingAgent } from "./far-client.mjs";
+import { streamFailure } from "./far-client.mjs";
 
 /**
  * @typedef {object} RunListener
  * @property {(frame: import("../far/frames.mjs").Frame) => void} frame
- * @property {(outcome: { ended: boolean, failure?: { kind: string, reason: string } }) => void} close
+ * @property {(outcome: import("./far-client.mjs").FarOutcome) => void} close
  */
 
 /**
@@ -41,7 +41,8 @@ export function muxChannel(transport, dir, hooks = {}) {
 		child = spawned;
 		hello = undefined;
 		let stderr = "";
-		let channelError = "";
+		/** @type {{ message: string, code?: string } | undefined} */
+		let channelError;
 		spawned.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
 		spawned.stdin.on("error", () => undefined);
 		readFrames(spawned.stdout, (frame) => {
@@ -54,11 +55,11 @@ export function muxChannel(transport, dir, hooks = {}) {
 					if (frame.load !== undefined && frame.cpus !== undefined) hooks.onLoad?.({ load: frame.load, cpus: frame.cpus });
 					for (const id of listeners.keys()) toRun(id, frame);
 				} else if (frame.t === "stat") hooks.onLoad?.({ load: frame.load, cpus: frame.cpus });
-				else if (frame.t === "error") channelError = frame.message;
+				else if (frame.t === "error") channelError = frame;
 				return;
 			}
 			const plain = /** @type {import("../far/frames.mjs").Frame} */ (body);
-			if (plain.t === "close") return closeRun(run, { ended: false, failure: { kind: plain.kind, reason: plain.message } });
+			if (plain.t === "close") return closeRun(run, { ended: false, failure: { kind: plain.kind, reason: plain.message, ...(plain.code ? { code: plain.code } : {}) } });
 			toRun(run, plain);
 			if (plain.t === "end") closeRun(run, { ended: true });
 		});
@@ -71,22 +72,14 @@ export function muxChannel(transport, dir, hooks = {}) {
 			for (const id of [...listeners.keys()]) closeRun(id, { ended: false, failure });
 		};
 		spawned.on("error", (error) => drop({ kind: "unreachable", reason: error.message }));
-		spawned.on("close", (code) => {
-			const tail = stderr.trim().split("\n").pop() ?? "";
-			drop(
-				transport.failure(stderr, code) ??
-					(missingAgent(stderr)
-						? { kind: "missing-agent", reason: `the board's worker files are not on ${transport.name} at this version` }
-						: code === 127
-							? { kind: "remote", reason: `node not found on ${transport.name}'s non-interactive PATH (${tail})` }
-							: channelError
-								? { kind: "remote", reason: channelError }
-								: { kind: "protocol", reason: `the link's channel to ${transport.name} ended (exit ${code})${tail ? `: ${tail}` : ""}` }),
-			);
+		// The channel's end is every run's lost connection (never "gone": that is one run's, in its close frame).
+		spawned.on("close", (code, signal) => {
+			const failure = streamFailure(transport, "link", { code, signal, stderr, remoteError: channelError });
+			drop(failure.kind === "gone" ? { kind: "remote", reason: failure.reason } : failure);
 		});
 	}
 
-	/** @param {string} run @param {{ ended: boolean, failure?: { kind: string, reason: string } }} outcome */
+	/** @param {string} run @param {import("./far-client.mjs").FarOutcome} outcome */
 	function closeRun(run, outcome) {
 		const set = listeners.get(run);
 		listeners.delete(run);

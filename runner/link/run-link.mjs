@@ -3,19 +3,23 @@
 // the far one (link-mirror.mjs), its local inbox forwarded (link-inbox.mjs), its code fetched back into
 // its worktree, its connection taken up again with backoff when the target cannot be reached (the run
 // goes on there), and its end recorded, then `onDone` (the link frees its slot and pumps). A run taken
-// over by a new link resumes where the local files stop.
+// over by a new link resumes where the local files stop. Its end is failed when the link did not mirror
+// it whole, or when the far side says the run's files there are gone; a far error before the far runner
+// started is the launch's failure, with its code.
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { homedir } from "node:os";
 import { writeJsonAtomic } from "../store/fs-util.mjs";
 import { recordStartFailure } from "../life/run-end.mjs";
+import { isReasonCode } from "../life/reasons.mjs";
+import { resetRelinks } from "../life/relink.mjs";
 import { portableRun, readRunConfig } from "../life/run-config.mjs";
 import { initialStatus } from "../life/state-rules.mjs";
 import { membersOf, targetError } from "../kinds/kinds.mjs";
 import { readBoardConfig } from "../life/board-config.mjs";
 import { returnToPool } from "../life/pool-return.mjs";
 import { git } from "../far/git-workspace.mjs";
-import { layOver } from "./git-travel.mjs";
+import { fetchSync } from "./fetch-sync.mjs";
 import { openInbox } from "./link-inbox.mjs";
 import { openMirror } from "./link-mirror.mjs";
 
@@ -23,6 +27,8 @@ const FIRST_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 30_000;
 /** Launch attempts on an unreachable target before the run fails (nothing started there yet). */
 const LAUNCH_ATTEMPTS = 3;
+/** How long a launch may go on after a stop came, before the link gives it up and stops what started. */
+const STOP_DURING_LAUNCH_MS = 10_000;
 
 /**
  * @typedef {object} RunLinkOptions
@@ -84,9 +90,16 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		}
 	};
 
-	const mirror = openMirror({ storeDir: config.storeDir, rowId: config.rowId, runId: config.runId, runDir, sessionFile: config.sessionFile, target: target.name, status: localStatus() });
-	const inbox = openInbox(runDir, { onStop: () => mirror.stopRequested() });
+	const mirror = openMirror({ storeDir: config.storeDir, rowId: config.rowId, runId: config.runId, runDir, sessionFile: config.sessionFile, target: target.name, status: localStatus(), worktree });
 	let finishing = false;
+	/** @type {ReturnType<typeof setTimeout> | undefined} */
+	let stopTimer;
+	const inbox = openInbox(runDir, {
+		onStop: () => {
+			mirror.stopRequested();
+			stopWhileLaunching();
+		},
+	});
 	let released = false;
 	/** @type {import("./driver.mjs").TargetDriver | undefined} */
 	let driver;
@@ -95,6 +108,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 	const done = (how) => {
 		if (released) return;
 		released = true;
+		if (stopTimer) clearTimeout(stopTimer);
 		try {
 			if (driver) driver.finish?.(run);
 		} catch (error) {
@@ -144,38 +158,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 	}
 	const theDriver = driver;
 
-	/** Fetch-back, one at a time; a request while one runs makes one more after it. */
-	const gitSync = (() => {
-		/** @type {Promise<void> | undefined} */
-		let running;
-		let again = false;
-		const once = async () => {
-			try {
-				await theDriver.fetchBack(run);
-				await layOver({ worktree, rowId: run.rowId });
-			} catch (error) {
-				say(`fetch-back: ${error instanceof Error ? error.message : String(error)}`);
-			}
-		};
-		const loop = async () => {
-			do {
-				again = false;
-				await once();
-			} while (again);
-			running = undefined;
-		};
-		return {
-			request() {
-				if (running) again = true;
-				else running = loop();
-			},
-			/** The last one, after the run ended: everything the target has is here before the end is recorded. */
-			async final() {
-				if (running) await running;
-				await once();
-			},
-		};
-	})();
+	const gitSync = fetchSync({ fetch: () => theDriver.fetchBack(run), worktree, rowId: run.rowId, say });
 
 	let delay = FIRST_BACKOFF_MS;
 	let launches = 0;
@@ -186,12 +169,46 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 	/** A stop waiting when this link takes over a run that already started: ended there by a one-shot stop first. */
 	let stopFirst = started && inbox.stopWaiting();
 
-	/** @param {Record<string, unknown>} final */
-	async function ended(final) {
+	/** @param {Record<string, unknown>} final @param {{ seq: number, sessionBytes: number } | undefined} held what the target held */
+	async function ended(final, held) {
+		finishing = true;
+		const notFetched = await gitSync.final();
+		mirror.end(final, { held, notFetched });
+		done({});
+	}
+
+	/**
+	 * The run's files at the target are gone (its dir deleted there): nothing there can finish it. What the
+	 * workspace still has is fetched, then the run fails with the far side's words.
+	 * @param {string} reason
+	 */
+	async function lost(reason) {
 		finishing = true;
 		await gitSync.final();
-		mirror.end(final);
-		done({});
+		mirror.fail(reason, "far-run-gone");
+		done({ failed: reason });
+	}
+
+	/**
+	 * A stop while the far run is being launched: the launch gets a moment to finish (then the stop goes
+	 * through the far inbox, as always); one that does not is given up, whatever started there is
+	 * stopped, and the run recorded stopped.
+	 */
+	function stopWhileLaunching() {
+		if (started || finishing || released || stopTimer) return;
+		stopTimer = setTimeout(() => {
+			if (started || finishing || released) return;
+			finishing = true;
+			say(`stop: the launch on ${target.name} did not finish in ${STOP_DURING_LAUNCH_MS / 1000} s: given up`);
+			current?.close();
+			theDriver.stop(run).then(
+				() => undefined,
+				(error) => say(`stop on ${target.name}: ${error instanceof Error ? error.message : String(error)}`),
+			).finally(() => {
+				mirror.stopped();
+				done({});
+			});
+		}, STOP_DURING_LAUNCH_MS);
 	}
 
 	function connect() {
@@ -209,6 +226,8 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		}
 		/** @type {Record<string, unknown> | undefined} */
 		let final;
+		/** @type {{ seq: number, sessionBytes: number } | undefined} */
+		let held;
 		let lastError = "";
 		/** @type {import("./driver.mjs").FollowHandle} */
 		let handle;
@@ -226,6 +245,8 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 					case "hello":
 						delay = FIRST_BACKOFF_MS;
 						mirror.reachable();
+						// This link reached the far run: a later death of it starts the count of new links afresh.
+						if (started) resetRelinks(runDir);
 						inbox.attach((message) => handle.deliver(message));
 						return;
 					case "status": {
@@ -252,6 +273,11 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 						return;
 					case "end":
 						final = frame.status;
+						held = frame.held;
+						return;
+					case "flag":
+						mirror.flag(frame);
+						say(`${target.name}: ${frame.reason}`);
 						return;
 					case "error":
 						lastError = frame.message;
@@ -263,10 +289,12 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 			},
 			close(outcome) {
 				inbox.detach();
-				if (released) return;
-				if (final) return void ended(final);
-				const reason = outcome.failure?.reason ?? (lastError || "the connection closed");
-				if (!started) return void launchFailed(outcome.failure?.kind ?? "protocol", reason);
+				if (released || finishing) return;
+				if (final) return void ended(final, held);
+				const failure = outcome.failure;
+				const reason = failure?.reason ?? (lastError || "the connection closed");
+				if (failure?.kind === "gone") return void lost(reason);
+				if (!started) return void launchFailed(failure?.kind ?? "protocol", reason, failure?.code);
 				unreachable(reason);
 			},
 		};
@@ -285,8 +313,8 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		delay = Math.min(delay * 2, MAX_BACKOFF_MS);
 	}
 
-	/** @param {string} kind @param {string} reason */
-	function launchFailed(kind, reason) {
+	/** @param {string} kind @param {string} reason @param {string} [code] the far side's reason code */
+	function launchFailed(kind, reason, code) {
 		onTarget?.({ failed: reason });
 		// A pool's run: another member may take it (nothing started on this one).
 		if (config.pool && backToPool(reason)) return;
@@ -299,7 +327,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		}
 		finishing = true;
 		const failed = `cannot start on ${target.name}: ${reason}`;
-		mirror.fail(failed);
+		mirror.fail(failed, code && isReasonCode(code) ? code : "start-failed");
 		done({ failed });
 	}
 

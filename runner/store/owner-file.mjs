@@ -1,6 +1,6 @@
 // Files created with O_EXCL that name their owner (row locks, concurrency slots): one way to create
 // them, and one way to break one whose owner is gone.
-import { closeSync, linkSync, openSync, renameSync, unlinkSync, writeSync, constants } from "node:fs";
+import { closeSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, constants } from "node:fs";
 import { FILE_MODE } from "./fs-util.mjs";
 
 let counter = 0;
@@ -56,4 +56,26 @@ export function breakStale(path, isLive) {
 	} catch {
 		// Already gone.
 	}
+}
+
+/** An owner file's text; undefined when it is gone, a text no owner writes when it cannot be read. @param {string} path */
+export function ownerText(path) {
+	try {
+		return readFileSync(path, "utf8");
+	} catch (error) {
+		const code = /** @type {NodeJS.ErrnoException} */ (error).code;
+		return code === "ENOENT" ? undefined : `unreadable: ${code}`;
+	}
+}
+
+/**
+ * Breaks an owner file the caller judged stale from its text `judged`, only if it still holds that text:
+ * a breaker whose judgement took long (a /proc scan) does not move the file another breaker re-created
+ * meanwhile. Breakers that take turns (the queue's lock, for slots) never move a file that changed; a
+ * file that changes between the re-read and the rename is put back (breakStale).
+ * @param {string} path @param {string} judged
+ */
+export function breakUnchanged(path, judged) {
+	if (ownerText(path) !== judged) return;
+	breakStale(path, (moved) => ownerText(moved) !== judged);
 }

@@ -4,7 +4,7 @@
 // rename, so two breakers cannot both win.
 import { readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { breakStale, createExclusive } from "./owner-file.mjs";
+import { breakUnchanged, createExclusive, ownerText } from "./owner-file.mjs";
 import { isAlive, processStartTime } from "./proc.mjs";
 
 /** A lock file still empty after this long belongs to a holder that died between create and write. */
@@ -30,15 +30,22 @@ function readLock(path) {
 	}
 }
 
-/** @param {string} path */
-function stale(path) {
-	const owner = readLock(path);
-	if (!owner) return false;
-	if (typeof owner.pid === "number" && typeof owner.start === "string") return !isAlive(owner.pid, owner.start);
+/** The lock's text when its holder is provably gone (or it never got its content). @param {string} path */
+function staleText(path) {
+	const text = ownerText(path);
+	if (text === undefined) return undefined;
+	/** @type {{ pid?: unknown, start?: unknown }} */
+	let owner = {};
 	try {
-		return Date.now() - statSync(path).mtimeMs > EMPTY_LOCK_GRACE_MS;
+		owner = JSON.parse(text) ?? {};
 	} catch {
-		return false;
+		// An empty or partial lock: its holder died between create and write, or is writing now.
+	}
+	if (typeof owner.pid === "number" && typeof owner.start === "string") return isAlive(owner.pid, owner.start) ? undefined : text;
+	try {
+		return Date.now() - statSync(path).mtimeMs > EMPTY_LOCK_GRACE_MS ? text : undefined;
+	} catch {
+		return undefined;
 	}
 }
 
@@ -58,8 +65,10 @@ export function tryLockFile(path) {
 	const token = `${process.pid}-${Date.now()}-${++counter}`;
 	for (let attempt = 0; attempt < 2; attempt++) {
 		if (!createExclusive(path, JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), token, at: Date.now() }))) {
-			if (!stale(path)) return undefined;
-			breakStale(path, liveHolder);
+			const judged = staleText(path);
+			if (judged === undefined) return undefined;
+			// Only the lock judged stale is broken: not one another breaker took since.
+			breakUnchanged(path, judged);
 			continue;
 		}
 		return () => {
@@ -73,12 +82,6 @@ export function tryLockFile(path) {
 		};
 	}
 	return undefined;
-}
-
-/** @param {string} path */
-function liveHolder(path) {
-	const holder = readLock(path);
-	return !!holder && typeof holder.pid === "number" && isAlive(holder.pid, holder.start);
 }
 
 /**

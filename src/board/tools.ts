@@ -4,25 +4,11 @@ import { Type } from "typebox";
 import { MAX_ATTEMPTS, MAX_BURST, WORKTREE_MODES } from "../../runner/life/vocabulary.mjs";
 import { parseAmount } from "../../runner/life/budget.mjs";
 import type { BoardLoader } from "./loader.ts";
-import { describeOverlaps } from "./git/overlap.ts";
-import type { BoardRow, BudgetLimit } from "./engine/types.ts";
+import type { BudgetLimit } from "./engine/types.ts";
+import { inert } from "./engine/sanitize.ts";
 
 /** Diff lines returned to the model at most (the full diff is in the dashboard). */
 const MAX_DIFF_LINES = 400;
-
-function describe(row: BoardRow): string {
-	const parts = [`${row.id} [${row.state}] ${row.name}`, `  summary: ${row.summary}`];
-	if (row.target) parts.push(`  target: ${row.target}`);
-	if (row.question) parts.push(`  question: ${row.question}${row.questionOptions?.length ? ` (options: ${row.questionOptions.join(" | ")})` : ""}`);
-	if (row.supervisorNote) parts.push(`  ${row.supervisorNote}`);
-	if (row.budget) parts.push(`  budget: ${row.budget.scope} ${row.budget.spent}/${row.budget.limit} ${row.budget.unit}${row.budget.paused ? " (paused)" : ""}`);
-	if (row.error && row.state !== "needs_input") parts.push(`  error: ${row.error}`);
-	if (row.worktreePath) parts.push(`  worktree: ${row.worktreePath} (${row.branch ?? ""})`);
-	if (row.attempt) parts.push(`  attempt: ${row.attempt.index}/${row.attempt.count} of ${row.attempt.setId}`);
-	if (row.merged) parts.push(`  merged: into ${row.merged.into} as ${row.merged.commit.slice(0, 12)}`);
-	if (row.overlaps?.length) parts.push(`  overlaps: ${describeOverlaps(row.overlaps)}`);
-	return parts.join("\n");
-}
 
 /** A budget given to a tool ("50k", "$2"), or a refusal the model can read. */
 function amountParam(name: string, text: string | undefined): BudgetLimit | undefined {
@@ -69,7 +55,8 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 				budget,
 				setBudget,
 			});
-			const text = rows.map((row) => `Dispatched ${row.id} (${row.state}).\n${describe(row)}`).join("\n");
+			const { describeRow } = await load.runtime();
+			const text = rows.map((row) => `Dispatched ${row.id} (${row.state}).\n${describeRow(row)}`).join("\n");
 			return { content: [{ type: "text", text }], details: { id: rows[0]?.id, ids: rows.map((row) => row.id) } };
 		},
 	});
@@ -111,7 +98,8 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 		}),
 		async execute(_toolCallId, params) {
 			const result = await (await load.service()).reply(params.id, params.text, { followUp: params.followUp });
-			const text = `${params.id}: ${(await load.runtime()).DELIVERY_TEXT[result.delivery]}\n${describe(result.row)}`;
+			const r = await load.runtime();
+			const text = `${params.id}: ${r.DELIVERY_TEXT[result.delivery]}\n${r.describeRow(result.row)}`;
 			return { content: [{ type: "text", text }], details: { id: params.id, delivery: result.delivery } };
 		},
 	});
@@ -126,13 +114,14 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 		}),
 		async execute(_toolCallId, params) {
 			const service = await load.service();
+			const r = await load.runtime();
 			if (params.id) {
 				const row = await service.get(params.id);
-				if (!row) throw new Error(`no such row: ${params.id}`);
-				return { content: [{ type: "text", text: describe(row) }], details: { ids: [row.id] } };
+				if (!row) throw new Error(`no such row: ${inert(params.id)}`);
+				return { content: [{ type: "text", text: r.describeRow(row) }], details: { ids: [row.id] } };
 			}
-			const rows = await (await load.runtime()).listSupervised(service, { slim: true });
-			const text = rows.length ? rows.map(describe).join("\n") : "The board has no rows.";
+			const rows = await r.listSupervised(service, { slim: true });
+			const text = rows.length ? rows.map(r.describeRow).join("\n") : "The board has no rows.";
 			return { content: [{ type: "text", text }], details: { ids: rows.map((r) => r.id) } };
 		},
 	});

@@ -10,7 +10,7 @@ import type { BoardLoader } from "./loader.ts";
 import type { AttachRecord } from "./presence/attach.ts";
 import type { BoardRuntime } from "./runtime.ts";
 import { COMMAND_DESCRIPTION } from "./subcommands/usage.ts";
-import { writeWhole } from "./write-whole.ts";
+import { writeWhole } from "./write-whole.mjs";
 
 type Parts = Awaited<ReturnType<typeof uiParts>>;
 
@@ -78,7 +78,7 @@ export function registerBoardUi(pi: ExtensionAPI, load: BoardLoader): void {
 			return r.completeArgs(prefix, rows);
 		},
 		handler: async (args, ctx) => {
-			const say = (text: string, type: "info" | "error" = "info") => output(ctx, text, type);
+			const say = (text: string, type: Said = "info") => output(ctx, text, type);
 			try {
 				const r = await load.runtime();
 				const service = await load.service();
@@ -86,7 +86,9 @@ export function registerBoardUi(pi: ExtensionAPI, load: BoardLoader): void {
 					const parsed = r.parseSubcommand(args);
 					if (!parsed.ok) return say(parsed.error, "error");
 					if (parsed.name === "back" && !("help" in parsed && parsed.help)) return await r.goBack(ctx, service, attached);
-					return say(await r.runSubcommand(service, parsed, ctx.cwd, Date.now(), { confirm: ctx.hasUI ? (title, text) => ctx.ui.confirm(title, text) : undefined }));
+					// The web server's code loads only when it is used; its login QR code gets a panel in the TUI.
+					if ("serve" in parsed) return await (await import("../web/serve-command.ts")).serveCommand(ctx, service.storeDir, parsed.serve, (text) => say(text));
+					return say(await r.runSubcommand(service, parsed, ctx.cwd, Date.now(), { confirm: ctx.hasUI ? (title, text) => ctx.ui.confirm(title, text) : undefined, progress: progressTo(ctx) }));
 				}
 				if (ctx.mode !== "tui") return say(r.formatTable(await r.listSupervised(service, { slim: true }), Date.now()));
 				const { feed, diffCache, overlaps, presence } = await parts();
@@ -109,22 +111,40 @@ export function registerBoardUi(pi: ExtensionAPI, load: BoardLoader): void {
 				if (result.kind === "back") await r.goBack(ctx, service, attached);
 				else if (result.kind === "attach") await r.attachTo(ctx, service, result.row, attached);
 			} catch (error) {
+				// A report that says "not ready" is still a report, not an error line.
+				if (error instanceof Error && "report" in error && typeof error.report === "string") return say(error.report, "failed report");
 				say(`agent-board: ${error instanceof Error ? error.message : String(error)}`, "error");
 			}
 		},
 	});
 }
 
+/** "failed report": a command's output whose verdict is a failure (a target not ready). */
+type Said = "info" | "error" | "failed report";
+
 /**
  * TUI and RPC show text as a notification; print mode writes stdout (errors to stderr); json keeps
- * stdout for events. A headless error also sets the exit code, so scripts can tell it failed.
+ * stdout for events. A headless error or failed report also sets the exit code, so scripts can tell.
  */
-function output(ctx: ExtensionCommandContext, text: string, type: "info" | "error"): void {
-	if (ctx.hasUI) ctx.ui.notify(text, type);
-	else if (ctx.mode === "json" || type === "error") {
-		writeWhole(2, `${text}\n`);
-		if (type === "error") process.exitCode = 1;
-	}
-	// pi redirects process.stdout to stderr in print mode to guard its output; the table is the output.
+function output(ctx: ExtensionCommandContext, text: string, type: Said): void {
+	if (type !== "info" && !ctx.hasUI) process.exitCode = 1;
+	if (ctx.hasUI) ctx.ui.notify(text, type === "error" ? "error" : "info");
+	else if (ctx.mode === "json" || type === "error") writeWhole(2, `${text}\n`);
+	// pi redirects process.stdout to stderr in print mode to guard its output; the report is the output.
 	else writeWhole(1, `${text}\n`);
+}
+
+/**
+ * A long command's progress. In the TUI the notice is replaced in place (pi updates a status that is
+ * still the last thing shown), the final report replacing it; headless, what it checks goes to stderr
+ * as it starts, and the report to the output at the end.
+ */
+function progressTo(ctx: ExtensionCommandContext): (lines: string[], checking?: string) => void {
+	if (ctx.hasUI) return (lines, checking) => ctx.ui.notify([...lines, ...(checking ? [`checking ${checking}...`] : [])].join("\n"), "info");
+	let said: string | undefined;
+	return (_lines, checking) => {
+		if (checking === undefined || checking === said) return;
+		said = checking;
+		writeWhole(2, `checking ${checking}...\n`);
+	};
 }

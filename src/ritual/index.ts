@@ -32,26 +32,27 @@
  * line on stderr saying why. Print mode only: json and rpc consumers would get an unrequested
  * turn in their event stream, and the TUI user closes sessions themselves.
  */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { RitualGuard } from "./guard.ts";
-import { listNotes, newNotes } from "./notes.ts";
-import { isOptedIn } from "./opt-in.ts";
-import { judgeRitual, messagesFrom, taskCompleted } from "./outcome.ts";
-import { probeProject } from "./probe.ts";
-import { RITUAL_CUSTOM_TYPE, ritualPrompt } from "./prompt.ts";
-import { failureLine } from "./report.ts";
-import { runTurn, SettleSignal } from "./turn.ts";
+import type { RitualGuard } from "./guard.mjs";
+import type { SettleSignal } from "./turn.mjs";
 
+/**
+ * Registers the ritual's handlers; its code loads when a print run ends in a project that may have opted
+ * in (one with `.tasks/`): pi's start-up and every other run pay for one module.
+ */
 export function registerCloseRitual(pi: ExtensionAPI): void {
-	const guard = new RitualGuard();
-	const settle = new SettleSignal();
+	let guard: RitualGuard | undefined;
+	/** Made before the ritual's turn starts: only that turn's settle is waited for. */
+	let settle: SettleSignal | undefined;
 
 	pi.on("session_start", () => {
-		guard.reset();
+		guard?.reset();
 	});
 
 	pi.on("agent_settled", () => {
-		settle.settled();
+		settle?.settled();
 	});
 
 	pi.on("session_shutdown", async (event, ctx) => {
@@ -59,12 +60,26 @@ export function registerCloseRitual(pi: ExtensionAPI): void {
 		if (event.reason !== "quit" || ctx.mode !== "print") return;
 		// pi aborts any run before shutdown; a session still busy here is not ours to drive.
 		if (!ctx.isIdle()) return;
+		// Opting in needs .tasks/ (opt-in.mjs): without it nothing more is read or loaded.
+		if (!existsSync(join(ctx.cwd, ".tasks"))) return;
+		const [{ RitualGuard }, { listNotes, newNotes }, { isOptedIn }, { judgeRitual, messagesFrom, taskCompleted }, { probeProject }, { RITUAL_CUSTOM_TYPE, ritualPrompt }, { failureLine }, { runTurn, SettleSignal }] = await Promise.all([
+			import("./guard.mjs"),
+			import("./notes.mjs"),
+			import("./opt-in.mjs"),
+			import("./outcome.mjs"),
+			import("./probe.mjs"),
+			import("./prompt.mjs"),
+			import("./report.mjs"),
+			import("./turn.mjs"),
+		]);
 		if (!taskCompleted(ctx.sessionManager.buildSessionProjection().messages)) return;
 		if (!isOptedIn(probeProject(ctx.cwd))) return;
 		// A claim is never released: a missed ritual is cheaper than a doubled one.
+		guard ??= new RitualGuard();
 		if (!guard.claim(ctx.cwd)) return;
 
 		const notesBefore = listNotes(ctx.cwd);
+		settle = new SettleSignal();
 		const started = await runTurn(pi, ctx, settle, RITUAL_CUSTOM_TYPE, ritualPrompt());
 		const result = started
 			? judgeRitual(

@@ -16,6 +16,7 @@ const PROBE = "/ab/pkg/runner/kinds/container/container-probe.mjs";
 
 /** @typedef {import("../../far/host-check.mjs").CheckItem} CheckItem */
 /** @typedef {{ code: string, detail: string, fix?: string, said?: string }} Failure */
+/** @typedef {import("../kind.mjs").CheckProgress} CheckProgress */
 /**
  * @typedef {object} ProbeReport  what container-probe.mjs prints
  * @property {string} node
@@ -52,6 +53,16 @@ function isLoopback(url) {
 }
 
 /**
+ * The program an engine or runtime could not find, in its own words ("exec: \"node\": executable file
+ * not found in $PATH", "netavark: No such file or directory"), or undefined.
+ * @param {string} text
+ */
+export function missingProgram(text) {
+	const found = /exec: "([^"]+)": executable file not found/.exec(text) ?? /"([^"\s]+)": executable file not found/.exec(text) ?? /\b([\w.-]+): no such file or directory \(os error/i.exec(text);
+	return found?.[1]?.split("/").pop();
+}
+
+/**
  * One line per requirement. Pure: `facts` is what checkContainerTarget found.
  * @param {{ engine: "docker" | "podman", image: string, engineHost?: string, network?: string }} target
  * @param {ContainerCheckFacts} facts
@@ -78,8 +89,11 @@ export function containerCheckItems(target, facts) {
 	const report = facts.probe?.report;
 	if (!report) {
 		const f = facts.probe?.error ?? { code: "engine-failed", detail: "not checked" };
-		const noNode = /executable file not found|no such file or directory|not found in \$PATH|exec: "node"/i.test(`${f.detail} ${f.said ?? ""}`);
-		items.push({ name: "node", ok: false, detail: noNode ? `node is not in ${image}` : `cannot run node in ${image}: ${said(f)}`, fix: needs });
+		// A missing program is the image's only when it is node: the engine's own helpers go missing too
+		// (iptables, netavark, a runtime: a PATH without /usr/sbin), and then the image is not to blame.
+		const missing = missingProgram(`${f.detail} ${f.said ?? ""}`);
+		if (missing === "node") items.push({ name: "node", ok: false, detail: `node is not in ${image}`, fix: needs });
+		else items.push({ name: "container", ok: false, detail: `${engine} could not start a container of ${image}: ${said(f)}`, fix: f.fix ?? (missing ? `${engine} runs ${missing} itself and could not find it: put the directory that holds it on PATH (for root, /usr/sbin and /sbin), or install it` : `make \`${engine} run --rm ${image} node --version\` work for this user`) });
 		items.push({ name: "pi, bash, git", ok: false, detail: "not checked (the check runs on the image's node)", fix: needs });
 		return items;
 	}
@@ -121,20 +135,30 @@ function networkItem(target, provider, reached) {
  * Gathers the facts and returns the lines. With `storeDir`, a target whose image is fine gets its
  * start cache prepared too (so the first run starts warm).
  * @param {{ engine: "docker" | "podman", image: string, engineHost?: string, network?: string }} target
- * @param {{ storeDir?: string, agentDir?: string, model?: string, baseUrl?: string, uid?: number, gid?: number }} [options]
- *   `baseUrl`: the provider's, when pi knows it and models.json does not (a built-in provider)
+ * @param {{ storeDir?: string, agentDir?: string, model?: string, baseUrl?: string, uid?: number, gid?: number, progress?: CheckProgress }} [options]
+ *   `baseUrl`: the provider's, when pi knows it and models.json does not (a built-in provider);
+ *   `progress`: told what is being checked, and each line as soon as it is known
  * @returns {Promise<{ ok: boolean, items: CheckItem[], facts: ContainerCheckFacts }>}
  */
 export async function checkContainerTarget(target, options = {}) {
 	/** @type {ContainerCheckFacts} */
 	const facts = {};
-	const done = () => {
+	let told = 0;
+	/** Reports the lines the facts so far settle (`upTo` of them; all when the check is over). @param {number} [upTo] */
+	const tell = (upTo) => {
 		const items = containerCheckItems(target, facts);
+		for (const item of items.slice(told, upTo ?? items.length)) options.progress?.item(item);
+		told = Math.max(told, Math.min(upTo ?? items.length, items.length));
+		return items;
+	};
+	const done = () => {
+		const items = tell();
 		return { ok: items.every((item) => item.ok), items, facts };
 	};
 	if (target.engineHost) return done();
 	const { engine, image } = target;
 	const global = engineGlobalArgs(engine, target.engineHost);
+	options.progress?.checking(`${engine} itself`);
 	try {
 		const version = (await engineRun(engine, [...global, "version", "--format", "{{.Client.Version}}"], { timeoutMs: 30_000 })).stdout.trim();
 		// info needs the daemon (docker) or a working runtime (podman): version alone says neither.
@@ -144,6 +168,8 @@ export async function checkContainerTarget(target, options = {}) {
 		facts.engine = { error: asFailure(error) };
 		return done();
 	}
+	tell(1);
+	options.progress?.checking(`the image ${image}`);
 	try {
 		facts.image = { id: (await engineRun(engine, [...global, "image", "inspect", "--format", "{{.Id}}", image], { image, timeoutMs: 30_000 })).stdout.trim() };
 	} catch (error) {
@@ -158,6 +184,8 @@ export async function checkContainerTarget(target, options = {}) {
 		{ engine, image, storeDir: options.storeDir ?? "", pkg: PACKAGE_ROOT, uid, gid, network: target.network ?? "" },
 		{ purpose: "check", volumes: [], command: ["node", PROBE, ...(facts.provider.baseUrl ? [facts.provider.baseUrl] : [])] },
 	);
+	tell(2);
+	options.progress?.checking(`a container of ${image}: node, pi, bash, git and the network`);
 	try {
 		const out = (await engineRun(engine, args, { image, timeoutMs: 120_000 })).stdout;
 		facts.probe = { report: JSON.parse(out.trim().split("\n").pop() ?? "") };
@@ -165,8 +193,9 @@ export async function checkContainerTarget(target, options = {}) {
 		facts.probe = { error: asFailure(error) };
 		return done();
 	}
-	const items = containerCheckItems(target, facts);
+	const items = tell();
 	if (options.storeDir && items.every((item) => item.ok)) {
+		options.progress?.checking("the start cache (pi with this board's extension, once per image and version)");
 		try {
 			const cache = await ensureStartCache({ engine, image, cacheRoot: cacheRoot(options.storeDir), storeDir: options.storeDir, pkg: PACKAGE_ROOT, pkgVersion: packageVersion(), uid, gid });
 			facts.cache = { ms: cache.ms, prepared: cache.prepared };

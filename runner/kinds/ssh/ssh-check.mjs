@@ -25,28 +25,38 @@ function reachItem(error, host) {
 }
 
 /**
- * @param {import("./ssh-transport.mjs").SshTargetConfig} target @param {{ storeDir: string, install?: boolean }} options
+ * @param {import("./ssh-transport.mjs").SshTargetConfig} target @param {Omit<import("../kind.mjs").CheckOptions, "agentDir">} options
  * @returns {Promise<CheckItem[]>}
  */
 export async function checkSsh(target, options) {
+	const { progress } = options;
 	const ssh = sshOf(target, options.storeDir);
 	const pkgVersion = packageVersion();
 	let report;
+	progress?.checking(`ssh ${target.host}, then its node, pi and model, git, dir and disk`);
 	try {
-		report = await checkOverSsh(ssh, target.dir, { ...(target.pi ? { pi: target.pi } : {}), pkgVersion });
+		// The --env values go in the program on stdin (a run's do too), never on a command line.
+		report = await checkOverSsh(ssh, target.dir, { ...(target.pi ? { pi: target.pi } : {}), pkgVersion, env: options.env ?? {} });
 	} catch (error) {
-		return [reachItem(error, target.host)];
+		const item = reachItem(error, target.host);
+		progress?.item(item);
+		return [item];
 	}
 	/** @type {CheckItem[]} */
 	const items = [{ name: "reachable", ok: true, detail: `ssh ${target.host} logs in without a prompt` }, ...checkItems(report, { where: target.host, target: target.name })];
-	if (options.install && !report.pkg.present && report.dir.ok) {
+	const installing = options.install && !report.pkg.present && report.dir.ok;
+	for (const item of installing ? items.filter((i) => i.name !== "board files") : items) progress?.item(item);
+	if (installing) {
 		const at = items.findIndex((item) => item.name === "board files");
+		progress?.checking(`the board's files: installing version ${pkgVersion}`);
 		try {
 			const done = await installOverSsh(ssh, target.dir);
 			items[at] = { name: "board files", ok: true, detail: `version ${done.version} ${done.outcome}` };
 		} catch (error) {
 			items[at] = { name: "board files", ok: false, detail: `install failed: ${error instanceof Error ? error.message : String(error)}`, fix: `free space in ${report.dir.path}, or check that it is writable` };
 		}
+		const installed = items[at];
+		if (installed) progress?.item(installed);
 	}
 	return items;
 }

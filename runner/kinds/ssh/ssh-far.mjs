@@ -1,6 +1,7 @@
 // host-agent.mjs on an ssh host: the transport (`node <dir>/pkg/<version>/runner/far/host-agent.mjs
 // <verb> <args>` over the target's master), the host's repository mirror as a git remote over the same
-// connection, and `targets check` before our files are there (host-check.mjs sent over ssh stdin).
+// connection, and self-contained far programs sent over ssh stdin (host-check.mjs for `targets check` before our
+// files are there, work-remove.mjs when a row's worktree goes).
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -39,15 +40,15 @@ export function sshMirrorRemote(target, repoKey) {
 }
 
 /**
- * `targets check` before our files are on the host: host-check.mjs itself goes over ssh stdin to the
- * host's node, so a missing or too-old node, pi or git is reported, not just "host-agent not found".
- * @param {import("./ssh-transport.mjs").SshTarget} target @param {string} dir
- * @param {{ pi?: string[], pkgVersion?: string }} config
- * @returns {Promise<ReturnType<typeof import("../../far/host-check.mjs").checkHost>>}
+ * Runs `<fn>(...args)` of a self-contained runner/far/ file (node:* imports only) on the host: its source
+ * and the call go to the host's node over ssh stdin, so it needs no version of our files there (or
+ * any). The arguments travel in the program, never on a command line. Resolves with what it returned.
+ * @param {import("./ssh-transport.mjs").SshTarget} target @param {string} file @param {string} fn @param {unknown[]} args
+ * @returns {Promise<unknown>}
  */
-export function checkOverSsh(target, dir, config) {
-	const source = readFileSync(join(dirname(HOST_AGENT), "host-check.mjs"), "utf8");
-	const program = `${source}\nprocess.stdout.write(JSON.stringify(checkHost(${JSON.stringify(dir)}, ${JSON.stringify(config)})));\n`;
+export function runFarProgram(target, file, fn, args) {
+	const source = readFileSync(join(dirname(HOST_AGENT), file), "utf8");
+	const program = `${source}\nprocess.stdout.write(JSON.stringify(await ${fn}(...${JSON.stringify(args)})));\n`;
 	return new Promise((resolvePromise, reject) => {
 		const child = spawn("ssh", sshArgv(target, ["node", "--input-type=module", "-"]), { stdio: ["pipe", "pipe", "pipe"], env: sshEnv() });
 		let out = "";
@@ -60,12 +61,25 @@ export function checkOverSsh(target, dir, config) {
 		child.on("close", (code) => {
 			const failure = sshFailure(stderr, code);
 			if (failure) return reject(new FarError(failure.reason, failure.kind));
-			if (code === 127) return reject(new FarError(`node not found on the host's non-interactive PATH (${stderr.trim().split("\n").pop() ?? ""})`, "remote"));
+			const said = stderr.trim().split("\n").find((line) => /^\w*Error\b/.test(line.trim()))?.trim() ?? stderr.trim().split("\n").pop() ?? "";
+			if (code === 127) return reject(new FarError(`node not found on the host's non-interactive PATH (${said})`, "remote"));
 			try {
+				if (code !== 0) throw new Error("failed");
 				resolvePromise(JSON.parse(out));
 			} catch {
-				reject(new FarError(`check failed (exit ${code}): ${stderr.trim().split("\n").pop() ?? out.slice(0, 200)}`, "remote"));
+				reject(new FarError(`${file} failed on the host (exit ${code}): ${said || out.slice(0, 200)}`, "remote"));
 			}
 		});
 	});
+}
+
+/**
+ * `targets check` before our files are on the host: host-check.mjs itself goes over ssh stdin to the
+ * host's node, so a missing or too-old node, pi or git is reported, not just "host-agent not found".
+ * @param {import("./ssh-transport.mjs").SshTarget} target @param {string} dir
+ * @param {{ pi?: string[], pkgVersion?: string, env?: Record<string, string> }} config
+ * @returns {Promise<ReturnType<typeof import("../../far/host-check.mjs").checkHost>>}
+ */
+export async function checkOverSsh(target, dir, config) {
+	return /** @type {ReturnType<typeof import("../../far/host-check.mjs").checkHost>} */ (await runFarProgram(target, "host-check.mjs", "checkHost", [dir, config]));
 }

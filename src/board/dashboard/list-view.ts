@@ -14,6 +14,7 @@ import { PeekView } from "./peek-view.ts";
 import { rowActions } from "./row-actions.ts";
 import { limitEntries, SETTINGS, SettingsView } from "./settings-view.ts";
 import { policyEntries } from "../supervisor/policy-settings.ts";
+import { WEB_SETTING } from "../../web/web-setting.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 
 /** Mid-navigation: this soon after a key that moved the cursor. */
@@ -246,12 +247,12 @@ export class ListView extends View {
 			},
 			{
 				keys: "settings",
-				help: "board settings: strip, notices, OS notifications, how many runs at a time here and on each target",
+				help: "board settings: strip, notices, OS notifications, how many runs at a time here and on each target, the board in a browser",
 				run: () =>
 					void this.deps.service.targets.list().then(
-						(targets) => host.push(new SettingsView(host, [...SETTINGS, ...limitEntries(targets), ...policyEntries(this.deps.service.storeDir, this.deps.models, targets.map((t) => t.name))])),
+						(targets) => host.push(new SettingsView(host, [...SETTINGS, ...limitEntries(targets), WEB_SETTING, ...policyEntries(this.deps.service.storeDir, this.deps.models, targets.map((t) => t.name))])),
 						(error: unknown) => {
-							host.push(new SettingsView(host));
+							host.push(new SettingsView(host, [...SETTINGS, WEB_SETTING]));
 							host.setStatus(`limits unavailable: ${message(error)}`);
 						},
 					),

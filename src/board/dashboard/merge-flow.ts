@@ -4,7 +4,8 @@
  * conflict changes nothing and opens a reply to the row with the follow-up that asks it to bring its
  * branch up to date, over the view the merge was asked from, so closing it returns there.
  */
-import type { BoardRow, MergePlan } from "../engine/types.ts";
+import type { BoardRow } from "../engine/types.ts";
+import { planQuestion } from "../view-model/merge-text.ts";
 import { clean } from "../view-model/row-text.ts";
 import { message } from "../view-model/ui-types.ts";
 import { ConfirmView } from "./confirm-view.ts";
@@ -12,17 +13,8 @@ import { removeWorktree } from "./remove-worktree.ts";
 import { ReplyView } from "./reply-view.ts";
 import type { Host } from "./view.ts";
 
-export function plural(n: number, word: string): string {
-	return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-
-export function planQuestion(row: BoardRow, plan: MergePlan, conflicts: readonly string[]): string {
-	const parts = [plural(plan.files.length, "file")];
-	if (plan.commits > 0) parts.unshift(plural(plan.commits, "commit"));
-	if (plan.uncommitted.length > 0) parts.push(`after committing its ${plural(plan.uncommitted.length, "uncommitted change")} on ${plan.branch}`);
-	const warning = conflicts.length > 0 ? `; will conflict in ${conflicts.map(clean).join(", ")} (nothing changes then, and the row is asked to catch up)` : "";
-	return `Merge ${clean(row.name)} (${plan.branch}) into ${clean(plan.into)}: ${parts.join(", ")}${warning}?`;
-}
+// The plan's words live with the view-model, where the web page takes them too; keep-flow takes plural from here.
+export { plural } from "../view-model/merge-text.ts";
 
 /** Asks the engine for the plan and the conflict check (nothing changes), then confirms. */
 export function startMerge(host: Host, row: BoardRow, after?: () => void): void {

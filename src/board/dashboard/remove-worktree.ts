@@ -6,8 +6,8 @@ import type { Host } from "./view.ts";
 
 export async function removeWorktree(host: Host, row: BoardRow): Promise<void> {
 	try {
-		await host.deps.service.removeWorktree(row.id);
-		await host.run(`removed worktree of ${row.name}`, row.id, async () => undefined);
+		const { far } = await host.deps.service.removeWorktree(row.id);
+		await host.run(`removed worktree of ${row.name}${far ? `; ${far}` : ""}`, row.id, async () => undefined);
 	} catch (error) {
 		// Question first: git's message is long.
 		host.push(

@@ -19,8 +19,8 @@ export interface SettingEntry {
 	description?: string;
 	values: readonly string[];
 	read(deps: BoardDeps): string;
-	/** Applies a new value; a failure is shown on the status line. */
-	write(deps: BoardDeps, value: string): void | Promise<void>;
+	/** Applies a new value; a failure is shown on the status line. `host` lets it open a view (the web login). */
+	write(deps: BoardDeps, value: string, host?: Host): void | Promise<void>;
 }
 
 /** One of the board's on/off settings (saved with the prefs, applied outside the board at once). */
@@ -85,7 +85,7 @@ export class SettingsView extends View {
 				const entry = entries.find((candidate) => candidate.id === id);
 				if (!entry) return;
 				Promise.resolve()
-					.then(() => entry.write(host.deps, value))
+					.then(() => entry.write(host.deps, value, host))
 					.catch((error: unknown) => {
 						// Not applied: the list shows what holds.
 						this.list.updateValue(id, entry.read(host.deps));

@@ -27,7 +27,7 @@ export interface BoardServiceOptions {
 }
 
 /** What a read found still to be written: a derived end, a new link, a merge intent's outcome. */
-export type Pending = "end" | "relink" | "merge";
+export type Pending = "end" | "relink" | "requeue" | "merge";
 
 export interface EngineContext {
 	readonly env: NodeJS.ProcessEnv;

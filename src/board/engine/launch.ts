@@ -27,6 +27,13 @@ export function newRunId(): string {
 	return newId("run-");
 }
 
+/** `<store>/tmp`, 0700: the local workers' TMPDIR. */
+function privateTmp(ctx: EngineContext): string {
+	const tmp = join(ctx.paths.root, "tmp");
+	ensureDir(tmp);
+	return tmp;
+}
+
 /** run.json: everything the runner needs, the prompt included (the file is 0600; argv never sees it). */
 function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: string, now: number): RunConfig {
 	const env: Record<string, string> = { PONYTAIL_CONDENSED: "1", ...(meta.ponytailMode ? { PONYTAIL_DEFAULT_MODE: meta.ponytailMode } : {}) };
@@ -34,7 +41,10 @@ function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: st
 	const { supervise, systemPrompt } = launchExtras(ctx, meta);
 	const run = { rowId: meta.id, runId: meta.currentRunId, prompt, model: meta.model, thinking: meta.thinking, env, summaryModel: ctx.summaryModel, stopGraceMs: ctx.stopGraceMs, createdAt: now, ...(systemPrompt ? { systemPrompt } : {}) };
 	// Every path is derived from the ids, like every path the runner writes (the runner checks it).
-	const place = { runDir, storeDir: ctx.paths.root, sessionFile: ctx.paths.session(meta.id), cwd: meta.runCwd, extensionPath: EXTENSION_PATH, piCommand: ctx.piCommand(), maxConcurrent: ctx.maxConcurrent };
+	// A local worker's TMPDIR is the store's own (a target's far side gives its runs <dir>/tmp): jiti and
+	// node keep their caches under it, and a shared /tmp/jiti belongs to whichever user ran pi first; a
+	// worker that cannot write there compiles our extension on every start (2.3x).
+	const place = { runDir, storeDir: ctx.paths.root, sessionFile: ctx.paths.session(meta.id), cwd: meta.runCwd, extensionPath: EXTENSION_PATH, piCommand: ctx.piCommand(), maxConcurrent: ctx.maxConcurrent, ...(meta.target ? {} : { env: { TMPDIR: privateTmp(ctx) } }) };
 	const config = buildRunConfig(run, place, meta.target ? { target: targetSnapshot(ctx.storeDir, meta.target), repo: meta.repo, worktree: meta.worktreePath, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir() } : {});
 	return { ...config, ...(supervise ? { supervise } : {}) };
 }

@@ -28,6 +28,8 @@ import { targetsApi } from "./targets-api.ts";
 import { listRowIds, readEventsFile, writeMeta } from "./store.ts";
 import type { BoardRow, BoardService, DiffStats, DispatchOptions } from "./types.ts";
 import { diffStats, removeWorktreeDir } from "../git/worktree.ts";
+import { inert } from "./sanitize.ts";
+import { removeFarWork } from "./far-work.ts";
 import { loadPresets, presetSummary } from "../presets/presets.ts";
 import { budgetControl } from "../supervisor/budget-control.ts";
 import { agentDirOf } from "../supervisor/rules-paths.ts";
@@ -93,7 +95,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		},
 		async fork(id, forkOpts) {
 			const source = await get(id);
-			if (!source) throw new BoardError("no-such-row", `no such row: ${id}`);
+			if (!source) throw new BoardError("no-such-row", `no such row: ${inert(id)}`);
 			return dispatchAttempts(forkOptions(source, forkOpts));
 		},
 		async reply(id, text, replyOptions) {
@@ -141,7 +143,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			await meta.update(id, (row) => (row.lastViewedAt = Date.now()));
 		},
 		async removeWorktree(id, removeOptions) {
-			await meta.withLock(id, () => {
+			const removed = await meta.withLock(id, () => {
 				const current = requireMeta(ctx, id);
 				if (!current.worktreePath || !current.repo) throw new BoardError("invalid", `row ${id} has no worktree`);
 				const row = readRow(ctx, id);
@@ -149,7 +151,11 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 				removeWorktreeDir(current.repo, current.worktreePath, removeOptions?.force === true);
 				writeMeta(paths, { ...current, worktreePath: undefined, updatedAt: Date.now() });
 				touchNotify(storeDir, id);
+				return current;
 			});
+			// The target's copy of the workspace goes with its local mirror (after the lock: it may take an ssh round trip).
+			const far = await removeFarWork(ctx, removed);
+			return far ? { far } : {};
 		},
 		async events(id, eventOptions) {
 			const current = requireMeta(ctx, id);

@@ -90,7 +90,9 @@ export function targetsApi(ctx: EngineContext, listLive: () => Promise<BoardRow[
 		},
 		async check(name, options = {}) {
 			const config = known(name);
-			const items = await kindOf(config).check({ ...config, name }, { storeDir: ctx.storeDir, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir(), install: options.install === true });
+			// The --env values go as a run's do (in the program on stdin, never argv): they may hold the model's key.
+			const env = Object.fromEntries(config.env.flatMap((key) => (ctx.env[key] === undefined ? [] : [[key, String(ctx.env[key])]])));
+			const items = await kindOf(config).check({ ...config, name }, { storeDir: ctx.storeDir, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir(), install: options.install === true, env, ...(options.progress ? { progress: options.progress } : {}) });
 			// A pool's placement reads it: a target failing its check takes nothing until one passes.
 			if (!membersOf(config)) recordCheck(ctx.storeDir, name, items);
 			return { target: name, ok: items.every((item) => item.ok), items };

@@ -279,7 +279,8 @@ export interface BoardService {
 	rename(id: string, name: string): Promise<void>;
 	pin(id: string, pinned: boolean): Promise<void>;
 	markViewed(id: string): Promise<void>;
-	removeWorktree(id: string, options?: { force?: boolean }): Promise<void>;
+	/** `far`: a target row's workspace there, removed too or where it stays (one sentence). */
+	removeWorktree(id: string, options?: { force?: boolean }): Promise<{ far?: string }>;
 	/** Cheap change detector for pollers: changes whenever any row's files change (stat based). */
 	version(): Promise<string>;
 	/**
@@ -336,6 +337,12 @@ export interface CheckItem {
 	fix?: string;
 }
 
+/** What a check is doing, as it goes (`targets check` shows it). */
+export interface CheckProgress {
+	checking(what: string): void;
+	item(item: CheckItem): void;
+}
+
 /** A target as `targets add` (or a tool) describes it: its kind and its fields as given. */
 export type TargetInput = { kind: string; max?: number; env?: string[] } & Record<string, unknown>;
 
@@ -371,7 +378,8 @@ export interface TargetsApi {
 	list(): Promise<TargetView[]>;
 	add(name: string, input: TargetInput): Promise<TargetView>;
 	remove(name: string): Promise<void>;
-	check(name: string, options?: { install?: boolean }): Promise<TargetCheck>;
+	/** `progress`: what is being checked, and each line as soon as it is known. */
+	check(name: string, options?: { install?: boolean; progress?: CheckProgress }): Promise<TargetCheck>;
 	/** The concurrency limit of a target, or of this machine ("local"). */
 	setLimit(name: string, max: number): Promise<void>;
 }

@@ -21,6 +21,8 @@ export type AttemptParsed =
 export interface AttemptIo {
 	/** Ask the user a yes/no question (interactive modes only). */
 	confirm?: (title: string, message: string) => Promise<boolean>;
+	/** A long command's progress (targets check): its lines so far and what it is checking now. */
+	progress?: (lines: string[], checking?: string) => void;
 }
 
 type ParseResult = AttemptParsed | { ok: false; error: string } | undefined;
@@ -140,9 +142,10 @@ export async function runAttemptSubcommand(
 			const other = await resolve(parsed.other);
 			return plainLines((await service.compareDiff(row.id, other.id)).join("\n"));
 		}
-		case "remove-worktree":
-			await service.removeWorktree(row.id, { force: parsed.force });
-			return `removed the worktree of ${row.id}`;
+		case "remove-worktree": {
+			const { far } = await service.removeWorktree(row.id, { force: parsed.force });
+			return `removed the worktree of ${row.id}${far ? `; ${plain(far)}` : ""}`;
+		}
 		case "merge":
 			return merge(service, row, parsed, io);
 		case "keep":

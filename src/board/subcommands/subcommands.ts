@@ -11,13 +11,17 @@ import type { BoardRow, BoardService, ReplyResult } from "../engine/types.ts";
 import { parseAttemptSubcommand, runAttemptSubcommand, type AttemptIo, type AttemptParsed } from "./attempt-subcommands.ts";
 import { attemptDetail } from "./attempt-text.ts";
 import { formatDetail, formatTable } from "./table.ts";
-import { SUBCOMMANDS, type SubcommandName, subcommandHelp, takesRow, USAGE } from "./usage.ts";
+import { subcommandHelp } from "./help.ts";
+import { SUBCOMMANDS, type SubcommandName, takesRow, USAGE } from "./usage.ts";
+import { parseServeArgs, type ServeAction } from "../../web/serve-args.ts";
+import { inert } from "../engine/sanitize.ts";
 
 export { SUBCOMMANDS, type SubcommandName, USAGE } from "./usage.ts";
 
 type Simple = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean; followUp?: boolean; dryRun?: boolean; help?: "all" | "one" };
 type Targets = { ok: true; name: "targets"; targets: Extract<TargetsParsed, { ok: true }> };
-export type Parsed = Simple | AttemptParsed | Targets | SupervisorParsed | { ok: false; error: string };
+type Serve = { ok: true; name: "serve"; serve: ServeAction };
+export type Parsed = Simple | AttemptParsed | Targets | SupervisorParsed | Serve | { ok: false; error: string };
 
 export function parseSubcommand(args: string): Parsed {
 	const trimmed = args.trim();
@@ -36,6 +40,10 @@ export function parseSubcommand(args: string): Parsed {
 	if (name === "targets") {
 		const targets = parseTargetsCommand(rest);
 		return targets.ok ? { ok: true, name, targets } : { ok: false, error: `${targets.error}\n${subcommandHelp(name)}` };
+	}
+	if (name === "serve") {
+		const serve = parseServeArgs(rest);
+		return serve.ok ? { ok: true, name, serve: serve.serve } : { ok: false, error: `${serve.error}\n${subcommandHelp(name)}` };
 	}
 	if (name === "supervisor" || name === "budget") {
 		const parsed = name === "supervisor" ? parseSupervisorCommand(rest) : parseBudgetCommand(rest);
@@ -90,8 +98,8 @@ export function resolveRow(rows: readonly BoardRow[], key: string): BoardRow | s
 	if (exact) return exact;
 	const prefixed = rows.filter((row) => row.id.startsWith(key));
 	if (prefixed.length === 1 && prefixed[0]) return prefixed[0];
-	if (prefixed.length > 1) return `ambiguous id "${key}": ${prefixed.map((row) => row.id).join(", ")}`;
-	return `no row "${key}" (see /agent-board list --all)`;
+	if (prefixed.length > 1) return `ambiguous id "${inert(key)}": ${prefixed.map((row) => row.id).join(", ")}`;
+	return `no row "${inert(key)}" (see /agent-board list --all)`;
 }
 
 /**
@@ -103,7 +111,12 @@ export async function runSubcommand(service: BoardService, parsed: Extract<Parse
 	// The table shows one line a row: the slim rows (no events or whole answers parsed again) do.
 	if (parsed.name === "list") return formatTable(await listSupervised(service, { includeArchived: "all" in parsed ? parsed.all : false, slim: true }), now, "all" in parsed ? parsed.all : false);
 	if (parsed.name === "back") throw new Error("back switches pi's session: it works in interactive pi only");
-	if ("targets" in parsed) return runTargetsCommand(service, parsed.targets);
+	if ("targets" in parsed) return runTargetsCommand(service, parsed.targets, io.progress);
+	if ("serve" in parsed) {
+		// The server's code loads only when it is used.
+		const output = await (await import("../../web/serve-command.ts")).runServe(parsed.serve, service.storeDir, cwd);
+		return [output.text, ...(output.qr ?? []), ...(output.after ? ["", output.after] : [])].join("\n");
+	}
 	if ("replay" in parsed || "amount" in parsed) {
 		return runSupervisorCommand(service, parsed, cwd, agentDirOf(process.env), async (key) => {
 			const found = resolveRow(await service.list({ includeArchived: true, slim: true }), key);

@@ -1,10 +1,9 @@
 /**
  * The one table of `/agent-board` subcommands. The command's description, every usage and `--help`
  * text, the completion list and the README's subcommand block are all made from it (a test holds the
- * README to it), so a new subcommand is one row here.
+ * README to it), so a new subcommand is one row here. pi's start-up reads it for the command's
+ * description: it imports nothing (a subcommand's --help, with the targets' kinds, is help.ts).
  */
-import { targetsUsage } from "../targets/targets-usage.ts";
-
 export interface SubcommandSpec {
 	name: string;
 	/** Arguments after `/agent-board` ("merge <id> [--commit] [--dry-run]"). */
@@ -33,15 +32,16 @@ export const SUBCOMMAND_TABLE = [
 	{ name: "targets", usage: "targets [add|check|remove <name> ...]", what: "where rows run: this machine and ssh hosts or containers, with their limits (targets --help)" },
 	{ name: "budget", usage: "budget <id> <amount>", what: "set how much a row may spend (50k tokens, $2); a row its budget paused goes on in place", takesRow: true },
 	{ name: "supervisor", usage: "supervisor [replay [--since <when>]]", what: "who answers routine questions (model, rules files, log); replay: what the rules would do now with each recorded question" },
+	{ name: "serve", usage: "serve [--port N] [--host H] | --stop | --status | --rotate", what: "the board in a browser or on a phone (127.0.0.1 unless --host): a detached server over this store; prints a one-time login URL and QR code" },
 ] as const satisfies readonly SubcommandSpec[];
 
 export type SubcommandName = (typeof SUBCOMMAND_TABLE)[number]["name"];
 
 export const SUBCOMMANDS: readonly SubcommandName[] = SUBCOMMAND_TABLE.map((spec) => spec.name);
 
-const ID_NOTE = "<id>: a row id, a unique id prefix, or the row's exact name";
+export const ID_NOTE = "<id>: a row id, a unique id prefix, or the row's exact name";
 
-function spec(name: string): SubcommandSpec | undefined {
+export function spec(name: string): SubcommandSpec | undefined {
 	return SUBCOMMAND_TABLE.find((candidate) => candidate.name === name);
 }
 
@@ -50,14 +50,6 @@ export const COMMAND_DESCRIPTION = `Board of background agents (no argument: the
 
 /** Every usage line, as printed with a bad argument. */
 export const USAGE = ["usage:", ...SUBCOMMAND_TABLE.map((s) => `  /agent-board ${s.usage}`), ID_NOTE].join("\n");
-
-/** `/agent-board <name> --help`. */
-export function subcommandHelp(name: string): string {
-	const s = spec(name);
-	if (!s) return USAGE;
-	const more = name === "targets" ? targetsUsage().split("\n").map((line) => `  /agent-board ${line}`) : [];
-	return [`usage: /agent-board ${s.usage}`, s.what, ...more, ...("takesRow" in s && s.takesRow ? [ID_NOTE] : [])].join("\n");
-}
 
 export function takesRow(name: string): boolean {
 	const s = spec(name);

@@ -6,7 +6,7 @@ import { fieldsOf, type TargetKind } from "../../../runner/kinds/kind.mjs";
 import { allKinds, selectorUsage } from "../../../runner/kinds/kinds.mjs";
 import { sanitizeText } from "../engine/sanitize.ts";
 import { targetLoad, targetState } from "../view-model/target-text.ts";
-import type { BoardService, CheckItem, TargetCheck, TargetInput, TargetView } from "../engine/types.ts";
+import type { BoardService, CheckItem, CheckProgress, TargetCheck, TargetInput, TargetView } from "../engine/types.ts";
 
 export type TargetsParsed =
 	| { ok: true; action: "list" }
@@ -70,9 +70,11 @@ function parseAdd(words: string[]): TargetsParsed {
 	const given = new Map<string, string | string[]>();
 	for (let i = 0; i < rest.length; i += 2) {
 		const flag = rest[i] ?? "";
-		const value = rest[i + 1];
 		const spec = known.get(flag);
 		if (!spec) return { ok: false, error: `targets add: unknown option ${JSON.stringify(flag)}` };
+		// A flag without a value (--dir-absolute) takes no word after it.
+		if (spec.type === "flag") i -= 1;
+		const value = spec.type === "flag" ? "true" : rest[i + 1];
 		if (value === undefined) return { ok: false, error: `targets add: ${flag} needs a value` };
 		const before = given.get(flag);
 		// A list field (--env) takes the flag again; any other flag once.
@@ -97,7 +99,8 @@ function parseAdd(words: string[]): TargetsParsed {
 			const parsed = number(String(value), flag);
 			if (typeof parsed === "string") return { ok: false, error: parsed };
 			input[field] = parsed;
-		} else input[field] = value;
+		} else if (spec.type === "flag") input[field] = true;
+		else input[field] = value;
 	}
 	return { ok: true, action: "add", name, input };
 }
@@ -129,15 +132,48 @@ export function formatTargets(views: readonly TargetView[]): string {
 	return [line(header), ...rows.map(line)].join("\n");
 }
 
-/** One line per requirement, its fix under it; the verdict last. */
-export function formatCheck(check: TargetCheck): string {
-	const width = Math.max(0, ...check.items.map((item) => item.name.length));
-	const line = (item: CheckItem) => [`${item.ok ? "ok  " : "FAIL"}  ${item.name.padEnd(width)}  ${sanitizeText(item.detail)}`, ...(item.fix && !item.ok ? [`      ${"".padEnd(width)}  fix: ${sanitizeText(item.fix)}`] : [])];
-	const problems = check.items.filter((item) => !item.ok).length;
-	return [...check.items.flatMap(line), check.ok ? `${check.target}: ready` : `${check.target}: not ready (${problems} problem${problems === 1 ? "" : "s"})`].join("\n");
+/** Names are padded to this at least, so lines shown as they come line up with the report's. */
+const NAME_WIDTH = 11;
+
+/** One requirement's line, its fix under it. */
+export function checkLines(item: CheckItem, width = NAME_WIDTH): string[] {
+	return [`${item.ok ? "ok  " : "FAIL"}  ${item.name.padEnd(width)}  ${sanitizeText(item.detail)}`, ...(item.fix && !item.ok ? [`      ${"".padEnd(width)}  fix: ${sanitizeText(item.fix)}`] : [])];
 }
 
-export async function runTargetsCommand(service: BoardService, parsed: Extract<TargetsParsed, { ok: true }>): Promise<string> {
+/** One line per requirement, its fix under it; the verdict last. */
+export function formatCheck(check: TargetCheck): string {
+	const width = Math.max(NAME_WIDTH, ...check.items.map((item) => item.name.length));
+	const problems = check.items.filter((item) => !item.ok).length;
+	return [...check.items.flatMap((item) => checkLines(item, width)), check.ok ? `${check.target}: ready` : `${check.target}: not ready (${problems} problem${problems === 1 ? "" : "s"})`].join("\n");
+}
+
+/** A report whose verdict is a failure (a target not ready): shown as the report it is, and the command fails (headless: exit 1). */
+export class FailedReport extends Error {
+	readonly report: string;
+	constructor(report: string) {
+		super(report);
+		this.name = "FailedReport";
+		this.report = report;
+	}
+}
+
+/** The check's lines as they come, for `progress` (what it is checking now last). */
+function checkProgress(progress: (lines: string[], checking?: string) => void): CheckProgress {
+	const lines: string[] = [];
+	let checking: string | undefined;
+	return {
+		checking(what) {
+			checking = what;
+			progress([...lines], sanitizeText(what));
+		},
+		item(item) {
+			lines.push(...checkLines(item));
+			progress([...lines], checking === undefined ? undefined : sanitizeText(checking));
+		},
+	};
+}
+
+export async function runTargetsCommand(service: BoardService, parsed: Extract<TargetsParsed, { ok: true }>, progress?: (lines: string[], checking?: string) => void): Promise<string> {
 	switch (parsed.action) {
 		case "list":
 			return formatTargets(await service.targets.list());
@@ -146,10 +182,10 @@ export async function runTargetsCommand(service: BoardService, parsed: Extract<T
 			return `added target ${view.name}: ${sanitizeText(view.where)}, up to ${view.max} at a time\ncheck it: /agent-board targets check ${view.name}${view.checkArgs ? ` ${view.checkArgs}` : ""}`;
 		}
 		case "check": {
-			const check = await service.targets.check(parsed.name, { install: parsed.install });
+			const check = await service.targets.check(parsed.name, { install: parsed.install, ...(progress ? { progress: checkProgress(progress) } : {}) });
 			const text = formatCheck(check);
-			// A failed check fails the command (headless: exit 1), with every line shown.
-			if (!check.ok) throw new Error(text);
+			// A failed check fails the command (headless: exit 1), its report shown as one.
+			if (!check.ok) throw new FailedReport(text);
 			return text;
 		}
 		case "remove":

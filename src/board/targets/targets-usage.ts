@@ -1,4 +1,4 @@
-/** The targets subcommand's usage lines (light: pi's start-up registers the command with them); each kind's add line is its own. */
+/** The targets subcommand's usage lines (for --help and bad input: loaded with the runtime, not at pi's start-up); each kind's add line is its own. */
 import { addUsages } from "../../../runner/kinds/kinds.mjs";
 
 export function targetsUsage(): string {

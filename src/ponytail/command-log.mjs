@@ -1,0 +1,58 @@
+/** Bounded JSONL log of /ponytail* commands (never prompts) under the XDG cache dir. */
+import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+export const LOG_ROTATE_BYTES = 1024 * 1024;
+
+/** @typedef {{ command: string, args: string, timestamp: string }} CommandLogEntry */
+
+/** @param {NodeJS.ProcessEnv} env @returns {string | undefined} */
+export function commandLogFile(env) {
+	if (env.PONYTAIL_COMMAND_LOG === "0") return undefined;
+	const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache");
+	return join(base, "ponytail", "commands.log");
+}
+
+/** Appends one line; rotates to commands.log.1 first when the file has reached the limit. */
+/** @param {string} file @param {CommandLogEntry} entry */
+export function appendCommandLog(file, entry, limit = LOG_ROTATE_BYTES) {
+	mkdirSync(join(file, ".."), { recursive: true });
+	try {
+		if (statSync(file).size >= limit) renameSync(file, `${file}.1`);
+	} catch {
+		// No log yet: nothing to rotate.
+	}
+	appendFileSync(file, `${JSON.stringify(entry)}\n`);
+}
+
+/** The last `count` entries, oldest first; malformed lines are skipped. */
+/** @param {string} file @param {number} count @returns {CommandLogEntry[]} */
+export function readCommandLog(file, count) {
+	let text;
+	try {
+		text = readFileSync(file, "utf8");
+	} catch {
+		return [];
+	}
+	/** @type {CommandLogEntry[]} */
+	const entries = [];
+	for (const line of text.split("\n")) {
+		if (!line.trim()) continue;
+		try {
+			const value = /** @type {Partial<CommandLogEntry>} */ (JSON.parse(line));
+			if (typeof value.command === "string" && typeof value.timestamp === "string") {
+				entries.push({ command: value.command, args: typeof value.args === "string" ? value.args : "", timestamp: value.timestamp });
+			}
+		} catch {
+			// A torn line from a crash is not worth failing the listing.
+		}
+	}
+	return entries.slice(-count);
+}
+
+/** @param {CommandLogEntry[]} entries */
+export function formatCommandLog(entries) {
+	if (entries.length === 0) return "ponytail: command log is empty";
+	return entries.map((e) => `${e.timestamp} /${e.command}${e.args ? ` ${e.args}` : ""}`).join("\n");
+}

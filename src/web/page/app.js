@@ -1,0 +1,115 @@
+// The page: reads the session, opens one event stream, and keeps the board, the header counts and the
+// notices up to date from what the server pushes. Nothing polls: a change arrives as an event.
+import { getJson, session, whenLoggedOut } from "./api.js";
+import { BoardView, countsText } from "./board-view.js";
+import { el, fill, setSkew, tickAges } from "./dom.js";
+import { enableNotifications, notificationsOn, notificationsSupported, notify, toaster } from "./notices.js";
+import { openCompare, openDispatch, openMerge, Sheet } from "./panels.js";
+
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+const toast = toaster($("toasts"));
+let loggedOut = false;
+/** @type {EventSource | undefined} */
+let source;
+
+function setConnection(state, text) {
+	const node = $("connection");
+	node.className = `connection ${state}`;
+	node.textContent = text;
+}
+
+function showLoggedOut() {
+	if (loggedOut) return;
+	loggedOut = true;
+	source?.close();
+	setConnection("out", "logged out");
+	$("logged-out").hidden = false;
+	$("board").hidden = true;
+}
+
+function status(data) {
+	setSkew(data.now - Date.now());
+	$("counts").textContent = countsText(data.counts) + (data.loading ? ` · loading ${data.loading.done}/${data.loading.total} rows` : "");
+}
+
+function connect(board) {
+	source?.close();
+	const stream = new EventSource("/api/events");
+	source = stream;
+	stream.addEventListener("snapshot", (event) => {
+		const data = JSON.parse(event.data);
+		board.reset(data.rows);
+		status(data);
+		setConnection("live", "live");
+	});
+	stream.addEventListener("rows", (event) => {
+		const data = JSON.parse(event.data);
+		board.apply(data.rows, data.removed);
+		status(data);
+	});
+	stream.addEventListener("notice", (event) => {
+		const notice = JSON.parse(event.data);
+		toast(notice.text, notice.state === "failed" ? "error" : "notice", () => reveal(board, notice.id));
+		void notify(notice);
+	});
+	stream.addEventListener("error", () => {
+		if (loggedOut) return;
+		setConnection("retry", "reconnecting…");
+		// EventSource retries by itself after a network error, but not after a refusal: ask which it was.
+		void session().then(
+			() => {
+				if (stream.readyState === EventSource.CLOSED && source === stream) setTimeout(() => connect(board), 1000);
+			},
+			() => undefined,
+		);
+	});
+}
+
+function reveal(board, id) {
+	const card = board.card(id);
+	if (!card) return;
+	if (!card.expanded) card.toggle();
+	card.root.scrollIntoView({ block: "center" });
+}
+
+async function main() {
+	whenLoggedOut(showLoggedOut);
+	let info;
+	try {
+		info = await session();
+	} catch {
+		return showLoggedOut();
+	}
+	setSkew(info.now - Date.now());
+	$("listen").textContent = info.listen;
+	if (info.exposure) fill($("exposure"), [el("p", { text: info.exposure })]).hidden = false;
+	const sheet = new Sheet(document.body);
+	const ctx = {
+		states: info.states,
+		toast,
+		expanded: new Set(),
+		openCompare: (id) => void openCompare(sheet, id, info.states, toast).catch((e) => toast(e.message, "error")),
+		openMerge: (id) => void openMerge(sheet, id, toast).catch((e) => toast(e.message, "error")),
+	};
+	const board = new BoardView($("board"), info.groups, ctx);
+	$("new").addEventListener("click", () => void openDispatch(sheet, toast).catch((e) => toast(e.message, "error")));
+	$("filter").addEventListener("input", (event) => board.setFilter(/** @type {HTMLInputElement} */ (event.target).value));
+	const archived = $("archived");
+	archived.addEventListener("click", async () => {
+		const show = archived.getAttribute("aria-pressed") !== "true";
+		archived.setAttribute("aria-pressed", String(show));
+		board.setArchived(show, show ? (await getJson("/api/rows?archived=1")).rows : []);
+	});
+	const bell = $("notify");
+	const bellText = () => (bell.textContent = notificationsOn() ? "Notifying" : "Notify me");
+	bell.hidden = !notificationsSupported();
+	bellText();
+	bell.addEventListener("click", async () => {
+		if (!(await enableNotifications())) toast("Notifications are blocked for this page in the browser's settings.", "error");
+		bellText();
+	});
+	connect(board);
+	setInterval(() => tickAges(document.body), 1000);
+}
+
+void main();
