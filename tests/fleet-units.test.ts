@@ -2,7 +2,7 @@
  * Fleets without a host: a pool as a kind of target (added, checked, refused, its limit), where the
  * queue places a pool's run (most free slots, then the far side's load, never an unreachable or
  * failing member), frames tagged by run, host-agent's one channel for many runs (host-agent `link`
- * over pipes), the git lane joining a burst's pushes, and fetch-back through the landing repository
+ * over pipes; a launch whose pi check hangs holds no other run), the git lane joining a burst's pushes, and fetch-back through the landing repository
  * while worktrees are being created in the same repository.
  */
 import { execFileSync, spawn } from "node:child_process";
@@ -151,6 +151,50 @@ describe("host-agent link: every run on one channel", () => {
 		expect(got.find((f) => f.t === "close")).toMatchObject({ kind: "remote", message: expect.stringContaining("bad run config") });
 		input.end();
 		await waitFor(() => ended, "the channel to end with its input");
+	});
+});
+
+describe("host-agent link: a launch that waits at the host", () => {
+	it("holds no other run: while one run's pi --version hangs, another run's frames and a stop go through; a launch given up starts nothing; a wrong pi closes with start-failed", async () => {
+		const dir = scratch();
+		const repo = initRepo(join(dir, "local"), { "a.txt": "a\n" });
+		const far = join(dir, "far");
+		const one = farRun(far, repo, "row1", "run1");
+		const key = repoKey(repo);
+		const base = git(repo, "rev-parse", "HEAD");
+		// A pi whose --version answers only once the test says so; and one of another series.
+		const release = join(dir, "release");
+		const stuck = join(dir, "pi-stuck");
+		writeFileSync(stuck, `#!/bin/sh\nwhile [ ! -e ${release} ]; do sleep 0.05; done\necho 1.6.0\n`);
+		chmodSync(stuck, 0o755);
+		const old = join(dir, "pi-old");
+		writeFileSync(old, "#!/bin/sh\necho 0.1.0\n");
+		chmodSync(old, 0o755);
+		const input = new PassThrough();
+		const output = new PassThrough();
+		const got: Frame[] = [];
+		readFrames(output, (frame) => got.push(frame));
+		serveLink(far, { agent: "test", input, output, onEnd: () => undefined });
+		const send = (frame: Frame) => input.write(encodeFrame(frame));
+		const config = (runId: string, pi: string) => ({ rowId: runId.replace("run", "row"), runId, repoKey: key, base, prompt: "p", env: {}, createdAt: Date.now(), session: null, piCommand: [pi] });
+		send({ t: "launch", config: config("run3", stuck), run: "run3" });
+		await waitFor(() => execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).includes(stuck) || undefined, "the launch's pi --version to hang");
+		send({ t: "follow", row: "row1", seq: 0, bytes: 0, run: "run1" });
+		await waitFor(() => got.filter((f) => f.t === "event" && f.run === "run1").length === 2, "run1's events while run3's launch waits");
+		writeFileSync(join(one.runDir, "runner.json"), JSON.stringify({ pid: 999_999_999, start: "0" }));
+		send({ t: "stop", row: "row1", run: "run1" });
+		await waitFor(() => got.some((f) => f.t === "result" && f.run === "run1" && f.value.stopped === true), "run1's stop while run3's launch waits");
+		// The link gives run3 up; its pi then answers: nothing is said of it, nothing started.
+		send({ t: "unfollow", run: "run3" });
+		writeFileSync(release, "");
+		send({ t: "launch", config: config("run4", old), run: "run4" });
+		await waitFor(() => got.some((f) => f.t === "close" && f.run === "run4"), "run4 refused");
+		await waitFor(() => !execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).includes(stuck) || undefined, "run3's pi to answer");
+		await new Promise((resolve) => setTimeout(resolve, 200));
+		expect(got.find((f) => f.t === "close" && f.run === "run4")).toMatchObject({ kind: "remote", code: "start-failed", message: expect.stringContaining("is pi 0.1.0") });
+		expect(got.some((f) => f.run === "run3")).toBe(false);
+		expect(readdirOrEmpty(join(far, "store", "rows", "row3"))).toEqual([]);
+		input.end();
 	});
 });
 
