@@ -228,6 +228,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		let final;
 		/** @type {{ seq: number, sessionBytes: number } | undefined} */
 		let held;
+		let reached = false;
 		let lastError = "";
 		/** @type {import("./driver.mjs").FollowHandle} */
 		let handle;
@@ -245,11 +246,12 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 					case "hello":
 						delay = FIRST_BACKOFF_MS;
 						mirror.reachable();
-						// This link reached the far run: a later death of it starts the count of new links afresh.
-						if (started) resetRelinks(runDir);
 						inbox.attach((message) => handle.deliver(message));
 						return;
 					case "status": {
+						// This link reached the far run (hello is the channel's): a later death of it starts the count of new links afresh.
+						if (started && !reached) resetRelinks(runDir);
+						reached = true;
 						const error = mirror.setStatus(frame.status);
 						if (error) say(error);
 						return;
