@@ -4,7 +4,7 @@
 // process of the run behind, whatever happens. Usage: node job-runner.mjs <run.json> <slot-file>
 import { spawn } from "node:child_process";
 import { existsSync, watch } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import { addReceipt, applyEvent, finalize, initialStatus, summarize, visibleKey } from "./life/state-rules.mjs";
 import { EventLog } from "./event-log.mjs";
 import { modelSummary } from "./model-summary.mjs";
@@ -12,15 +12,13 @@ import { protectSessionFile, runPlaceProblem } from "./store/dir-guard.mjs";
 import { ensureDir } from "./store/fs-util.mjs";
 import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting } from "./life/inbox.mjs";
 import { JsonLines } from "./json-lines.mjs";
-import { descendants, endRunProcesses, processStartTime, RUN_TAG, runProcesses, signalVerified } from "./store/proc.mjs";
-import { PROMPT_PLACEHOLDER } from "./protocol.mjs";
+import { descendants, endRunProcesses, processStartTime, RUN_TAG, runProcesses, runTag, signalVerified } from "./store/proc.mjs";
 import { pumpQueue } from "./life/queue.mjs";
-import { recordStartFailure } from "./life/run-end.mjs";
-import { readRunConfig } from "./life/run-config.mjs";
 import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./life/slots.mjs";
-import { isValidId, runPathsOf } from "./store/store-layout.mjs";
 import { openWorkerLink } from "./worker-link.mjs";
+import { readConfig, workerArgs } from "./runner-config.mjs";
+import { oomWatch, outsideSignalReason } from "./worker-end.mjs";
 import { runHelpers } from "./run-helpers.mjs"; // budgets and the supervisor, off unless the user turned them on
 
 const STATUS_INTERVAL_MS = 250;
@@ -32,34 +30,6 @@ const INBOX_POLL_MS = 1000;
 const STDERR_TAIL = 4000;
 const STDERR_LOG_CAP = 256 * 1024;
 
-/**
- * A run.json of the wrong shape is refused: its run is recorded failed with the path and the field
- * (in the directory the file is in, the one place it can name truthfully), its slot freed.
- * @param {string} path @param {string} slot
- */
-function readConfig(path, slot) {
-	const dir = dirname(resolve(path));
-	try {
-		const read = readRunConfig(path);
-		// Every path the run writes is derived from the ids: a run.json naming others is refused.
-		if (!isValidId(read.rowId) || !isValidId(read.runId)) throw new Error(`${path}: /rowId and /runId must be ids`);
-		const where = runPathsOf(read.layout ?? "store", resolve(read.storeDir), read.rowId, read.runId);
-		if (resolve(read.runDir) !== dir || where.runDir !== dir) throw new Error(`${path}: /runDir is not the directory of run.json in its store`);
-		if (resolve(read.sessionFile) !== where.sessionFile) throw new Error(`${path}: /sessionFile is not the row's session file in its store`);
-		return read;
-	} catch (error) {
-		const reason = error instanceof Error ? error.message : String(error);
-		try {
-			process.stderr.write(`agent-board runner: ${reason}\n`);
-		} catch {
-			// runner.log is on the store's disk; the status below says it.
-		}
-		recordStartFailure(dir, reason);
-		releaseSlot(slot, basename(dir));
-		process.exit(1);
-	}
-}
-
 const [configPath, slotPath] = process.argv.slice(2);
 if (!configPath || !slotPath) {
 	process.stderr.write("usage: job-runner.mjs <run.json> <slot-file>\n");
@@ -67,6 +37,8 @@ if (!configPath || !slotPath) {
 }
 const config = readConfig(configPath, slotPath);
 const runDir = config.runDir;
+/** What every process of this run carries (a far run's differs from its link's: proc.mjs runTag). */
+const tag = runTag(config.runId, config.layout);
 const files = new RunFiles({ runDir, storeDir: config.storeDir, rowId: config.rowId });
 const events = new EventLog((line) => files.appendEvent(line));
 const selfStart = processStartTime(process.pid);
@@ -93,16 +65,19 @@ let worker;
 let workerStart;
 /** @type {ReturnType<typeof openWorkerLink> | undefined} */
 let link;
-let stopping = false;
-let finished = false;
-let agentStarted = false;
-let workerClosed = false;
+let [stopping, finished, agentStarted, workerClosed] = [false, false, false, false];
 /** The worker role answered on fd 3: the prompt goes out only after this. */
 let workerReady = false;
 /** The worker's process tree when a stop began: what the run's tag may miss. @type {{ pid: number, start: string }[]} */
 let stopTree = [];
-/** Why the runner ended the worker itself (kept over "worker killed by SIGKILL"). @type {string | undefined} */
+/** Why the runner ended the worker itself (kept over "worker killed by SIGKILL"), and its code. @type {string | undefined} */
 let failure;
+/** @type {import("./life/reasons.mjs").ReasonCode | undefined} */
+let failureCode;
+/** The OOM killer's count when the worker started (worker-end.mjs). @type {ReturnType<typeof oomWatch> | undefined} */
+let oom;
+/** The run's directory is gone: nothing can be recorded, the runner only ends what runs. */
+let dirLost = false;
 /** Forwarded, waiting for the worker's receipt (the worker holds them until its agent starts). @type {Map<string, import("./life/inbox.mjs").InboxMessage>} */
 const forwarded = new Map();
 
@@ -116,7 +91,8 @@ function writeStatus() {
 	lastWrite = Date.now();
 	if (files.droppedEvents > 0) status.droppedEvents = files.droppedEvents;
 	if (!files.writeStatus(status)) {
-		pendingWrite = setTimeout(writeStatus, RETRY_MS);
+		if (files.dirGone()) lostDir();
+		else pendingWrite = setTimeout(writeStatus, RETRY_MS);
 		return false;
 	}
 	lastKey = visibleKey(status);
@@ -163,6 +139,7 @@ function forward(message) {
 }
 
 function serveInbox() {
+	if (files.dirGone()) return lostDir();
 	for (const message of claimMessages(runDir)) {
 		if ("rejected" in message) record(rejectionReceipt(message.id, message.rejected, Date.now(), "", message.detail));
 		else if (message.kind === "stop" && !finished) {
@@ -197,11 +174,20 @@ async function finish(exit) {
 	clearInterval(inboxPoll);
 	link?.close();
 	protectSession();
-	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping, now: Date.now(), stderrHead });
+	if (!failure && exit.signal === "SIGKILL") failure = oom?.killed();
+	if (failure && !failureCode && exit.signal === "SIGKILL" && failure.startsWith("out of memory")) failureCode = "out-of-memory";
+	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping && !failure, now: Date.now(), stderrHead });
+	if (status.state === "failed" && failureCode && !exit.spawnError) status.errorCode = failureCode;
 	if (status.state === "failed" && (files.diskFailed || /ENOSPC|no space left/i.test(status.error ?? ""))) status.errorCode = "disk-full";
+	if (dirLost) {
+		// Nowhere to record anything: end what runs, free the slot and go (a reader, or the far follow, says why).
+		await endRunProcesses(tag, { exclude: process.pid, graceMs: 200 });
+		releaseSlot(slotPath, config.runId);
+		process.exit(1);
+	}
 	writeStatus();
 	// pi starts tools in their own process groups: end whatever of this run is still running.
-	await endRunProcesses(config.runId, { exclude: process.pid, graceMs: 500 });
+	await endRunProcesses(tag, { exclude: process.pid, graceMs: 500 });
 	for (const p of stopTree) signalVerified(p.pid, p.start, "SIGKILL");
 	// Before its agent started the worker delivers nothing: an unanswered message certainly missed the run.
 	for (const message of forwarded.values()) rejected(message, agentStarted ? "unconfirmed" : "run-ended");
@@ -259,20 +245,33 @@ function stop() {
 	const pid = worker.pid;
 	const grace = config.stopGraceMs ?? 3000;
 	setTimeout(() => signalVerified(pid, workerStart, "SIGTERM"), grace).unref();
-	setTimeout(() => void endRunProcesses(config.runId, { exclude: process.pid }), grace * 2).unref();
+	setTimeout(() => void endRunProcesses(tag, { exclude: process.pid }), grace * 2).unref();
 }
 
-for (const signal of /** @type {const} */ (["SIGTERM", "SIGINT", "SIGHUP"])) process.on(signal, stop);
-
-function workerArgs() {
-	const args = [...config.piCommand.slice(1), "--mode", "json", "-p", "--session", config.sessionFile];
-	if (config.model) args.push("--model", config.model);
-	if (config.thinking) args.push("--thinking", config.thinking);
-	if (config.extensionPath) args.push("-e", config.extensionPath);
-	// The prompt itself travels over fd 3: argv is readable by every local user, and pi reads "@" as a file.
-	args.push("--", PROMPT_PLACEHOLDER);
-	return args;
+/**
+ * A stop from the board comes through the inbox (a one-shot stop drops its message before it signals);
+ * a signal without one ended the run from outside, and the row says so.
+ * @param {NodeJS.Signals} signal
+ */
+function onSignal(signal) {
+	if (stopping || finished) return;
+	if (stopWaiting(runDir)) return serveInbox();
+	failure ??= outsideSignalReason(signal, config.layout);
+	failureCode ??= "killed-outside";
+	stop();
 }
+
+/** The run's directory is gone: the worker and everything of the run end now. */
+function lostDir() {
+	if (dirLost) return;
+	dirLost = true;
+	files.log(`the run's directory is gone: ${runDir}; ending the run (nothing can be recorded there)`);
+	failure ??= `the run's directory is gone: ${runDir}`;
+	if (!worker?.pid || workerClosed) return void finish({ code: null, signal: null });
+	signalVerified(worker.pid, workerStart, "SIGKILL");
+}
+
+for (const signal of /** @type {const} */ (["SIGTERM", "SIGINT", "SIGHUP"])) process.on(signal, () => onSignal(signal));
 
 /** @param {string} chunk */
 function onStderr(chunk) {
@@ -303,9 +302,10 @@ function onWorkerEvent(event) {
 
 function startWorker() {
 	const command = config.piCommand[0] ?? "pi";
-	const child = spawn(command, workerArgs(), {
+	oom = oomWatch();
+	const child = spawn(command, workerArgs(config), {
 		cwd: config.cwd,
-		env: { ...process.env, ...config.env, AGENT_BOARD_CONTROL_FD: "3", [RUN_TAG]: config.runId },
+		env: { ...process.env, ...config.env, AGENT_BOARD_CONTROL_FD: "3", [RUN_TAG]: tag },
 		stdio: ["ignore", "pipe", "pipe", "pipe"],
 	});
 	worker = child;
@@ -376,7 +376,7 @@ process.on("uncaughtException", (error) => {
 		return;
 	}
 	try {
-		for (const p of runProcesses(config.runId, { exclude: process.pid })) signalVerified(p.pid, p.start, "SIGKILL");
+		for (const p of runProcesses(tag, { exclude: process.pid })) signalVerified(p.pid, p.start, "SIGKILL");
 		if (!finished) {
 			finished = true;
 			finalize(status, { code: null, signal: null, spawnError: `runner error: ${error.message}`, now: Date.now() });

@@ -2,7 +2,7 @@
 // every write is caught; what cannot be written waits in memory (bounded) or is dropped with a count,
 // and goes out with the next write that succeeds. events.jsonl and stderr.log stay open (one write per
 // line, no open and close each time), and an append that fails half way is cut back to its last whole line.
-import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, lstatSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { FILE_MODE, touchNotify, writeJsonAtomic } from "./store/fs-util.mjs";
 import { writeReceipt } from "./life/inbox.mjs";
@@ -53,6 +53,16 @@ class AppendFile {
 	}
 }
 
+/** "dev:ino" of a directory (not followed through a symlink), or undefined. @param {string} dir */
+function dirIdOf(dir) {
+	try {
+		const stat = lstatSync(dir);
+		return stat.isDirectory() ? `${stat.dev}:${stat.ino}` : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
 /** @param {unknown} error */
 function errnoOf(error) {
 	const code = /** @type {NodeJS.ErrnoException} */ (error)?.code;
@@ -87,6 +97,17 @@ export class RunFiles {
 		this.pendingReceipts = [];
 		/** @type {Map<string, unknown>} */
 		this.pendingRecords = new Map();
+		/** The run dir as it was at the start (a dir deleted, or replaced by another, is not ours). */
+		this.dirId = dirIdOf(run.runDir);
+	}
+
+	/**
+	 * Whether the run's directory is gone (deleted, or another in its place): then nothing of the run can be
+	 * recorded, and a runner that goes on would run for nobody. Checked on every failed write and each second.
+	 */
+	dirGone() {
+		const now = dirIdOf(this.run.runDir);
+		return !now || (this.dirId !== undefined && now !== this.dirId);
 	}
 
 	/** Runner diagnostics go to its stderr (runner.log, on the same disk): a failed write there is dropped. @param {string} text */

@@ -52,3 +52,11 @@ export function modes(root: string): Array<{ path: string; dir: boolean; mode: n
 	walk(root);
 	return out;
 }
+
+/** The row once `test` holds for it (a hang guard of `timeoutMs`, not a timing assert). */
+export async function rowWhere(board: BoardEngine, id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 60_000): Promise<BoardRow> {
+	return waitFor(async () => {
+		const row = await board.get(id);
+		return row && test(row) ? row : undefined;
+	}, what, timeoutMs);
+}

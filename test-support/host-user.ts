@@ -5,7 +5,8 @@
  * Users left by a killed test run (their creator's pid is gone) are swept on the next creation.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, chownSync, copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import { processStartTime } from "../runner/store/proc.mjs";
 import { PI_BIN, PI_PACKAGE, piClosure } from "./pi-closure.ts";
@@ -193,5 +194,37 @@ export function createHostUser(fixture = ""): HostUser {
 		},
 		processes: () => pidsOfUid(uid),
 		remove: () => deleteUser(name, uid),
+	};
+}
+
+/**
+ * This process's own user as the "host" (a target on this machine as yourself: `--ssh localhost`). Its
+ * tools and pi configuration live in `fixture` (node and a pi wrapper in <fixture>/bin, the agent dir in
+ * <fixture>/agent, which sshd's SetEnv names), so nothing of the real home is read or written; `home`
+ * is a fixture dir meant for `--dir <home>/... --dir-absolute`. Its processes are not told apart from
+ * this one's (`processes` is empty), and `remove` removes nothing.
+ */
+export function selfAsHostUser(fixture: string): HostUser & { agentDir: string } {
+	const me = userInfo();
+	const binDir = join(fixture, "bin");
+	const home = join(fixture, "self-home");
+	const agentDir = join(fixture, "agent");
+	for (const dir of [binDir, home, agentDir]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+	symlinkSync(realpathSync(process.execPath), join(binDir, "node"));
+	writeFileSync(join(binDir, "pi"), `#!/bin/sh\nexec node '${join(REPO_ROOT, "node_modules", PI_PACKAGE, PI_BIN)}' "$@"\n`, { mode: 0o755 });
+	return {
+		name: me.username,
+		uid: me.uid,
+		gid: me.gid,
+		home,
+		agentDir,
+		path: `${binDir}:/usr/local/bin:/usr/bin:/bin`,
+		writePiConfig(files) {
+			for (const [file, value] of [["models.json", files.models], ["auth.json", files.auth], ["settings.json", files.settings]] as const) {
+				if (value !== undefined) writeFileSync(join(agentDir, file), `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
+			}
+		},
+		processes: () => [],
+		remove: () => undefined,
 	};
 }

@@ -10,7 +10,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { createConnection, createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createHostUser, type HostUser } from "./host-user.ts";
+import { createHostUser, selfAsHostUser, type HostUser } from "./host-user.ts";
 import { waitFor } from "./pi-harness.ts";
 
 export interface SshResult {
@@ -95,11 +95,15 @@ function comm(pid: number): string {
 	}
 }
 
-export async function startSshHost(options: { alias?: string } = {}): Promise<SshHost> {
+/**
+ * `self`: log in as this process's own user (a target on this machine as yourself), keyed by a fixture
+ * authorized_keys file, with its node, pi and pi configuration in the fixture (selfAsHostUser).
+ */
+export async function startSshHost(options: { alias?: string; self?: boolean } = {}): Promise<SshHost> {
 	const root = mkdtempSync(join(tmpdir(), "pab-sshd-"));
 	let user: HostUser;
 	try {
-		user = createHostUser(root);
+		user = options.self ? selfAsHostUser(root) : createHostUser(root);
 	} catch (error) {
 		rmSync(root, { recursive: true, force: true });
 		throw error;
@@ -115,10 +119,15 @@ export async function startSshHost(options: { alias?: string } = {}): Promise<Ss
 
 	keygen(hostKey);
 	keygen(clientKey);
-	const sshDir = join(user.home, ".ssh");
-	mkdirSync(sshDir, { recursive: true, mode: 0o700 });
-	writeFileSync(join(sshDir, "authorized_keys"), readFileSync(`${clientKey}.pub`), { mode: 0o600 });
-	execFileSync("chown", ["-R", `${user.uid}:${user.gid}`, sshDir]);
+	// Yourself: the key goes in a fixture file (your own ~/.ssh is left alone).
+	const selfKeys = join(root, "authorized_keys");
+	if (options.self) writeFileSync(selfKeys, readFileSync(`${clientKey}.pub`), { mode: 0o600 });
+	else {
+		const sshDir = join(user.home, ".ssh");
+		mkdirSync(sshDir, { recursive: true, mode: 0o700 });
+		writeFileSync(join(sshDir, "authorized_keys"), readFileSync(`${clientKey}.pub`), { mode: 0o600 });
+		execFileSync("chown", ["-R", `${user.uid}:${user.gid}`, sshDir]);
+	}
 	// sshd refuses to start without its privilege separation directory.
 	mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
 
@@ -134,9 +143,10 @@ export async function startSshHost(options: { alias?: string } = {}): Promise<Ss
 				"PasswordAuthentication no",
 				"KbdInteractiveAuthentication no",
 				"UsePAM no",
-				"PermitRootLogin no",
+				...(options.self ? ["PermitRootLogin prohibit-password", `AuthorizedKeysFile ${selfKeys}`, "StrictModes no"] : ["PermitRootLogin no"]),
 				// The host's non-interactive PATH: node and pi resolve as they would on a configured box.
-				`SetEnv PATH=${user.path} PI_OFFLINE=1 PI_SKIP_VERSION_CHECK=1 PI_TELEMETRY=0`,
+				// Yourself: a home of the fixture's too, so your shell's start-up files (a slow ~/.bashrc) stay out of it.
+				`SetEnv PATH=${user.path} PI_OFFLINE=1 PI_SKIP_VERSION_CHECK=1 PI_TELEMETRY=0${options.self ? ` PI_CODING_AGENT_DIR=${join(root, "agent")} HOME=${user.home}` : ""}`,
 				"",
 			].join("\n"),
 		);

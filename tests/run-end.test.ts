@@ -120,6 +120,6 @@ describe("ending a run from outside", () => {
 		} finally {
 			process.env.PATH = path;
 		}
-		expectEnded(runDir, { state: "failed", code: "runner-died", error: "its container was killed (exit 137: killed from outside, or out of memory with --memory 256m)" }, { code: "run-ended" });
+		expectEnded(runDir, { state: "failed", code: "killed-outside", error: "its container was killed (exit 137: killed from outside, or out of memory with --memory 256m)" }, { code: "run-ended" });
 	});
 });

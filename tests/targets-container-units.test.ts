@@ -47,7 +47,7 @@ describe("container argv", () => {
 		expect(pairs("--pids-limit")).toEqual(["512"]);
 		expect([pairs("--network"), pairs("--cpus"), pairs("--memory")]).toEqual([["host"], ["2"], ["2g"]]);
 		expect(pairs("-v")).toEqual(["/pkg/runner:/ab/pkg/runner:ro", "/pkg/src:/ab/pkg/src:ro", "/pkg/skills:/ab/pkg/skills:ro", "/pkg/package.json:/ab/pkg/package.json:ro", "/s/targets/c/runs/run1:/ab/run", "/s/targets/c/sessions/row1:/ab/session", "/s/targets/c/pi/run1:/ab/pi", "/s/targets/c/work/row 1:/workspace"]);
-		expect(pairs("-e")).toEqual(["HOME=/tmp", "PI_CODING_AGENT_DIR=/ab/pi", "AGENT_BOARD_RUN_ID=run1", "ANTHROPIC_API_KEY"]);
+		expect(pairs("-e")).toEqual(["HOME=/tmp", "PI_CODING_AGENT_DIR=/ab/pi", "AGENT_BOARD_RUN_ID=run1@far", "ANTHROPIC_API_KEY"]);
 		expect(argv).toContain("--pull=never");
 		expect(argv.slice(-5)).toEqual(["pab-worker:1", "node", "/ab/pkg/runner/kinds/container/container-entry.mjs", "/ab/run/run.json", "/ab/run/slot.json"]);
 		// The start cache: read-only, node reads its compile cache in place.

@@ -61,7 +61,7 @@ describe("board config", () => {
 		expect(targetFromInput({ kind: "ssh", host: "me@dev", pi: "node /opt/pi/cli.js", env: ["A", "A", "B_2"] })).toEqual({ kind: "ssh", host: "me@dev", dir: ".agent-board", pi: ["node", "/opt/pi/cli.js"], max: 4, env: ["A", "B_2"] });
 		expect(() => targetFromInput({ kind: "ssh", host: "-oProxyCommand=x" })).toThrow("not an ssh host");
 		expect(() => targetFromInput({ kind: "ssh", host: "dev", env: ["A=secret"] })).toThrow("--env takes a variable's name, not its value");
-		expect(() => targetFromInput({ kind: "ssh", host: "dev", max: 0 })).toThrow("--max must be a whole number >= 1");
+		expect(() => targetFromInput({ kind: "ssh", host: "dev", max: 0 })).toThrow("--max must be a whole number from 1 to 256");
 		expect(() => targetFromInput({ kind: "ssh", host: "dev", sshConfig: "/no/such/file" })).toThrow("--ssh-config: no such file");
 		expect(targetFromInput({ kind: "container", engine: "podman", image: "w:1", cpus: 1.5, memory: "2g", network: "none" })).toEqual({ kind: "container", engine: "podman", image: "w:1", network: "none", max: 4, env: [], cpus: 1.5, memory: "2g" });
 		expect(() => targetFromInput({ kind: "container", engine: "lxc", image: "w" })).toThrow("--container takes docker or podman");

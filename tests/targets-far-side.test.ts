@@ -58,7 +58,7 @@ describe("follow", () => {
 
 		const frames: Frame[] = [];
 		let done = false;
-		const follower = followRun({ runDir, fromSeq: 2, sessionFrom: 4, send: (frame) => frames.push(frame), onDone: () => (done = true) });
+		const follower = followRun({ runDir, fromSeq: 2, sessionFrom: 4, sessionFile: config.sessionFile, worktree, rowId: "row1", send: (frame) => frames.push(frame), onDone: () => (done = true) });
 		await waitFor(() => frames.some((f) => f.t === "git"), "the first pass");
 		expect(frames.filter((f) => f.t === "event").map((f) => (f.t === "event" ? f.seq : 0))).toEqual([3, 4]);
 		expect(frames.find((f) => f.t === "session")).toEqual({ t: "session", offset: 4, data: Buffer.from("456789").toString("base64") });
@@ -111,7 +111,7 @@ describe("follow", () => {
 		mkdirSync(join(runDir, "inbox"), { recursive: true });
 		for (let n = 0; n < 200; n++) symlinkSync(join(secretDir, "victim"), join(runDir, "inbox", `.m1.json.${process.pid}.${n}.tmp`));
 		const frames: Frame[] = [];
-		const follower = followRun({ runDir, fromSeq: 0, sessionFrom: 0, send: (f) => frames.push(f), onDone: () => undefined, alive: () => true });
+		const follower = followRun({ runDir, fromSeq: 0, sessionFrom: 0, sessionFile: join(sessionDir, "row1.jsonl"), worktree: null, rowId: "row1", send: (f) => frames.push(f), onDone: () => undefined, alive: () => true });
 		follower.deliver({ id: "m1", kind: "message", text: "hello", at: 1 });
 		await new Promise((resolve) => setTimeout(resolve, 300));
 		follower.close();

@@ -243,7 +243,7 @@ describe("ssh targets on the board", () => {
 		await board.targets.remove("w");
 
 		// A dir the host user cannot write: the check says so and how to fix it; a dispatch fails with the host's words.
-		await board.targets.add("ro", { kind: "ssh", host: host.alias, sshConfig: host.configFile, dir: "/root/pab-not-yours" });
+		await board.targets.add("ro", { kind: "ssh", host: host.alias, sshConfig: host.configFile, dir: "/root/pab-not-yours", dirAbsolute: true });
 		const roCheck = await board.targets.check("ro", { install: true });
 		expect(roCheck.items.find((item) => item.name === "dir")).toMatchObject({ ok: false, detail: expect.stringContaining("/root/pab-not-yours"), fix: expect.stringContaining("--dir") });
 		const ro = await waitDone(board, (await board.dispatch({ prompt: "SSH-RO never runs", cwd: repo, target: "ro" })).id, 60_000);

@@ -1,12 +1,16 @@
 // Ending a run at a target from the outside (host-agent.mjs stop, follow after a host reboot): the
 // runner is asked through the inbox first, then signalled, then every process of the run (tagged with
-// its run id) is ended, each verified by its start time. An end the runner could not record is
+// its far tag, proc.mjs runTag: never the link's, which may be on this machine as this user) is ended,
+// each verified by its start time. An end the runner could not record is
 // recorded by life/run-end.mjs endOrphan, under the target store's row lock, as the board does here.
 import { join } from "node:path";
 import { dropMessage } from "../life/inbox.mjs";
 import { diedEnd, endOrphan, stoppedEnd } from "../life/run-end.mjs";
-import { endRunProcesses, isAlive, signalVerified } from "../store/proc.mjs";
+import { endRunProcesses, isAlive, runTag, signalVerified } from "../store/proc.mjs";
 import { readProcessFile, safeStatus } from "../store/safe-read.mjs";
+
+/** A far run's processes carry this tag (the run's id, for a link, is not theirs). @param {string} runId */
+const farTag = (runId) => runTag(runId, "target");
 
 /** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -28,7 +32,7 @@ export function runnerAlive(runDir) {
  * @param {string} runDir @param {{ alive?: () => boolean }} [options]
  */
 export function recordDeath(runDir, options = {}) {
-	return endOrphan(runDir, diedEnd(runDir), { alive: options.alive ?? (() => runnerAlive(runDir)), kill: { graceMs: 200 } });
+	return endOrphan(runDir, diedEnd(runDir), { alive: options.alive ?? (() => runnerAlive(runDir)), kill: { graceMs: 200, tag: farTag } });
 }
 
 /**
@@ -43,8 +47,9 @@ export async function stopFarRun(runDir, options = {}) {
 	const runId = String(status?.runId ?? "");
 	if (!status || !runId) throw new Error(`no run at ${runDir}`);
 	const runner = runnerOf(runDir);
+	// Always asked first: a runner that starts after this (a launch given up mid-way) finds the stop waiting.
+	if (typeof status.endedAt !== "number") dropMessage(runDir, { kind: "stop" });
 	if (runner && isAlive(runner.pid, runner.start)) {
-		if (typeof status.endedAt !== "number") dropMessage(runDir, { kind: "stop" });
 		const deadline = Date.now() + grace;
 		while (Date.now() < deadline && isAlive(runner.pid, runner.start)) {
 			const now = safeStatus(runDir);
@@ -58,7 +63,7 @@ export async function stopFarRun(runDir, options = {}) {
 		}
 		signalVerified(runner.pid, runner.start, "SIGKILL");
 	}
-	const left = await endRunProcesses(runId, { graceMs: 500 });
-	const final = typeof safeStatus(runDir)?.endedAt === "number" ? safeStatus(runDir) : await endOrphan(runDir, stoppedEnd(), { alive: () => runnerAlive(runDir), kill: { graceMs: 200 } });
+	const left = await endRunProcesses(farTag(runId), { graceMs: 500 });
+	const final = typeof safeStatus(runDir)?.endedAt === "number" ? safeStatus(runDir) : await endOrphan(runDir, stoppedEnd(), { alive: () => runnerAlive(runDir), kill: { graceMs: 200, tag: farTag } });
 	return { status: final, left };
 }

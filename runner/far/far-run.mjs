@@ -1,18 +1,19 @@
 // A run at a target, on the target's side (host-agent.mjs prepare/start): a board store in the same
 // layout as the local one under <dir>/store, so the unchanged job-runner.mjs runs against it. The link
 // sends the run's config (prompt and --env values included) and the session over stdin, never argv.
-import { existsSync, readFileSync, renameSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, statfsSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { MIN_FREE_BYTES } from "./host-check.mjs";
 import { buildRunConfig, portableRun } from "../life/run-config.mjs";
 import { spawnRunner } from "../life/spawn-runner.mjs";
 import { initialStatus } from "../life/state-rules.mjs";
 import { ensureDir, writeJsonAtomic } from "../store/fs-util.mjs";
-import { isAlive, RUN_TAG } from "../store/proc.mjs";
+import { isAlive, RUN_TAG, runTag } from "../store/proc.mjs";
 import { targetMirrorPath, targetPaths } from "../store/store-layout.mjs";
 import { ensureClone, ensureMirror, syncWorktree } from "./git-workspace.mjs";
 import { PACKAGE_ROOT } from "./package-files.mjs";
 import { readProcessFile } from "../store/safe-read.mjs";
-import { fileDigest } from "./session-travel.mjs";
+import { fileDigest, sizeWords } from "./session-travel.mjs";
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/;
@@ -52,6 +53,25 @@ export function checkFarConfig(value) {
 	const s = /** @type {Record<string, unknown> | null | undefined} */ (v.session);
 	if (s != null && (typeof s.size !== "number" || typeof s.sha256 !== "string")) throw bad("session");
 	return /** @type {FarRunConfig} */ (/** @type {unknown} */ (v));
+}
+
+/**
+ * Why a new run may not start in `dir` for want of space (targets check's rule: MIN_FREE_BYTES free where
+ * the dir is, or where it would be made), or undefined.
+ * @param {string} dir absolute
+ */
+export function spaceProblem(dir) {
+	let at = dir;
+	while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+	let free;
+	try {
+		const stat = statfsSync(at);
+		free = Number(stat.bavail) * Number(stat.bsize);
+	} catch {
+		return undefined;
+	}
+	if (free >= MIN_FREE_BYTES) return undefined;
+	return `only ${sizeWords(free)} free in ${dir}; a run there needs ${sizeWords(MIN_FREE_BYTES)} (free some space, or choose another --dir)`;
 }
 
 /**
@@ -100,5 +120,6 @@ export function startRun(runDir) {
 	if (existing && isAlive(existing.pid, existing.start)) return;
 	if (existsSync(runnerFile)) throw new Error(`run at ${runDir} already ran (its runner is gone)`);
 	const config = JSON.parse(readFileSync(join(runDir, "run.json"), "utf8"));
-	spawnRunner(runDir, join(runDir, "slot.json"), process.execPath, { ...process.env, [RUN_TAG]: String(config.runId) });
+	// The far side's own tag: an end here never reaches a link on this machine (ssh to oneself).
+	spawnRunner(runDir, join(runDir, "slot.json"), process.execPath, { ...process.env, [RUN_TAG]: runTag(String(config.runId), "target") });
 }

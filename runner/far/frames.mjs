@@ -9,8 +9,15 @@ export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 /** Session bytes travel in chunks of at most this many bytes. */
 export const SESSION_CHUNK_BYTES = 256 * 1024;
 
+/** An event line longer than this is skipped and counted (the runner's lines are far smaller: compact-event.mjs clips). */
+export const MAX_EVENT_LINE_BYTES = 1024 * 1024;
+
 /**
- * host -> link: hello, status, event, receipt, session, git, end, error, result (one-shot verbs).
+ * host -> link: hello, status, event, receipt, session, git, end (`held`: the last event seq and the
+ * session's size there, which the link's copy must match), error (`code`: a reason code of
+ * life/reasons.mjs when the far side knows why), flag (something there the link's copy cannot take: a
+ * line over its limit, a file over its size, a file naming what it must not; `file` names it), result
+ * (one-shot verbs).
  * link -> host: inbox (follow), config / session / done (prepare).
  * @typedef {{ t: "hello", agent: string, pid: number }
  *   | { t: "status", status: Record<string, unknown> }
@@ -18,8 +25,9 @@ export const SESSION_CHUNK_BYTES = 256 * 1024;
  *   | { t: "receipt", receipt: Record<string, unknown> }
  *   | { t: "session", offset: number, data: string, reset?: boolean }
  *   | { t: "git", head: string, wip: string }
- *   | { t: "end", status: Record<string, unknown> }
- *   | { t: "error", message: string }
+ *   | { t: "end", status: Record<string, unknown>, held?: { seq: number, sessionBytes: number } }
+ *   | { t: "error", message: string, code?: string }
+ *   | { t: "flag", code: string, file: string, reason: string, count?: number }
  *   | { t: "result", value: Record<string, unknown> }
  *   | { t: "inbox", message: Record<string, unknown> }
  *   | { t: "config", config: Record<string, unknown> }
@@ -36,6 +44,8 @@ const isCount = (value) => typeof value === "number" && Number.isSafeInteger(val
 /** @param {unknown} value */
 const isSha = (value) => typeof value === "string" && /^[0-9a-f]{40,64}$/.test(value);
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** @param {unknown} value */
+const isCode = (value) => typeof value === "string" && /^[a-z][a-z-]{0,39}$/.test(value);
 
 /** @param {Frame} frame */
 export function encodeFrame(frame) {
@@ -62,8 +72,12 @@ export function parseFrame(line) {
 		case "hello":
 			return typeof f.agent === "string" && isCount(f.pid) ? { t: "hello", agent: f.agent, pid: /** @type {number} */ (f.pid) } : undefined;
 		case "status":
-		case "end":
 			return isObject(f.status) ? { t: f.t, status: f.status } : undefined;
+		case "end": {
+			if (!isObject(f.status)) return undefined;
+			const held = isObject(f.held) && isCount(f.held.seq) && isCount(f.held.sessionBytes) ? { seq: /** @type {number} */ (f.held.seq), sessionBytes: /** @type {number} */ (f.held.sessionBytes) } : undefined;
+			return { t: "end", status: f.status, ...(held ? { held } : {}) };
+		}
 		case "event":
 			return isCount(f.seq) && typeof f.line === "string" && !f.line.includes("\n") ? { t: "event", seq: /** @type {number} */ (f.seq), line: f.line } : undefined;
 		case "receipt":
@@ -74,7 +88,11 @@ export function parseFrame(line) {
 		case "git":
 			return isSha(f.head) && isSha(f.wip) ? { t: "git", head: /** @type {string} */ (f.head), wip: /** @type {string} */ (f.wip) } : undefined;
 		case "error":
-			return typeof f.message === "string" ? { t: "error", message: f.message } : undefined;
+			if (typeof f.message !== "string") return undefined;
+			return { t: "error", message: f.message, ...(isCode(f.code) ? { code: /** @type {string} */ (f.code) } : {}) };
+		case "flag":
+			if (!isCode(f.code) || typeof f.file !== "string" || typeof f.reason !== "string") return undefined;
+			return { t: "flag", code: /** @type {string} */ (f.code), file: f.file, reason: f.reason, ...(isCount(f.count) ? { count: /** @type {number} */ (f.count) } : {}) };
 		case "result":
 			return isObject(f.value) ? { t: "result", value: f.value } : undefined;
 		case "inbox":

@@ -20,12 +20,13 @@ import { checkHost } from "./host-check.mjs";
 import { encodeFrame, readFrames } from "./frames.mjs";
 import { followRun } from "./far-follow.mjs";
 import { stopFarRun } from "./far-end.mjs";
-import { checkFarConfig, prepareRun, startRun } from "./far-run.mjs";
+import { checkFarConfig, prepareRun, spaceProblem, startRun } from "./far-run.mjs";
 import { PACKAGE_ROOT } from "./package-files.mjs";
 import { fileDigest, sameDigest, sessionReceiver } from "./session-travel.mjs";
-import { targetMirrorPath, targetPaths } from "../store/store-layout.mjs";
+import { farRunOf, targetMirrorPath, targetPaths } from "../store/store-layout.mjs";
 import { ensureMirror, revParse, snapshotWip } from "./git-workspace.mjs";
 import { piChecked } from "./pi-check.mjs";
+import { BoardError } from "../life/reasons.mjs";
 
 const AGENT_VERSION = (() => {
 	try {
@@ -42,6 +43,26 @@ function send(frame) {
 
 // The link went away: nothing to tell anyone, the run goes on.
 process.stdout.on("error", () => process.exit(0));
+
+let failing = false;
+/**
+ * Any throw ends host-agent: its words (and its reason code, when it has one) go to the link as an
+ * "error" frame, then it exits 1. A verb that kept reading stdin after a throw would hold the link's
+ * channel open with nothing behind it, and its row would wait forever.
+ * @param {unknown} error
+ */
+function fail(error) {
+	if (failing) return;
+	failing = true;
+	const code = error instanceof BoardError ? error.code : undefined;
+	const message = error instanceof Error ? error.message : String(error);
+	process.exitCode = 1;
+	// Exit once the frame is out, or soon if stdout cannot take it (the link stopped reading).
+	setTimeout(() => process.exit(1), 2000);
+	process.stdout.write(encodeFrame({ t: "error", message, ...(code ? { code } : {}) }), () => process.exit(1));
+}
+process.on("uncaughtException", fail);
+process.on("unhandledRejection", fail);
 
 /**
  * Frames from stdin, one at a time, as a pull: `next()` resolves with the next frame or undefined at EOF.
@@ -105,8 +126,23 @@ function need(args, count, usage) {
  * @param {ReturnType<typeof stdinFrames>} [input] stdin already being read (run)
  */
 function follow(runDir, fromSeq, sessionFrom, input) {
+	const run = farRunOf(runDir);
+	if (!run) throw new Error(`not a run's directory in a target's store: ${runDir}`);
+	const paths = targetPaths(run.dir, run.rowId, run.runId);
 	send({ t: "hello", agent: AGENT_VERSION, pid: process.pid });
-	const follower = followRun({ runDir, fromSeq, sessionFrom, send, onDone: () => process.stdout.end(() => process.exit(0)) });
+	const follower = followRun({
+		runDir,
+		fromSeq,
+		sessionFrom,
+		send,
+		sessionFile: paths.session,
+		worktree: paths.work,
+		rowId: run.rowId,
+		cwdOf: paths.work,
+		backlog: () => process.stdout.writableLength,
+		onDone: () => process.stdout.end(() => process.exit(0)),
+	});
+	process.stdout.on("drain", follower.poke);
 	/** @param {import("./frames.mjs").Frame} frame */
 	const onFrame = (frame) => (frame.t === "inbox" ? follower.deliver(frame.message) : undefined);
 	// EOF on stdin: the link (or its connection) is gone; the run goes on without us.
@@ -128,7 +164,9 @@ async function run(dir, fromSeq, sessionFrom) {
 	const paths = targetPaths(dir, config.rowId, config.runId);
 	if (!existsSync(join(paths.run, "runner.json"))) {
 		const pi = piChecked(dir, config.piCommand ?? ["pi"]);
-		if (!pi.ok) throw new Error(pi.reason);
+		if (!pi.ok) throw new BoardError("start-failed", pi.reason);
+		const space = spaceProblem(dir);
+		if (space) throw new BoardError("disk-full", space);
 		const mirror = targetMirrorPath(dir, config.repoKey);
 		const want = [];
 		if (config.session !== null && !sameDigest(fileDigest(paths.session), config.session)) want.push("session");
@@ -197,7 +235,4 @@ async function main() {
 	}
 }
 
-main().catch((error) => {
-	send({ t: "error", message: error instanceof Error ? error.message : String(error) });
-	process.exitCode = 1;
-});
+main().catch(fail);

@@ -18,7 +18,8 @@ import { BoardError } from "../life/reasons.mjs";
 /**
  * One config field of a kind.
  * @typedef {object} Field
- * @property {"string" | "number" | "words"} type  words: a list of strings (a command's argv, variable names)
+ * @property {"string" | "number" | "words" | "flag"} type  words: a list of strings (a command's argv, variable
+ *   names); flag: a `targets add` flag without a value (true when given)
  * @property {boolean} [required]   in the config (`default` fills it on input)
  * @property {string} [flag]        its `targets add` flag; the kind's own flag (selects the kind) is the field with `selects`
  * @property {boolean} [selects]    this field's flag picks the kind (`--ssh <host>`, `--container docker|podman`)
@@ -27,7 +28,9 @@ import { BoardError } from "../life/reasons.mjs";
  * @property {unknown} [default]
  * @property {readonly string[]} [oneOf]
  * @property {(value: unknown) => string | undefined} [check]  what else is wrong with a config value ("must be a number > 0")
- * @property {(value: unknown) => unknown} [input]  the config's value for what `targets add` got; throws its words
+ * @property {(value: unknown, input: Record<string, unknown>) => unknown} [input]  the config's value for what
+ *   `targets add` got (`input`: everything it got, for a check that depends on another flag); throws its words
+ * @property {boolean} [inputOnly]  says how to read the other flags, and is not kept in the config (--dir-absolute)
  */
 
 /**
@@ -50,6 +53,8 @@ import { BoardError } from "../life/reasons.mjs";
  */
 
 export const DEFAULT_TARGET_MAX = 4;
+/** A target's concurrency limit at most: beyond it a typo (--max 4000) would start a fleet by mistake. */
+export const MAX_TARGET_MAX = 256;
 /** A variable's name (--env NAME): forwarded by name, its value never on a command line. */
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -57,7 +62,7 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const invalid = (message) => new BoardError("invalid", message);
 
 /** @param {unknown} value */
-const isLimit = (value) => typeof value === "number" && Number.isInteger(value) && value >= 1;
+const isLimit = (value) => typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= MAX_TARGET_MAX;
 
 /** No control characters in anything that ends up in a command line or a path. @param {string} flag */
 export const plain = (flag) => (/** @type {unknown} */ value) => {
@@ -73,9 +78,9 @@ export const COMMON_FIELDS = {
 		flag: "--max",
 		value: "<n>",
 		default: DEFAULT_TARGET_MAX,
-		check: (value) => (isLimit(value) ? undefined : "must be a whole number >= 1"),
+		check: (value) => (isLimit(value) ? undefined : `must be a whole number from 1 to ${MAX_TARGET_MAX}`),
 		input: (value) => {
-			if (!isLimit(value)) throw invalid(`--max must be a whole number >= 1 (got ${JSON.stringify(value)})`);
+			if (!isLimit(value)) throw invalid(`--max must be a whole number from 1 to ${MAX_TARGET_MAX} (got ${JSON.stringify(value)})`);
 			return value;
 		},
 	},
@@ -99,6 +104,7 @@ function fieldError(field, value) {
 	if (field.type === "string" && (typeof value !== "string" || (field.required && !value))) return field.required ? "must be a non-empty string" : "must be a string";
 	if (field.type === "number" && (typeof value !== "number" || !Number.isFinite(value))) return "must be a number";
 	if (field.type === "words" && (!Array.isArray(value) || !value.every((word) => typeof word === "string"))) return "must be a list of strings";
+	if (field.type === "flag" && typeof value !== "boolean") return "must be true or false";
 	if (field.oneOf && !field.oneOf.includes(/** @type {string} */ (value))) return `must be one of ${field.oneOf.join(", ")}`;
 	return field.check?.(value);
 }
@@ -132,11 +138,12 @@ export function configFromInput(kind, input) {
 	const config = { kind: kind.kind };
 	for (const [name, field] of fieldsOf(kind)) {
 		const given = input[name];
-		const value = given === undefined ? field.default : field.input ? field.input(given) : given;
+		const value = given === undefined ? field.default : field.input ? field.input(given, input) : given;
 		if (value === undefined) {
 			if (field.required) throw invalid(`targets add --${kind.kind} needs ${field.flag} ${field.value}`);
 			continue;
 		}
+		if (field.inputOnly) continue;
 		config[name] = Array.isArray(value) ? [...value] : value;
 	}
 	return /** @type {TargetConfig} */ (config);
@@ -147,7 +154,7 @@ export function usageOf(kind) {
 	const words = ["targets add <name>"];
 	for (const [, field] of fieldsOf(kind)) {
 		if (!field.flag || field.hidden) continue;
-		const flag = `${field.flag} ${field.value}`;
+		const flag = field.type === "flag" ? field.flag : `${field.flag} ${field.value}`;
 		words.push(field.selects || (field.required && field.default === undefined) ? flag : field.flag === "--env" ? `[${flag}]...` : `[${flag}]`);
 	}
 	return words.join(" ");

@@ -18,6 +18,15 @@ export const MAX_MESSAGE_BYTES = 1024 * 1024;
  * - start-failed, never-started, runner-died, stopped: how a run ended when its owner could not record it
  *   (run-end.mjs): it could not start; its runner never recorded itself; its runner (or link, or
  *   container) is gone; it was stopped from outside
+ * - killed-outside: a signal nobody on the board sent ended it (`podman stop` or `rm -f` of its container,
+ *   a SIGTERM to its runner)
+ * - out-of-memory: the kernel's OOM killer ended its worker (or its container) at its memory limit
+ * - far-run-gone: its files at the target are gone (its dir deleted there): nothing there can finish it
+ * - mirror-incomplete: the target holds what this machine's copy could not take (an events.jsonl line or a
+ *   session over its limit, lines out of order): the row names the file and the limit
+ * - far-tampered: a file at the target names what the run's own layout does not (run.json's /cwd)
+ * - session-too-large: a session over MAX_SESSION_BYTES (far/session-travel.mjs) cannot travel or be loaded
+ * - work-not-fetched: the run ended, but its work could not be brought back into the local worktree
  * - answered: an answer for a question that is no longer waiting (a person answered first)
  */
 export const REASON_CODES = /** @type {const} */ ([
@@ -39,10 +48,22 @@ export const REASON_CODES = /** @type {const} */ ([
 	"never-started",
 	"runner-died",
 	"stopped",
+	"killed-outside",
+	"out-of-memory",
+	"far-run-gone",
+	"mirror-incomplete",
+	"far-tampered",
+	"session-too-large",
+	"work-not-fetched",
 	"answered",
 ]);
 
 /** @typedef {(typeof REASON_CODES)[number]} ReasonCode */
+
+/** @param {unknown} value @returns {value is ReasonCode} */
+export function isReasonCode(value) {
+	return REASON_CODES.some((code) => code === value);
+}
 
 /** The words a receipt shows for each code a runner or worker can reject a message with. */
 export const RECEIPT_REASONS = /** @type {const} */ ({

@@ -10,8 +10,13 @@ import { safeStatus } from "../store/safe-read.mjs";
 import { slotOfRun, slotsOf } from "./slots.mjs";
 import { LINK_PATH, spawnRunner } from "./spawn-runner.mjs";
 
-/** Links started again for one run at most (a link that dies at once every time must not loop forever). */
-export const MAX_RELINKS = 8;
+/**
+ * New links started for one run in a row at most (a link that dies at once every time must not loop
+ * forever): a link that reached its far run resets the count (resetRelinks), so a long run outlives any
+ * number of board restarts, while links that keep dying before they follow anything end the run within a
+ * few supervise passes.
+ */
+export const MAX_RELINKS = 4;
 
 /** @param {string} runDir */
 const countPath = (runDir) => join(runDir, "link-respawns.json");
@@ -22,6 +27,16 @@ function relinks(runDir) {
 		return Number(JSON.parse(readFileSync(countPath(runDir), "utf8")).count) || 0;
 	} catch {
 		return 0;
+	}
+}
+
+/** A link reached its far run: the next death starts the count afresh. @param {string} runDir */
+export function resetRelinks(runDir) {
+	if (relinks(runDir) === 0) return;
+	try {
+		writeJsonAtomic(countPath(runDir), { count: 0, at: Date.now() });
+	} catch {
+		// Counted from where it was: a few more ends come sooner, never never.
 	}
 }
 

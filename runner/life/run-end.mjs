@@ -26,12 +26,13 @@ export const stoppedQueuedEnd = () => ({ state: "stopped", code: "stopped", reas
 export const stoppedEnd = () => ({ state: "stopped", code: "stopped", reason: "stopped", messages: { code: "run-ended" } });
 
 /**
- * Its owner is gone without recording an end: `reason` when the caller knows why (a container's exit),
- * else what the run's files say (its runner never recorded itself; the store's disk is full).
- * @param {string} runDir @param {string} [reason] @returns {RunEnd}
+ * Its owner is gone without recording an end: `reason` (and `code`) when the caller knows why (a
+ * container's exit), else what the run's files say (its runner never recorded itself; the store's disk is full).
+ * @param {string} runDir @param {string} [reason] @param {import("./reasons.mjs").ReasonCode} [code]
+ * @returns {RunEnd}
  */
-export function diedEnd(runDir, reason) {
-	if (reason) return { state: "failed", code: "runner-died", reason, messages: { code: "run-ended" } };
+export function diedEnd(runDir, reason, code = "runner-died") {
+	if (reason) return { state: "failed", code, reason, messages: { code: "run-ended" } };
 	const neverStarted = !existsSync(join(runDir, "runner.json"));
 	const what = neverStarted ? "runner never started" : "runner died";
 	const free = diskSpace(runDir);
@@ -92,7 +93,8 @@ export function recordStartFailure(runDir, reason) {
  * container run: its link carries the run's tag). `end` may depend on the fresh status. Returns the
  * status as it is now (another holder of the lock is recording the same end).
  * @param {string} runDir @param {RunEnd | ((status: RunStatus) => RunEnd)} end
- * @param {{ alive: (status: RunStatus) => boolean | Promise<boolean>, kill?: { graceMs: number }, lockHeld?: boolean }} options
+ * @param {{ alive: (status: RunStatus) => boolean | Promise<boolean>, kill?: { graceMs: number, tag?: (runId: string) => string }, lockHeld?: boolean }} options
+ *   `kill.tag`: the tag its processes carry (default its id; a far run's differs, proc.mjs runTag)
  * @returns {Promise<RunStatus | undefined>}
  */
 export async function endOrphan(runDir, end, options) {
@@ -101,7 +103,7 @@ export async function endOrphan(runDir, end, options) {
 	try {
 		const status = /** @type {RunStatus | undefined} */ (safeStatus(runDir));
 		if (!status || typeof status.endedAt === "number" || (await options.alive(status))) return status;
-		if (options.kill) await endRunProcesses(status.runId, { graceMs: options.kill.graceMs });
+		if (options.kill) await endRunProcesses(options.kill.tag?.(status.runId) ?? status.runId, { graceMs: options.kill.graceMs });
 		return endRun(runDir, typeof end === "function" ? end(status) : end);
 	} finally {
 		release();

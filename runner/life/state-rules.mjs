@@ -64,6 +64,8 @@ export function initialStatus(runId, rowId, now) {
  */
 export function summarize(status) {
 	if (status.modelSummary) return status.modelSummary;
+	// Until its owner ends it (a target's stop waits for the target): the row says so.
+	if (status.stopRequested && !runEnded(status)) return "Stop requested";
 	const live = status.live;
 	if (live && !runEnded(status)) {
 		if (status.question && status.state === "needs_input") return firstSentence(status.question);

@@ -4,6 +4,7 @@
 // goes by git push meanwhile), prepares and starts the far runner and goes straight on following it.
 // A target without host-agent at this version (missing-agent) gets it installed once, then launch again.
 import { fileDigest } from "../far/session-travel.mjs";
+import { BoardError } from "../life/reasons.mjs";
 import { targetPaths } from "../store/store-layout.mjs";
 import { encodeFrame } from "../far/frames.mjs";
 import { callVerb, farStream, writeSession } from "./far-client.mjs";
@@ -28,12 +29,29 @@ export function agentDriver(target) {
 
 	/**
 	 * One launch attempt over one stream; it closes with "missing-agent" when host-agent is not there at
-	 * this version.
+	 * this version. Before the far runner started, an error from the far side is the launch's failure (in
+	 * its words and code): host-agent exits on it, and nothing waits for the channel to close.
 	 * @param {import("./driver.mjs").LinkRun} run @param {import("./driver.mjs").FollowHandlers} on
+	 * @returns {import("./driver.mjs").FollowHandle}
 	 */
 	function launchOnce(run, on) {
 		const key = repoKey(run.repo);
-		const session = fileDigest(run.sessionFile);
+		let closed = false;
+		/** @param {import("./far-client.mjs").FarOutcome} outcome */
+		const close = (outcome) => {
+			if (closed) return;
+			closed = true;
+			on.close(outcome);
+		};
+		/** @type {{ size: number, sha256: string } | null} */
+		let session;
+		try {
+			session = fileDigest(run.sessionFile);
+		} catch (error) {
+			// The local session cannot travel (over its limit): nothing is started there.
+			setImmediate(() => close({ ended: false, failure: { kind: "remote", reason: error instanceof Error ? error.message : String(error), ...(error instanceof BoardError ? { code: error.code } : {}) } }));
+			return { deliver: () => undefined, close: () => undefined };
+		}
 		const config = { ...run.config, repoKey: key, base: run.base, subdir: run.subdir, env: { ...run.config.env, ...run.forwarded }, piCommand: target.pi, session };
 		let phase = "asking";
 		const handle = farStream(
@@ -41,6 +59,11 @@ export function agentDriver(target) {
 			"run",
 			[target.dir, "0", "0"],
 			(frame) => {
+				if (phase !== "following" && frame.t === "error") {
+					close({ ended: false, failure: { kind: "remote", reason: frame.message, ...(frame.code ? { code: frame.code } : {}) } });
+					handle.close();
+					return;
+				}
 				if (phase === "asking" && frame.t === "result") {
 					phase = "preparing";
 					const want = Array.isArray(frame.value.want) ? frame.value.want : [];
@@ -50,7 +73,7 @@ export function agentDriver(target) {
 						if (want.includes("session") && session) writeSession(handle.child.stdin, run.sessionFile, session.size);
 						handle.child.stdin.write(encodeFrame({ t: "done" }));
 					} catch (error) {
-						on.frame({ t: "error", message: error instanceof Error ? error.message : String(error) });
+						close({ ended: false, failure: { kind: "remote", reason: error instanceof Error ? error.message : String(error) } });
 						handle.close();
 					}
 					return;
@@ -62,41 +85,52 @@ export function agentDriver(target) {
 				}
 				on.frame(frame);
 			},
-			(outcome) => on.close(outcome),
+			close,
 			{ input: [{ t: "config", config }] },
 		);
 		return handle;
 	}
 
+	/**
+	 * A stream tried once more after host-agent is installed there, when it was missing at this version
+	 * (a first launch; a follow after our files were removed there, or by a link of a newer version).
+	 * @param {(on: import("./driver.mjs").FollowHandlers) => import("./driver.mjs").FollowHandle} open
+	 * @param {import("./driver.mjs").FollowHandlers} on
+	 * @returns {import("./driver.mjs").FollowHandle}
+	 */
+	function withInstall(open, on) {
+		/** @type {import("./driver.mjs").FollowHandle | undefined} */
+		let current;
+		let closed = false;
+		const install = target.install;
+		current = open({
+			...on,
+			close: (outcome) => {
+				if (closed || outcome.ended || outcome.failure?.kind !== "missing-agent" || installed || !install) return on.close(outcome);
+				installed = true;
+				install().then(
+					() => {
+						if (!closed) current = open(on);
+					},
+					(error) => on.close({ ended: false, failure: { kind: error.kind ?? "remote", reason: `cannot install the board's worker files on ${target.name}: ${error.message}` } }),
+				);
+			},
+		});
+		return {
+			deliver: (message) => current?.deliver(message),
+			close() {
+				closed = true;
+				current?.close();
+			},
+		};
+	}
+
 	return {
 		launch(run, on) {
-			/** @type {import("./driver.mjs").FollowHandle | undefined} */
-			let current;
-			let closed = false;
-			const install = target.install;
-			current = launchOnce(run, {
-				...on,
-				close: (outcome) => {
-					if (closed || outcome.ended || outcome.failure?.kind !== "missing-agent" || installed || !install) return on.close(outcome);
-					installed = true;
-					install().then(
-						() => {
-							if (!closed) current = launchOnce(run, on);
-						},
-						(error) => on.close({ ended: false, failure: { kind: error.kind ?? "remote", reason: `cannot install the board's worker files on ${target.name}: ${error.message}` } }),
-					);
-				},
-			});
-			return {
-				deliver: (message) => current?.deliver(message),
-				close() {
-					closed = true;
-					current?.close();
-				},
-			};
+			return withInstall((handlers) => launchOnce(run, handlers), on);
 		},
 		follow(run, from, on) {
-			return farStream(transport, "follow", [farRunDir(run), String(from.seq), String(from.sessionBytes)], on.frame, on.close);
+			return withInstall((handlers) => farStream(transport, "follow", [farRunDir(run), String(from.seq), String(from.sessionBytes)], handlers.frame, handlers.close), on);
 		},
 		async fetchBack(run) {
 			fetchBack({ repo: run.repo, remote: target.remote(repoKey(run.repo)), rowId: run.rowId });

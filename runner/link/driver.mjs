@@ -30,9 +30,13 @@
  * @typedef {object} FollowHandlers
  * @property {(frame: import("../far/frames.mjs").Frame) => void} frame   hello, status, event, receipt, session, git, end, error
  * @property {() => void} [started]  launch only: the far runner is running (the link then follows on reconnects)
- * @property {(outcome: { ended: boolean, failure?: { kind: string, reason: string } }) => void} close
+ * @property {(outcome: { ended: boolean, failure?: { kind: string, reason: string, code?: string } }) => void} close
  *   the stream is over: after an "end" frame (ended), or the connection or target failed (failure.kind:
- *   "unreachable" | "auth" | "host-key-changed" | "host-key-unknown" | "remote" | "protocol" | "missing-agent")
+ *   "unreachable" | "auth" | "host-key-changed" | "host-key-unknown" | "remote" | "protocol" | "missing-agent",
+ *   or "gone": the far run's files are gone, nothing there can finish it, and the link ends the run with
+ *   `code`). Before the far runner started every failure but "unreachable" fails the launch at once; after,
+ *   every failure but "gone" is a lost connection the link reconnects from. `code`: a reason code of
+ *   life/reasons.mjs when the far side said why (the row's errorCode).
  */
 
 /**

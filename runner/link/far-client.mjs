@@ -51,13 +51,10 @@ export function callVerb(transport, verb, args, options = {}) {
 		if (options.input) for (const frame of options.input) child.stdin.write(encodeFrame(frame));
 		if (!options.onFrame) child.stdin.end();
 		child.on("error", (error) => reject(new FarError(`${transport.name}: ${error.message}`, "unreachable")));
-		child.on("close", (code) => {
-			const failure = transport.failure(stderr, code);
-			if (failure) return reject(new FarError(failure.reason, failure.kind));
-			if (remoteError) return reject(new FarError(remoteError, "remote"));
-			if (code === 0 && (result || options.onFrame)) return resolvePromise(result ?? {});
-			const tail = stderr.trim().split("\n").pop() ?? "";
-			reject(new FarError(`${verb} at ${transport.name} failed (exit ${code})${tail ? `: ${tail}` : ""}`, code === 127 ? "remote" : "protocol"));
+		child.on("close", (code, signal) => {
+			if (code === 0 && !remoteError && (result || options.onFrame)) return resolvePromise(result ?? {});
+			const failure = streamFailure(transport, verb, { code, signal, stderr, remoteError: remoteError ? { message: remoteError } : undefined });
+			reject(new FarError(failure.reason, failure.kind));
 		});
 	});
 }
@@ -84,36 +81,65 @@ export function missingAgent(stderr) {
 }
 
 /**
+ * How a stream ended: `ended` after an "end" frame, else why (driver.mjs FollowHandlers.close).
+ * @typedef {{ ended: boolean, failure?: { kind: string, reason: string, code?: string } }} FarOutcome
+ */
+
+/** A far error's code that ends the run, not the connection: its files there are gone. */
+const TERMINAL_CODES = new Set(["far-run-gone"]);
+
+/**
+ * Why a stream that sent no "end" is over, in a few words: the transport's own failure (ssh's words), our
+ * files missing there, no node, the far side's error (its code kept: a far run that is gone is "gone",
+ * for good), or a client that died (killed: a connection lost, never "exit null").
+ * @param {FarTransport} transport @param {string} verb
+ * @param {{ code: number | null, signal: NodeJS.Signals | null, stderr: string, remoteError?: { message: string, code?: string } }} how
+ * @returns {{ kind: string, reason: string, code?: string }}
+ */
+export function streamFailure(transport, verb, { code, signal, stderr, remoteError }) {
+	const failure = transport.failure(stderr, code);
+	if (failure) return failure;
+	if (missingAgent(stderr)) return { kind: "missing-agent", reason: `the board's worker files are not on ${transport.name} at this version` };
+	if (code === 127) return { kind: "remote", reason: `node not found on ${transport.name}'s non-interactive PATH (${stderr.trim().split("\n").pop() ?? ""})` };
+	if (remoteError) return { kind: remoteError.code && TERMINAL_CODES.has(remoteError.code) ? "gone" : "remote", reason: remoteError.message, ...(remoteError.code ? { code: remoteError.code } : {}) };
+	if (code === null) return { kind: "unreachable", reason: `the connection to ${transport.name} was cut (its ${verb} channel ended by ${signal ?? "a signal"})` };
+	const tail = stderr.trim().split("\n").pop();
+	return { kind: "protocol", reason: `${verb} on ${transport.name} ended (exit ${code})${tail ? `: ${tail}` : ""}` };
+}
+
+/**
  * A streaming verb (follow, run): frames to `onFrame` until "end", the connection drops or close();
  * `input` frames go first, and the stdin stays open for inbox frames.
  * @param {FarTransport} transport @param {string} verb @param {string[]} args
  * @param {(frame: import("../far/frames.mjs").Frame) => void} onFrame
- * @param {(outcome: { ended: boolean, failure?: { kind: string, reason: string } }) => void} onClose
+ * @param {(outcome: FarOutcome) => void} onClose
  * @param {{ input?: import("../far/frames.mjs").Frame[] }} [options]
  */
 export function farStream(transport, verb, args, onFrame, onClose, options = {}) {
 	const child = transport.spawn(verb, args);
 	let ended = false;
 	let stderr = "";
-	let remoteError = "";
+	/** @type {{ message: string, code?: string } | undefined} */
+	let remoteError;
 	child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
 	child.stdin.on("error", () => undefined);
 	readFrames(child.stdout, (frame) => {
 		if (frame.t === "end") ended = true;
-		if (frame.t === "error") remoteError = frame.message;
+		if (frame.t === "error") remoteError = frame;
 		onFrame(frame);
 	});
 	for (const frame of options.input ?? []) child.stdin.write(encodeFrame(frame));
-	child.on("error", (error) => onClose({ ended: false, failure: { kind: "unreachable", reason: error.message } }));
-	child.on("close", (code) => {
-		if (ended) return onClose({ ended: true });
-		const failure = transport.failure(stderr, code);
-		if (failure) return onClose({ ended: false, failure });
-		if (missingAgent(stderr)) return onClose({ ended: false, failure: { kind: "missing-agent", reason: `the board's worker files are not on ${transport.name} at this version` } });
-		if (code === 127) return onClose({ ended: false, failure: { kind: "remote", reason: `node not found on ${transport.name}'s non-interactive PATH (${stderr.trim().split("\n").pop() ?? ""})` } });
-		if (remoteError) return onClose({ ended: false, failure: { kind: "remote", reason: remoteError } });
-		const tail = stderr.trim().split("\n").pop();
-		onClose({ ended: false, failure: { kind: "protocol", reason: `${verb} ended (exit ${code})${tail ? `: ${tail}` : ""}` } });
+	let closed = false;
+	/** @param {FarOutcome} outcome */
+	const close = (outcome) => {
+		if (closed) return;
+		closed = true;
+		onClose(outcome);
+	};
+	child.on("error", (error) => close({ ended: false, failure: { kind: "unreachable", reason: error.message } }));
+	child.on("close", (code, signal) => {
+		if (ended) return close({ ended: true });
+		close({ ended: false, failure: streamFailure(transport, verb, { code, signal, stderr, remoteError }) });
 	});
 	return {
 		/** @param {Record<string, unknown>} message an inbox message ({ id, kind, text?, deliverAs?, at }) */

@@ -7,11 +7,18 @@ import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, writeSync,
 import { join } from "node:path";
 import { FILE_MODE, touchNotify, writeJsonAtomic } from "../store/fs-util.mjs";
 import { writeReceipt } from "../life/inbox.mjs";
+import { REASON_CODES } from "../life/reasons.mjs";
 import { stoppedEnd } from "../life/run-end.mjs";
-import { endFromOutside, finalize, isKind, statusError } from "../life/state-rules.mjs";
+import { endFromOutside, finalize, isKind, statusError, summarize } from "../life/state-rules.mjs";
 import { DELIVERY_KINDS, RECEIPT_STATUSES } from "../life/vocabulary.mjs";
+import { MAX_SESSION_BYTES, sizeWords } from "../far/session-travel.mjs";
 
 /** @typedef {import("../life/state-rules.mjs").RunStatus} RunStatus */
+/** @typedef {import("../life/reasons.mjs").ReasonCode} ReasonCode */
+/** @typedef {{ code: ReasonCode, file: string, reason: string, count?: number }} MirrorFlag */
+
+/** @param {string} code @returns {ReasonCode} */
+const reasonCode = (code) => /** @type {ReasonCode} */ (REASON_CODES.some((known) => known === code) ? code : "mirror-incomplete");
 
 /** @param {unknown} value */
 function receiptOk(value) {
@@ -40,13 +47,22 @@ function lastSeqOf(path) {
 }
 
 /**
- * @param {{ storeDir: string, rowId: string, runId: string, runDir: string, sessionFile: string, target: string, status: RunStatus }} options
+ * @param {{ storeDir: string, rowId: string, runId: string, runDir: string, sessionFile: string, target: string, status: RunStatus, worktree?: string }} options
  */
 export function openMirror(options) {
 	const { storeDir, rowId, runId, runDir, sessionFile, target } = options;
 	const paths = { status: join(runDir, "status.json"), events: join(runDir, "events.jsonl") };
-	/** @type {RunStatus & { link?: { target: string, unreachableSince?: number, reason?: string } }} */
-	let status = { ...options.status, link: { target } };
+	/** What the target holds that this copy could not take (kept across links: they are in the status). @type {MirrorFlag[]} */
+	const flags = [...(options.status.link?.flags ?? [])];
+	/** @type {{ unreachableSince?: number, reason?: string }} */
+	let reach = {};
+	/** A stop waits for the target: the row says so until the far status does. */
+	let stopAsked = options.status.stopRequested === true;
+	/** Events the far runner itself dropped (its disk was full): the count this copy adds its own to. */
+	let farDropped = 0;
+	const linkState = () => ({ target, ...reach, ...(flags.length ? { flags } : {}) });
+	/** @type {RunStatus} */
+	let status = { ...options.status, link: linkState() };
 	let lastSeq = lastSeqOf(paths.events);
 	// A torn last line stays; the next append starts on a line of its own.
 	let tornTail = false;
@@ -58,27 +74,57 @@ export function openMirror(options) {
 	}
 
 	function write() {
+		status.link = linkState();
+		// Lines the target's events.jsonl had that this copy skipped count as dropped events, as a runner's do.
+		const skipped = flags.reduce((n, f) => n + (f.count ?? 0), 0);
+		if (skipped > 0) status.droppedEvents = farDropped + skipped;
 		status.updatedAt = Math.max(status.updatedAt, Date.now());
 		writeJsonAtomic(paths.status, status);
 		touchNotify(storeDir, rowId);
+	}
+
+	/** The local session file's size (0 without one). */
+	function sessionBytes() {
+		try {
+			const fd = openSync(sessionFile, constants.O_RDONLY | constants.O_NOFOLLOW);
+			try {
+				return fstatSync(fd).size;
+			} finally {
+				closeSync(fd);
+			}
+		} catch {
+			return 0;
+		}
+	}
+
+	/** @param {MirrorFlag} flag @returns {boolean} whether it is new */
+	function addFlag(flag) {
+		const at = flags.findIndex((f) => f.code === flag.code && f.file === flag.file);
+		if (at >= 0 && flags[at]?.reason === flag.reason) return false;
+		if (at >= 0) flags[at] = flag;
+		else flags.push(flag);
+		return true;
+	}
+
+	/**
+	 * What this copy lacks of what the target held at the end (`held`: its last event seq and session size),
+	 * and every flag: [] when the copy is whole.
+	 * @param {{ seq: number, sessionBytes: number } | undefined} held
+	 * @returns {MirrorFlag[]}
+	 */
+	function missing(held) {
+		const out = [...flags];
+		if (held && held.seq > lastSeq) out.push({ code: "mirror-incomplete", file: paths.events, reason: `events.jsonl: events ${lastSeq + 1}-${held.seq} held on ${target} never arrived` });
+		const local = sessionBytes();
+		if (held && held.sessionBytes !== local && !flags.some((f) => f.file.endsWith(`${rowId}.jsonl`))) out.push({ code: "mirror-incomplete", file: sessionFile, reason: `session: ${local} of the ${held.sessionBytes} bytes on ${target} arrived` });
+		return out;
 	}
 
 	return {
 		get lastSeq() {
 			return lastSeq;
 		},
-		sessionBytes() {
-			try {
-				const fd = openSync(sessionFile, constants.O_RDONLY | constants.O_NOFOLLOW);
-				try {
-					return fstatSync(fd).size;
-				} finally {
-					closeSync(fd);
-				}
-			} catch {
-				return 0;
-			}
-		},
+		sessionBytes,
 		status: () => status,
 		/** The link has the run now: working, on its way to the target. */
 		begin() {
@@ -95,7 +141,12 @@ export function openMirror(options) {
 			if (error) return `${target} sent a status that cannot be used: ${error}`;
 			// The end is written by end(), after the code is back: readers take a terminal status as done.
 			if (typeof (/** @type {RunStatus} */ (far)).endedAt === "number") return undefined;
-			status = { .../** @type {RunStatus} */ (far), link: { target } };
+			status = { .../** @type {RunStatus} */ (far) };
+			farDropped = status.droppedEvents ?? 0;
+			if (stopAsked && !status.stopRequested) {
+				status.stopRequested = true;
+				status.summary = summarize(status);
+			}
 			write();
 			return undefined;
 		},
@@ -122,6 +173,11 @@ export function openMirror(options) {
 		 */
 		session(offset, data, reset = false) {
 			const bytes = Buffer.from(data, "base64");
+			// A target that sends more than a session may be (its copy is checked there too) is not followed.
+			if (offset + bytes.length > MAX_SESSION_BYTES) {
+				if (addFlag({ code: "mirror-incomplete", file: sessionFile, reason: `session: ${target} sent past ${sizeWords(MAX_SESSION_BYTES)}, the most a session may be: not mirrored beyond it` })) write();
+				return true;
+			}
 			const fd = openSync(sessionFile, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, FILE_MODE);
 			try {
 				if (reset && offset === 0) ftruncateSync(fd, 0);
@@ -143,39 +199,74 @@ export function openMirror(options) {
 		},
 		/** @param {string} reason @param {number} since */
 		unreachable(reason, since) {
-			status.link = { target, unreachableSince: status.link?.unreachableSince ?? since, reason };
+			reach = { unreachableSince: reach.unreachableSince ?? since, reason };
 			write();
 		},
 		reachable() {
-			if (status.link?.unreachableSince === undefined) return;
-			status.link = { target };
+			if (reach.unreachableSince === undefined) return;
+			reach = {};
 			write();
 		},
-		/** The stop waits for the target: the row says so. */
+		/** The stop waits for the target: the row says so until the far status does. */
 		stopRequested() {
+			stopAsked = true;
 			if (status.stopRequested) return;
 			status.stopRequested = true;
+			status.summary = summarize(status);
 			write();
 		},
-		/** @param {unknown} far the target's final status @returns {RunStatus} */
-		end(far) {
+		/**
+		 * Something at the target this copy cannot take (the far side's flag frame): kept in the status, and
+		 * the end fails with it.
+		 * @param {{ code: string, file: string, reason: string, count?: number }} flag
+		 */
+		flag(flag) {
+			if (addFlag({ code: reasonCode(flag.code), file: flag.file, reason: flag.reason, ...(flag.count ? { count: flag.count } : {}) })) write();
+		},
+		/**
+		 * The end, after the last fetch-back: the target's final status, unless this copy is not whole (an
+		 * event or session bytes missing, a flag) or the work did not come back: then the run failed, with
+		 * the code and what is missing (never a completion this machine did not get).
+		 * @param {unknown} far the target's final status
+		 * @param {{ held?: { seq: number, sessionBytes: number }, notFetched?: string }} [check]
+		 * @returns {RunStatus}
+		 */
+		end(far, check = {}) {
 			const error = statusError(far, { runId, rowId });
 			const final = /** @type {RunStatus} */ (far);
+			reach = {};
 			if (error || typeof final.endedAt !== "number") {
 				finalize(status, { code: null, signal: null, spawnError: `${target} ended the run with a status that cannot be used: ${error ?? "/endedAt missing"}`, now: Date.now() });
-			} else status = { ...final, link: { target } };
+				write();
+				return status;
+			}
+			status = { ...final };
+			farDropped = status.droppedEvents ?? 0;
+			const problems = [...missing(check.held), ...(check.notFetched ? [{ code: /** @type {ReasonCode} */ ("work-not-fetched"), file: options.worktree ?? runDir, reason: `work not fetched: ${check.notFetched}` }] : [])];
+			if (problems.length > 0) {
+				const there = `${final.state} on ${target}${final.state === "failed" && final.error ? `: ${final.error}` : ""}`;
+				status.state = "failed";
+				status.errorCode = problems.find((p) => p.code === "work-not-fetched")?.code ?? problems[0]?.code;
+				status.error = `${problems.map((p) => p.reason).join("; ")} (the run ended ${there})`;
+				status.summary = summarize(status);
+			}
 			write();
 			return status;
 		},
-		/** The run never started at the target. @param {string} reason */
-		fail(reason) {
+		/**
+		 * The run ended here without a final status from the target: it never started there, or its files
+		 * there are gone. @param {string} reason @param {ReasonCode} [code]
+		 */
+		fail(reason, code) {
 			finalize(status, { code: null, signal: null, spawnError: reason, now: Date.now() });
-			status.link = { target };
+			if (code) status.errorCode = code;
+			reach = {};
 			write();
 		},
 		/** Stopped before it started at the target. */
 		stopped() {
 			endFromOutside(status, stoppedEnd(), Date.now());
+			reach = {};
 			write();
 		},
 	};

@@ -13,6 +13,8 @@ import { writeJsonAtomic } from "../store/fs-util.mjs";
 import { processStartTime, RUN_TAG } from "../store/proc.mjs";
 import { pumpQueue } from "../life/queue.mjs";
 import { recordStartFailure } from "../life/run-end.mjs";
+import { isReasonCode } from "../life/reasons.mjs";
+import { resetRelinks } from "../life/relink.mjs";
 import { portableRun, readRunConfig } from "../life/run-config.mjs";
 import { adoptSlot, releaseSlot } from "../life/slots.mjs";
 import { initialStatus } from "../life/state-rules.mjs";
@@ -67,6 +69,14 @@ adoptSlot(slotPath, { pid: process.pid, start: selfStart, runId: config.runId, r
 /** link.json: whether the far run has started (a respawned link follows it instead of launching). */
 const statePath = join(runDir, "link.json");
 let started = false;
+/** The end is being recorded: nothing else starts. */
+let finishing = false;
+/** How long a launch may go on after a stop came, before the link gives it up and stops what started. */
+const STOP_DURING_LAUNCH_MS = 10_000;
+/** @type {NodeJS.Timeout | undefined} */
+let stopTimer;
+/** The stream now (launch or follow). @type {import("./driver.mjs").FollowHandle | undefined} */
+let current;
 try {
 	started = JSON.parse(readFileSync(statePath, "utf8")).started === true;
 } catch {
@@ -82,8 +92,7 @@ function localStatus() {
 	}
 }
 
-const mirror = openMirror({ storeDir: config.storeDir, rowId: config.rowId, runId: config.runId, runDir, sessionFile: config.sessionFile, target: target.name, status: localStatus() });
-const inbox = openInbox(runDir, { onStop: () => mirror.stopRequested() });
+const mirror = openMirror({ storeDir: config.storeDir, rowId: config.rowId, runId: config.runId, runDir, sessionFile: config.sessionFile, target: target.name, status: localStatus(), worktree: String(config.worktree) });
 
 if (!existsSync(worktree)) refuse(`the row's worktree is gone: ${worktree}`);
 
@@ -107,43 +116,57 @@ const run = {
 };
 run.config.base = run.base;
 const driver = await driverFor(target, { storeDir: config.storeDir });
+const inbox = openInbox(runDir, {
+	onStop: () => {
+		mirror.stopRequested();
+		stopWhileLaunching();
+	},
+});
 
 /** Fetch-back, one at a time; a request while one runs makes one more after it. */
 const gitSync = (() => {
-	/** @type {Promise<void> | undefined} */
+	/** @type {Promise<string | undefined> | undefined} */
 	let running;
 	let again = false;
+	/** @returns {Promise<string | undefined>} why it failed */
 	const once = async () => {
 		try {
 			await driver.fetchBack(run);
 			layOver({ worktree, rowId: run.rowId });
+			return undefined;
 		} catch (error) {
-			log(`fetch-back: ${error instanceof Error ? error.message : String(error)}`);
+			const why = error instanceof Error ? error.message : String(error);
+			log(`fetch-back: ${why}`);
+			return why;
 		}
 	};
 	const loop = async () => {
+		let failed;
 		do {
 			again = false;
-			await once();
+			failed = await once();
 		} while (again);
 		running = undefined;
+		return failed;
 	};
 	return {
 		request() {
 			if (running) again = true;
 			else running = loop();
 		},
-		/** The last one, after the run ended: everything the target has is here before the end is recorded. */
+		/**
+		 * The last one, after the run ended: everything the target has is here before the end is recorded.
+		 * @returns {Promise<string | undefined>} why the work could not be brought back (the row says so)
+		 */
 		async final() {
 			if (running) await running;
-			await once();
+			return once();
 		},
 	};
 })();
 
 let delay = FIRST_BACKOFF_MS;
 let launches = 0;
-let finishing = false;
 /** A stop waiting when this link starts on a run that already started: ended there by a one-shot stop first. */
 let stopFirst = started && inbox.stopWaiting();
 
@@ -161,12 +184,46 @@ function finish() {
 	process.exit(0);
 }
 
-/** @param {Record<string, unknown>} final */
-async function ended(final) {
+/** @param {Record<string, unknown>} final @param {{ seq: number, sessionBytes: number } | undefined} held */
+async function ended(final, held) {
+	finishing = true;
+	const notFetched = await gitSync.final();
+	mirror.end(final, { held, notFetched });
+	finish();
+}
+
+/**
+ * The run's files at the target are gone (its dir deleted there): nothing there can finish it. What the
+ * workspace still has is fetched, then the run fails with the far side's words.
+ * @param {string} reason @param {import("../life/reasons.mjs").ReasonCode} code
+ */
+async function lost(reason, code) {
 	finishing = true;
 	await gitSync.final();
-	mirror.end(final);
+	mirror.fail(reason, code);
 	finish();
+}
+
+/**
+ * A stop while the far run is being launched: the launch gets a moment to finish (then the stop goes
+ * through the far inbox, as always); one that does not is given up, whatever started there is stopped,
+ * and the run recorded stopped.
+ */
+function stopWhileLaunching() {
+	if (started || finishing || stopTimer) return;
+	stopTimer = setTimeout(() => {
+		if (started || finishing) return;
+		finishing = true;
+		log(`stop: the launch on ${target.name} did not finish in ${STOP_DURING_LAUNCH_MS / 1000} s: given up`);
+		current?.close();
+		driver.stop(run).then(
+			() => undefined,
+			(error) => log(`stop on ${target.name}: ${error instanceof Error ? error.message : String(error)}`),
+		).finally(() => {
+			mirror.stopped();
+			finish();
+		});
+	}, STOP_DURING_LAUNCH_MS);
 }
 
 function connect() {
@@ -183,6 +240,8 @@ function connect() {
 	}
 	/** @type {Record<string, unknown> | undefined} */
 	let final;
+	/** @type {{ seq: number, sessionBytes: number } | undefined} */
+	let held;
 	let lastError = "";
 	/** @type {import("./driver.mjs").FollowHandle} */
 	let handle;
@@ -198,6 +257,8 @@ function connect() {
 				case "hello":
 					delay = FIRST_BACKOFF_MS;
 					mirror.reachable();
+					// This link reached the far run: a later death of it starts the count of new links afresh.
+					resetRelinks(runDir);
 					inbox.attach((message) => handle.deliver(message));
 					return;
 				case "status": {
@@ -224,6 +285,11 @@ function connect() {
 					return;
 				case "end":
 					final = frame.status;
+					held = frame.held;
+					return;
+				case "flag":
+					mirror.flag(frame);
+					log(`${target.name}: ${frame.reason}`);
 					return;
 				case "error":
 					lastError = frame.message;
@@ -235,14 +301,18 @@ function connect() {
 		},
 		close(outcome) {
 			inbox.detach();
-			if (final) return void ended(final);
-			const reason = outcome.failure?.reason ?? (lastError || "the connection closed");
-			if (!started) return void launchFailed(outcome.failure?.kind ?? "protocol", reason);
+			if (finishing) return;
+			if (final) return void ended(final, held);
+			const failure = outcome.failure;
+			const reason = failure?.reason ?? (lastError || "the connection closed");
+			if (failure?.kind === "gone") return void lost(reason, "far-run-gone");
+			if (!started) return void launchFailed(failure?.kind ?? "protocol", reason, failure?.code);
 			unreachable(reason);
 		},
 	};
 	log(`${started ? "following" : "launching"} on ${target.name} (${Date.now() - bornAt} ms after this link)`);
 	handle = started ? driver.follow(run, { seq: mirror.lastSeq, sessionBytes: mirror.sessionBytes() }, on) : driver.launch(run, on);
+	current = handle;
 	if (!started) launches += 1;
 }
 
@@ -254,8 +324,8 @@ function unreachable(reason) {
 	delay = Math.min(delay * 2, MAX_BACKOFF_MS);
 }
 
-/** @param {string} kind @param {string} reason */
-function launchFailed(kind, reason) {
+/** @param {string} kind @param {string} reason @param {string} [code] the far side's reason code */
+function launchFailed(kind, reason, code) {
 	// Unreachable before anything started there: a few tries, then the run fails (nothing to clean up).
 	if (kind === "unreachable" && launches < LAUNCH_ATTEMPTS) {
 		log(`launch on ${target.name} failed (retry in ${delay} ms): ${reason}`);
@@ -264,7 +334,7 @@ function launchFailed(kind, reason) {
 		return;
 	}
 	finishing = true;
-	mirror.fail(`cannot start on ${target.name}: ${reason}`);
+	mirror.fail(`cannot start on ${target.name}: ${reason}`, code && isReasonCode(code) ? code : "start-failed");
 	finish();
 }
 

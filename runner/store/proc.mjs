@@ -8,6 +8,18 @@ import { readdirSync, readFileSync } from "node:fs";
 export const RUN_TAG = "AGENT_BOARD_RUN_ID";
 
 /**
+ * The tag value a run's processes carry where they run: its id for a run of this store (a runner, or the
+ * link of a run that runs elsewhere); `<id>@far` for its far side (the runner at a target or in a
+ * container, and everything it starts). A target on this machine as this user (ssh localhost, a
+ * container's processes seen from the host) must never let an end there (the far runner ending "every
+ * process of its run") reach the local link, nor an end here reach the far run.
+ * @param {string} runId @param {string} [layout] run.json's layout (absent or "store": this store's)
+ */
+export function runTag(runId, layout) {
+	return layout && layout !== "store" ? `${runId}@far` : runId;
+}
+
+/**
  * @param {number} pid
  * @returns {{ state: string, start: string, ppid: number } | undefined}
  */

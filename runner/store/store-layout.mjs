@@ -1,7 +1,7 @@
 // Where a row's files live, derived from the store root and ids alone. The runner, the queue and the
 // extension build every path this way and never from a path read out of a file: a store file may be
 // planted or stale, and must not be able to send a write (or a start) anywhere else.
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 /** Ids become path segments under the store: letters, digits, "-" and "_" only. */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -57,3 +57,21 @@ export function targetPaths(dir, rowId, runId = "") {
 
 /** @param {string} dir @param {string} repoKey */
 export const targetMirrorPath = (dir, repoKey) => join(dir, "repos", `${repoKey}.git`);
+
+/**
+ * The target dir, row and run of a far run's dir (<dir>/store/rows/<row>/runs/<run>), so a follow there
+ * takes every other path from the layout (never from run.json, which the agent there can rewrite), or
+ * undefined when the path is not one.
+ * @param {string} runDir
+ * @returns {{ dir: string, rowId: string, runId: string } | undefined}
+ */
+export function farRunOf(runDir) {
+	const runId = basename(runDir);
+	const runs = dirname(runDir);
+	const rowDir = dirname(runs);
+	const rows = dirname(rowDir);
+	const store = dirname(rows);
+	const rowId = basename(rowDir);
+	if (basename(runs) !== "runs" || basename(rows) !== "rows" || basename(store) !== "store" || !isValidId(runId) || !isValidId(rowId)) return undefined;
+	return { dir: dirname(store), rowId, runId };
+}

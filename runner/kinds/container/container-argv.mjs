@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { CONTAINER_RUN_DIR, CONTAINER_SESSION_DIR } from "../../store/store-layout.mjs";
 import { ENV_NAME } from "../kind.mjs";
+import { RUN_TAG, runTag } from "../../store/proc.mjs";
 
 /** The container engines a target may name (their own CLIs). */
 export const CONTAINER_ENGINES = /** @type {const} */ (["docker", "podman"]);
@@ -152,11 +153,14 @@ export function containerRunArgs(plan) {
 		...(plan.mounts.cache ? volume(plan.mounts.cache, CACHE_IN, true) : []),
 		"-e", `HOME=${IN.home}`,
 		"-e", `PI_CODING_AGENT_DIR=${IN.pi}`,
-		"-e", `AGENT_BOARD_RUN_ID=${plan.runId}`,
+		// The far side's tag: the link (and any end on this machine) carries the run's id, not this.
+		"-e", `${RUN_TAG}=${runTag(plan.runId, "container")}`,
 		// Node reads a compile cache it cannot write to (pi enables it); jiti's is copied by the entry.
 		...(plan.mounts.cache ? ["-e", `NODE_COMPILE_CACHE=${CACHE_IN}/node`] : []),
 		...plan.env.flatMap((name) => ["-e", name]),
 		"-w", IN.workspace,
+		// Options end here: an image named like an option (targets add refuses one) is still an image.
+		"--",
 		plan.image,
 		...(plan.command ?? ["node", ENTRY, `${IN.run}/run.json`, `${IN.run}/slot.json`]),
 	];
@@ -186,6 +190,7 @@ export function containerOneShotArgs(plan, what) {
 		"-e", `HOME=${IN.home}`,
 		...(what.env ?? []).flatMap((pair) => ["-e", pair]),
 		"-w", what.workdir ?? IN.home,
+		"--",
 		plan.image,
 		...what.command,
 	];

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { targetPaths } from "../../store/store-layout.mjs";
 import { invalid, plain } from "../kind.mjs";
 import { CONTAINER_ENGINES } from "./container-argv.mjs";
+import { imageError, networkError } from "./container-input.mjs";
 
 /** @typedef {import("./container-argv.mjs").ContainerTarget} ContainerTarget */
 
@@ -26,7 +27,18 @@ export const containerKind = {
 				return value;
 			},
 		},
-		image: { type: "string", required: true, flag: "--image", value: "<image>", input: plain("--image") },
+		image: {
+			type: "string",
+			required: true,
+			flag: "--image",
+			value: "<image>",
+			check: (value) => imageError(value),
+			input: (value) => {
+				const error = imageError(value);
+				if (error) throw invalid(`--image ${JSON.stringify(value)} ${error}`);
+				return value;
+			},
+		},
 		/** The engine's own remote flag (docker -H, podman --url): refused until the run's dirs can travel there. */
 		engineHost: {
 			type: "string",
@@ -37,7 +49,17 @@ export const containerKind = {
 				throw invalid("--engine-host is not supported yet: a remote engine would need this board's run dirs on its machine");
 			},
 		},
-		network: { type: "string", flag: "--network", value: "<mode>", input: plain("--network") },
+		network: {
+			type: "string",
+			flag: "--network",
+			value: "<mode>",
+			check: (value) => networkError(value),
+			input: (value) => {
+				const error = networkError(plain("--network")(value));
+				if (error) throw invalid(`--network ${JSON.stringify(value)} ${error}`);
+				return value;
+			},
+		},
 		cpus: {
 			type: "number",
 			flag: "--cpus",

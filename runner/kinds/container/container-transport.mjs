@@ -5,21 +5,22 @@
 // the argv); a failure is an EngineError whose code says what and whose message says how to fix it.
 // The target-side dirs live on this machine under <store>/targets/<name>/ (a target's layout): the
 // runner inside writes them, the link reads them as untrusted.
-import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ensureDir } from "../../store/fs-util.mjs";
 import { diedEnd, endOrphan, stoppedEnd } from "../../life/run-end.mjs";
+import { dropMessage } from "../../life/inbox.mjs";
 import { makePiHome } from "./pi-home.mjs";
-import { containerLabelsArgs, containerListArgs, containerName, containerRunArgs, containerStopArgs, engineGlobalArgs, orphanContainers } from "./container-argv.mjs";
+import { containerLabelsArgs, containerListArgs, containerRunArgs, containerStopArgs, engineGlobalArgs, orphanContainers } from "./container-argv.mjs";
 import { cacheRoot, ensureStartCache, readyCache } from "./container-cache.mjs";
 import { checkContainerTarget, ENGINE_HOST_REFUSED } from "./container-check.mjs";
-import { EngineError, engineEnv, engineFailure, engineRun } from "./container-engine.mjs";
+import { EngineError, engineEnv, engineRun } from "./container-engine.mjs";
 import { prepareRun } from "../../far/far-run.mjs";
 import { PACKAGE_ROOT, packageVersion } from "../../far/package-files.mjs";
 import { safeStatus } from "../../store/safe-read.mjs";
 import { fileDigest, sameDigest } from "../../far/session-travel.mjs";
 import { alive, containerDirs, containerPlace } from "./container-run.mjs";
+import { waitContainer } from "./container-wait.mjs";
 import { gitOneShot } from "./container-workspace.mjs";
 
 /**
@@ -104,66 +105,56 @@ export async function startRun(run, options = {}) {
 }
 
 /**
- * Resolves when the run's container has exited or is gone (`engine wait`; a missing container at
- * once), after recording the end at the target when its runner could not (recordEnd: killed from
- * outside, out of memory). `code` is its exit code when the engine still knew it (null: removed
- * already, --rm). A cancelled wait records nothing and never resolves.
+ * Resolves when the run's container has exited or is gone (container-wait.mjs: never on our wait
+ * client's death, nor later than its first process's), after recording the end at the target when its
+ * runner could not (recordEnd: killed from outside or out of memory, under the target store's row lock,
+ * signalling nothing). A cancelled wait records nothing and never resolves.
  * @param {ContainerRun} run
- * @returns {{ done: Promise<{ code: number | null, error?: EngineError }>, cancel(): void }}
+ * @returns {{ done: Promise<import("./container-wait.mjs").ContainerExit>, cancel(): void }}
  */
 export function wait(run) {
-	const { engine, engineHost } = run.target;
-	const child = spawn(engine, [...engineGlobalArgs(engine, engineHost), "wait", containerName(run.runId)], { stdio: ["ignore", "pipe", "pipe"], env: engineEnv() });
-	let stdout = "";
-	let stderr = "";
-	let cancelled = false;
-	child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stdout += chunk));
-	child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
-	/** @type {Promise<{ code: number | null, error?: EngineError }>} */
-	const exited = new Promise((resolve) => {
-		child.on("error", (spawnError) => resolve({ code: null, error: engineFailure(engine, { spawnError }) }));
-		child.on("close", (code) => {
-			const exit = Number(stdout.trim().split("\n").pop());
-			if (code === 0 && stdout.trim() && Number.isInteger(exit)) return resolve({ code: exit });
-			const failure = engineFailure(engine, { code, stderr });
-			resolve(failure.code === "no-container" || code === null ? { code: null } : { code: null, error: failure });
-		});
-	});
-	// A cancelled wait never resolves: its caller stopped following, and the run has not ended.
-	/** @type {Promise<{ code: number | null, error?: EngineError }>} */
-	const done = exited.then(async (result) => {
-		if (cancelled) return new Promise(() => undefined);
-		if (!result.error) await recordEnd(run, { code: result.code }).catch(() => undefined);
-		return result;
-	});
+	const waiter = waitContainer(run);
 	return {
-		done,
-		cancel: () => {
-			cancelled = true;
-			child.kill("SIGTERM");
-		},
+		done: waiter.done.then(async (exit) => {
+			if (!exit.error) await recordEnd(run, exit).catch(() => undefined);
+			return exit;
+		}),
+		cancel: waiter.cancel,
 	};
 }
 
 /**
  * Records the end of a run whose container is gone without its runner having recorded it: with what the
  * container's exit says (or "stopped"), through endOrphan (once, under the target store's row lock).
- * Nothing is signalled here: a container run has no process on this side (the link that calls this is
- * tagged with the run, so ending the run's processes from here would end the link).
- * @param {ContainerRun} run @param {{ code: number | null } | { stopped: true }} how
+ * Nothing is signalled here: a container run has no process on this side (its processes carry the far
+ * side's tag, and the link that calls this the run's).
+ * @param {ContainerRun} run @param {import("./container-wait.mjs").ContainerExit | { stopped: true }} how
  */
 export function recordEnd(run, how) {
 	const runDir = containerDirs(run).run;
-	return endOrphan(runDir, "stopped" in how ? stoppedEnd() : diedEnd(runDir, endReason(how.code, run.target)), { alive: () => alive(run) });
+	if ("stopped" in how) return endOrphan(runDir, stoppedEnd(), { alive: () => alive(run) });
+	// The wait settled on an exit (the engine's or the kernel's word): nothing runs it any more.
+	return endOrphan(runDir, exitEnd(runDir, how, run.target), { alive: () => false });
 }
 
+/**
+ * How a run ends whose container exited before its runner recorded an end: the words (endReason) and
+ * the code (out of memory when the engine says so; killed from outside for SIGKILL and SIGTERM).
+ * @param {string} runDir @param {import("./container-wait.mjs").ContainerExit} exit @param {ContainerTarget} target
+ * @returns {import("../../life/state-rules.mjs").RunEnd}
+ */
+export function exitEnd(runDir, exit, target) {
+	if (exit.oomKilled) return diedEnd(runDir, `its container ran out of memory (limit ${target.memory ?? "none set"})`, "out-of-memory");
+	if (exit.lost) return diedEnd(runDir, "its container ended and its engine lost track of it (its monitor, conmon, is gone)");
+	return diedEnd(runDir, endReason(exit.code, target), exit.code === 137 || exit.code === 143 ? "killed-outside" : "runner-died");
+}
 /**
  * What a container's end says, for a run that ended without its runner recording it.
  * @param {number | null} code from wait() @param {ContainerTarget} target
  */
 export function endReason(code, target) {
 	if (code === 137) return `its container was killed (exit 137: killed from outside, or out of memory${target.memory ? ` with --memory ${target.memory}` : ""})`;
-	if (code === 143) return "its container was stopped from outside (exit 143)";
+	if (code === 143) return "its container was killed from outside (exit 143: stopped by its engine, not by the board)";
 	if (code === null) return "its container is gone (removed from outside, or the engine restarted)";
 	return `its container exited with code ${code} before the runner recorded an end`;
 }
@@ -177,11 +168,21 @@ export function endReason(code, target) {
 export async function stop(run, options = {}) {
 	const { engine, engineHost } = run.target;
 	const args = containerStopArgs(engine, engineHost, run.runId, options.graceS ?? 10);
+	// The board's stop is a stop message first: the runner reads the SIGTERM that follows as ours, not
+	// as a kill from outside.
+	const runDir = containerDirs(run).run;
+	const status = safeStatus(runDir);
+	if (status && typeof status.endedAt !== "number") {
+		try {
+			dropMessage(runDir, { kind: "stop" });
+		} catch {
+			// A run dir we cannot write: the engine's stop still ends it (read as from outside).
+		}
+	}
 	await engineRun(engine, args.stop, { okIfGone: true, timeoutMs: ((options.graceS ?? 10) + 30) * 1000 }).catch(() => undefined);
 	await engineRun(engine, args.remove, { okIfGone: true, timeoutMs: 60_000 });
-	const dirs = containerDirs(run);
-	rmSync(dirs.piHome, { recursive: true, force: true });
-	return existsSync(join(dirs.run, "status.json")) ? { status: await recordEnd(run, { stopped: true }) } : {};
+	rmSync(containerDirs(run).piHome, { recursive: true, force: true });
+	return existsSync(join(runDir, "status.json")) ? { status: await recordEnd(run, { stopped: true }) } : {};
 }
 
 /** After the run's end: its pi home holds a provider's credentials. @param {ContainerRun} run */

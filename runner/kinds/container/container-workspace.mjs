@@ -30,12 +30,12 @@ export async function snapshot(run) {
 	if (!existsSync(dirs.work)) return undefined;
 	/** @type {string | undefined} */
 	let out;
-	if (await alive(run)) {
+	if (await alive(run).catch(() => false)) {
 		try {
 			out = (await engineRun(engine, containerSnapshotExecArgs(engine, engineHost, run.runId, run.rowId), { timeoutMs: 120_000 })).stdout;
-		} catch (error) {
-			// It ended while we asked: what it left, or the one-shot below.
-			if (await alive(run)) throw snapshotError(dirs.work, error);
+		} catch {
+			// It ended while we asked, or the engine only thinks it runs (its monitor died: "cannot exec in a
+			// stopped container"): what it left, or the one-shot below, which needs only the workspace.
 		}
 	}
 	// The entry's snapshot as the runner exited (untrusted like everything in the run dir: it only

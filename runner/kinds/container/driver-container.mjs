@@ -3,8 +3,9 @@
 // over the target-side dirs on this machine. The runner inside has no liveness we can read here (its
 // pid is the container's), so the engine's `wait` says when it is gone. Git: after a turn or a tool,
 // the workspace is snapshotted inside a container and fetched with `git fetch` (no porcelain here).
-import { diedEnd, endOrphan } from "../../life/run-end.mjs";
+import { endOrphan } from "../../life/run-end.mjs";
 import { followRun } from "../../far/far-follow.mjs";
+import { BoardError } from "../../life/reasons.mjs";
 import { safeStatus } from "../../store/safe-read.mjs";
 import { containerDirs } from "./container-run.mjs";
 import * as engine from "./container-transport.mjs";
@@ -69,16 +70,19 @@ export function containerDriver(target) {
 				// The link fetches back (coalesced) on a git frame; the snapshot is taken inside then.
 				if (frame.t === "event" && GIT_EVENTS.test(frame.line)) on.frame({ t: "git", head: "", wip: "" });
 			},
-			onDone() {
+			onDone(outcome) {
 				waiter.cancel();
-				if (!stopped) on.close(ended ? { ended: true } : { ended: false, failure: { kind: "protocol", reason: "follow stopped" } });
+				if (stopped) return;
+				if (ended) return on.close({ ended: true });
+				on.close({ ended: false, failure: outcome.gone ? { kind: "gone", reason: outcome.gone, code: "far-run-gone" } : { kind: "protocol", reason: "follow stopped" } });
 			},
 		});
-		void waiter.done.then(async ({ code }) => {
+		void waiter.done.then(async (exit) => {
 			// Gone without its runner recording an end (killed from outside, out of memory, removed): the
-			// container's exit says why, recorded at the target before follow reports the end.
+			// container's exit says why, recorded at the target before follow reports the end (wait did,
+			// unless the engine could not be asked).
 			const status = safeStatus(dirs.run);
-			if (status && typeof status.endedAt !== "number") await endOrphan(dirs.run, diedEnd(dirs.run, engine.endReason(code, target)), { alive: () => false }).catch(() => undefined);
+			if (status && typeof status.endedAt !== "number") await endOrphan(dirs.run, engine.exitEnd(dirs.run, exit, target), { alive: () => false }).catch(() => undefined);
 			exited = true;
 			follower.poke();
 		});
@@ -100,7 +104,7 @@ export function containerDriver(target) {
 						on.started?.();
 						attach(followFrom(run, { seq: 0, sessionBytes: 0 }, on));
 					},
-					(error) => on.close({ ended: false, failure: { kind: "remote", reason: error instanceof Error ? error.message : String(error) } }),
+					(error) => on.close({ ended: false, failure: { kind: "remote", reason: error instanceof Error ? error.message : String(error), ...(error instanceof BoardError ? { code: error.code } : {}) } }),
 				);
 			});
 		},

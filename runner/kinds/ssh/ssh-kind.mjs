@@ -3,7 +3,7 @@
 // what `targets remove` leaves: the driver and the check load on first use.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { posix, resolve } from "node:path";
 import { invalid, plain } from "../kind.mjs";
 import { parseSshHost, sshOf, sshOptions } from "./ssh-transport.mjs";
 
@@ -40,8 +40,30 @@ export const sshKind = {
 				return resolve(value);
 			},
 		},
-		/** The target's dir on the host; relative: to the login's home. */
-		dir: { type: "string", required: true, flag: "--dir", value: "<remote dir>", default: ".agent-board", input: plain("--dir") },
+		/**
+		 * The target's dir on the host; relative: to the login's home, and inside it (`..` may not leave it);
+		 * an absolute one only with --dir-absolute (check --install creates it, as the login user).
+		 */
+		dir: {
+			type: "string",
+			required: true,
+			flag: "--dir",
+			value: "<remote dir>",
+			default: ".agent-board",
+			input: (value, input) => {
+				const dir = String(plain("--dir")(value));
+				if (dir.startsWith("/")) {
+					if (input.dirAbsolute !== true) throw invalid(`--dir ${JSON.stringify(dir)} is absolute: give --dir-absolute too to use a directory outside the login's home, or a path relative to it`);
+					return posix.normalize(dir);
+				}
+				const inside = posix.normalize(dir.replace(/^~(\/|$)/, ""));
+				if (inside === ".." || inside.startsWith("../")) throw invalid(`--dir ${JSON.stringify(dir)} leaves the login's home (its ".." go above it): give a path inside it, or an absolute one with --dir-absolute`);
+				if (inside === "." || inside === "") throw invalid(`--dir ${JSON.stringify(dir)} is the login's home itself: give a directory of its own (default .agent-board)`);
+				return inside;
+			},
+		},
+		/** --dir may be absolute (outside the login's home); not kept in the config. */
+		dirAbsolute: { type: "flag", flag: "--dir-absolute", inputOnly: true },
 		/** The pi command on the host (default: pi). */
 		pi: {
 			type: "words",

@@ -6,7 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mergeRow } from "../git/merge.ts";
-import { sanitizeText } from "./sanitize.ts";
+import { inert, sanitizeText } from "./sanitize.ts";
 import { computeOverlaps, overlapCandidates } from "../git/overlap.ts";
 import type { AttemptSetView, BoardRow, MergeOptions, MergeResult, RowMeta } from "./types.ts";
 import { touchedCache } from "./touched-cache.ts";
@@ -56,7 +56,7 @@ export function attemptViews(deps: AttemptDeps): AttemptViews {
 
 	async function requireRow(id: string): Promise<BoardRow> {
 		const row = await deps.get(id);
-		if (!row) throw new Error(`no such row: ${id}`);
+		if (!row) throw new Error(`no such row: ${inert(id)}`);
 		return row;
 	}
 
@@ -65,7 +65,7 @@ export function attemptViews(deps: AttemptDeps): AttemptViews {
 		async compare(id) {
 			const rows = annotate(await deps.list({ includeArchived: true }));
 			const row = rows.find((candidate) => candidate.id === id);
-			if (!row) throw new Error(`no such row: ${id}`);
+			if (!row) throw new Error(`no such row: ${inert(id)}`);
 			const members = row.attempt ? rows.filter((r) => r.attempt?.setId === row.attempt?.setId).sort((a, b) => (a.attempt?.index ?? 0) - (b.attempt?.index ?? 0)) : [row];
 			return {
 				setId: row.attempt?.setId,

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { ID_PATTERN, isValidId } from "../../../runner/store/store-layout.mjs";
+import { inert } from "./sanitize.ts";
 
 export { isValidId };
 
@@ -11,7 +12,7 @@ export function newId(prefix: string): string {
 /** Ids become path segments under the store: reject anything that could escape it. */
 export function validateId(id: unknown): string {
 	if (typeof id !== "string" || !ID_PATTERN.test(id)) {
-		throw new Error(`invalid row id ${JSON.stringify(id)}: use letters, digits, "-" and "_" only (no "/", "..", or absolute paths)`);
+		throw new Error(`invalid row id ${typeof id === "string" ? `"${inert(id)}"` : JSON.stringify(id)}: use letters, digits, "-" and "_" only (no "/", "..", or absolute paths)`);
 	}
 	return id;
 }

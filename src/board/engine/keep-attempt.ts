@@ -11,6 +11,7 @@ import { existsSync } from "node:fs";
 import { notOver } from "../../../runner/life/phase.mjs";
 import { BoardError } from "../../../runner/life/reasons.mjs";
 import type { BoardRow, BoardService, MergePlan, MergeResult } from "./types.ts";
+import { inert } from "./sanitize.ts";
 
 /** Another attempt of the set, and the uncommitted paths in its worktree (its removal needs force then). */
 export interface KeepOther {
@@ -66,7 +67,7 @@ function label(row: BoardRow): string {
 /** What keeping `id` will do, or why it cannot (nothing changes). */
 export async function planKeep(service: BoardService, id: string): Promise<KeepPlan> {
 	const keep = await service.get(id);
-	if (!keep) throw new BoardError("no-such-row", `no such row: ${id}`);
+	if (!keep) throw new BoardError("no-such-row", `no such row: ${inert(id)}`);
 	if (!keep.attempt) throw new BoardError("invalid", `row ${id} is not an attempt: keep picks one attempt of a set (dispatch --count N starts one); merge a single row with merge`);
 	const set = await service.compare(id);
 	const others = set.rows.map((entry) => entry.row).filter((row) => row.id !== id && (row.worktreePath !== undefined || !row.archived));

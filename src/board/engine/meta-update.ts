@@ -12,6 +12,7 @@ import { requireMeta } from "./row-read.ts";
 import { describeFsError } from "./store-guard.ts";
 import { writeMeta } from "./store.ts";
 import type { RowMeta } from "./types.ts";
+import { inert } from "./sanitize.ts";
 
 export interface MetaUpdates {
 	/** Takes the row lock, changes meta, releases. */
@@ -43,7 +44,7 @@ export function metaUpdates(ctx: EngineContext): MetaUpdates {
 		},
 		withLock(id, fn, timeoutMs) {
 			validateId(id);
-			if (!existsSync(ctx.paths.row(id))) throw new BoardError("no-such-row", `no such row: ${id}`);
+			if (!existsSync(ctx.paths.row(id))) throw new BoardError("no-such-row", `no such row: ${inert(id)}`);
 			return withRowLock(ctx.paths.row(id), fn, timeoutMs === undefined ? {} : { timeoutMs });
 		},
 	};

@@ -14,6 +14,7 @@ import { liveMarkIds, liveSeeded, rowCounts } from "./live-marks.ts";
 import { settledMeta } from "./merge-intent.ts";
 import { errorReason, errorRow, listRowIds, readMeta, readStatus, rowFrom } from "./store.ts";
 import type { BoardRow, RowMeta, RunStatus } from "./types.ts";
+import { inert } from "./sanitize.ts";
 
 /** A row as read, and what the supervise step still has to write about it. */
 export interface RowRead {
@@ -71,7 +72,7 @@ export function readRow(ctx: EngineContext, id: string, whole = true): BoardRow 
 /** meta.json of an existing row; "no such row" when its directory is absent. */
 export function requireMeta(ctx: EngineContext, id: string): RowMeta {
 	validateId(id);
-	if (!existsSync(ctx.paths.row(id))) throw new BoardError("no-such-row", `no such row: ${id}`);
+	if (!existsSync(ctx.paths.row(id))) throw new BoardError("no-such-row", `no such row: ${inert(id)}`);
 	return readMeta(ctx.paths, id, ctx.cache);
 }
 

@@ -104,6 +104,17 @@ export function controlRun(ctx: EngineContext) {
 		}
 	}
 
+	/** The row once its link noted the stop (or after a few seconds: the link may be starting). */
+	async function waitStopNoted(id: string, runDir: string): Promise<BoardRow> {
+		const deadline = Date.now() + 3000;
+		while (Date.now() < deadline) {
+			const status = readStatus(runDir, new FileCache());
+			if (status.stopRequested || runEnded(status)) break;
+			await sleep(50);
+		}
+		return readRow(ctx, id);
+	}
+
 	/** Queued: take the run out of the queue (its owner now) and record the stop; waiting replies get their receipts. */
 	function stopQueued(runDir: string, runId: string): boolean {
 		const name = queuedEntryName(paths.root, runId);
@@ -129,8 +140,9 @@ export function controlRun(ctx: EngineContext) {
 			return { runDir, onTarget };
 		});
 		if (!target) return readRow(ctx, id);
-		// An unreachable target keeps the stop: its link delivers it when the target is back.
-		if (target.onTarget && readRow(ctx, id).unreachable) return readRow(ctx, id);
+		// An unreachable target keeps the stop: its link delivers it when the target is back (and the row
+		// says "stop requested" from the moment its link took it: a moment, it watches the inbox).
+		if (target.onTarget && readRow(ctx, id).unreachable) return waitStopNoted(id, target.runDir);
 		const row = await waitEnded(id, stopGraceMs * 2 + 8000);
 		const status = readStatus(target.runDir, new FileCache());
 		if (runEnded(status)) return readRow(ctx, id);

@@ -52,3 +52,11 @@ export function sanitizeText(text: string, options: SanitizeOptions = {}): strin
 export function sanitizeOptional(text: string | undefined, options?: SanitizeOptions): string | undefined {
 	return text === undefined ? undefined : sanitizeText(text, options);
 }
+
+/**
+ * What a user typed, echoed back inert: every control, DEL, C1 and bidi character as its \u escape (an
+ * id typed with an escape sequence in it is shown as typed, and does nothing to the terminal).
+ */
+export function inert(text: string): string {
+	return text.replace(LEFTOVER, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}

@@ -145,6 +145,8 @@ export const LinkSchema = Type.Object({
 	unreachableSince: OptNum,
 	/** ssh's (or the engine's) own words for why. */
 	reason: OptStr,
+	/** What the target holds that this machine's copy could not take (a line or a file over its limit, a tampered file): the end fails with it. */
+	flags: Type.Optional(Type.Array(Type.Object({ code: ReasonCodeSchema, file: Str, reason: Str, count: OptNum }))),
 });
 
 /** Spend against the budget nearest its limit, as the runner last checked it at a turn's end. */

@@ -28,6 +28,7 @@ import { targetsApi } from "./targets-api.ts";
 import { listRowIds, readEventsFile, writeMeta } from "./store.ts";
 import type { BoardRow, BoardService, DiffStats, DispatchOptions } from "./types.ts";
 import { diffStats, removeWorktreeDir } from "../git/worktree.ts";
+import { inert } from "./sanitize.ts";
 import { removeFarWork } from "./far-work.ts";
 import { loadPresets, presetSummary } from "../presets/presets.ts";
 import { budgetControl } from "../supervisor/budget-control.ts";
@@ -94,7 +95,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		},
 		async fork(id, forkOpts) {
 			const source = await get(id);
-			if (!source) throw new BoardError("no-such-row", `no such row: ${id}`);
+			if (!source) throw new BoardError("no-such-row", `no such row: ${inert(id)}`);
 			return dispatchAttempts(forkOptions(source, forkOpts));
 		},
 		async reply(id, text, replyOptions) {

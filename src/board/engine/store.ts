@@ -330,7 +330,8 @@ function unreachableFrom(status: RunStatus): Pick<BoardRow, "unreachable" | "sum
 	const since = status.link?.unreachableSince;
 	if (since === undefined || runEnded(status)) return undefined;
 	const reason = line(status.link?.reason) ?? "no reason given";
-	return { unreachable: { since, reason }, summary: `unreachable since ${new Date(since).toTimeString().slice(0, 8)}: ${reason}` };
+	const stop = status.stopRequested ? "stop requested; " : "";
+	return { unreachable: { since, reason }, summary: `${stop}unreachable since ${new Date(since).toTimeString().slice(0, 8)}: ${reason}` };
 }
 
 export function errorReason(error: unknown, file: string): string {

@@ -14,6 +14,7 @@ import { formatDetail, formatTable } from "./table.ts";
 import { subcommandHelp } from "./help.ts";
 import { SUBCOMMANDS, type SubcommandName, takesRow, USAGE } from "./usage.ts";
 import { parseServeArgs, type ServeAction } from "../../web/serve-args.ts";
+import { inert } from "../engine/sanitize.ts";
 
 export { SUBCOMMANDS, type SubcommandName, USAGE } from "./usage.ts";
 
@@ -97,8 +98,8 @@ export function resolveRow(rows: readonly BoardRow[], key: string): BoardRow | s
 	if (exact) return exact;
 	const prefixed = rows.filter((row) => row.id.startsWith(key));
 	if (prefixed.length === 1 && prefixed[0]) return prefixed[0];
-	if (prefixed.length > 1) return `ambiguous id "${key}": ${prefixed.map((row) => row.id).join(", ")}`;
-	return `no row "${key}" (see /agent-board list --all)`;
+	if (prefixed.length > 1) return `ambiguous id "${inert(key)}": ${prefixed.map((row) => row.id).join(", ")}`;
+	return `no row "${inert(key)}" (see /agent-board list --all)`;
 }
 
 /**

@@ -69,9 +69,11 @@ function parseAdd(words: string[]): TargetsParsed {
 	const given = new Map<string, string | string[]>();
 	for (let i = 0; i < rest.length; i += 2) {
 		const flag = rest[i] ?? "";
-		const value = rest[i + 1];
 		const spec = known.get(flag);
 		if (!spec) return { ok: false, error: `targets add: unknown option ${JSON.stringify(flag)}` };
+		// A flag without a value (--dir-absolute) takes no word after it.
+		if (spec.type === "flag") i -= 1;
+		const value = spec.type === "flag" ? "true" : rest[i + 1];
 		if (value === undefined) return { ok: false, error: `targets add: ${flag} needs a value` };
 		const before = given.get(flag);
 		// A list field (--env) takes the flag again; any other flag once.
@@ -96,7 +98,8 @@ function parseAdd(words: string[]): TargetsParsed {
 			const parsed = number(String(value), flag);
 			if (typeof parsed === "string") return { ok: false, error: parsed };
 			input[field] = parsed;
-		} else input[field] = value;
+		} else if (spec.type === "flag") input[field] = true;
+		else input[field] = value;
 	}
 	return { ok: true, action: "add", name, input };
 }
