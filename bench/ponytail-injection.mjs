@@ -2,7 +2,7 @@
 // throwaway agent dir) with the extension against without it. Run with --experimental-strip-types.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { condensedPonytailRules, ponytailRules } from "../src/ponytail/rules.mjs";
+import { condensedPonytailRules, ponytailRules } from "../src/ponytail/rules.ts";
 import { createTestAgent, EXTENSION_ENTRY, runPi, systemMessages } from "../test-support/pi-harness.ts";
 
 /** @type {("lite" | "full" | "ultra")[]} */

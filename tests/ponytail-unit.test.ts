@@ -2,11 +2,11 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { appendCommandLog, commandLogFile, readCommandLog } from "../src/ponytail/command-log.mjs";
-import { resolveSettings, userConfigFile, writeDefaultMode } from "../src/ponytail/config.mjs";
-import { completePonytailArgs, isDeactivationPhrase, modeFromBranch, parsePonytailArgs } from "../src/ponytail/modes.mjs";
-import { CONDENSED_LIMIT, condensedRules, filterForLevel, loadRulesSkill, rulesForLevel } from "../src/ponytail/rules.mjs";
-import { expandSkill } from "../src/ponytail/skill-commands.mjs";
+import { appendCommandLog, commandLogFile, readCommandLog } from "../src/ponytail/command-log.ts";
+import { resolveSettings, userConfigFile, writeDefaultMode } from "../src/ponytail/config.ts";
+import { completePonytailArgs, isDeactivationPhrase, modeFromBranch, parsePonytailArgs } from "../src/ponytail/modes.ts";
+import { CONDENSED_LIMIT, condensedRules, filterForLevel, loadRulesSkill, rulesForLevel } from "../src/ponytail/rules.ts";
+import { expandSkill } from "../src/ponytail/skill-commands.ts";
 
 const LEVELS = ["lite", "full", "ultra"] as const;
 let dirs: string[] = [];

@@ -7,8 +7,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { TRIGGER_LINE } from "../src/ritual/opt-in.mjs";
-import { RITUAL_MARKER } from "../src/ritual/prompt.mjs";
+import { TRIGGER_LINE } from "../src/ritual/opt-in.ts";
+import { RITUAL_MARKER } from "../src/ritual/prompt.ts";
 import type { FauxScript } from "../test-support/faux-script.ts";
 import {
 	createTestAgent,

@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { RitualGuard } from "../src/ritual/guard.mjs";
-import { hasTriggerLine, isOptedIn, type ProjectFacts, TRIGGER_LINE } from "../src/ritual/opt-in.mjs";
-import { probeProject } from "../src/ritual/probe.mjs";
-import { RITUAL_MARKER, ritualPrompt, SKILL_PATH } from "../src/ritual/prompt.mjs";
+import { RitualGuard } from "../src/ritual/guard.ts";
+import { hasTriggerLine, isOptedIn, type ProjectFacts, TRIGGER_LINE } from "../src/ritual/opt-in.ts";
+import { probeProject } from "../src/ritual/probe.ts";
+import { RITUAL_MARKER, ritualPrompt, SKILL_PATH } from "../src/ritual/prompt.ts";
 
 const opted: ProjectFacts = { agentsMd: `# Rules\n\n${TRIGGER_LINE}\n`, claudeMd: undefined, hasTasksDir: true, hasGit: true };
 

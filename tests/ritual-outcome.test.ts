@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { listNotes, newNotes } from "../src/ritual/notes.mjs";
-import { judgeRitual, messagesFrom, taskCompleted } from "../src/ritual/outcome.mjs";
-import { failureLine, printable } from "../src/ritual/report.mjs";
+import { listNotes, newNotes } from "../src/ritual/notes.ts";
+import { judgeRitual, messagesFrom, taskCompleted } from "../src/ritual/outcome.ts";
+import { failureLine, printable } from "../src/ritual/report.ts";
 
 const user = { role: "user" };
 const answer = (stopReason: string, errorMessage?: string) => ({ role: "assistant", stopReason, errorMessage });

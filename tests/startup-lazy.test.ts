@@ -16,7 +16,7 @@ afterAll(() => {
 });
 
 /** What registering the tools and the command needs, and nothing else. */
-const LIGHT = ["index.ts", "loader.ts", "tools.ts", "ui.ts", "worker-env.mjs", "subcommands/usage.ts", "write-whole.mjs"];
+const LIGHT = ["index.ts", "loader.ts", "tools.ts", "ui.ts", "worker-env.ts", "subcommands/usage.ts", "write-whole.ts"];
 
 describe("lazy start-up", () => {
 	it("pi -p loads only the board's registration modules and reads no store file; first use loads the rest", async () => {

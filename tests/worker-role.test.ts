@@ -74,12 +74,14 @@ describe("prompt over the control channel", () => {
 			}
 		};
 		for (const run of runs) run.worker.send({ type: "prompt", text: run.text });
-		const exits = Promise.all(runs.map((run) => run.worker.exited()));
+		const exits = Promise.all(runs.map((run) => run.worker.exited(120_000)));
 		let done = false;
 		void exits.finally(() => (done = true));
+		// A prompt passed in argv would sit there for the worker's whole life: a look every 50 ms finds it. Every
+		// 5 ms, the scans of every process took a core from the three pi starting (30 s at load 17 in CI).
 		while (!done) {
 			scan();
-			await new Promise((resolve) => setTimeout(resolve, 5));
+			await new Promise((resolve) => setTimeout(resolve, 50));
 		}
 		for (const exit of await exits) expect(exit.code).toBe(0);
 
@@ -101,7 +103,7 @@ describe("prompt over the control channel", () => {
 			expect(worker.lines).toEqual([{ type: "closed" }]);
 			expect(worker.malformed).toEqual([]);
 		}
-	});
+	}, 180_000);
 
 	it("a runner that dies before sending the prompt leaves no worker behind", async () => {
 		const agent = newAgent();

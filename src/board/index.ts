@@ -1,5 +1,5 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { isWorker } from "./worker-env.mjs";
+import { isWorker } from "./worker-env.ts";
 
 /**
  * Registers the board from light modules; its engine and dashboard load on first use (loader.ts). A

@@ -5,6 +5,7 @@ export { formatAttemptSet } from "./subcommands/attempt-text.ts";
 export { completeArgs, DELIVERY_TEXT, listSupervised, parseSubcommand, runSubcommand } from "./subcommands/subcommands.ts";
 export { formatTable } from "./subcommands/table.ts";
 export { describeRow } from "./tool-text.ts";
+export { inert } from "./engine/sanitize.ts";
 export { openBoard } from "./dashboard/open-board.ts";
 export { ATTACH_STATUS_KEY, attachedStatus, attachTo, goBack, loadAttach } from "./presence/attach.ts";
 export { resolveSettings } from "./presence/notify.ts";

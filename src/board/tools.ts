@@ -5,7 +5,6 @@ import { MAX_ATTEMPTS, MAX_BURST, WORKTREE_MODES } from "../../runner/life/vocab
 import { parseAmount } from "../../runner/life/budget.mjs";
 import type { BoardLoader } from "./loader.ts";
 import type { BudgetLimit } from "./engine/types.ts";
-import { inert } from "./engine/sanitize.ts";
 
 /** Diff lines returned to the model at most (the full diff is in the dashboard). */
 const MAX_DIFF_LINES = 400;
@@ -117,7 +116,7 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 			const r = await load.runtime();
 			if (params.id) {
 				const row = await service.get(params.id);
-				if (!row) throw new Error(`no such row: ${inert(params.id)}`);
+				if (!row) throw new Error(`no such row: ${r.inert(params.id)}`);
 				return { content: [{ type: "text", text: r.describeRow(row) }], details: { ids: [row.id] } };
 			}
 			const rows = await r.listSupervised(service, { slim: true });

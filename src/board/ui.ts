@@ -10,7 +10,7 @@ import type { BoardLoader } from "./loader.ts";
 import type { AttachRecord } from "./presence/attach.ts";
 import type { BoardRuntime } from "./runtime.ts";
 import { COMMAND_DESCRIPTION } from "./subcommands/usage.ts";
-import { writeWhole } from "./write-whole.mjs";
+import { writeWhole } from "./write-whole.ts";
 
 type Parts = Awaited<ReturnType<typeof uiParts>>;
 

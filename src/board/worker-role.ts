@@ -14,7 +14,7 @@ import { registerTurnHold } from "./worker/turn-hold.ts";
 /** After the runner vanished: how long an aborting run may take before the process exits anyway. */
 const EXIT_GRACE_MS = 2000;
 
-export { isWorker } from "./worker-env.mjs";
+export { isWorker } from "./worker-env.ts";
 
 export function registerWorkerRole(pi: ExtensionAPI, env: NodeJS.ProcessEnv = process.env): void {
 	const fd = controlFd(env);

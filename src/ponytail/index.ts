@@ -1,7 +1,7 @@
 /** /ponytail: response modes injected as a structured prompt section, persisted per session branch. */
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { type PonytailSettings, resolveSettings, userConfigFile, writeDefaultMode } from "./config.mjs";
+import { type PonytailSettings, resolveSettings, userConfigFile, writeDefaultMode } from "./config.ts";
 import {
 	type ActiveLevel,
 	completePonytailArgs,
@@ -10,13 +10,13 @@ import {
 	modeFromBranch,
 	type PonytailMode,
 	parsePonytailArgs,
-} from "./modes.mjs";
-import { condensedPonytailRules, ponytailRules } from "./rules.mjs";
-import { REVIEW_MARKER, SKILL_COMMANDS, type SkillCommand, sendSkill } from "./skill-commands.mjs";
-import { badgeText } from "./status.mjs";
+} from "./modes.ts";
+import { condensedPonytailRules, ponytailRules } from "./rules.ts";
+import { REVIEW_MARKER, SKILL_COMMANDS, type SkillCommand, sendSkill } from "./skill-commands.ts";
+import { badgeText } from "./status.ts";
 
-export { condensedPonytailRules, ponytailRules } from "./rules.mjs";
-export type { PonytailMode } from "./modes.mjs";
+export { condensedPonytailRules, ponytailRules } from "./rules.ts";
+export type { PonytailMode } from "./modes.ts";
 
 const SECTION = "ponytail";
 export const PROJECT_CONFIG_NAME = "ponytail.json";
@@ -83,7 +83,7 @@ export function registerPonytail(pi: ExtensionAPI): void {
 
 	// The command log's code loads with the first command: pi's start-up does not need it.
 	const logCommand = async (command: string, args: string): Promise<void> => {
-		const { appendCommandLog, commandLogFile } = await import("./command-log.mjs");
+		const { appendCommandLog, commandLogFile } = await import("./command-log.ts");
 		const file = commandLogFile(process.env);
 		if (!file) return;
 		try {
@@ -155,7 +155,7 @@ export function registerPonytail(pi: ExtensionAPI): void {
 				return;
 			}
 			case "log": {
-				const { commandLogFile, formatCommandLog, readCommandLog } = await import("./command-log.mjs");
+				const { commandLogFile, formatCommandLog, readCommandLog } = await import("./command-log.ts");
 				const file = commandLogFile(process.env);
 				say(ctx, file ? formatCommandLog(readCommandLog(file, parsed.count)) : "ponytail: command log is off (PONYTAIL_COMMAND_LOG=0)");
 				return;

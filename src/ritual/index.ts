@@ -35,8 +35,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import type { RitualGuard } from "./guard.mjs";
-import type { SettleSignal } from "./turn.mjs";
+import type { RitualGuard } from "./guard.ts";
+import type { SettleSignal } from "./turn.ts";
 
 /**
  * Registers the ritual's handlers; its code loads when a print run ends in a project that may have opted
@@ -60,17 +60,17 @@ export function registerCloseRitual(pi: ExtensionAPI): void {
 		if (event.reason !== "quit" || ctx.mode !== "print") return;
 		// pi aborts any run before shutdown; a session still busy here is not ours to drive.
 		if (!ctx.isIdle()) return;
-		// Opting in needs .tasks/ (opt-in.mjs): without it nothing more is read or loaded.
+		// Opting in needs .tasks/ (opt-in.ts): without it nothing more is read or loaded.
 		if (!existsSync(join(ctx.cwd, ".tasks"))) return;
 		const [{ RitualGuard }, { listNotes, newNotes }, { isOptedIn }, { judgeRitual, messagesFrom, taskCompleted }, { probeProject }, { RITUAL_CUSTOM_TYPE, ritualPrompt }, { failureLine }, { runTurn, SettleSignal }] = await Promise.all([
-			import("./guard.mjs"),
-			import("./notes.mjs"),
-			import("./opt-in.mjs"),
-			import("./outcome.mjs"),
-			import("./probe.mjs"),
-			import("./prompt.mjs"),
-			import("./report.mjs"),
-			import("./turn.mjs"),
+			import("./guard.ts"),
+			import("./notes.ts"),
+			import("./opt-in.ts"),
+			import("./outcome.ts"),
+			import("./probe.ts"),
+			import("./prompt.ts"),
+			import("./report.ts"),
+			import("./turn.ts"),
 		]);
 		if (!taskCompleted(ctx.sessionManager.buildSessionProjection().messages)) return;
 		if (!isOptedIn(probeProject(ctx.cwd))) return;

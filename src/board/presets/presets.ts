@@ -14,7 +14,7 @@ import { parseAmount } from "../../../runner/life/budget.mjs";
 import { MAX_ATTEMPTS, THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
 import { BoardError } from "../../../runner/life/reasons.mjs";
 import type { BudgetLimit, PresetSummary, ThinkingLevel, WorktreeMode } from "../engine/types.ts";
-import { MODES } from "../../ponytail/modes.mjs";
+import { MODES } from "../../ponytail/modes.ts";
 import { isDirectory, trustedProjectPath } from "../supervisor/project-trust.ts";
 
 export interface Preset extends PresetSummary {

@@ -5,18 +5,20 @@ import { join } from "node:path";
 
 export const LOG_ROTATE_BYTES = 1024 * 1024;
 
-/** @typedef {{ command: string, args: string, timestamp: string }} CommandLogEntry */
+export interface CommandLogEntry {
+	command: string;
+	args: string;
+	timestamp: string;
+}
 
-/** @param {NodeJS.ProcessEnv} env @returns {string | undefined} */
-export function commandLogFile(env) {
+export function commandLogFile(env: NodeJS.ProcessEnv): string | undefined {
 	if (env.PONYTAIL_COMMAND_LOG === "0") return undefined;
 	const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache");
 	return join(base, "ponytail", "commands.log");
 }
 
 /** Appends one line; rotates to commands.log.1 first when the file has reached the limit. */
-/** @param {string} file @param {CommandLogEntry} entry */
-export function appendCommandLog(file, entry, limit = LOG_ROTATE_BYTES) {
+export function appendCommandLog(file: string, entry: CommandLogEntry, limit = LOG_ROTATE_BYTES): void {
 	mkdirSync(join(file, ".."), { recursive: true });
 	try {
 		if (statSync(file).size >= limit) renameSync(file, `${file}.1`);
@@ -27,20 +29,18 @@ export function appendCommandLog(file, entry, limit = LOG_ROTATE_BYTES) {
 }
 
 /** The last `count` entries, oldest first; malformed lines are skipped. */
-/** @param {string} file @param {number} count @returns {CommandLogEntry[]} */
-export function readCommandLog(file, count) {
-	let text;
+export function readCommandLog(file: string, count: number): CommandLogEntry[] {
+	let text: string;
 	try {
 		text = readFileSync(file, "utf8");
 	} catch {
 		return [];
 	}
-	/** @type {CommandLogEntry[]} */
-	const entries = [];
+	const entries: CommandLogEntry[] = [];
 	for (const line of text.split("\n")) {
 		if (!line.trim()) continue;
 		try {
-			const value = /** @type {Partial<CommandLogEntry>} */ (JSON.parse(line));
+			const value = JSON.parse(line) as Partial<CommandLogEntry>;
 			if (typeof value.command === "string" && typeof value.timestamp === "string") {
 				entries.push({ command: value.command, args: typeof value.args === "string" ? value.args : "", timestamp: value.timestamp });
 			}
@@ -51,8 +51,7 @@ export function readCommandLog(file, count) {
 	return entries.slice(-count);
 }
 
-/** @param {CommandLogEntry[]} entries */
-export function formatCommandLog(entries) {
+export function formatCommandLog(entries: CommandLogEntry[]): string {
 	if (entries.length === 0) return "ponytail: command log is empty";
 	return entries.map((e) => `${e.timestamp} /${e.command}${e.args ? ` ${e.args}` : ""}`).join("\n");
 }

@@ -8,15 +8,15 @@ import { writeSync } from "node:fs";
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
-/** Writes all of `text` to `fd`; a reader that went away (EPIPE: `| head`) ends it quietly. @param {number} fd @param {string} text */
-export function writeWhole(fd, text) {
+/** Writes all of `text` to `fd`; a reader that went away (EPIPE: `| head`) ends it quietly. */
+export function writeWhole(fd: number, text: string): void {
 	const bytes = Buffer.from(text);
 	let done = 0;
 	while (done < bytes.length) {
 		try {
 			done += writeSync(fd, bytes, done);
 		} catch (error) {
-			const code = /** @type {NodeJS.ErrnoException} */ (error).code;
+			const code = (error as NodeJS.ErrnoException).code;
 			if (code === "EPIPE") return;
 			if (code !== "EAGAIN") throw error;
 			// The pipe is full: give the reader a moment (synchronously, like a blocking write).

@@ -5,32 +5,28 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-
-/** @typedef {import("./modes.mjs").ActiveLevel} ActiveLevel */
+import type { ActiveLevel } from "./modes.ts";
 
 export const SKILLS_DIR = join(dirname(fileURLToPath(import.meta.url)), "../../skills");
 export const RULES_FILE = join(SKILLS_DIR, "ponytail/SKILL.md");
 export const CONDENSED_LIMIT = 900;
-const LEVELS = ["lite", "full", "ultra"];
+const LEVELS = ["lite", "full", "ultra"] as const;
 
 const ROW = /^\|\s*\*\*([a-z]+)\*\*\s*\|/;
 const EXAMPLE = /^\s*-\s*([a-z]+):/;
 
-/** @param {string} text */
-export function stripFrontmatter(text) {
+export function stripFrontmatter(text: string): string {
 	const body = text.replace(/^\uFEFF/, "").replace(/\r\n/g, "\n");
 	return body.startsWith("---\n") ? body.replace(/^---\n[\s\S]*?\n---\n?/, "") : body;
 }
 
-/** @param {string} line @returns {string | undefined} */
-function levelOf(line) {
+function levelOf(line: string): string | undefined {
 	const tag = ROW.exec(line)?.[1] ?? EXAMPLE.exec(line)?.[1];
-	return tag && LEVELS.includes(tag) ? tag : undefined;
+	return tag && (LEVELS as readonly string[]).includes(tag) ? tag : undefined;
 }
 
 /** Keeps general lines and only `level`'s rows and examples. */
-/** @param {string} skill @param {string} level */
-export function filterForLevel(skill, level) {
+export function filterForLevel(skill: string, level: string): string {
 	return stripFrontmatter(skill)
 		.split("\n")
 		.filter((line) => {
@@ -42,21 +38,18 @@ export function filterForLevel(skill, level) {
 		.trim();
 }
 
-/** @param {ActiveLevel} level */
-function header(level) {
+function header(level: ActiveLevel): string {
 	return `PONYTAIL MODE ACTIVE - level: ${level}`;
 }
 
 /** Section text for a level (pi wraps it in <ponytail> tags). */
-/** @param {string} skill @param {ActiveLevel} level */
-export function rulesForLevel(skill, level) {
+export function rulesForLevel(skill: string, level: ActiveLevel): string {
 	if (level === "review") return `${header(level)}. For this run follow the ponytail-review skill given in the user message.`;
 	return `${header(level)}\n\n${filterForLevel(skill, level).replace(/^# .*\n+/, "")}`;
 }
 
 /** Short ruleset for board workers: core line, the level's row cells, then as many rules as fit. */
-/** @param {string} skill @param {ActiveLevel} level */
-export function condensedRules(skill, level, limit = CONDENSED_LIMIT) {
+export function condensedRules(skill: string, level: ActiveLevel, limit = CONDENSED_LIMIT): string {
 	if (level === "review") return rulesForLevel(skill, level);
 	const lines = stripFrontmatter(skill).split("\n");
 	const core = lines.find((line) => line.startsWith("Core:"))?.replace(/^Core:\s*/, "") ?? "";
@@ -78,28 +71,24 @@ export function condensedRules(skill, level, limit = CONDENSED_LIMIT) {
 	return parts.filter(Boolean).join("\n");
 }
 
-/** @param {string} row @returns {string[]} */
-function cells(row) {
+function cells(row: string): string[] {
 	return row
 		.split("|")
 		.slice(1, -1)
 		.map((cell) => cell.trim().replace(/\*\*/g, ""));
 }
 
-/** @type {string | undefined} */
-let cached;
+let cached: string | undefined;
 /** SKILL.md text; read once per process since it ships with the package. */
-export function loadRulesSkill() {
+export function loadRulesSkill(): string {
 	cached ??= readFileSync(RULES_FILE, "utf8");
 	return cached;
 }
 
-/** @param {ActiveLevel} level */
-export function condensedPonytailRules(level) {
+export function condensedPonytailRules(level: ActiveLevel): string {
 	return condensedRules(loadRulesSkill(), level);
 }
 
-/** @param {ActiveLevel} level */
-export function ponytailRules(level) {
+export function ponytailRules(level: ActiveLevel): string {
 	return rulesForLevel(loadRulesSkill(), level);
 }

@@ -6,57 +6,59 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { writeFileAtomic } from "../../runner/store/fs-util.mjs";
-import { FALLBACK_DEFAULT, parseMode } from "./modes.mjs";
+import { FALLBACK_DEFAULT, type PonytailMode, parseMode } from "./modes.ts";
 
-/** @typedef {import("./modes.mjs").PonytailMode} PonytailMode */
-/**
- * `source`: where defaultMode came from: "env PONYTAIL_DEFAULT_MODE", a file path, or "built-in".
- * @typedef {{ defaultMode: PonytailMode, source: string, statusBar: boolean, quietStartup: boolean, condensed: boolean, warnings: string[] }} PonytailSettings
- */
-/** `projectFile`: undefined when the project is not trusted. @typedef {{ env: NodeJS.ProcessEnv, projectFile?: string, userFile: string }} ConfigInputs */
+export interface PonytailSettings {
+	defaultMode: PonytailMode;
+	/** Where defaultMode came from: "env PONYTAIL_DEFAULT_MODE", a file path, or "built-in". */
+	source: string;
+	statusBar: boolean;
+	quietStartup: boolean;
+	condensed: boolean;
+	warnings: string[];
+}
 
-/** @param {NodeJS.ProcessEnv} env */
-export function userConfigFile(env) {
+export interface ConfigInputs {
+	env: NodeJS.ProcessEnv;
+	/** Project config path, or undefined when the project is not trusted. */
+	projectFile?: string;
+	userFile: string;
+}
+
+export function userConfigFile(env: NodeJS.ProcessEnv): string {
 	const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), ".config");
 	return join(base, "ponytail", "config.json");
 }
 
-/** @typedef {{ kind: "missing" } | { kind: "ok", data: Record<string, unknown> } | { kind: "broken", warning: string }} ReadResult */
+type ReadResult = { kind: "missing" } | { kind: "ok"; data: Record<string, unknown> } | { kind: "broken"; warning: string };
 
-/** @param {unknown} error */
-const messageOf = (error) => (error instanceof Error ? error.message : String(error));
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-/** @param {string} file @returns {ReadResult} */
-export function readJsonObject(file) {
-	let text;
+export function readJsonObject(file: string): ReadResult {
+	let text: string;
 	try {
 		text = readFileSync(file, "utf8");
 	} catch (error) {
-		if (/** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT") return { kind: "missing" };
+		if ((error as NodeJS.ErrnoException).code === "ENOENT") return { kind: "missing" };
 		return { kind: "broken", warning: `ponytail: cannot read ${file}: ${messageOf(error)}; ignoring it` };
 	}
 	try {
-		/** @type {unknown} */
-		const data = JSON.parse(text.replace(/^\uFEFF/, ""));
-		if (data && typeof data === "object" && !Array.isArray(data)) return { kind: "ok", data: /** @type {Record<string, unknown>} */ (data) };
+		const data: unknown = JSON.parse(text.replace(/^\uFEFF/, ""));
+		if (data && typeof data === "object" && !Array.isArray(data)) return { kind: "ok", data: data as Record<string, unknown> };
 		return { kind: "broken", warning: `ponytail: ${file} is not a JSON object; ignoring it` };
 	} catch (error) {
 		return { kind: "broken", warning: `ponytail: ${file} is not valid JSON (${messageOf(error)}); ignoring it` };
 	}
 }
 
-/** @param {string | undefined} value @returns {boolean | undefined} */
-function flag(value) {
+function flag(value: string | undefined): boolean | undefined {
 	if (value === undefined || value === "") return undefined;
 	return !["0", "false", "off", "no"].includes(value.trim().toLowerCase());
 }
 
-/** @param {ConfigInputs} inputs @returns {PonytailSettings} */
-export function resolveSettings(inputs) {
-	/** @type {string[]} */
-	const warnings = [];
-	/** @type {{ source: string, data: Record<string, unknown> }[]} */
-	const layers = [];
+export function resolveSettings(inputs: ConfigInputs): PonytailSettings {
+	const warnings: string[] = [];
+	const layers: { source: string; data: Record<string, unknown> }[] = [];
 	for (const file of [inputs.projectFile, inputs.userFile]) {
 		if (!file) continue;
 		const result = readJsonObject(file);
@@ -64,7 +66,7 @@ export function resolveSettings(inputs) {
 		else if (result.kind === "broken") warnings.push(result.warning);
 	}
 
-	let defaultMode = FALLBACK_DEFAULT;
+	let defaultMode: PonytailMode = FALLBACK_DEFAULT;
 	let source = "built-in";
 	const envMode = inputs.env.PONYTAIL_DEFAULT_MODE;
 	const fromEnv = parseMode(envMode);
@@ -86,12 +88,8 @@ export function resolveSettings(inputs) {
 		}
 	}
 
-	/** @param {string} key @returns {boolean | undefined} */
-	const firstBool = (key) => {
-		for (const layer of layers) {
-			const value = layer.data[key];
-			if (typeof value === "boolean") return value;
-		}
+	const firstBool = (key: string): boolean | undefined => {
+		for (const layer of layers) if (typeof layer.data[key] === "boolean") return layer.data[key] as boolean;
 		return undefined;
 	};
 	const condensed = flag(inputs.env.PONYTAIL_CONDENSED) ?? false;
@@ -100,11 +98,8 @@ export function resolveSettings(inputs) {
 	return { defaultMode, source, statusBar, quietStartup, condensed, warnings };
 }
 
-/**
- * Sets defaultMode in the user config, keeping every other key; refuses to overwrite a broken file.
- * @param {string} file @param {PonytailMode} mode
- */
-export function writeDefaultMode(file, mode) {
+/** Sets defaultMode in the user config, keeping every other key; refuses to overwrite a broken file. */
+export function writeDefaultMode(file: string, mode: PonytailMode): void {
 	const current = readJsonObject(file);
 	if (current.kind === "broken") throw new Error(`${current.warning.replace(/; ignoring it$/, "")}; fix or remove it first`);
 	const data = current.kind === "ok" ? current.data : {};

@@ -5,19 +5,21 @@
 
 export const TRIGGER_LINE = "session handoff: read on start, write on end";
 
-/**
- * What the probe found in one working directory. Missing instruction files are undefined.
- * @typedef {{ agentsMd: string | undefined, claudeMd: string | undefined, hasTasksDir: boolean, hasGit: boolean }} ProjectFacts
- */
+/** What the probe found in one working directory. Missing instruction files are undefined. */
+export interface ProjectFacts {
+	agentsMd: string | undefined;
+	claudeMd: string | undefined;
+	hasTasksDir: boolean;
+	hasGit: boolean;
+}
 
 /**
  * True when some line of the text is the trigger line. Markdown decoration around the line
  * (list bullets, quote markers, headings, backticks, emphasis) and letter case are ignored, so
  * `- **Session handoff: read on start, write on end**` counts; prose that merely mentions the
  * phrase mid-sentence does not.
- * @param {string} text
  */
-export function hasTriggerLine(text) {
+export function hasTriggerLine(text: string): boolean {
 	for (const raw of text.split("\n")) {
 		const line = raw
 			.trim()
@@ -31,8 +33,7 @@ export function hasTriggerLine(text) {
 	return false;
 }
 
-/** @param {ProjectFacts} facts */
-export function isOptedIn(facts) {
+export function isOptedIn(facts: ProjectFacts): boolean {
 	if (!facts.hasTasksDir || !facts.hasGit) return false;
 	return [facts.agentsMd, facts.claudeMd].some((text) => text !== undefined && hasTriggerLine(text));
 }

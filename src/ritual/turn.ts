@@ -5,31 +5,28 @@
  * when pi emits `agent_settled` for it, or, for a run that failed before it started (which
  * settles nothing), when the session is idle again.
  */
-/** @typedef {import("@earendil-works/pi-coding-agent").ExtensionAPI} ExtensionAPI @typedef {import("@earendil-works/pi-coding-agent").ExtensionContext} ExtensionContext */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 /** How often the start-failure fallback looks at isIdle(); the settled event normally wins. */
 const IDLE_POLL_MS = 100;
 
 /** Resolves waiters on the next agent_settled; the extension forwards that event here. */
 export class SettleSignal {
-	/** @type {(() => void)[]} */
-	#waiters = [];
+	private waiters: (() => void)[] = [];
 
-	/** @returns {Promise<void>} */
-	next() {
-		return new Promise((resolve) => this.#waiters.push(resolve));
+	next(): Promise<void> {
+		return new Promise((resolve) => this.waiters.push(resolve));
 	}
 
-	settled() {
-		const waiters = this.#waiters;
-		this.#waiters = [];
+	settled(): void {
+		const waiters = this.waiters;
+		this.waiters = [];
 		for (const resolve of waiters) resolve();
 	}
 }
 
 /** Resolves on `settled` or once the session is idle, whichever comes first, and stops polling. */
-/** @param {ExtensionContext} ctx @param {Promise<void>} settled @returns {Promise<void>} */
-function runEnded(ctx, settled) {
+function runEnded(ctx: ExtensionContext, settled: Promise<void>): Promise<void> {
 	return new Promise((resolve) => {
 		const finish = () => {
 			clearInterval(timer);
@@ -46,10 +43,8 @@ function runEnded(ctx, settled) {
  * Sends `content` as a custom message that starts a turn, waits for that run to end, and aborts
  * it on SIGTERM/SIGHUP so a signalled `pi -p` still stops (pi's own handler only waits for the
  * shutdown this turn runs in). Returns false when no run started.
- * @param {ExtensionAPI} pi @param {ExtensionContext} ctx @param {SettleSignal} signal @param {string} customType @param {string} content
- * @returns {Promise<boolean>}
  */
-export async function runTurn(pi, ctx, signal, customType, content) {
+export async function runTurn(pi: ExtensionAPI, ctx: ExtensionContext, signal: SettleSignal, customType: string, content: string): Promise<boolean> {
 	const settled = signal.next();
 	const abort = () => ctx.abort();
 	process.once("SIGTERM", abort);

@@ -4,8 +4,8 @@ import { join } from "node:path";
 
 export const HANDOFF_DIR = ".tasks/handoffs";
 
-/** Markdown files in `.tasks/handoffs/`; empty when the directory is missing. Never throws. @param {string} cwd @returns {string[]} */
-export function listNotes(cwd) {
+/** Markdown files in `.tasks/handoffs/`; empty when the directory is missing. Never throws. */
+export function listNotes(cwd: string): string[] {
 	try {
 		return readdirSync(join(cwd, HANDOFF_DIR)).filter((name) => name.endsWith(".md"));
 	} catch {
@@ -13,8 +13,7 @@ export function listNotes(cwd) {
 	}
 }
 
-/** @param {readonly string[]} before @param {readonly string[]} after */
-export function newNotes(before, after) {
+export function newNotes(before: readonly string[], after: readonly string[]): string[] {
 	const seen = new Set(before);
 	return after.filter((name) => !seen.has(name)).sort();
 }

@@ -1,9 +1,9 @@
 /** Reads the facts the opt-in rule needs from a working directory; never throws. */
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { ProjectFacts } from "./opt-in.ts";
 
-/** @param {string} path @returns {string | undefined} */
-function readText(path) {
+function readText(path: string): string | undefined {
 	try {
 		return readFileSync(path, "utf8");
 	} catch {
@@ -11,8 +11,7 @@ function readText(path) {
 	}
 }
 
-/** @param {string} path */
-function isDirectory(path) {
+function isDirectory(path: string): boolean {
 	try {
 		return statSync(path).isDirectory();
 	} catch {
@@ -20,8 +19,7 @@ function isDirectory(path) {
 	}
 }
 
-/** @param {string} path */
-function exists(path) {
+function exists(path: string): boolean {
 	try {
 		statSync(path);
 		return true;
@@ -30,8 +28,7 @@ function exists(path) {
 	}
 }
 
-/** @param {string} cwd @returns {import("./opt-in.mjs").ProjectFacts} */
-export function probeProject(cwd) {
+export function probeProject(cwd: string): ProjectFacts {
 	return {
 		agentsMd: readText(join(cwd, "AGENTS.md")),
 		claudeMd: readText(join(cwd, "CLAUDE.md")),

@@ -1,35 +1,35 @@
 /** Mode names and the pure parsing of what a user typed. */
 
-export const MODES = /** @type {const} */ (["off", "lite", "full", "ultra"]);
-/** @typedef {(typeof MODES)[number]} PonytailMode */
-/** Modes that inject rules; `review` is a one-shot level, never stored or a default. @typedef {Exclude<PonytailMode, "off"> | "review"} ActiveLevel */
+export const MODES = ["off", "lite", "full", "ultra"] as const;
+export type PonytailMode = (typeof MODES)[number];
+/** Modes that inject rules; `review` is a one-shot level, never stored or a default. */
+export type ActiveLevel = Exclude<PonytailMode, "off"> | "review";
 
-/** @type {PonytailMode} */
-export const FALLBACK_DEFAULT = "full";
+export const FALLBACK_DEFAULT: PonytailMode = "full";
 
-/** @param {unknown} value @returns {PonytailMode | undefined} */
-export function parseMode(value) {
+export function parseMode(value: unknown): PonytailMode | undefined {
 	if (typeof value !== "string") return undefined;
 	const lower = value.trim().toLowerCase();
-	return MODES.find((mode) => mode === lower);
+	return (MODES as readonly string[]).includes(lower) ? (lower as PonytailMode) : undefined;
 }
 
-/**
- * @typedef {{ kind: "on" } | { kind: "set", mode: PonytailMode } | { kind: "status" } | { kind: "default", mode: PonytailMode }
- *   | { kind: "log", count: number } | { kind: "error", message: string }} PonytailCommand
- */
+export type PonytailCommand =
+	| { kind: "on" }
+	| { kind: "set"; mode: PonytailMode }
+	| { kind: "status" }
+	| { kind: "default"; mode: PonytailMode }
+	| { kind: "log"; count: number }
+	| { kind: "error"; message: string };
 
-export const SUBCOMMANDS = /** @type {const} */ (["status", "default", "log"]);
+export const SUBCOMMANDS = ["status", "default", "log"] as const;
 const VALID_ARGS = `${MODES.join(", ")}, status, default <${MODES.join("|")}>, log [N]`;
 export const DEFAULT_LOG_COUNT = 10;
 
-/** @param {string} args @returns {PonytailCommand} */
-export function parsePonytailArgs(args) {
+export function parsePonytailArgs(args: string): PonytailCommand {
 	const parts = args.trim().split(/\s+/).filter(Boolean);
 	const [first, second, ...rest] = parts.map((part) => part.toLowerCase());
 	if (first === undefined) return { kind: "on" };
-	/** @param {string} what @returns {PonytailCommand} */
-	const invalid = (what) => ({ kind: "error", message: `ponytail: ${what}. Valid: ${VALID_ARGS}` });
+	const invalid = (what: string): PonytailCommand => ({ kind: "error", message: `ponytail: ${what}. Valid: ${VALID_ARGS}` });
 	if (rest.length > 0 || (second !== undefined && first !== "default" && first !== "log")) return invalid(`too many arguments "${args.trim()}"`);
 	const mode = parseMode(first);
 	if (mode) return { kind: "set", mode };
@@ -50,25 +50,22 @@ export function parsePonytailArgs(args) {
 /**
  * Completions for `/ponytail <prefix>`. An argument that already is a whole word completes nothing:
  * otherwise the first enter only accepts the completion, and the next command typed glues onto it.
- * @param {string} prefix @returns {string[]}
  */
-export function completePonytailArgs(prefix) {
+export function completePonytailArgs(prefix: string): string[] {
 	const lower = prefix.toLowerCase();
 	if (lower.startsWith("default ")) {
 		const rest = lower.slice("default ".length).trimStart();
-		if (MODES.some((mode) => mode === rest)) return [];
+		if ((MODES as readonly string[]).includes(rest)) return [];
 		return MODES.filter((mode) => mode.startsWith(rest)).map((mode) => `default ${mode}`);
 	}
 	const word = lower.trimStart();
-	/** @type {readonly string[]} */
-	const words = [...MODES, ...SUBCOMMANDS];
+	const words: readonly string[] = [...MODES, ...SUBCOMMANDS];
 	if (words.includes(word)) return [];
 	return words.filter((candidate) => candidate.startsWith(word));
 }
 
 /** The whole message is a deactivation phrase; a sentence that merely contains one is not. */
-/** @param {string} text */
-export function isDeactivationPhrase(text) {
+export function isDeactivationPhrase(text: string): boolean {
 	const normalized = text
 		.trim()
 		.toLowerCase()
@@ -77,17 +74,20 @@ export function isDeactivationPhrase(text) {
 	return normalized === "stop ponytail" || normalized === "normal mode";
 }
 
-/** @typedef {{ type: string, customType?: string, data?: unknown }} ModeEntryLike */
+interface ModeEntryLike {
+	type: string;
+	customType?: string;
+	data?: unknown;
+}
 
 export const MODE_ENTRY_TYPE = "ponytail-mode";
 
 /** The last mode stored on a branch (oldest first), or undefined when none was stored. */
-/** @param {readonly ModeEntryLike[]} entries @returns {PonytailMode | undefined} */
-export function modeFromBranch(entries) {
+export function modeFromBranch(entries: readonly ModeEntryLike[]): PonytailMode | undefined {
 	for (let i = entries.length - 1; i >= 0; i--) {
 		const entry = entries[i];
 		if (entry?.type !== "custom" || entry.customType !== MODE_ENTRY_TYPE) continue;
-		const data = /** @type {{ mode?: unknown } | undefined} */ (entry.data);
+		const data = entry.data as { mode?: unknown } | undefined;
 		const mode = parseMode(data?.mode);
 		if (mode) return mode;
 	}

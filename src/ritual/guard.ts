@@ -4,18 +4,16 @@
  * released on failure: a missed ritual is cheaper than a doubled one.
  */
 export class RitualGuard {
-	/** @type {Set<string>} */
-	#claimed = new Set();
+	private readonly claimed = new Set<string>();
 
-	/** @param {string} cwd */
-	claim(cwd) {
-		if (this.#claimed.has(cwd)) return false;
-		this.#claimed.add(cwd);
+	claim(cwd: string): boolean {
+		if (this.claimed.has(cwd)) return false;
+		this.claimed.add(cwd);
 		return true;
 	}
 
 	/** A new session may hold its own ritual. */
-	reset() {
-		this.#claimed.clear();
+	reset(): void {
+		this.claimed.clear();
 	}
 }

@@ -5,25 +5,26 @@
  * text and exits 1, any other assistant message prints its text blocks and exits 0.
  */
 
-/**
- * The fields of an agent message this module needs; pi's AgentMessage union fits it.
- * @typedef {{ role: string, customType?: string, stopReason?: string, errorMessage?: string }} MessageLike
- */
+/** The fields of an agent message this module needs; pi's AgentMessage union fits it. */
+export interface MessageLike {
+	role: string;
+	customType?: string;
+	stopReason?: string;
+	errorMessage?: string;
+}
 
 const FAILED_STOP_REASONS = new Set(["error", "aborted", "length"]);
 
 /** True when print mode would exit 0 with the last message's answer: only then is a ritual due. */
-/** @param {readonly MessageLike[]} messages */
-export function taskCompleted(messages) {
+export function taskCompleted(messages: readonly MessageLike[]): boolean {
 	const last = messages.at(-1);
 	return last?.role === "assistant" && !FAILED_STOP_REASONS.has(last.stopReason ?? "");
 }
 
-/** @typedef {{ ok: true, notes: string[] } | { ok: false, reason: string }} RitualResult */
+export type RitualResult = { ok: true; notes: string[] } | { ok: false; reason: string };
 
 /** The messages from the last custom message of `customType` on: the ritual prompt and its turn. */
-/** @param {readonly MessageLike[]} messages @param {string} customType @returns {MessageLike[]} */
-export function messagesFrom(messages, customType) {
+export function messagesFrom(messages: readonly MessageLike[], customType: string): MessageLike[] {
 	for (let i = messages.length - 1; i >= 0; i--) {
 		const message = messages[i];
 		if (message?.role === "custom" && message.customType === customType) return messages.slice(i);
@@ -34,9 +35,8 @@ export function messagesFrom(messages, customType) {
 /**
  * Judges the ritual turn from the messages it added to the context and the note files that
  * appeared in `.tasks/handoffs/` while it ran.
- * @param {readonly MessageLike[]} added @param {readonly string[]} newNotes @returns {RitualResult}
  */
-export function judgeRitual(added, newNotes) {
+export function judgeRitual(added: readonly MessageLike[], newNotes: readonly string[]): RitualResult {
 	const last = [...added].reverse().find((message) => message.role === "assistant");
 	if (!last) return { ok: false, reason: "the ritual turn did not run (no model reply)" };
 	if (last.stopReason === "error" || last.stopReason === "aborted") {

@@ -8,8 +8,7 @@ export const RITUAL_MARKER = "Session close ritual (session-handoff):";
 
 export const SKILL_PATH = fileURLToPath(new URL("../../skills/session-handoff/SKILL.md", import.meta.url));
 
-/** @param {string} [skillPath] */
-export function ritualPrompt(skillPath = SKILL_PATH) {
+export function ritualPrompt(skillPath: string = SKILL_PATH): string {
 	return [
 		`${RITUAL_MARKER} the task above is finished and this headless run is about to end.`,
 		`Read the session-handoff skill at ${skillPath} and follow its "At the end of a session" steps now:`,
