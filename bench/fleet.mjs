@@ -7,8 +7,9 @@
 // once, connections and "no more sessions" (its sshd's log); dispatch -> first model request; a
 // streamed part sent -> the row's local status.json showing it. Remote and local phases alternate
 // which goes first. Needs root and sshd.
-// Run: node --experimental-strip-types bench/fleet.mjs   (BENCH_SIZES=1,8 for a quick run;
-// BENCH_PER_HOST=10 slots per host)
+// Run: node --experimental-strip-types bench/fleet.mjs   (BENCH_SIZES=1,8 for a quick run,
+// BENCH_REPS=3 to repeat every size, BENCH_PER_HOST=10 slots per host)
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +23,7 @@ import { logLines, phaseSessions, processesWhere, sampleProcesses } from "./_fle
 import { load, pct, spread } from "./_stats.mjs";
 
 const SIZES = (process.env.BENCH_SIZES ?? "1,8,24,40").split(",").map(Number);
+const REPS = Number(process.env.BENCH_REPS ?? 1);
 const PER_HOST = Number(process.env.BENCH_PER_HOST ?? 10);
 const HOSTS = ["fa", "fb", "fc", "fd"];
 const CHUNK_MS = 400;
@@ -48,12 +50,9 @@ mkdirSync(agentDir);
 writeFileSync(join(agentDir, "models.json"), JSON.stringify(model.modelsJson()));
 writeFileSync(join(agentDir, "auth.json"), JSON.stringify(model.authJson()));
 writeFileSync(join(agentDir, "settings.json"), JSON.stringify(model.settingsJson()));
-const board = createBoardService({
-	storeDir,
-	piCommand: [process.execPath, PI_CLI],
-	maxConcurrent: Math.max(...SIZES),
-	env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" },
-});
+const boardEnv = { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
+// This process's board reads, ticks and measures; dispatches come from a process of their own.
+const board = createBoardService({ storeDir, piCommand: [process.execPath, PI_CLI], maxConcurrent: Math.max(...SIZES), env: boardEnv });
 /** @type {import("../test-support/fleet-hosts.ts").FleetHost[]} */
 let fleet = [];
 
@@ -137,13 +136,24 @@ function tick() {
 	};
 }
 
-/** Dispatches N rows at once; remote: one burst to the pool, local: bursts of LOCAL_BURST in parallel. @param {"remote" | "local"} where @param {number} n @param {string} prompt */
+/**
+ * Dispatches N rows at once from a process of its own; remote: one burst to the pool, local: bursts of
+ * LOCAL_BURST at once. Returns when the dispatch began and ended (its own clock reads) and the rows.
+ * @param {"remote" | "local"} where @param {number} n @param {string} prompt
+ */
 async function dispatch(where, n, prompt) {
-	if (where === "remote") return board.dispatchAttempts({ prompt, cwd: repo, target: "fleet", count: n });
 	const counts = [];
-	for (let left = n; left > 0; left -= LOCAL_BURST) counts.push(Math.min(LOCAL_BURST, left));
-	const sets = await Promise.all(counts.map((count) => board.dispatchAttempts({ prompt, cwd: repo, worktreeMode: "worktree", count })));
-	return sets.flat();
+	for (let left = n; left > 0; left -= where === "remote" ? n : LOCAL_BURST) counts.push(where === "remote" ? n : Math.min(LOCAL_BURST, left));
+	const calls = counts.map((count) => ({ prompt, cwd: repo, count, ...(where === "remote" ? { target: "fleet" } : { worktreeMode: "worktree" }) }));
+	const child = spawn(process.execPath, ["--experimental-strip-types", join(import.meta.dirname, "_fleet-dispatch.mjs"), JSON.stringify({ storeDir, maxConcurrent: Math.max(...SIZES), calls })], { env: boardEnv, stdio: ["ignore", "pipe", "inherit"] });
+	let out = "";
+	child.stdout.on("data", (chunk) => (out += String(chunk)));
+	const code = await new Promise((resolve) => child.on("close", resolve));
+	if (code !== 0) throw new Error(`dispatch of ${n} ${where} rows exited ${code}`);
+	/** @type {{ t0: number, t1: number, ids: string[] }} */
+	const result = JSON.parse(out);
+	const rows = /** @type {BoardRow[]} */ (await Promise.all(result.ids.map((id) => board.get(id))));
+	return { ...result, rows };
 }
 
 /** @param {string[]} ids */
@@ -171,11 +181,9 @@ async function phase(where, n) {
 	const procs = sampleProcesses(read, 1000);
 	// Every row's answer waits until all N have asked: the N run at once, and are measured so.
 	const go = model.hold();
-	const t0 = Date.now();
-	const rows = await dispatch(where, n, prompt);
-	const dispatchMs = Date.now() - t0;
-	const full = /** @type {BoardRow[]} */ (await Promise.all(rows.map((row) => board.get(row.id))));
-	const status = watchStatus(full);
+	const { t0, t1, rows } = await dispatch(where, n, prompt);
+	const dispatchMs = t1 - t0;
+	const status = watchStatus(rows);
 	const asked = () => model.requests().filter((r) => r.prompt === prompt).length;
 	for (const deadline = Date.now() + PHASE_TIMEOUT_MS; asked() < n && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
 	const allRunning = read();
@@ -212,6 +220,7 @@ async function phase(where, n) {
 		partToStatus,
 		unmatched,
 		completed: ended.filter((row) => row.state === "completed").length,
+		faults: ended.filter((row) => /fatal:|bad object/.test(JSON.stringify(row))).map((row) => JSON.stringify(/(?:fatal:|bad object)[^"]{0,160}/.exec(JSON.stringify(row))?.[0])),
 		notCompleted: ended.filter((row) => row.state !== "completed").map((row) => `${row.id} ${row.state}: ${row.error ?? row.summary ?? ""}`),
 		hosts: new Map(HOSTS.map((h) => [h, ended.filter((row) => row.host === h).length])),
 		pssPerRowMb: busy.map((s) => s.pssKb / 1024 / n),
@@ -229,7 +238,7 @@ async function phase(where, n) {
 function report(r) {
 	const pad = r.where.padEnd(6);
 	const lines = [
-		`  ${pad} ${r.completed}/${r.n} completed${r.notCompleted.length ? ` (NOT: ${r.notCompleted.slice(0, 3).join("; ")})` : ""}; dispatch calls took ${r.dispatchMs} ms; phase ${r.seconds.toFixed(0)} s; ${r.load}`,
+		`  ${pad} ${r.completed}/${r.n} completed${r.notCompleted.length ? ` (NOT: ${r.notCompleted.slice(0, 3).join("; ")})` : ""}${r.faults.length ? `; ${r.faults.length} rows mention a git fault: ${r.faults[0]}` : ""}; dispatch calls took ${r.dispatchMs} ms; phase ${r.seconds.toFixed(0)} s; ${r.load}`,
 		`  ${pad} processes here: ${pct(r.procCounts, 50)} (most ${Math.max(0, ...r.procCounts)}; at peak PSS: ${r.peak.comms || "none"})`,
 		`  ${pad} with all ${r.allRunning.asked} asking at once: ${r.allRunning.count} processes here, summed PSS ${(r.allRunning.pssKb / 1024).toFixed(1)} MB = ${(r.allRunning.pssKb / 1024 / r.n).toFixed(2)} MB per row`,
 		`  ${pad} summed PSS per row over the phase (1 s samples): ${spread(r.pssPerRowMb, "MB")}; peak ${(r.peak.pssKb / 1024).toFixed(1)} MB in all`,
@@ -254,26 +263,44 @@ try {
 	console.log(`set-up and warm-up ${((Date.now() - setupStart) / 1000).toFixed(0)} s; ${load()}`);
 	/** @type {Awaited<ReturnType<typeof phase>>[]} */
 	const results = [];
-	for (const [i, n] of SIZES.entries()) {
-		/** @type {("remote" | "local")[]} */
-		const order = i % 2 === 0 ? ["remote", "local"] : ["local", "remote"];
-		console.log(`\n${n} rows (${order[0]} first)`);
-		for (const where of order) {
-			const result = await phase(where, n);
-			report(result);
-			results.push(result);
+	for (let rep = 0; rep < REPS; rep++) {
+		for (const [i, n] of SIZES.entries()) {
+			/** @type {("remote" | "local")[]} */
+			const order = (i + rep) % 2 === 0 ? ["remote", "local"] : ["local", "remote"];
+			console.log(`\n${n} rows (${order[0]} first)${REPS > 1 ? `, repetition ${rep + 1}/${REPS}` : ""}`);
+			for (const where of order) {
+				const result = await phase(where, n);
+				report(result);
+				results.push(result);
+			}
 		}
 	}
-	console.log("\nsummary (targets: PSS per remote row <= 3 MB at 40, <= 3 ssh sessions per host, 0 refused, burst first request within 2x local)");
+	console.log(`\nsummary over ${REPS} repetition(s) (targets: PSS per remote row <= 3 MB at 40, <= 3 ssh sessions per host, 0 refused, burst first request within 2x local)`);
 	for (const n of SIZES) {
-		const remote = results.find((r) => r.where === "remote" && r.n === n);
-		const local = results.find((r) => r.where === "local" && r.n === n);
-		if (!remote || !local) continue;
-		const ratio = (/** @type {number} */ p) => (pct(remote.firstRequest, p) / pct(local.firstRequest, p)).toFixed(2);
-		console.log(
-			`  ${String(n).padStart(2)} rows: PSS/remote row ${(remote.allRunning.pssKb / 1024 / n).toFixed(2)} MB all running, ${pct(remote.pssPerRowMb, 50).toFixed(2)} MB phase median (local row ${(local.allRunning.pssKb / 1024 / n).toFixed(1)} MB); processes here ${pct(remote.procCounts, 50)}; sessions at once per host max ${Math.max(...remote.sessions.map((s) => s.atOnce))}; refused ${remote.sessions.reduce((a, s) => a + s.refused, 0)}; first request remote/local p50 ${ratio(50)}x p95 ${ratio(95)}x; part -> status p50 remote ${pct(remote.partToStatus, 50)} / local ${pct(local.partToStatus, 50)} ms`,
-		);
+		const of = (/** @type {"remote" | "local"} */ where) => results.filter((r) => r.where === where && r.n === n);
+		const [remote, local] = [of("remote"), of("local")];
+		const pooled = (/** @type {typeof remote} */ set, /** @type {(r: (typeof remote)[number]) => number[]} */ values) => set.flatMap(values);
+		const first = { remote: pooled(remote, (r) => r.firstRequest), local: pooled(local, (r) => r.firstRequest) };
+		const part = { remote: pooled(remote, (r) => r.partToStatus), local: pooled(local, (r) => r.partToStatus) };
+		const ratio = (/** @type {number} */ p) => (pct(first.remote, p) / pct(first.local, p)).toFixed(2);
+		const sessions = remote.flatMap((r) => r.sessions);
+		const done = (/** @type {typeof remote} */ set) => `${set.reduce((a, r) => a + r.completed, 0)}/${set.reduce((a, r) => a + r.n, 0)}`;
+		console.log(`  ${n} rows: completed remote ${done(remote)}, local ${done(local)}; remote rows mentioning a git fault: ${remote.reduce((a, r) => a + r.faults.length, 0)}`);
+		console.log(`    PSS per remote row, all running: ${spread(remote.map((r) => r.allRunning.pssKb / 1024 / n), "MB")} (local row: ${spread(local.map((r) => r.allRunning.pssKb / 1024 / n), "MB")})`);
+		console.log(`    processes here for the remote rows, all running: ${spread(remote.map((r) => r.allRunning.count), "processes")}; CPU per remote row ${spread(remote.map((r) => r.cpuSecondsPerRow * 1000))} (local row ${spread(local.map((r) => r.cpuSecondsPerRow * 1000))})`);
+		console.log(`    ssh per host: at most ${Math.max(0, ...sessions.map((s) => s.atOnce))} sessions at once, ${sessions.reduce((a, s) => a + s.connections, 0)} new connections, ${sessions.reduce((a, s) => a + s.refused, 0)} "no more sessions"`);
+		console.log(`    dispatch -> first request: remote p50 ${pct(first.remote, 50)} p95 ${pct(first.remote, 95)} ms, local p50 ${pct(first.local, 50)} p95 ${pct(first.local, 95)} ms: remote/local p50 ${ratio(50)}x, p95 ${ratio(95)}x`);
+		console.log(`    part sent -> local status: remote p50 ${pct(part.remote, 50)} p95 ${pct(part.remote, 95)} ms, local p50 ${pct(part.local, 50)} p95 ${pct(part.local, 95)} ms`);
 	}
+	const linkLogs = HOSTS.map((h) => join(storeDir, "targets", h, "link", "link.log"));
+	const faultLines = linkLogs.flatMap((file) => {
+		try {
+			return readFileSync(file, "utf8").split("\n").filter((line) => /fatal|error|refused|cannot/i.test(line));
+		} catch {
+			return [];
+		}
+	});
+	console.log(`links' logs: ${faultLines.length} lines naming a fault${faultLines.length ? `, first: ${JSON.stringify(faultLines.slice(0, 3))}` : ""}`);
 	console.log(`end: ${load()}`);
 } finally {
 	await stopFleet(fleet);
