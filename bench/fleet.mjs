@@ -61,10 +61,10 @@ let fleet = [];
 /** The processes here that remote rows cost: links, the ssh masters and clients, and what they start. */
 const remoteProcesses = () =>
 	processesWhere((p) => p.cmd.includes(join(storeDir, "targets")) || fleet.some((f) => p.cmd.includes(f.host.configFile)));
-/** The processes here that local rows cost: their runners and pi workers. */
+/** The processes here that local rows cost: their runners and pi workers (not the dispatch and its git: neither side counts those). */
 const localProcesses = () => {
 	const remote = new Set(remoteProcesses().map((p) => p.pid));
-	return processesWhere((p) => p.cmd.includes(storeDir) && !remote.has(p.pid));
+	return processesWhere((p) => p.cmd.includes(storeDir) && !p.cmd.includes("_fleet-dispatch.mjs") && p.comm !== "git" && !remote.has(p.pid));
 };
 
 /** The row a model request comes from: pi's system prompt names its working directory (the row's worktree). @param {import("../test-support/model-server.ts").ModelRequest} request @param {string[]} ids */
