@@ -30,6 +30,8 @@ export interface ModelRequest {
 	/** Text of the latest user message (what rules match on). */
 	prompt: string;
 	tools: string[];
+	/** Each streamed text part as it was written to the socket (what a bench times status against). */
+	sent: { at: number; text: string }[];
 }
 
 export interface ModelServer {
@@ -98,19 +100,19 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
 		return { step: steps[Math.min(index, steps.length - 1)] ?? { text: "ok" }, prompt };
 	};
 
-	const play = async (step: FauxStep, model: string, res: ServerResponse, closed: () => boolean): Promise<void> => {
+	const play = async (step: FauxStep, model: string, res: ServerResponse, closed: () => boolean, record: ModelRequest): Promise<void> => {
 		if ("stall" in step) {
 			while (!closed()) await sleep(100);
 			return;
 		}
 		if ("waitForFile" in step) {
 			while (!existsSync(step.waitForFile) && !closed()) await sleep(50);
-			if (!closed()) await play(step.then, model, res, closed);
+			if (!closed()) await play(step.then, model, res, closed, record);
 			return;
 		}
 		if ("delayMs" in step) {
 			await sleep(step.delayMs);
-			if (!closed()) await play(step.then, model, res, closed);
+			if (!closed()) await play(step.then, model, res, closed, record);
 			return;
 		}
 		if ("error" in step) {
@@ -130,6 +132,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
 			let first = true;
 			for (const part of chunks(text)) {
 				send({ delta: first ? { role: "assistant", content: part } : { content: part }, finish_reason: null });
+				record.sent.push({ at: Date.now(), text: part });
 				first = false;
 				if (options.chunkDelayMs) await sleep(options.chunkDelayMs);
 				if (closed()) return;
@@ -164,7 +167,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
 		const { step, prompt } = pickStep(messages);
 		const model = String(parsed.model ?? "");
 		const authorization = String(req.headers.authorization ?? "");
-		recorded.push({ at, model, authorization, messages, prompt, tools: (parsed.tools ?? []).map((t) => String(t.function?.name ?? "")) });
+		const record: ModelRequest = { at, model, authorization, messages, prompt, tools: (parsed.tools ?? []).map((t) => String(t.function?.name ?? "")), sent: [] };
+		recorded.push(record);
 		if (authorization !== `Bearer ${apiKey}`) {
 			res.writeHead(401, { "content-type": "application/json" });
 			res.end(JSON.stringify({ error: { message: "loopback model: wrong or missing api key", type: "authentication_error" } }));
@@ -173,7 +177,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
 		let gone = false;
 		res.on("close", () => (gone = true));
 		if (gate) await gate;
-		await play(step, model, res, () => gone);
+		await play(step, model, res, () => gone, record);
 	};
 
 	const server = createServer((req, res) => {
