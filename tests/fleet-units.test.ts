@@ -232,6 +232,23 @@ function readdirOrEmpty(path: string): string[] {
 }
 
 describe("code travel for a burst", () => {
+	it("a burst's dispatch lets the event loop run while its worktrees are made (pi's UI draws on)", async () => {
+		const root = scratch();
+		const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
+		const board = createBoardService({ storeDir: join(root, "store"), piCommand: [process.execPath, "-e", ""], env: { ...process.env } });
+		let rowsWhenTicked: number | undefined;
+		const rowDirs = () => readdirSync(join(root, "store", "rows")).length;
+		const dispatched = board.dispatchAttempts({ prompt: "BURST", cwd: repo, count: 4 });
+		setImmediate(() => {
+			rowsWhenTicked = rowDirs();
+		});
+		const rows = await dispatched;
+		expect(rows).toHaveLength(4);
+		// Made one after another on git's own time: the tick came before the last row existed.
+		expect(rowsWhenTicked).toBeLessThan(4);
+		expect(new Set(rows.map((row) => row.worktreePath)).size).toBe(4);
+	});
+
 	it("joins the base pushes that wait into one git push, in at most the lane's transfers at a time", async () => {
 		const dir = scratch();
 		const repo = initRepo(join(dir, "local"), { "a.txt": "a\n" });

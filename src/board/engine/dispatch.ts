@@ -42,8 +42,8 @@ interface RowPlan {
 	forkSession?: string;
 }
 
-/** Every row started for `options`: one, or an attempt set of `count` (a fork is a set too). */
-export function dispatchRows(ctx: EngineContext, requested: DispatchOptions): BoardRow[] {
+/** Every row started for `options`: one, or an attempt set of `count` (a fork is a set too), one after another; each row's git runs without holding the event loop. */
+export async function dispatchRows(ctx: EngineContext, requested: DispatchOptions): Promise<BoardRow[]> {
 	const options = withPreset(requested, agentDirOf(ctx.env));
 	const named = typeof options.target === "string" && options.target !== LOCAL_TARGET ? readBoardConfig(ctx.storeDir).targets[options.target] : undefined;
 	const count = checkCount(options.count, burstLimit(named?.max), named && named.max > MAX_ATTEMPTS ? ` on ${options.target}, its limit` : "");
@@ -59,7 +59,7 @@ export function dispatchRows(ctx: EngineContext, requested: DispatchOptions): Bo
 	// A set, a fork and a target run each need a worktree of their own.
 	const { cwd, worktreeMode, repo } = checkDispatch(set || target ? { ...options, worktreeMode: "worktree" } : options);
 	const plan = { prompt, cwd, repo, worktreeMode, options, target };
-	if (!set) return [createRow(ctx, { ...plan, name: options.name?.trim() || oneLine(prompt, 60) })];
+	if (!set) return [await createRow(ctx, { ...plan, name: options.name?.trim() || oneLine(prompt, 60) })];
 	const setId = newId("set-");
 	const baseName = options.name?.trim() || oneLine(prompt, 56);
 	const forkSession = source && requireMeta(ctx, source.id).sessionFile;
@@ -67,7 +67,7 @@ export function dispatchRows(ctx: EngineContext, requested: DispatchOptions): Bo
 	for (let index = 1; index <= count; index++) {
 		const name = source ? `${source.name.slice(0, 48)} fork ${index}/${count}` : `${baseName} [${index}/${count}]`;
 		const attempt: AttemptInfo = { setId, index, count, ...(source ? { forkOf: source.id } : {}) };
-		rows.push(createRow(ctx, { ...plan, name, attempt, forkSession }));
+		rows.push(await createRow(ctx, { ...plan, name, attempt, forkSession }));
 	}
 	return rows;
 }
@@ -104,7 +104,7 @@ function activeWriterInRepo(ctx: EngineContext, repo: string): boolean {
 	});
 }
 
-function createRow(ctx: EngineContext, plan: RowPlan): BoardRow {
+async function createRow(ctx: EngineContext, plan: RowPlan): Promise<BoardRow> {
 	const { paths } = ctx;
 	const { options, repo, cwd } = plan;
 	const id = newId("");
@@ -141,7 +141,7 @@ function createRow(ctx: EngineContext, plan: RowPlan): BoardRow {
 	try {
 		const isolate = plan.worktreeMode === "worktree" || (plan.worktreeMode === "auto" && repo !== undefined && activeWriterInRepo(ctx, repo));
 		if (repo && isolate) {
-			const created = createWorktree(repo, cwd, id, paths.worktree(id));
+			const created = await createWorktree(repo, cwd, id, paths.worktree(id));
 			meta.worktreePath = created.path;
 			meta.branch = created.branch;
 			meta.baseCommit = created.baseCommit;

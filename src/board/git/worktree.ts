@@ -30,16 +30,16 @@ export interface CreatedWorktree {
 	runCwd: string;
 }
 
-export function createWorktree(repo: string, cwd: string, id: string, path: string): CreatedWorktree {
+export async function createWorktree(repo: string, cwd: string, id: string, path: string): Promise<CreatedWorktree> {
 	const branch = `agent-board/${id}`;
 	let baseCommit: string;
 	try {
-		baseCommit = git(repo, ["rev-parse", "HEAD"]);
+		baseCommit = (await gitAsync(repo, ["rev-parse", "HEAD"])).trim();
 	} catch {
 		throw new Error(`cannot create a worktree: ${repo} has no commits yet`);
 	}
 	try {
-		git(repo, ["worktree", "add", "-b", branch, path, baseCommit]);
+		await gitAsync(repo, ["worktree", "add", "-b", branch, path, baseCommit]);
 	} catch (error) {
 		const stderr = (error as { stderr?: string }).stderr ?? String(error);
 		throw new Error(`git worktree add failed: ${stderr.trim()}`);
@@ -97,10 +97,11 @@ export function snapshotTree(path: string): string {
 	}
 }
 
+/** git without holding the event loop (pi's UI draws on; a burst's worktrees are made one by one meanwhile). */
 function gitAsync(cwd: string, args: string[]): Promise<string> {
 	return new Promise((resolve, reject) => {
 		// Untrimmed: a -z list may start with a name that starts with a space.
-		execFile("git", args, { cwd, encoding: "utf8", timeout: 15_000, maxBuffer: 8 * 1024 * 1024 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+		execFile("git", args, { cwd, encoding: "utf8", timeout: 15_000, maxBuffer: 8 * 1024 * 1024 }, (error, stdout, stderr) => (error ? reject(Object.assign(error, { stderr })) : resolve(stdout)));
 	});
 }
 
