@@ -57,14 +57,14 @@ export function stationName(storeDir, targetName) {
 }
 
 /**
- * @typedef {RemoteEngine & { image: string, network?: string, cpus?: number, memory?: string, env?: string[] }} StationTarget
+ * @typedef {RemoteEngine & { image: string, network?: string, cpus?: number, memory?: string }} StationTarget
  */
 
 /**
  * `run -d` of the station: hardened as every container of ours (all capabilities dropped,
  * no-new-privileges, read-only root, a private /tmp, a pids limit, --init so every run's runner and
- * tools are reaped), the target's dir in its named volume, `--network`/`--cpus`/`--memory` passed on,
- * `-e NAME` only for --env names (the engine reads the values). It only waits; runs come by exec.
+ * tools are reaped), the target's dir in its named volume, `--network`/`--cpus`/`--memory` passed on.
+ * It only waits; runs come by exec, their --env values inside each run's config on stdin (as for ssh).
  * @param {StationTarget} target @param {{ name: string, storeDir: string, targetName: string }} station
  */
 export function stationRunArgs(target, station) {
