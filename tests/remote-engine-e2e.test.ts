@@ -4,10 +4,13 @@
  * this side talking to it only through `podman --remote --url ssh://...`. `targets check` makes the
  * station and copies our files in; a row runs there against the real pi and the loopback scripted
  * model, streams, is steered and answered in place, its code comes back by git and merges locally, a
- * reply runs again on the merged branch, and a stop ends the run's processes in the station. Nothing
+ * reply runs again on the merged branch; the engine's machine going away shows on the row with the
+ * engine's words and the run resumes when it is back; a stop through a new link (the old one killed)
+ * ends the run's processes in the station, and removing
+ * the target removes the station (its volume, the rows' work, stays). Nothing
  * of this machine is mounted into the engine's containers, and the prompt is on no command line.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -138,14 +141,33 @@ describe("a container target on a remote engine", () => {
 		await waitFor(() => !engine.podman(["exec", stationName(store, "far"), "ls", "/srv/agent-board/homes"]).includes(row.id), "the row's pi home to leave the station");
 	}, 420_000);
 
-	it("stops a run in the station: its runner, worker and tools end there", async (ctx) => {
+	it("shows the engine unreachable with its words and recovers; a stop through a new link ends the run in the station", async (ctx) => {
 		requires(ctx, "sshd, podman and uidmap", missing);
 		model.setScript({ rules: [{ match: "ENGINE-STALL", steps: [{ toolCall: { name: "bash", args: { command: "sleep 311" } } }, { text: "never" }] }] });
 		const row = await board.dispatch({ prompt: "ENGINE-STALL wait", cwd: repo, target: "far" });
 		await rowWhere(row.id, "the tool to run in the station", (r) => r.live?.tool?.name === "bash");
 		expect(inStation()).toContain("sleep 311");
+
+		// The engine's machine goes away (its sshd and every connection): the run goes on there.
+		await engine.host.stop();
+		const away = await rowWhere(row.id, "the row to show the engine unreachable", (r) => /cannot reach its engine/.test(r.unreachable?.reason ?? ""));
+		expect(away).toMatchObject({ state: "working", alive: true });
+		expect(away.summary).toMatch(/^unreachable since \d\d:\d\d:\d\d: /);
+		await engine.host.start();
+		const back = await rowWhere(row.id, "the row to come back", (r) => r.unreachable === undefined && r.live?.tool?.name === "bash");
+		expect(inStation()).toContain("sleep 311");
+
+		// The link dies (this machine restarted): a stop goes through a new link, which ends it in the station.
+		const link = JSON.parse(readFileSync(join(back.runDir ?? "", "runner.json"), "utf8")) as { pid: number };
+		process.kill(link.pid, "SIGKILL");
+		await waitFor(() => !existsSync(`/proc/${link.pid}`) || readFileSync(`/proc/${link.pid}/stat`, "utf8").includes(") Z "), "the link to die");
 		const stopped = await board.stop(row.id);
 		expect(stopped.state).toBe("stopped");
 		await waitFor(() => !inStation().includes("sleep 311") && !inStation().includes(row.currentRunId ?? "-"), "nothing of the run left in the station", 60_000);
+
+		// Removing the target removes its station; the volume with the rows' workspaces stays the user's.
+		await board.targets.remove("far");
+		expect(engine.podman(["ps", "-a", "--format", "{{.Names}}"])).not.toContain(stationName(store, "far"));
+		expect(engine.podman(["volume", "ls", "--format", "{{.Name}}"])).toContain(stationName(store, "far"));
 	}, 240_000);
 });

@@ -1,13 +1,15 @@
 // A container engine as a kind of target (kind.mjs): one container per run, made by the user's docker
 // or podman CLI on this machine. Its fields, words, check, driver and the reconcile that removes
 // containers no run owns; the engine code loads on first use.
+import { spawnSync } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { targetPaths } from "../../store/store-layout.mjs";
 import { invalid, plain } from "../kind.mjs";
 import { CONTAINER_ENGINES } from "./container-argv.mjs";
 import { imageError, networkError } from "./container-input.mjs";
-import { engineHostError } from "./engine-remote.mjs";
+import { engineEnv } from "./container-engine.mjs";
+import { engineHostError, remoteEngineArgs, stationName } from "./engine-remote.mjs";
 
 /** @typedef {import("./container-argv.mjs").ContainerTarget} ContainerTarget */
 /** @typedef {import("./engine-station.mjs").RemoteTarget} RemoteTarget */
@@ -118,6 +120,13 @@ export const containerKind = {
 		} catch (error) {
 			return { ok: false, text: `its container workspace stays at ${work}: ${error instanceof Error ? error.message : String(error)}` };
 		}
+	},
+	// A remote engine's station goes (no run is there: remove refuses while rows run or wait); its
+	// volume, with the rows' workspaces and sessions, stays the user's, as an ssh host's dir does.
+	forget(target, { storeDir }) {
+		if (!target.engineHost) return;
+		const remote = /** @type {RemoteTarget} */ (/** @type {unknown} */ (target));
+		spawnSync(remote.engine, [...remoteEngineArgs(remote), "rm", "-f", stationName(storeDir, target.name)], { stdio: "ignore", timeout: 60_000, env: engineEnv() });
 	},
 	async reconcile(storeDir, target, runIsLive) {
 		// A remote engine's runs are processes of its station (stopped by host-agent), not containers of their own.
