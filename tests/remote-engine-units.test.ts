@@ -5,6 +5,9 @@
  * engine's failures on the way to the station in the link's failure kinds.
  */
 import { describe, expect, it } from "vitest";
+import { containerKind } from "../runner/kinds/container/container-kind.mjs";
+import { usageOf } from "../runner/kinds/kind.mjs";
+import { targetFromInput } from "../runner/kinds/kinds.mjs";
 import { engineHostError, remoteEngineArgs, STATION_DIR, stationCopyInArgs, stationExecArgs, stationFailure, stationGitRemote, stationName, stationRunArgs } from "../runner/kinds/container/engine-remote.mjs";
 
 const podman = { engine: "podman" as const, engineHost: "ssh://me@box:2222/run/user/1000/podman/podman.sock", engineIdentity: "/keys/my key" };
@@ -50,6 +53,14 @@ describe("a remote engine's command lines", () => {
 		expect(engineHostError("http://box")).toContain("scheme");
 		expect(engineHostError("ssh://me@box %s")).toContain("space");
 		expect(engineHostError("a/b")).toContain("neither a URL");
+	});
+
+	it("is added with targets add: the engine host and podman's key, in the usage line and the config", () => {
+		expect(usageOf(containerKind)).toContain("--image <image> [--engine-host <url|name>] [--engine-identity <key file>] [--network <mode>]");
+		expect(targetFromInput({ kind: "container", engine: "podman", image: "w:1", engineHost: podman.engineHost, engineIdentity: "/etc/hostname", network: "host" })).toEqual({ kind: "container", engine: "podman", image: "w:1", engineHost: podman.engineHost, engineIdentity: "/etc/hostname", network: "host", max: 4, env: [] });
+		expect(() => targetFromInput({ kind: "container", engine: "podman", image: "w:1", engineIdentity: "/etc/hostname" })).toThrow("--engine-identity goes with --engine-host");
+		expect(() => targetFromInput({ kind: "container", engine: "podman", image: "w:1", engineHost: "box", engineIdentity: "/no/such/key" })).toThrow("--engine-identity: no such file: /no/such/key");
+		expect(containerKind.describe({ kind: "container", engine: "podman", image: "w:1", engineHost: "box", max: 4, env: [] })).toBe("podman on box image w:1");
 	});
 
 	it("tells the engine's own failures from the command's: unreachable, login refused, no station, refused", () => {
