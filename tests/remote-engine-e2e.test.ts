@@ -6,7 +6,8 @@
  * model, streams, is steered and answered in place, its code comes back by git and merges locally, a
  * reply runs again on the merged branch; the engine's machine going away shows on the row with the
  * engine's words and the run resumes when it is back; a stop through a new link (the old one killed)
- * ends the run's processes in the station, and removing
+ * ends the run's processes in the station; a station removed from outside ends its row as a reboot
+ * does and the next row gets a new one; and removing
  * the target removes the station (its volume, the rows' work, stays). Nothing
  * of this machine is mounted into the engine's containers, and the prompt is on no command line.
  */
@@ -141,7 +142,7 @@ describe("a container target on a remote engine", () => {
 		await waitFor(() => !engine.podman(["exec", stationName(store, "far"), "ls", "/srv/agent-board/homes"]).includes(row.id), "the row's pi home to leave the station");
 	}, 420_000);
 
-	it("shows the engine unreachable with its words and recovers; a stop through a new link ends the run in the station", async (ctx) => {
+	it("shows the engine unreachable with its words and recovers; a stop through a new link ends the run in the station; a removed station is made again", async (ctx) => {
 		requires(ctx, "sshd, podman and uidmap", missing);
 		model.setScript({ rules: [{ match: "ENGINE-STALL", steps: [{ toolCall: { name: "bash", args: { command: "sleep 311" } } }, { text: "never" }] }] });
 		const row = await board.dispatch({ prompt: "ENGINE-STALL wait", cwd: repo, target: "far" });
@@ -164,6 +165,18 @@ describe("a container target on a remote engine", () => {
 		const stopped = await board.stop(row.id);
 		expect(stopped.state).toBe("stopped");
 		await waitFor(() => !inStation().includes("sleep 311") && !inStation().includes(row.currentRunId ?? "-"), "nothing of the run left in the station", 60_000);
+
+		// The station removed from outside mid-run (its volume stays): the row ends as a host's reboot
+		// does, and the next row gets a new station on the same volume.
+		const third = await board.dispatch({ prompt: "ENGINE-STALL once more", cwd: repo, target: "far" });
+		await rowWhere(third.id, "the tool to run in the station", (r) => r.live?.tool?.name === "bash");
+		engine.podman(["rm", "-f", "-t", "0", stationName(store, "far")]);
+		const died = await waitDone(board, third.id, 120_000);
+		expect(died).toMatchObject({ state: "failed" });
+		expect(died.error ?? died.summary).toMatch(/runner died/);
+		model.setScript({ rules: [{ match: "ENGINE-AFTER", steps: [{ text: "after" }] }] });
+		const after = await board.dispatch({ prompt: "ENGINE-AFTER the station came back", cwd: repo, target: "far" });
+		expect(await waitDone(board, after.id, 120_000)).toMatchObject({ state: "completed", latestAssistant: "after" });
 
 		// Removing the target removes its station; the volume with the rows' workspaces stays the user's.
 		await board.targets.remove("far");
