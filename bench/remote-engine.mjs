@@ -5,12 +5,12 @@
 // (test-support/remote-engine.ts): every engine call crosses ssh. Also: what `targets check` costs on a
 // fresh station, and a row's git round trip (its whole run: push of the base, fetch-back at the end).
 // Needs root, sshd, podman and uidmap. Run with --experimental-strip-types (bench/run-all.mjs does).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { initRepo } from "../test-support/git-repo.ts";
-import { startModelServer } from "../test-support/model-server.ts";
+import { startModelServer, writeAgentDir } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { remoteEngineMissing, startRemotePodman } from "../test-support/remote-engine.ts";
 import { podmanMissing, sshdMissing } from "../test-support/requires.ts";
@@ -27,12 +27,7 @@ const root = mkdtempSync(join(tmpdir(), "pab-bench-engine-"));
 const model = await startModelServer({ script: { rules: [], fallback: [{ text: "ok" }] } });
 try {
 	const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
-	const agentDir = join(root, "agent");
-	mkdirSync(agentDir);
-	writeFileSync(join(agentDir, "models.json"), JSON.stringify(model.modelsJson()));
-	writeFileSync(join(agentDir, "auth.json"), JSON.stringify(model.authJson()));
-	writeFileSync(join(agentDir, "settings.json"), JSON.stringify(model.settingsJson()));
-	process.env.PI_CODING_AGENT_DIR = agentDir;
+	process.env.PI_CODING_AGENT_DIR = writeAgentDir(model, join(root, "agent"));
 	const env = { ...process.env, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
 	const board = createBoardService({ storeDir: join(root, "store"), piCommand: [process.execPath, PI_CLI], maxConcurrent: 8, env });
 	await board.targets.add("far", { kind: "container", engine: "podman", image: engine.image, engineHost: engine.url, engineIdentity: engine.identity, network: "host" });

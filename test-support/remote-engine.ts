@@ -2,12 +2,12 @@
  * A remote container engine on this machine: podman's API service run as a fresh second Unix user
  * (rootless), behind that user's own sshd on 127.0.0.1 (test-support/sshd.ts), reached by the board as
  * `podman --remote --url ssh://<user>@127.0.0.1:<port><socket> --identity <key>`. The user gets
- * containers.conf for these machines (runc, cgroupfs, a file events log), a runtime dir that sshd's
+ * subordinate ids, containers.conf for these machines (runc, cgroupfs, a file events log), a runtime dir that sshd's
  * SetEnv names, and the offline worker image in its own storage (`podman save` as root into `podman
  * load` as the user). Cleanup ends the service and every container and process of the user, then the user.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { chownSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { waitFor } from "./pi-harness.ts";
 import { startSshHost, type SshHost } from "./sshd.ts";
@@ -57,6 +57,12 @@ export async function startRemotePodman(): Promise<RemoteEngine> {
 		await host.cleanup();
 	};
 	try {
+		// useradd gives subordinate ids only where /etc/subuid exists already; else one range per uid.
+		for (const [file, flag] of [["/etc/subuid", "--add-subuids"], ["/etc/subgid", "--add-subgids"]] as const) {
+			const listed = existsSync(file) && readFileSync(file, "utf8").split("\n").some((line) => line.startsWith(`${user.name}:`));
+			const start = 100_000 + user.uid * 65_536;
+			if (!listed) execFileSync("usermod", [flag, `${start}-${start + 65_535}`, user.name], { stdio: "ignore" });
+		}
 		const conf = join(user.home, ".config", "containers");
 		mkdirSync(conf, { recursive: true });
 		writeFileSync(join(conf, "containers.conf"), CONTAINERS_CONF);

@@ -11,7 +11,7 @@
  * the target removes the station (its volume, the rows' work, stays). Nothing
  * of this machine is mounted into the engine's containers, and the prompt is on no command line.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,7 +20,7 @@ import { createBoardService, type BoardEngine } from "../src/board/engine/servic
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
-import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
+import { startModelServer, writeAgentDir, type ModelServer } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { remoteEngineMissing, startRemotePodman, type RemoteEngine } from "../test-support/remote-engine.ts";
 import { podmanMissing, requires, sshdMissing } from "../test-support/requires.ts";
@@ -43,12 +43,7 @@ beforeAll(async () => {
 	root = mkdtempSync(join(tmpdir(), "pab-remote-engine-"));
 	store = join(root, "store");
 	// The user's pi home: each run gets its provider's part of it, in the station.
-	const agentDir = join(root, "agent");
-	mkdirSync(agentDir);
-	writeFileSync(join(agentDir, "models.json"), JSON.stringify(model.modelsJson()));
-	writeFileSync(join(agentDir, "auth.json"), JSON.stringify(model.authJson()));
-	writeFileSync(join(agentDir, "settings.json"), JSON.stringify(model.settingsJson()));
-	process.env.PI_CODING_AGENT_DIR = agentDir;
+	process.env.PI_CODING_AGENT_DIR = writeAgentDir(model, join(root, "agent"));
 	repo = initRepo(join(root, "repo"), { "edit.txt": "v1\n", "shared.txt": "base\n" });
 	board = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: { ...process.env, PAB_FORWARDED: FORWARDED } });
 	await board.targets.add("far", { kind: "container", engine: "podman", image: engine.image, engineHost: engine.url, engineIdentity: engine.identity, network: "host", env: ["PAB_FORWARDED"] });
