@@ -1,7 +1,7 @@
-// What a pump costs a board read: every read pumps, and with runs waiting behind full slots a pump
+// What a pump costs the supervise step (an open board's tick): with runs waiting behind full slots a pump
 // takes the queue's lock, lists the queue and finds the first target full. Prints the time of one such
 // pump with 60 entries waiting, of one with an empty queue, and of one enqueue (each the median of
-// many, with its spread). Run: node --experimental-strip-types bench/queue-pump.mjs
+// many, with its spread). Run: node bench/queue-pump.mjs
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,8 +1,10 @@
-/** Shared by target tests: a link-like log of follow frames, a worktree's files, command-line scans, the attempts walk-through. */
+/** Shared by target tests: a link-like log of follow frames, a worktree's files, command-line scans, a store's containers, the attempts walk-through. */
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { expect } from "vitest";
 import type { Frame } from "../runner/far/frames.mjs";
+import { containerListArgs } from "../runner/kinds/container/container-argv.mjs";
 import type { BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { waitDone } from "./board-helpers.ts";
@@ -83,6 +85,17 @@ export function procsMentioning(needle: string): { pid: number; argv: string[] }
  * and write a file of their own; compare and its diff run here, and the third attempt is merged.
  * `whileRunning` gets the rows before any is awaited (the container test sees one container per attempt).
  */
+/** The local podman's containers, running or not, that a board with this store made (by their store label). */
+export function containersOfStore(store: string): string[] {
+	return spawnSync("podman", containerListArgs("podman", undefined, store), { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
+}
+
+/** A fixture's teardown: removes whatever containers its store left. */
+export function removeContainersOfStore(store: string): void {
+	const left = containersOfStore(store);
+	if (left.length) spawnSync("podman", ["rm", "-f", ...left], { stdio: "ignore" });
+}
+
 export async function threeAttemptsMergeOne(
 	board: BoardEngine,
 	model: ModelServer,

@@ -12,6 +12,9 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { readBoardConfig, updateBoardConfig } from "../runner/life/board-config.mjs";
+import { readCheck } from "../runner/life/target-health.mjs";
+import { createBoardService } from "../src/board/engine/service.ts";
+import "../test-support/fake-kind/register.mjs";
 import { placementOrder, UNREACHABLE_HOLD_MS, type Candidate } from "../runner/life/placement.mjs";
 import { encodeFrame, parseFrame, readFrames, type Frame } from "../runner/far/frames.mjs";
 import { serveLink } from "../runner/far/far-mux.mjs";
@@ -59,6 +62,28 @@ describe("a pool of targets", () => {
 		delete config.targets.b;
 		writeFileSync(join(store, "config.json"), JSON.stringify(config));
 		expect(() => readBoardConfig(store)).toThrow(`${join(store, "config.json")}: /targets/p/members: b is not a target (add it first)`);
+	});
+
+	it("is checked member by member, each member's result kept for placement", async () => {
+		const root = scratch();
+		const store = join(root, "store");
+		const board = createBoardService({ storeDir: store, piCommand: [process.execPath, "-e", ""], env: { ...process.env } });
+		writeFileSync(join(root, "file"), "");
+		await board.targets.add("a", { kind: "fake", dir: join(root, "far-a") });
+		await board.targets.add("b", { kind: "fake", dir: join(root, "file", "far-b") });
+		await board.targets.add("p", { kind: "pool", members: "a,b" });
+		const checked = await board.targets.check("p");
+		expect(checked.ok).toBe(false);
+		expect(checked.items.map((item) => [item.name, item.ok])).toEqual([
+			["a: dir", true],
+			["b: dir", false],
+		]);
+		expect(readCheck(store, "a")).toMatchObject({ ok: true });
+		expect(readCheck(store, "b")).toMatchObject({ ok: false });
+		expect(readCheck(store, "p")).toBeUndefined();
+		const views = await board.targets.list();
+		expect(views.find((view) => view.name === "a")?.takes).toEqual({ ok: true });
+		expect(views.find((view) => view.name === "b")?.takes?.ok).toBe(false);
 	});
 
 	it("places a run on the member with the most free slots, ties to the lowest load per core, never on one that is full, unreachable or failing", () => {

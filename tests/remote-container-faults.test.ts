@@ -12,7 +12,6 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { containerListArgs } from "../runner/kinds/container/container-argv.mjs";
 import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { rowWhere as rowWhereOn, waitDone } from "../test-support/board-helpers.ts";
@@ -20,7 +19,7 @@ import { initRepo } from "../test-support/git-repo.ts";
 import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { podmanMissing, requires } from "../test-support/requires.ts";
-import { procsMentioning } from "../test-support/target-helpers.ts";
+import { containersOfStore, procsMentioning, removeContainersOfStore } from "../test-support/target-helpers.ts";
 import { ensureWorkerImage } from "../test-support/worker-image.ts";
 
 const missing = podmanMissing();
@@ -51,16 +50,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
 	if (missing) return;
-	const left = containersOfStore();
-	if (left.length) spawnSync("podman", ["rm", "-f", ...left], { stdio: "ignore" });
+	removeContainersOfStore(store);
 	process.env.PI_CODING_AGENT_DIR = agentDirBefore;
 	await model?.close();
 	if (root) rmSync(root, { recursive: true, force: true });
 });
 
-function containersOfStore(): string[] {
-	return spawnSync("podman", containerListArgs("podman", undefined, store), { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
-}
 
 const workspace = (row: BoardRow, target = "box") => join(store, "targets", target, "work", row.id);
 const inspect = (row: BoardRow, format: string) => spawnSync("podman", ["inspect", "--format", format, `ab-${row.currentRunId}`], { encoding: "utf8" }).stdout.trim();
@@ -138,7 +133,7 @@ describe("container rows that hold", () => {
 		const later = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: process.env });
 		await waitFor(async () => {
 			await later.supervise();
-			return containersOfStore().every((name) => !name.startsWith("ab-run-")) || undefined;
+			return containersOfStore(store).every((name) => !name.startsWith("ab-run-")) || undefined;
 		}, "no run container left", 90_000);
 	}, 180_000);
 

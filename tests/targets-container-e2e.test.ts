@@ -11,7 +11,6 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { containerListArgs } from "../runner/kinds/container/container-argv.mjs";
 import { check } from "../runner/kinds/container/container-transport.mjs";
 import type { CheckItem } from "../runner/far/host-check.mjs";
 import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
@@ -21,7 +20,7 @@ import { git, initRepo } from "../test-support/git-repo.ts";
 import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { podmanMissing, requires } from "../test-support/requires.ts";
-import { procsMentioning, threeAttemptsMergeOne } from "../test-support/target-helpers.ts";
+import { containersOfStore, procsMentioning, removeContainersOfStore, threeAttemptsMergeOne } from "../test-support/target-helpers.ts";
 import { ensureWorkerImage } from "../test-support/worker-image.ts";
 
 const missing = podmanMissing();
@@ -60,16 +59,12 @@ beforeAll(async () => {
 afterAll(async () => {
 	if (missing) return;
 	rmSync(canary, { force: true });
-	const left = containersOfStore();
-	if (left.length) spawnSync("podman", ["rm", "-f", ...left], { stdio: "ignore" });
+	removeContainersOfStore(store);
 	process.env.PI_CODING_AGENT_DIR = agentDirBefore;
 	await model?.close();
 	if (root) rmSync(root, { recursive: true, force: true });
 });
 
-function containersOfStore(): string[] {
-	return spawnSync("podman", containerListArgs("podman", undefined, store), { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
-}
 
 const farRun = (row: BoardRow) => join(store, "targets", "box", "store", "rows", row.id, "runs", row.currentRunId ?? "");
 const workspace = (row: BoardRow) => join(store, "targets", "box", "work", row.id);
@@ -125,7 +120,7 @@ describe("container targets on the board", () => {
 		expect(procsMentioning(prompt.slice(0, 20))).toEqual([]);
 		expect(procsMentioning(FORWARDED)).toEqual([]);
 		// The run's container (a one-shot preparing the start cache may run beside it).
-		expect(containersOfStore()).toContain(`ab-${row.currentRunId}`);
+		expect(containersOfStore(store)).toContain(`ab-${row.currentRunId}`);
 		go();
 
 		const working = await rowWhere(row.id, "the bash tool to run in the container", (r) => r.live?.tool?.name === "bash");
@@ -179,7 +174,7 @@ describe("container targets on the board", () => {
 		expect(JSON.stringify(model.requests().find((r) => r.prompt === "CTR-AGAIN one more thing")?.messages)).toContain("Done in blue.");
 		const again = readFileSync(join(resumed.runDir ?? "", "events.jsonl"), "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as { type: string; result?: string }).find((e) => e.type === "tool_execution_end")?.result ?? "";
 		expect(again).toBe(`${git(done.worktreePath ?? "", "log", "-1", "--format=%s")}\nwip\n`);
-		await waitFor(() => containersOfStore().length === 0 || undefined, "the container to be removed");
+		await waitFor(() => containersOfStore(store).length === 0 || undefined, "the container to be removed");
 	}, 240_000);
 
 	it("stop removes the container; a SIGKILLed link, the supervise step, then stop leaves none; a container killed from outside fails its row with the reason", async (ctx) => {
@@ -188,7 +183,7 @@ describe("container targets on the board", () => {
 		const rows = await Promise.all(["stop", "link", "kill"].map((what) => board.dispatch({ prompt: `CTR-STALL ${what}`, cwd: repo, target: "box" })));
 		const [plain, orphaned, killed] = rows as [BoardRow, BoardRow, BoardRow];
 		for (const row of rows) await rowWhere(row.id, "the tool to run in the container", (r) => r.live?.tool?.name === "bash");
-		const runContainers = () => containersOfStore().filter((name) => rows.some((row) => name === `ab-${row.currentRunId}`));
+		const runContainers = () => containersOfStore(store).filter((name) => rows.some((row) => name === `ab-${row.currentRunId}`));
 		expect(runContainers()).toHaveLength(3);
 
 		expect((await board.stop(plain.id)).state).toBe("stopped");
@@ -220,7 +215,7 @@ describe("container targets on the board", () => {
 			whileRunning: async (rows) => {
 				const seen = new Set<string>();
 				await waitFor(() => {
-					for (const name of containersOfStore()) if (rows.some((row) => name === `ab-${row.currentRunId}`)) seen.add(name);
+					for (const name of containersOfStore(store)) if (rows.some((row) => name === `ab-${row.currentRunId}`)) seen.add(name);
 					return seen.size === 3 || undefined;
 				}, "three containers, one per attempt");
 			},
@@ -243,6 +238,6 @@ describe("container targets on the board", () => {
 		expect(engine).toMatchObject({ state: "failed", error: expect.stringMatching(/^cannot start on bare: podman is not installed or not on PATH: install podman/) });
 		// pi's own words: the provider on this machine's loopback is not there for --network none.
 		expect(network).toMatchObject({ state: "failed", error: expect.stringMatching(/^Connection error\.: connect ECONNREFUSED 127\.0\.0\.1:\d+$/) });
-		expect(containersOfStore().filter((name) => rows.some((row) => name === `ab-${row.currentRunId}`))).toEqual([]);
+		expect(containersOfStore(store).filter((name) => rows.some((row) => name === `ab-${row.currentRunId}`))).toEqual([]);
 	}, 120_000);
 });

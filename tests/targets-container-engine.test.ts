@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { containerListArgs, containerName, containerRunArgs } from "../runner/kinds/container/container-argv.mjs";
+import { containerName, containerRunArgs } from "../runner/kinds/container/container-argv.mjs";
 import { checkContainerTarget } from "../runner/kinds/container/container-check.mjs";
 import { EngineError, engineRun } from "../runner/kinds/container/container-engine.mjs";
 import { alive, containerDirs, containerPlace, type ContainerRun } from "../runner/kinds/container/container-run.mjs";
@@ -26,7 +26,7 @@ import { isAlive } from "../runner/store/proc.mjs";
 import { git, initRepo } from "../test-support/git-repo.ts";
 import { waitFor } from "../test-support/pi-harness.ts";
 import { notRoot, podmanMissing, requires } from "../test-support/requires.ts";
-import { farTree } from "../test-support/target-helpers.ts";
+import { containersOfStore, farTree } from "../test-support/target-helpers.ts";
 import { ensureImageWithout, ensureWorkerImage } from "../test-support/worker-image.ts";
 
 const missing = podmanMissing();
@@ -81,10 +81,6 @@ async function startSleeper(run: ContainerRun): Promise<void> {
 	mkdirSync(dirs.piHome, { recursive: true });
 	const argv = containerRunArgs({ engine: "podman", image, network: "none", env: [], storeDir: run.storeDir, rowId: run.rowId, runId: run.runId, mounts: { pkg: PACKAGE_ROOT, run: prepared.runDir, session: join(dirs.store, "sessions", run.rowId), piHome: dirs.piHome, workspace: prepared.worktree, objects: prepared.objects }, uid: 0, gid: 0, command: ["sleep", "600"] });
 	await engineRun("podman", argv);
-}
-
-function containersOfStore(storeDir = store): string[] {
-	return spawnSync("podman", containerListArgs("podman", undefined, storeDir), { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
 }
 
 describe("container engine work", () => {

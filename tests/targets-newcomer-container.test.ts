@@ -6,12 +6,10 @@
  * output, exit 1), what it checks on stderr as it goes. A row's container workspace goes with its local
  * worktree.
  */
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { containerListArgs } from "../runner/kinds/container/container-argv.mjs";
 import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
 import type { CheckItem } from "../src/board/engine/types.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
@@ -20,6 +18,7 @@ import { startModelServer, type ModelServer } from "../test-support/model-server
 import { createTestAgent, PI_CLI, runPi, type TestAgent } from "../test-support/pi-harness.ts";
 import { podmanMissing, requires } from "../test-support/requires.ts";
 import { ensureWorkerImage } from "../test-support/worker-image.ts";
+import { removeContainersOfStore } from "../test-support/target-helpers.ts";
 
 const missing = podmanMissing();
 /** What a user's login shell may give podman: no /usr/sbin or /sbin, where its network helpers live. */
@@ -53,8 +52,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
 	if (missing) return;
-	const left = spawnSync("podman", containerListArgs("podman", undefined, store), { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
-	if (left.length) spawnSync("podman", ["rm", "-f", ...left], { stdio: "ignore" });
+	removeContainersOfStore(store);
 	await model?.close();
 	agent?.cleanup();
 	if (root) rmSync(root, { recursive: true, force: true });

@@ -5,17 +5,16 @@
  * last line of its help text (as a local run does); a row's workspace on the host goes with its local
  * worktree, or the board says where it stays.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
-import { initRepo } from "../test-support/git-repo.ts";
-import { LOOPBACK_MODEL, LOOPBACK_PROVIDER, startModelServer, type ModelServer } from "../test-support/model-server.ts";
+import { LOOPBACK_MODEL, LOOPBACK_PROVIDER, type ModelServer } from "../test-support/model-server.ts";
 import { createTestAgent, PI_CLI, type TestAgent } from "../test-support/pi-harness.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
-import { startSshHost, type SshHost } from "../test-support/sshd.ts";
+import { startSshBoard, type SshBoard } from "../test-support/ssh-board.ts";
+import type { SshHost } from "../test-support/sshd.ts";
 
 const missing = sshdMissing();
 const NO_KEY = "worker exited with code 1: No API key found for the selected model.";
@@ -25,21 +24,17 @@ let local: string;
 let repo: string;
 let board: BoardEngine;
 
+let fixture: SshBoard | undefined;
+
 beforeAll(async () => {
 	if (missing) return;
-	host = await startSshHost();
-	model = await startModelServer();
-	local = mkdtempSync(join(tmpdir(), "pab-newcomer-ssh-"));
-	repo = initRepo(join(local, "repo"), { "a.txt": "a\n" });
-	board = createBoardService({ storeDir: join(local, "store"), piCommand: [process.execPath, PI_CLI], env: { ...process.env, PAB_MODEL_KEY: model.apiKey } });
-	await board.targets.add("h", { kind: "ssh", host: host.alias, sshConfig: host.configFile });
+	fixture = await startSshBoard("pab-newcomer-ssh-", { env: (server) => ({ PAB_MODEL_KEY: server.apiKey }), bare: true, check: false });
+	({ host, model, local, repo, board } = fixture);
 }, 120_000);
 
 afterAll(async () => {
 	if (missing) return;
-	await host?.cleanup();
-	await model?.close();
-	if (local) rmSync(local, { recursive: true, force: true });
+	await fixture?.cleanup();
 });
 
 const farWork = (id: string) => join(host.user.home, ".agent-board", "work", id);

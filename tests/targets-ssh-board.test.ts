@@ -8,18 +8,19 @@
  * host key on the row. The prompt is on no command line of either end (both are this machine).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
+import type { BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
-import { git, initRepo } from "../test-support/git-repo.ts";
-import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
-import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
+import { git } from "../test-support/git-repo.ts";
+import type { ModelServer } from "../test-support/model-server.ts";
+import { waitFor } from "../test-support/pi-harness.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
-import { startSshHost, type SshHost } from "../test-support/sshd.ts";
+import { startSshBoard, type SshBoard } from "../test-support/ssh-board.ts";
+import type { SshHost } from "../test-support/sshd.ts";
 import { procsMentioning, threeAttemptsMergeOne } from "../test-support/target-helpers.ts";
 import { controlPathFor } from "../runner/kinds/ssh/ssh-transport.mjs";
 
@@ -31,22 +32,23 @@ let repo: string;
 let board: BoardEngine;
 const FORWARDED = `forwarded-${process.pid}-value`;
 
+let fixture: SshBoard | undefined;
+
 beforeAll(async () => {
 	if (missing) return;
-	host = await startSshHost();
-	model = await startModelServer({ chunkDelayMs: 500 });
-	host.user.writePiConfig({ models: model.modelsJson(), auth: model.authJson(), settings: model.settingsJson() });
-	local = mkdtempSync(join(tmpdir(), "pab-ssh-board-"));
-	repo = initRepo(join(local, "repo"), { "edit.txt": "v1\n", "shared.txt": "base\n" });
-	board = createBoardService({ storeDir: join(local, "store"), piCommand: [process.execPath, PI_CLI], env: { ...process.env, PAB_FORWARDED: FORWARDED } });
-	await board.targets.add("h", { kind: "ssh", host: host.alias, sshConfig: host.configFile, env: ["PAB_FORWARDED"] });
+	fixture = await startSshBoard("pab-ssh-board-", {
+		model: { chunkDelayMs: 500 },
+		files: { "edit.txt": "v1\n", "shared.txt": "base\n" },
+		env: () => ({ PAB_FORWARDED: FORWARDED }),
+		targetEnv: ["PAB_FORWARDED"],
+		check: false,
+	});
+	({ host, model, local, repo, board } = fixture);
 }, 120_000);
 
 afterAll(async () => {
 	if (missing) return;
-	await host?.cleanup();
-	await model?.close();
-	if (local) rmSync(local, { recursive: true, force: true });
+	await fixture?.cleanup();
 });
 
 const farRoot = () => join(host.user.home, ".agent-board");

@@ -10,9 +10,10 @@ import { BoardError } from "../life/reasons.mjs";
  * @typedef {import("../../src/board/engine/types.ts").TargetSnapshot} TargetSnapshot
  * @typedef {import("../../src/board/engine/types.ts").CheckItem} CheckItem
  * @typedef {import("../../src/board/engine/types.ts").CheckProgress} CheckProgress
- * @typedef {{ storeDir: string, agentDir: string, install?: boolean, env?: Record<string, string>, progress?: CheckProgress }} CheckOptions
+ * @typedef {{ storeDir: string, agentDir: string, install?: boolean, env?: Record<string, string>, progress?: CheckProgress, checkMember?: (name: string) => Promise<CheckItem[]> }} CheckOptions
  *   `env`: the target's --env values from the board's environment (a run gets them; so does the check);
- *   `progress`: told what is checked, and each line as soon as it is known
+ *   `progress`: told what is checked, and each line as soon as it is known;
+ *   `checkMember`: a group's member checked as `targets check <member>` would (a missing one: an item saying so)
  */
 
 /**

@@ -4,8 +4,9 @@
 // the run there: a needs-input row, "budget reached: 50k tokens; raise or stop", the worker still
 // waiting in place. A raised limit (reply, S, `/agent-board budget`) is seen at the next poll and the
 // same worker goes on. Only the runner writes the status; this module changes it through the runner's hooks.
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { readJsonObject } from "../store/fs-util.mjs";
 import { rowDirOf } from "../store/store-layout.mjs";
 import { crossedLimit, formatLimit, limitError, nearestLimit, pauseQuestion } from "./budget.mjs";
 import { readPolicy } from "./policy.mjs";
@@ -23,16 +24,6 @@ import { appendSpend, SpendLedger } from "./spend-ledger.mjs";
 
 /** @param {unknown} value @returns {import("./budget.mjs").Limit | undefined} */
 const limitOf = (value) => (value !== undefined && limitError(value) === undefined ? /** @type {import("./budget.mjs").Limit} */ (value) : undefined);
-
-/** @param {string} path @returns {Record<string, unknown> | undefined} */
-function readJson(path) {
-	try {
-		const value = JSON.parse(readFileSync(path, "utf8"));
-		return value && typeof value === "object" && !Array.isArray(value) ? value : undefined;
-	} catch {
-		return undefined;
-	}
-}
 
 export class BudgetGate {
 	/**
@@ -67,7 +58,7 @@ export class BudgetGate {
 		}
 		for (const name of names) {
 			if (name === this.run.runId) continue;
-			const usage = /** @type {Record<string, unknown> | undefined} */ (readJson(join(runsDir, name, "status.json"))?.usage);
+			const usage = /** @type {Record<string, unknown> | undefined} */ (readJsonObject(join(runsDir, name, "status.json"))?.usage);
 			if (typeof usage?.totalTokens === "number") tokens += usage.totalTokens;
 			if (typeof usage?.cost === "number") cost += usage.cost;
 		}
@@ -76,7 +67,7 @@ export class BudgetGate {
 
 	/** The limits that apply now, and what the row's meta says of its set. */
 	limits() {
-		const meta = readJson(join(rowDirOf(this.run.storeDir, this.run.rowId), "meta.json")) ?? {};
+		const meta = readJsonObject(join(rowDirOf(this.run.storeDir, this.run.rowId), "meta.json")) ?? {};
 		const { policy } = readPolicy(this.run.storeDir);
 		const attempt = /** @type {{ setId?: unknown } | undefined} */ (meta.attempt);
 		const setId = typeof attempt?.setId === "string" ? attempt.setId : undefined;

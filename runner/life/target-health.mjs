@@ -2,9 +2,8 @@
 // answered (its link says, as its channel opens and drops), the load its far side reported at its last
 // frame, and the last `targets check`. Two files, one writer each, under <store>/targets/<name>/link/:
 // health.json (the target's link) and check.json (targets check). Missing: nothing known yet.
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ensureDir, writeJsonAtomic } from "../store/fs-util.mjs";
+import { ensureDir, readJsonObject, writeJsonAtomic } from "../store/fs-util.mjs";
 import { TARGET_NAME } from "./vocabulary.mjs";
 
 /**
@@ -28,22 +27,12 @@ export function linkDir(storeDir, name) {
 	return join(storeDir, "targets", name, "link");
 }
 
-/** @param {string} path @returns {Record<string, unknown> | undefined} */
-function readJson(path) {
-	try {
-		const value = JSON.parse(readFileSync(path, "utf8"));
-		return value && typeof value === "object" && !Array.isArray(value) ? value : undefined;
-	} catch {
-		return undefined;
-	}
-}
-
 /** @param {unknown} value */
 const num = (value) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
 /** @param {string} storeDir @param {string} name @returns {TargetHealth | undefined} */
 export function readHealth(storeDir, name) {
-	const value = readJson(join(linkDir(storeDir, name), "health.json"));
+	const value = readJsonObject(join(linkDir(storeDir, name), "health.json"));
 	const at = num(value?.at);
 	if (!value || at === undefined || typeof value.reachable !== "boolean") return undefined;
 	/** @type {TargetHealth} */
@@ -66,7 +55,7 @@ export function writeHealth(storeDir, name, health) {
 
 /** @param {string} storeDir @param {string} name @returns {TargetCheckRecord | undefined} */
 export function readCheck(storeDir, name) {
-	const value = readJson(join(linkDir(storeDir, name), "check.json"));
+	const value = readJsonObject(join(linkDir(storeDir, name), "check.json"));
 	const at = num(value?.at);
 	if (!value || at === undefined || typeof value.ok !== "boolean") return undefined;
 	return { at, ok: value.ok, ...(typeof value.failing === "string" ? { failing: value.failing.slice(0, 500) } : {}) };

@@ -6,9 +6,9 @@
 // receipted by this runner: a person who answered first makes it come back rejected "answered"), or
 // leaves the question to the user with a note on the row ("asked you because: ..."). Every decision is a
 // line in the row's events and in <store>/supervisor.log.
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { touchNotify } from "../store/fs-util.mjs";
+import { readJsonObject, touchNotify } from "../store/fs-util.mjs";
 import { withRowLock } from "../store/row-lock.mjs";
 import { rowDirOf } from "../store/store-layout.mjs";
 import { dropMessage } from "../life/inbox.mjs";
@@ -36,16 +36,6 @@ const OTHER_ROWS = 10;
  * @property {(text: string, detail: Record<string, unknown>) => void} note   one line in the row's events
  * @property {() => boolean} over    the run ended (nothing more to answer)
  */
-
-/** @param {string} path */
-function readJson(path) {
-	try {
-		const value = JSON.parse(readFileSync(path, "utf8"));
-		return value && typeof value === "object" ? /** @type {Record<string, unknown>} */ (value) : undefined;
-	} catch {
-		return undefined;
-	}
-}
 
 export class Supervisor {
 	/** @param {RunConfig} config @param {RunStatus} status @param {SupervisorHooks} hooks @param {NodeJS.ProcessEnv} env */
@@ -165,7 +155,7 @@ export class Supervisor {
 			return [];
 		}
 		return ids.slice(0, OTHER_ROWS).flatMap((id) => {
-			const meta = readJson(join(rowDirOf(storeDir, id), "meta.json"));
+			const meta = readJsonObject(join(rowDirOf(storeDir, id), "meta.json"));
 			return typeof meta?.name === "string" ? [{ name: meta.name.slice(0, 120), summary: "" }] : [];
 		});
 	}

@@ -40,21 +40,13 @@ export const poolKind = {
 	members: (config) => memberList(config.members),
 	describe: (config) => `pool of ${memberList(config.members).join(", ")}`,
 	async check(target, options) {
-		// Each member's own check, its items named by the member (a member failing it takes nothing).
-		const { readBoardConfig } = await import("../../life/board-config.mjs");
-		const { kindOf } = await import("../kinds.mjs");
-		const { recordCheck } = await import("../../life/target-health.mjs");
-		const config = readBoardConfig(options.storeDir);
+		// Each member's own check (its own --env, its result kept for placement: a member failing it takes
+		// nothing), its items named by the member. The board checks a member; this kind knows no other kind.
+		if (!options.checkMember) throw new Error(`${target.name} is a pool: its members are checked by the board`);
 		/** @type {import("../kind.mjs").CheckItem[]} */
 		const items = [];
 		for (const name of memberList(target.members)) {
-			const member = config.targets[name];
-			if (!member) {
-				items.push({ name, ok: false, detail: `${name} is not a target any more`, fix: `add it again, or make the pool anew without it` });
-				continue;
-			}
-			const checked = await kindOf(member).check({ ...member, name }, options);
-			recordCheck(options.storeDir, name, checked);
+			const checked = await options.checkMember(name);
 			items.push(...checked.map((item) => ({ ...item, name: `${name}: ${item.name}` })));
 		}
 		return items;

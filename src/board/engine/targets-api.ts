@@ -15,7 +15,7 @@ import { notOver, phase } from "../../../runner/life/phase.mjs";
 import { checkNewTargetName, readBoardConfig, updateBoardConfig } from "../../../runner/life/board-config.mjs";
 import { BoardError } from "../../../runner/life/reasons.mjs";
 import type { EngineContext } from "./engine-context.ts";
-import type { BoardRow, TargetConfig, TargetsApi, TargetView } from "./types.ts";
+import type { BoardRow, CheckItem, TargetConfig, TargetsApi, TargetView } from "./types.ts";
 
 /** listLive: the rows that may run or wait (the live summary: O(live rows)); listRows: every row. */
 export function targetsApi(ctx: EngineContext, listLive: () => Promise<BoardRow[]>, listRows: () => Promise<BoardRow[]>): TargetsApi {
@@ -89,12 +89,20 @@ export function targetsApi(ctx: EngineContext, listLive: () => Promise<BoardRow[
 			for (const file of ["health.json", "check.json"]) rmSync(join(ctx.storeDir, "targets", name, "link", file), { force: true });
 		},
 		async check(name, options = {}) {
-			const config = known(name);
-			// The --env values go as a run's do (in the program on stdin, never argv): they may hold the model's key.
-			const env = Object.fromEntries(config.env.flatMap((key) => (ctx.env[key] === undefined ? [] : [[key, String(ctx.env[key])]])));
-			const items = await kindOf(config).check({ ...config, name }, { storeDir: ctx.storeDir, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir(), install: options.install === true, env, ...(options.progress ? { progress: options.progress } : {}) });
-			// A pool's placement reads it: a target failing its check takes nothing until one passes.
-			if (!membersOf(config)) recordCheck(ctx.storeDir, name, items);
+			const checkOne = async (target: string, config: TargetConfig): Promise<CheckItem[]> => {
+				// The --env values go as a run's do (in the program on stdin, never argv): they may hold the model's key.
+				const env = Object.fromEntries(config.env.flatMap((key) => (ctx.env[key] === undefined ? [] : [[key, String(ctx.env[key])]])));
+				const checkMember = async (member: string): Promise<CheckItem[]> => {
+					const memberConfig = readBoardConfig(ctx.storeDir).targets[member];
+					if (!memberConfig) return [{ name: "target", ok: false, detail: `${member} is not a target any more`, fix: "add it again, or make the pool anew without it" }];
+					return checkOne(member, memberConfig);
+				};
+				const items = await kindOf(config).check({ ...config, name: target }, { storeDir: ctx.storeDir, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir(), install: options.install === true, env, checkMember, ...(options.progress ? { progress: options.progress } : {}) });
+				// A pool's placement reads it: a target failing its check takes nothing until one passes.
+				if (!membersOf(config)) recordCheck(ctx.storeDir, target, items);
+				return items;
+			};
+			const items = await checkOne(name, known(name));
 			return { target: name, ok: items.every((item) => item.ok), items };
 		},
 		async setLimit(name, max) {
