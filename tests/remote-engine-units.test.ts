@@ -63,9 +63,11 @@ describe("a remote engine's command lines", () => {
 		expect(containerKind.describe({ kind: "container", engine: "podman", image: "w:1", engineHost: "box", max: 4, env: [] })).toBe("podman on box image w:1");
 	});
 
-	it("tells the engine's own failures from the command's: unreachable, login refused, no station, refused", () => {
+	it("tells the engine's own failures from the command's: unreachable, host key or login refused, no station, refused", () => {
 		expect(stationFailure("podman", 'Error: unable to connect to Podman socket: failed to connect: dial tcp 127.0.0.1:2222: connect: connection refused', 125)).toMatchObject({ kind: "unreachable", reason: expect.stringContaining("podman cannot reach its engine") });
 		expect(stationFailure("podman", "Error: failed to connect: ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey]", 125)).toMatchObject({ kind: "auth" });
+		expect(stationFailure("podman", "Error: failed to connect: ssh: handshake failed: knownhosts: key mismatch", 125)).toMatchObject({ kind: "host-key-changed" });
+		expect(stationFailure("docker", "error during connect: Host key verification failed.", 1)).toMatchObject({ kind: "host-key-unknown" });
 		expect(stationFailure("podman", "Error: no container with name or id \"st\" found: no such container", 125)).toMatchObject({ kind: "missing-agent" });
 		expect(stationFailure("docker", "Error response from daemon: Container abc is not running", 1)).toMatchObject({ kind: "missing-agent" });
 		expect(stationFailure("podman", "Error: something odd", 125)).toEqual({ kind: "remote", reason: "podman: Error: something odd" });

@@ -118,7 +118,7 @@ export function stationGitRemote(target, name, agent, mirror) {
 /**
  * The engine's own failure on the way to the station (its stderr and exit code), or undefined when the
  * command inside answered: the engine cannot be reached (its host, ssh or service down: `unreachable`,
- * retried), the station is not there or not running (`missing-agent`: the driver makes it and installs
+ * retried), ssh refused its host key or login (`host-key-changed`, `host-key-unknown`, `auth`), the station is not there or not running (`missing-agent`: the driver makes it and installs
  * our files, then tries again), anything else the engine refused (`remote`).
  * @param {"docker" | "podman"} engine @param {string} stderr @param {number | null} code
  * @returns {{ kind: string, reason: string } | undefined}
@@ -128,6 +128,8 @@ export function stationFailure(engine, stderr, code) {
 	// eslint-disable-next-line no-control-regex
 	const said = line.replace(/[\x00-\x1f\x7f]/g, "").slice(0, 300);
 	if (/no such container|no container with name or id|can only (create exec sessions|exec) (on|into) running containers|is not running/i.test(stderr)) return { kind: "missing-agent", reason: `the station container is not running on ${engine}'s machine (${said})` };
+	if (/knownhosts: key mismatch|host key mismatch|REMOTE HOST IDENTIFICATION HAS CHANGED/i.test(stderr)) return { kind: "host-key-changed", reason: `the engine's machine has another host key than known_hosts holds (${said})` };
+	if (/knownhosts: key is unknown|Host key verification failed/i.test(stderr)) return { kind: "host-key-unknown", reason: `the engine's machine's host key is not trusted (${said})` };
 	if (/unable to authenticate|permission denied \(publickey|no supported methods remain/i.test(stderr)) return { kind: "auth", reason: `${engine}'s ssh login to the engine's machine failed (${said})` };
 	if (/unable to connect to podman|cannot connect to (the docker daemon|podman)|error during connect|connection refused|handshake failed|no route to host|i\/o timeout|dial tcp|ssh: /i.test(stderr)) return { kind: "unreachable", reason: `${engine} cannot reach its engine (${said})` };
 	// podman exits 125 (docker 1 with "Error response from daemon") when it failed itself, not the command inside.
