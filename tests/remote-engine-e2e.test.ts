@@ -4,7 +4,7 @@
  * this side talking to it only through `podman --remote --url ssh://...`. `targets check` makes the
  * station and copies our files in; a row runs there against the real pi and the loopback scripted
  * model, streams, is steered and answered in place, its code comes back by git and merges locally, a
- * reply runs again on the merged branch; the engine's machine going away shows on the row with the
+ * reply runs again on the merged branch; three attempts run there at once and one is merged; the engine's machine going away shows on the row with the
  * engine's words and the run resumes when it is back; a stop through a new link (the old one killed)
  * ends the run's processes in the station; a station removed from outside ends its row as a reboot
  * does and the next row gets a new one; and removing
@@ -24,7 +24,7 @@ import { startModelServer, writeAgentDir, type ModelServer } from "../test-suppo
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { remoteEngineMissing, startRemotePodman, type RemoteEngine } from "../test-support/remote-engine.ts";
 import { podmanMissing, requires, sshdMissing } from "../test-support/requires.ts";
-import { procsMentioning } from "../test-support/target-helpers.ts";
+import { procsMentioning, threeAttemptsMergeOne } from "../test-support/target-helpers.ts";
 
 const missing = sshdMissing() ?? podmanMissing() ?? remoteEngineMissing();
 let engine: RemoteEngine;
@@ -136,6 +136,11 @@ describe("a container target on a remote engine", () => {
 		// The row's credentials left the station with its run.
 		await waitFor(() => !engine.podman(["exec", stationName(store, "far"), "ls", "/srv/agent-board/homes"]).includes(row.id), "the row's pi home to leave the station");
 	}, 420_000);
+
+	it("runs three attempts in the station at once, compares them locally and merges one", async (ctx) => {
+		requires(ctx, "sshd, podman and uidmap", missing);
+		await threeAttemptsMergeOne(board, model, { tag: "ENGINE-ATTEMPT", target: "far", repo });
+	}, 240_000);
 
 	it("shows the engine unreachable with its words and recovers; a stop through a new link ends the run in the station; a removed station is made again", async (ctx) => {
 		requires(ctx, "sshd, podman and uidmap", missing);
