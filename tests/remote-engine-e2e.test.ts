@@ -4,7 +4,7 @@
  * this side talking to it only through `podman --remote --url ssh://...`. `targets check` makes the
  * station and copies our files in; a row runs there against the real pi and the loopback scripted
  * model, streams, is steered and answered in place, its code comes back by git and merges locally, a
- * reply runs again on the merged branch; three attempts run there at once and one is merged; the engine's machine going away shows on the row with the
+ * reply runs again on the merged branch, and removing its worktree removes the station's copy; three attempts run there at once and one is merged; the engine's machine going away shows on the row with the
  * engine's words and the run resumes when it is back; a stop through a new link (the old one killed)
  * ends the run's processes in the station; a station removed from outside ends its row as a reboot
  * does and the next row gets a new one; and removing
@@ -135,6 +135,11 @@ describe("a container target on a remote engine", () => {
 		expect(JSON.stringify(request?.messages)).toContain("Done in blue.");
 		// The row's credentials left the station with its run.
 		await waitFor(() => !engine.podman(["exec", stationName(store, "far"), "ls", "/srv/agent-board/homes"]).includes(row.id), "the row's pi home to leave the station");
+
+		// Its worktree removed here removes its workspace in the station too.
+		const removed = await board.removeWorktree(row.id, { force: true });
+		expect(removed.far).toContain(`removed its workspace in ${stationName(store, "far")} too (/srv/agent-board/work/${row.id})`);
+		expect(engine.podman(["exec", stationName(store, "far"), "ls", "/srv/agent-board/work"])).not.toContain(row.id);
 	}, 420_000);
 
 	it("runs three attempts in the station at once, compares them locally and merges one", async (ctx) => {
