@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { FarError, HOST_AGENT } from "../../link/far-client.mjs";
 import { PACKAGE_ROOT, shippedFiles } from "../../far/package-files.mjs";
 import { makePiHome } from "./pi-home.mjs";
-import { EngineError, engineEnv, engineRun } from "./container-engine.mjs";
+import { EngineError, engineEnv, engineRun, plain } from "./container-engine.mjs";
 import { remoteEngineArgs, STATION_DIR, stationCopyInArgs, stationExecArgs, stationFailure, stationInspectArgs, stationName, stationRunArgs } from "./engine-remote.mjs";
 
 /**
@@ -69,7 +69,7 @@ export function execInStation(target, name, command, options = {}) {
 			clearTimeout(timer);
 			const failure = stationFailure(target.engine, stderr, code);
 			if (failure) return reject(new FarError(failure.reason, failure.kind));
-			if (code !== 0) return reject(new FarError(`${command[0] ?? "exec"} in the station failed (exit ${code}): ${stderr.trim().split("\n").pop() ?? ""}`.slice(0, 400), "remote"));
+			if (code !== 0) return reject(new FarError(`${command[0] ?? "exec"} in the station failed (exit ${code}): ${plain(stderr.trim().split("\n").pop() ?? "")}`, "remote"));
 			resolvePromise(out);
 		});
 	});
@@ -93,7 +93,7 @@ async function copyIn(target, name, root, files, dest) {
 		cp.on("close", (code) => {
 			const failure = stationFailure(target.engine, stderr, code);
 			if (failure) return reject(new FarError(failure.reason, failure.kind));
-			if (code !== 0) return reject(new FarError(`${target.engine} cp into the station failed (exit ${code}): ${stderr.trim().split("\n").pop() ?? ""}`, "remote"));
+			if (code !== 0) return reject(new FarError(`${target.engine} cp into the station failed (exit ${code}): ${plain(stderr.trim().split("\n").pop() ?? "")}`, "remote"));
 			resolvePromise(undefined);
 		});
 	});
@@ -140,7 +140,7 @@ export async function runInStation(target, name, file, fn, args) {
 	try {
 		return /** @type {unknown} */ (JSON.parse(out));
 	} catch {
-		throw new FarError(`${file} in the station answered no JSON: ${out.slice(0, 200)}`, "remote");
+		throw new FarError(`${file} in the station answered no JSON: ${plain(out.slice(0, 200))}`, "remote");
 	}
 }
 
