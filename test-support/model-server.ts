@@ -6,7 +6,8 @@
  * that follows N assistant messages after it. Every request is recorded with the time it arrived; a
  * test can hold every response until it says go.
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
@@ -228,4 +229,13 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
 				server.close(() => resolve());
 			}),
 	};
+}
+
+/** A pi agent dir (models, auth, settings) whose default model is this server's: the board's, for a target's runs. */
+export function writeAgentDir(model: ModelServer, dir: string): string {
+	mkdirSync(dir, { recursive: true });
+	writeFileSync(join(dir, "models.json"), JSON.stringify(model.modelsJson()));
+	writeFileSync(join(dir, "auth.json"), JSON.stringify(model.authJson()));
+	writeFileSync(join(dir, "settings.json"), JSON.stringify(model.settingsJson()));
+	return dir;
 }

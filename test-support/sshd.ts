@@ -99,9 +99,10 @@ function comm(pid: number): string {
  * `logLevel`: sshd's (VERBOSE logs every session's start and close, which a fleet's test and bench count);
  * its limits (MaxSessions 10, MaxStartups 10:30:100) stay sshd's defaults. `self`: log in as this
  * process's own user (a target on this machine as yourself), keyed by a fixture authorized_keys file,
- * with its node, pi and pi configuration in the fixture (selfAsHostUser).
+ * with its node, pi and pi configuration in the fixture (selfAsHostUser). `setEnv`: more NAME=value
+ * pairs for sshd's SetEnv (a rootless engine's XDG_RUNTIME_DIR).
  */
-export async function startSshHost(options: { alias?: string; logLevel?: "INFO" | "VERBOSE"; self?: boolean } = {}): Promise<SshHost> {
+export async function startSshHost(options: { alias?: string; logLevel?: "INFO" | "VERBOSE"; self?: boolean; setEnv?: (user: HostUser) => string[] } = {}): Promise<SshHost> {
 	const root = mkdtempSync(join(tmpdir(), "pab-sshd-"));
 	let user: HostUser;
 	try {
@@ -149,7 +150,7 @@ export async function startSshHost(options: { alias?: string; logLevel?: "INFO" 
 				...(options.self ? ["PermitRootLogin prohibit-password", `AuthorizedKeysFile ${selfKeys}`, "StrictModes no"] : ["PermitRootLogin no"]),
 				// The host's non-interactive PATH: node and pi resolve as they would on a configured box.
 				// Yourself: a home of the fixture's too, so your shell's start-up files (a slow ~/.bashrc) stay out of it.
-				`SetEnv PATH=${user.path} PI_OFFLINE=1 PI_SKIP_VERSION_CHECK=1 PI_TELEMETRY=0${options.self ? ` PI_CODING_AGENT_DIR=${join(root, "agent")} HOME=${user.home}` : ""}`,
+				`SetEnv PATH=${user.path} PI_OFFLINE=1 PI_SKIP_VERSION_CHECK=1 PI_TELEMETRY=0${options.self ? ` PI_CODING_AGENT_DIR=${join(root, "agent")} HOME=${user.home}` : ""}${(options.setEnv?.(user) ?? []).map((pair) => ` ${pair}`).join("")}`,
 				"",
 			].join("\n"),
 		);

@@ -229,6 +229,6 @@ describe("targets check for a container target", () => {
 		expect(down).toMatchObject({ code: "engine-down", message: expect.stringMatching(/^podman cannot reach its engine: start its service/) });
 
 		const remote = await checkContainerTarget({ engine: "docker", image, engineHost: "ssh://me@box" });
-		expect(lines(remote.items)).toEqual([expect.stringMatching(/^FAIL engine host: ssh:\/\/me@box: a remote engine \(--engine-host\) is not supported yet: its bind mounts would name paths on that machine.* -> run the board on that machine/)]);
+		expect(lines(remote.items)).toEqual([expect.stringMatching(/^FAIL engine host: ssh:\/\/me@box: a remote engine \(--engine-host\) cannot mount this machine's run dirs: its runs go through its station container.* -> check and run it as a target/)]);
 	});
 });

@@ -181,8 +181,8 @@ describe("targets check lines", () => {
 		expect(line(containerCheckItems({ engine: "docker", image: "w:1" }, { engine, image, probe: { report }, provider: {} }), "network")).toBe("ok not checked: no model provider is configured (settings.json defaultProvider)");
 	});
 
-	it("refuses a remote engine with the reason, and stops at the first missing piece", () => {
-		expect(containerCheckItems({ engine: "docker", image: "w:1", engineHost: "ssh://me@box" }, {})).toEqual([{ name: "engine host", ok: false, detail: expect.stringContaining("ssh://me@box: a remote engine (--engine-host) is not supported yet"), fix: expect.stringContaining("ssh target") }]);
+	it("sends a remote engine to its station with the reason, and stops at the first missing piece", () => {
+		expect(containerCheckItems({ engine: "docker", image: "w:1", engineHost: "ssh://me@box" }, {})).toEqual([{ name: "engine host", ok: false, detail: expect.stringContaining("ssh://me@box: a remote engine (--engine-host) cannot mount this machine's run dirs"), fix: expect.stringContaining("goes through the station") }]);
 		const down = containerCheckItems({ engine: "docker", image: "w:1" }, { engine: { error: { code: "engine-down", detail: "docker cannot reach its engine", fix: "start it", said: "docker: Cannot connect" } } });
 		expect(down).toEqual([{ name: "engine", ok: false, detail: "docker cannot reach its engine (docker: Cannot connect)", fix: "start it" }]);
 	});

@@ -65,7 +65,9 @@ describe("board config", () => {
 		expect(() => targetFromInput({ kind: "ssh", host: "dev", sshConfig: "/no/such/file" })).toThrow("--ssh-config: no such file");
 		expect(targetFromInput({ kind: "container", engine: "podman", image: "w:1", cpus: 1.5, memory: "2g", network: "none" })).toEqual({ kind: "container", engine: "podman", image: "w:1", network: "none", max: 4, env: [], cpus: 1.5, memory: "2g" });
 		expect(() => targetFromInput({ kind: "container", engine: "lxc", image: "w" })).toThrow("--container takes docker or podman");
-		expect(() => targetFromInput({ kind: "container", engine: "docker", image: "w", engineHost: "ssh://box" })).toThrow("--engine-host is not supported yet");
+		expect(targetFromInput({ kind: "container", engine: "docker", image: "w", engineHost: "ssh://me@box" })).toEqual({ kind: "container", engine: "docker", image: "w", engineHost: "ssh://me@box", max: 4, env: [] });
+		expect(() => targetFromInput({ kind: "container", engine: "docker", image: "w", engineHost: "--url=x" })).toThrow("the engine would read it as an option");
+		expect(() => targetFromInput({ kind: "container", engine: "docker", image: "w", engineHost: "ssh://box", engineIdentity: "/etc/hostname" })).toThrow("--engine-identity is podman's");
 		expect(() => targetFromInput({ kind: "container", engine: "docker", image: "w", memory: "lots" })).toThrow("--memory must be a size");
 
 		expect(targetError({ ...ssh, name: "dev" }, { named: true })).toBeUndefined();

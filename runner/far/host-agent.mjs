@@ -4,6 +4,7 @@
 // "result" (or "error", exit 1) for one-shot verbs, a stream for follow.
 //   check <dir>                              stdin: config { pi?, pkgVersion? }
 //   receive-pack <repo.git>                  creates the bare mirror, then is git-receive-pack
+//   upload-pack <repo.git>                   git-upload-pack (a remote engine's git over ext:: names both through here)
 //   link <dir>                               every run of a target's link on one channel (far-mux.mjs):
 //                                            launch, follow, inbox, stop by run id; frames tagged with it
 //   follow <runDir> <eventsFromSeq> <sessionFromBytes>   stdin: inbox frames
@@ -194,10 +195,15 @@ async function receiveUntilDone(input, session) {
  * by the push's connectivity check). @param {string} repo
  */
 function receivePack(repo) {
-	return withMirrorLock(repo, () => new Promise((resolvePromise) => {
-		const child = spawn("git", ["receive-pack", repo], { stdio: "inherit" });
+	return withMirrorLock(repo, () => gitService("receive-pack", repo));
+}
+
+/** `git <service> <repo>` on this process's stdio; its exit code is ours. @param {string} service @param {string} repo */
+function gitService(service, repo) {
+	return new Promise((resolvePromise) => {
+		const child = spawn("git", [service, repo], { stdio: "inherit" });
 		child.on("error", (error) => {
-			process.stderr.write(`host-agent: git receive-pack: ${error.message}\n`);
+			process.stderr.write(`host-agent: git ${service}: ${error.message}\n`);
 			process.exitCode = 1;
 			resolvePromise(undefined);
 		});
@@ -205,7 +211,7 @@ function receivePack(repo) {
 			process.exitCode = code ?? 1;
 			resolvePromise(undefined);
 		});
-	}));
+	});
 }
 
 async function main() {
@@ -220,6 +226,10 @@ async function main() {
 		case "receive-pack":
 			need(args, 1, "receive-pack <repo.git>");
 			return receivePack(abs(String(args[0])));
+		case "upload-pack":
+			// A remote engine's git (ext::) names both services through host-agent; a fetch needs no lock.
+			need(args, 1, "upload-pack <repo.git>");
+			return gitService("upload-pack", abs(String(args[0])));
 		case "link":
 			need(args, 1, "link <dir>");
 			return serveLink(abs(String(args[0])), { agent: AGENT_VERSION });
@@ -236,7 +246,7 @@ async function main() {
 			need(args, 2, "snapshot <worktree> <rowId>");
 			return send({ t: "result", value: snapshotWip(abs(String(args[0])), String(args[1])) });
 		default:
-			throw new Error(`unknown verb "${verb}" (check, receive-pack, link, follow, run, stop, snapshot)`);
+			throw new Error(`unknown verb "${verb}" (check, receive-pack, upload-pack, link, follow, run, stop, snapshot)`);
 	}
 }
 

@@ -13,7 +13,7 @@ export const CONTAINER_ENGINES = /** @type {const} */ (["docker", "podman"]);
 
 /**
  * A container target's snapshot (container-kind.mjs states its fields).
- * @typedef {import("../kind.mjs").TargetSnapshot & { engine: (typeof CONTAINER_ENGINES)[number], image: string, engineHost?: string, network?: string, cpus?: number, memory?: string }} ContainerTarget
+ * @typedef {import("../kind.mjs").TargetSnapshot & { engine: (typeof CONTAINER_ENGINES)[number], image: string, engineHost?: string, engineIdentity?: string, network?: string, cpus?: number, memory?: string }} ContainerTarget
  */
 
 export const LABEL_STORE = "agent-board.store";

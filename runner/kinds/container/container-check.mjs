@@ -9,9 +9,13 @@ import { PACKAGE_ROOT, packageVersion } from "../../far/package-files.mjs";
 import { MIN_NODE, nodeVersionOk, PI_SERIES, piVersionOk } from "../../far/host-check.mjs";
 import { providerBaseUrl } from "./pi-home.mjs";
 
-/** Why a remote engine is refused (docs/engine.md: bind mounts name paths on the engine's machine). */
-export const ENGINE_HOST_REFUSED = "a remote engine (--engine-host) is not supported yet: its bind mounts would name paths on that machine, where this run's dirs and workspace are not";
-const ENGINE_HOST_FIX = "run the board on that machine with a local engine, or add the machine as an ssh target (targets add <name> --ssh <host>)";
+/**
+ * Why this engine's path (bind mounts of this machine's dirs) refuses a remote engine, whose mounts
+ * would name paths on its own machine: the kind sends such a target to its station instead
+ * (driver-remote-engine.mjs, remote-engine-check.mjs).
+ */
+export const ENGINE_HOST_REFUSED = "a remote engine (--engine-host) cannot mount this machine's run dirs: its runs go through its station container, not this path";
+const ENGINE_HOST_FIX = "check and run it as a target (targets check <name>), which goes through the station";
 const PROBE = "/ab/pkg/runner/kinds/container/container-probe.mjs";
 
 /** @typedef {import("../../far/host-check.mjs").CheckItem} CheckItem */

@@ -1,14 +1,18 @@
 // A container engine as a kind of target (kind.mjs): one container per run, made by the user's docker
 // or podman CLI on this machine. Its fields, words, check, driver and the reconcile that removes
 // containers no run owns; the engine code loads on first use.
-import { rmSync } from "node:fs";
-import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { targetPaths } from "../../store/store-layout.mjs";
 import { invalid, plain } from "../kind.mjs";
 import { CONTAINER_ENGINES } from "./container-argv.mjs";
 import { imageError, networkError } from "./container-input.mjs";
+import { engineEnv } from "./container-engine.mjs";
+import { engineHostError, remoteEngineArgs, stationName } from "./engine-remote.mjs";
 
 /** @typedef {import("./container-argv.mjs").ContainerTarget} ContainerTarget */
+/** @typedef {import("./engine-station.mjs").RemoteTarget} RemoteTarget */
 
 /** @type {import("../kind.mjs").TargetKind} */
 export const containerKind = {
@@ -39,14 +43,31 @@ export const containerKind = {
 				return value;
 			},
 		},
-		/** The engine's own remote flag (docker -H, podman --url): refused until the run's dirs can travel there. */
+		/**
+		 * An engine on another machine (docker -H / --context, podman --url / --connection): runs go to one
+		 * station container there, code and files by the engine's own exec and cp (engine-remote.mjs).
+		 */
 		engineHost: {
 			type: "string",
 			flag: "--engine-host",
-			value: "<url>",
-			hidden: true,
-			input: () => {
-				throw invalid("--engine-host is not supported yet: a remote engine would need this board's run dirs on its machine");
+			value: "<url|name>",
+			check: (value) => engineHostError(value),
+			input: (value) => {
+				const error = engineHostError(plain("--engine-host")(value));
+				if (error) throw invalid(`--engine-host ${JSON.stringify(value)} ${error}`);
+				return value;
+			},
+		},
+		/** podman's --identity for an ssh:// engine host (docker's ssh is the system ssh: its config names keys). */
+		engineIdentity: {
+			type: "string",
+			flag: "--engine-identity",
+			value: "<key file>",
+			input: (value, input) => {
+				if (input.engineHost === undefined) throw invalid("--engine-identity goes with --engine-host");
+				if (input.engine !== "podman") throw invalid("--engine-identity is podman's (--identity); docker's ssh takes its key from your ssh config or agent");
+				if (typeof value !== "string" || !existsSync(value)) throw invalid(`--engine-identity: no such file: ${String(value)}`);
+				return resolve(value);
 			},
 		},
 		network: {
@@ -80,15 +101,18 @@ export const containerKind = {
 			},
 		},
 	},
-	describe: (config) => `${String(config.engine)} image ${String(config.image)}${config.network ? ` (network ${String(config.network)})` : ""}`,
+	describe: (config) => `${String(config.engine)}${config.engineHost ? ` on ${String(config.engineHost)}` : ""} image ${String(config.image)}${config.network ? ` (network ${String(config.network)})` : ""}`,
 	async check(target, options) {
+		if (target.engineHost) return (await import("./remote-engine-check.mjs")).checkRemoteEngine(/** @type {RemoteTarget} */ (/** @type {unknown} */ (target)), options);
 		return (await import("./container-transport.mjs")).check(/** @type {ContainerTarget} */ (target), options);
 	},
-	async driver(target) {
+	async driver(target, context) {
+		if (target.engineHost) return (await import("./driver-remote-engine.mjs")).remoteEngineDriver(/** @type {RemoteTarget} */ (/** @type {unknown} */ (target)), context);
 		return (await import("./driver-container.mjs")).containerDriver(/** @type {ContainerTarget} */ (target));
 	},
-	// The row's clone on this machine; its .git is the agent's, so no git runs in it.
+	// The row's clone on this machine (its .git is the agent's, so no git runs in it), or its workspace in a remote engine's station.
 	async removeWork(target, { storeDir, rowId }) {
+		if (target.engineHost) return (await import("./remote-engine-work.mjs")).removeStationWork(/** @type {RemoteTarget} */ (/** @type {unknown} */ (target)), { storeDir, rowId });
 		const { work } = targetPaths(join(storeDir, "targets", target.name), rowId);
 		try {
 			rmSync(work, { recursive: true, force: true });
@@ -97,7 +121,16 @@ export const containerKind = {
 			return { ok: false, text: `its container workspace stays at ${work}: ${error instanceof Error ? error.message : String(error)}` };
 		}
 	},
+	// A remote engine's station goes (no run is there: remove refuses while rows run or wait); its
+	// volume, with the rows' workspaces and sessions, stays the user's, as an ssh host's dir does.
+	forget(target, { storeDir }) {
+		if (!target.engineHost) return;
+		const remote = /** @type {RemoteTarget} */ (/** @type {unknown} */ (target));
+		spawnSync(remote.engine, [...remoteEngineArgs(remote), "rm", "-f", stationName(storeDir, target.name)], { stdio: "ignore", timeout: 60_000, env: engineEnv() });
+	},
 	async reconcile(storeDir, target, runIsLive) {
+		// A remote engine's runs are processes of its station (stopped by host-agent), not containers of their own.
+		if (target.engineHost) return { removed: [] };
 		return (await import("./container-transport.mjs")).reconcile(storeDir, /** @type {ContainerTarget} */ (target), runIsLive);
 	},
 };

@@ -65,7 +65,7 @@ function sendSession(from, to) {
 export async function startRun(run, options = {}) {
 	const dirs = containerDirs(run);
 	const started = { runDir: dirs.run, sessionFile: dirs.session, worktree: dirs.work };
-	if (run.target.engineHost) throw new EngineError("engine-failed", ENGINE_HOST_REFUSED, { fix: "run the board on that machine, or add it as an ssh target" });
+	if (run.target.engineHost) throw new EngineError("engine-failed", ENGINE_HOST_REFUSED, { fix: "its runs go through the kind's remote driver (driver-remote-engine.mjs)" });
 	// Started before (a new link on the same run): runner.json, or the name taken below.
 	if (existsSync(join(dirs.run, "runner.json"))) return started;
 	ensureDir(dirname(dirs.session));

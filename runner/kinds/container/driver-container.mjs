@@ -19,7 +19,7 @@ const GIT_EVENTS = /"type":"(tool_execution_end|turn_end|agent_end)"/;
  * @param {(attach: (handle: import("../../link/driver.mjs").FollowHandle) => void) => void} start
  * @returns {import("../../link/driver.mjs").FollowHandle}
  */
-function deferred(start) {
+export function deferred(start) {
 	/** @type {import("../../link/driver.mjs").FollowHandle | undefined} */
 	let inner;
 	/** @type {Record<string, unknown>[]} */
