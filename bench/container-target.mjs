@@ -5,7 +5,7 @@
 // runner + pi; container = the link + what runs in the container (--init, runner, pi) + conmon.
 // Rounds interleave the kinds so load drifts hit all of them; one discarded warm-up round first.
 // Needs root and podman. Run with --experimental-strip-types (bench/run-all.mjs does).
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cacheRoot, ensureStartCache } from "../runner/kinds/container/container-cache.mjs";
@@ -15,7 +15,7 @@ import { repoKey } from "../runner/link/git-travel.mjs";
 import { runProcesses } from "../runner/store/proc.mjs";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
-import { startModelServer } from "../test-support/model-server.ts";
+import { startModelServer, writeAgentDir } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { podmanMissing } from "../test-support/requires.ts";
 import { ensureWorkerImage } from "../test-support/worker-image.ts";
@@ -31,11 +31,7 @@ const root = mkdtempSync(join(tmpdir(), "pab-bench-ctr-"));
 const store = join(root, "store");
 const model = await startModelServer({ script: { rules: [], fallback: [{ text: "ok" }] } });
 const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
-const agentDir = join(root, "agent");
-mkdirSync(agentDir);
-writeFileSync(join(agentDir, "models.json"), JSON.stringify(model.modelsJson()));
-writeFileSync(join(agentDir, "auth.json"), JSON.stringify(model.authJson()));
-writeFileSync(join(agentDir, "settings.json"), JSON.stringify(model.settingsJson()));
+const agentDir = writeAgentDir(model, join(root, "agent"));
 process.env.PI_CODING_AGENT_DIR = agentDir;
 const env = { ...process.env, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
 const board = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], maxConcurrent: 8, env });

@@ -10,13 +10,13 @@
 // Run: node --experimental-strip-types bench/fleet.mjs   (BENCH_SIZES=1,8 for a quick run,
 // BENCH_REPS=3 to repeat every size, BENCH_PER_HOST=10 slots per host)
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { startFleet, stopFleet } from "../test-support/fleet-hosts.ts";
 import { initRepo } from "../test-support/git-repo.ts";
-import { startModelServer } from "../test-support/model-server.ts";
+import { startModelServer, writeAgentDir } from "../test-support/model-server.ts";
 import { PI_CLI } from "../test-support/pi-harness.ts";
 import { sshdMissing } from "../test-support/requires.ts";
 import { logLines, phaseSessions, processesWhere, sampleProcesses } from "./_fleet-measure.mjs";
@@ -45,11 +45,7 @@ const root = mkdtempSync(join(tmpdir(), "pab-bench-fleet-"));
 const storeDir = join(root, "store");
 const model = await startModelServer({ chunkDelayMs: CHUNK_MS, script: { rules: [{ match: "FLEET", steps: [{ text: ANSWER }] }], fallback: [{ text: "ok" }] } });
 const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
-const agentDir = join(root, "agent");
-mkdirSync(agentDir);
-writeFileSync(join(agentDir, "models.json"), JSON.stringify(model.modelsJson()));
-writeFileSync(join(agentDir, "auth.json"), JSON.stringify(model.authJson()));
-writeFileSync(join(agentDir, "settings.json"), JSON.stringify(model.settingsJson()));
+const agentDir = writeAgentDir(model, join(root, "agent"));
 const boardEnv = { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
 // This process's board reads, ticks and measures; dispatches come from a process of their own.
 const board = createBoardService({ storeDir, piCommand: [process.execPath, PI_CLI], maxConcurrent: Math.max(...SIZES), env: boardEnv });

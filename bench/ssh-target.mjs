@@ -5,12 +5,12 @@
 // counted). Same loopback model, same extension. Needs root and sshd. Run with
 // --experimental-strip-types (bench/run-all.mjs does).
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { initRepo } from "../test-support/git-repo.ts";
-import { startModelServer } from "../test-support/model-server.ts";
+import { startModelServer, writeAgentDir } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { sshdMissing } from "../test-support/requires.ts";
 import { startSshHost } from "../test-support/sshd.ts";
@@ -27,11 +27,7 @@ if (missing) {
 const root = mkdtempSync(join(tmpdir(), "pab-bench-ssh-"));
 const model = await startModelServer({ script: { rules: [{ match: "BENCH", steps: [{ toolCall: { name: "ask_user", args: { question: "Go on?" } } }, { text: "done" }] }], fallback: [{ text: "ok" }] } });
 const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
-const agentDir = join(root, "agent");
-mkdirSync(agentDir);
-writeFileSync(join(agentDir, "models.json"), JSON.stringify(model.modelsJson()));
-writeFileSync(join(agentDir, "auth.json"), JSON.stringify(model.authJson()));
-writeFileSync(join(agentDir, "settings.json"), JSON.stringify(model.settingsJson()));
+const agentDir = writeAgentDir(model, join(root, "agent"));
 const host = await startSshHost();
 host.user.writePiConfig({ models: model.modelsJson(), auth: model.authJson(), settings: model.settingsJson() });
 const board = createBoardService({

@@ -5,7 +5,7 @@
 // commit. Needs root, sshd and podman; missing parts are skipped. Run with
 // --experimental-strip-types (bench/run-all.mjs does).
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { containerRunArgs, containerStopArgs } from "../runner/kinds/container/container-argv.mjs";
@@ -19,7 +19,7 @@ import { installOverSsh } from "../runner/kinds/ssh/pkg-install.mjs";
 import { sshOf } from "../runner/kinds/ssh/ssh-transport.mjs";
 import { fakeKind } from "../test-support/fake-kind/fake-kind.mjs";
 import { git, initRepo } from "../test-support/git-repo.ts";
-import { startModelServer } from "../test-support/model-server.ts";
+import { startModelServer, writeAgentDir } from "../test-support/model-server.ts";
 import { PI_CLI } from "../test-support/pi-harness.ts";
 import { podmanMissing, sshdMissing } from "../test-support/requires.ts";
 import { startSshHost } from "../test-support/sshd.ts";
@@ -32,11 +32,7 @@ const model = await startModelServer({ script: { rules: [], fallback: [{ text: "
 const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
 const base = git(repo, "rev-parse", "HEAD");
 const key = repoKey(repo);
-const agentDir = join(root, "agent");
-mkdirSync(agentDir);
-writeFileSync(join(agentDir, "models.json"), JSON.stringify(model.modelsJson()));
-writeFileSync(join(agentDir, "auth.json"), JSON.stringify(model.authJson()));
-writeFileSync(join(agentDir, "settings.json"), JSON.stringify(model.settingsJson()));
+const agentDir = writeAgentDir(model, join(root, "agent"));
 const offline = { PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
 let n = 0;
 

@@ -8,7 +8,7 @@
  * was killed from outside.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +16,7 @@ import { createBoardService, type BoardEngine } from "../src/board/engine/servic
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { rowWhere as rowWhereOn, waitDone } from "../test-support/board-helpers.ts";
 import { initRepo } from "../test-support/git-repo.ts";
-import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
+import { startModelServer, type ModelServer, writeAgentDir } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { podmanMissing, requires } from "../test-support/requires.ts";
 import { containersOfStore, procsMentioning, removeContainersOfStore } from "../test-support/target-helpers.ts";
@@ -36,11 +36,7 @@ beforeAll(async () => {
 	model = await startModelServer();
 	root = mkdtempSync(join(tmpdir(), "pab-ctr-faults-"));
 	store = join(root, "store");
-	const agentDir = join(root, "agent");
-	mkdirSync(agentDir);
-	writeFileSync(join(agentDir, "models.json"), JSON.stringify(model.modelsJson()));
-	writeFileSync(join(agentDir, "auth.json"), JSON.stringify(model.authJson()));
-	writeFileSync(join(agentDir, "settings.json"), JSON.stringify(model.settingsJson()));
+	const agentDir = writeAgentDir(model, join(root, "agent"));
 	process.env.PI_CODING_AGENT_DIR = agentDir;
 	repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
 	board = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: process.env });

@@ -6,7 +6,7 @@
  * output, exit 1), what it checks on stderr as it goes. A row's container workspace goes with its local
  * worktree.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,7 +14,7 @@ import { createBoardService, type BoardEngine } from "../src/board/engine/servic
 import type { CheckItem } from "../src/board/engine/types.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
 import { initRepo } from "../test-support/git-repo.ts";
-import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
+import { startModelServer, type ModelServer, writeAgentDir } from "../test-support/model-server.ts";
 import { createTestAgent, PI_CLI, runPi, type TestAgent } from "../test-support/pi-harness.ts";
 import { podmanMissing, requires } from "../test-support/requires.ts";
 import { ensureWorkerImage } from "../test-support/worker-image.ts";
@@ -36,11 +36,7 @@ beforeAll(async () => {
 	image = (await ensureWorkerImage()).tag;
 	model = await startModelServer();
 	agent = createTestAgent();
-	const agentDir = join(agent.root, "user agent");
-	mkdirSync(agentDir);
-	writeFileSync(join(agentDir, "models.json"), JSON.stringify(model.modelsJson()));
-	writeFileSync(join(agentDir, "auth.json"), JSON.stringify(model.authJson()));
-	writeFileSync(join(agentDir, "settings.json"), JSON.stringify(model.settingsJson()));
+	const agentDir = writeAgentDir(model, join(agent.root, "user agent"));
 	root = mkdtempSync(join(tmpdir(), "pab-newcomer-ctr-"));
 	store = join(root, "store");
 	repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
