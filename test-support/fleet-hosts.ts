@@ -40,15 +40,23 @@ export async function stopFleet(fleet: readonly FleetHost[]): Promise<void> {
 	for (const { host } of fleet) await host.cleanup().catch(() => undefined);
 }
 
-/** The host user's processes whose command line holds `needle` (its far runners: "job-runner.mjs"). */
-export function hostProcesses(host: SshHost, needle: string): number[] {
-	return host.user.processes().filter((pid) => {
+/**
+ * The runs whose far runner lives on `host`: the distinct run.json each job-runner.mjs process names. A
+ * runner's child between fork and exec still shows the runner's command line, so counting processes
+ * would count a runner twice while it starts its worker.
+ */
+export function hostRuns(host: SshHost): string[] {
+	const runs = new Set<string>();
+	for (const pid of host.user.processes()) {
 		try {
-			return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(needle);
+			const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+			const run = argv[argv.findIndex((arg) => arg.endsWith("job-runner.mjs")) + 1];
+			if (argv.some((arg) => arg.endsWith("job-runner.mjs")) && run) runs.add(run);
 		} catch {
-			return false;
+			// Exited while we looked.
 		}
-	});
+	}
+	return [...runs];
 }
 
 export interface SessionLog {
@@ -104,17 +112,24 @@ export function sampleEvery<T>(everyMs: number, sample: () => T): { stop(): T[] 
 	};
 }
 
-/** Every live process of this machine whose command line holds `needle` (the links, ssh clients). */
+/**
+ * Every live process of this machine whose command line holds `needle` (the links, ssh clients), less
+ * children between fork and exec: such a child shows its parent's command line for a moment.
+ */
 export function processesMentioning(needle: string): number[] {
-	const out: number[] = [];
+	const found = new Map<number, { cmdline: string; ppid: number }>();
 	for (const name of readdirSync("/proc")) {
 		const pid = Number(name);
 		if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
 		try {
-			if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(needle)) out.push(pid);
+			const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+			if (!cmdline.includes(needle)) continue;
+			// stat's fields after the command's ")" : state, ppid, ...
+			const ppid = Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ").at(-1)?.split(" ")[1]);
+			found.set(pid, { cmdline, ppid });
 		} catch {
 			// Exited while we looked.
 		}
 	}
-	return out;
+	return [...found].filter(([, { cmdline, ppid }]) => found.get(ppid)?.cmdline !== cmdline).map(([pid]) => pid);
 }
