@@ -58,6 +58,22 @@ const runsOn = (name: string): string[] => {
 const runners = (name: string) => runsOn(name).length;
 const farEvents = (name: string, row: BoardRow) => join(hostOf(name)?.user.home ?? "", ".agent-board", "store", "rows", row.id, "runs", row.currentRunId ?? "", "events.jsonl");
 
+/** What a wait that timed out saw: each row (state, host, owner, words), each member's link log and runs. */
+async function seen(ids: string[]): Promise<string> {
+	const now = await Promise.all(ids.map((id) => board.get(id)));
+	const rowsText = now.map((row) => (row ? `${row.id} ${row.state} on ${row.host ?? "-"}${row.alive ? "" : " (no owner)"}: ${row.error ?? row.summary ?? ""}` : "gone")).join("; ");
+	const links = Object.keys(LIMITS).map((name) => {
+		let log = "none";
+		try {
+			log = readFileSync(join(root, "store", "targets", name, "link", "link.log"), "utf8").split("\n").slice(-15).join("\n");
+		} catch {
+			// No link has run for it.
+		}
+		return `${name} runs there: ${runsOn(name).length}; its link log:\n${log}`;
+	});
+	return `rows: ${rowsText}\n${links.join("\n")}`;
+}
+
 /** Reads rows the way the board's tick does (the supervise step first: it pumps the queue). */
 async function rows(ids: string[]): Promise<BoardRow[]> {
 	await board.supervise();
@@ -75,7 +91,16 @@ describe("a pool of three hosts", () => {
 		const dispatched: BoardRow[] = [];
 		for (let i = 0; i < 12; i++) dispatched.push(await board.dispatch({ prompt: `POOL-BURST ${i}`, cwd: repo, target: "build" }));
 		const ids = dispatched.map((row) => row.id);
-		await model.waitForRequest(() => model.requests().filter((r) => r.prompt.startsWith("POOL-BURST")).length >= 6, "six workers asking the model", 180_000);
+		const asking = () => model.requests().filter((r) => r.prompt.startsWith("POOL-BURST")).length;
+		let diagnosis = "";
+		await waitFor(async () => {
+			if (asking() >= 6) return true;
+			// The board's tick meanwhile: a run a member could not start went back to the pool's queue, and
+			// the supervise step places it again (that member takes nothing for a minute).
+			await rows(ids);
+			diagnosis = await seen(ids);
+			return undefined;
+		}, () => `six workers asking the model (${asking()} asked); ${diagnosis}`, 180_000, 500);
 		const placed = await waitFor(async () => {
 			const now = await rows(ids);
 			const running = now.filter((row) => row.host && row.state !== "queued");
@@ -122,7 +147,12 @@ describe("a pool of three hosts", () => {
 		});
 		// A row on h3 (directly: it has two slots left, the most in the pool).
 		const away = await board.dispatch({ prompt: "POOL-WAIT on h3", cwd: repo, target: "h3" });
-		await waitFor(async () => (await rows([away.id]))[0]?.live?.tool?.name === "bash", "h3's row to run its tool", 120_000);
+		let diagnosis = "";
+		await waitFor(async () => {
+			if ((await rows([away.id]))[0]?.live?.tool?.name === "bash") return true;
+			diagnosis = await seen([away.id]);
+			return undefined;
+		}, () => `h3's row to run its tool; ${diagnosis}`, 120_000, 500);
 		await hostOf("h3")?.stop();
 		const cut = await waitFor(async () => ((await rows([away.id]))[0]?.unreachable ? (await rows([away.id]))[0] : undefined), "h3's row shown unreachable", 60_000);
 		expect(cut).toMatchObject({ state: "working", alive: true, host: "h3" });

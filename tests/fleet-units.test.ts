@@ -232,6 +232,15 @@ function readdirOrEmpty(path: string): string[] {
 }
 
 describe("code travel for a burst", () => {
+	it("dispatches made at once into one repository each get their worktree (git worktree add one at a time)", async () => {
+		const root = scratch();
+		const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
+		const board = createBoardService({ storeDir: join(root, "store"), piCommand: [process.execPath, "-e", ""], env: { ...process.env } });
+		const rows = (await Promise.all(Array.from({ length: 4 }, (_, i) => board.dispatchAttempts({ prompt: `AT ONCE ${i}`, cwd: repo, count: 3 })))).flat();
+		expect(rows).toHaveLength(12);
+		expect(git(repo, "worktree", "list", "--porcelain").split("\n").filter((line) => line.startsWith("worktree ")).length).toBe(13);
+	});
+
 	it("a burst's dispatch lets the event loop run while its worktrees are made (pi's UI draws on)", async () => {
 		const root = scratch();
 		const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });

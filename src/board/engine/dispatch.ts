@@ -7,6 +7,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } fro
 import { dirname, join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { DIR_MODE } from "../../../runner/store/fs-util.mjs";
+import { withLockFile } from "../../../runner/store/row-lock.mjs";
 import { burstLimit, checkBranchable, checkCount, checkDispatch, checkForkSource, checkPrompt, MAX_ATTEMPTS } from "./dispatch-checks.ts";
 import { readBoardConfig } from "../../../runner/life/board-config.mjs";
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
@@ -141,7 +142,9 @@ async function createRow(ctx: EngineContext, plan: RowPlan): Promise<BoardRow> {
 	try {
 		const isolate = plan.worktreeMode === "worktree" || (plan.worktreeMode === "auto" && repo !== undefined && activeWriterInRepo(ctx, repo));
 		if (repo && isolate) {
-			const created = await createWorktree(repo, cwd, id, paths.worktree(id));
+			// One at a time (this process's and others'): git worktree add reads every worktree's admin files, and
+			// fails on one being made meanwhile ("failed to read .git/worktrees/<id>/commondir").
+			const created = await withLockFile(join(ctx.storeDir, "worktree.lock"), () => createWorktree(repo, cwd, id, paths.worktree(id)), { timeoutMs: 120_000, what: "another row's worktree is being made" });
 			meta.worktreePath = created.path;
 			meta.branch = created.branch;
 			meta.baseCommit = created.baseCommit;
