@@ -2,7 +2,7 @@
  * Fleets without a host: a pool as a kind of target (added, checked, refused, its limit), where the
  * queue places a pool's run (most free slots, then the far side's load, never an unreachable or
  * failing member), frames tagged by run, host-agent's one channel for many runs (host-agent `link`
- * over pipes; a launch whose pi check hangs holds no other run), the git lane joining a burst's pushes, and fetch-back through the landing repository
+ * over pipes; a launch whose pi check hangs holds no other run), the git lane joining a burst's pushes, pushes at once into a new mirror, and fetch-back through the landing repository
  * while worktrees are being created in the same repository.
  */
 import { execFileSync, spawn } from "node:child_process";
@@ -275,6 +275,33 @@ describe("code travel for a burst", () => {
 		for (let i = 0; i < 6; i++) expect(git(mirror, "rev-parse", `refs/agent-board/base/row${i}`)).toBe(base);
 		// The first went alone (nothing waited yet); the five that waited went together.
 		expect(readFileSync(count, "utf8").trim().split("\n")).toHaveLength(2);
+	});
+
+	it("pushes at once into a host's new mirror all land (host-agent receive-pack), and a push that cannot tells git why", async () => {
+		const dir = scratch();
+		const repo = initRepo(join(dir, "local"), { "a.txt": "a\n" });
+		const agent = join(process.cwd(), "runner", "far", "host-agent.mjs");
+		const receivePack = `node ${agent} receive-pack`;
+		const push = (mirror: string, branch: string) =>
+			new Promise<{ code: number | null; stderr: string }>((resolvePush) => {
+				const child = spawn("git", ["push", "-q", `--receive-pack=${receivePack}`, mirror, `HEAD:refs/heads/${branch}`], { cwd: repo, stdio: ["ignore", "ignore", "pipe"] });
+				let stderr = "";
+				child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+				child.on("exit", (code) => resolvePush({ code, stderr }));
+			});
+		// A new host: every push of a burst finds no mirror, and two `git init` at one path fail on each other.
+		for (let round = 0; round < 4; round++) {
+			const mirror = join(dir, `far${round}`, "repos", "r.git");
+			const results = await Promise.all(Array.from({ length: 4 }, (_, i) => push(mirror, `b${i}`)));
+			expect(results.filter((result) => result.code !== 0).map((result) => result.stderr)).toEqual([]);
+			for (let i = 0; i < 4; i++) expect(git(mirror, "rev-parse", `refs/heads/b${i}`)).toBe(git(repo, "rev-parse", "HEAD"));
+		}
+		// Its cause reaches the pusher on stderr (git shows it), not as a frame on git's protocol.
+		writeFileSync(join(dir, "file"), "not a directory");
+		const refused = await push(join(dir, "file", "r.git"), "b");
+		expect(refused.code).not.toBe(0);
+		expect(refused.stderr).toContain(`host-agent: EEXIST: file already exists, mkdir '${join(dir, "file")}'`);
+		expect(refused.stderr).not.toContain("bad line length");
 	});
 
 	it("fetches back through the landing repository while worktrees are being created in the user's repository", async () => {

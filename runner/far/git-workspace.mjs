@@ -3,7 +3,8 @@
 // snapshot of uncommitted work the link fetches back. The agent's own index is never touched: the
 // snapshot is built in a temporary index.
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, statSync, unlinkSync, utimesSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { DIR_MODE } from "../store/fs-util.mjs";
 
@@ -59,8 +60,18 @@ export function ensureMirror(repo) {
 	if (!isAbsolute(repo)) throw new Error(`mirror path must be absolute: ${repo}`);
 	if (existsSync(join(repo, "HEAD"))) return false;
 	mkdirSync(dirname(repo), { recursive: true, mode: DIR_MODE });
-	git(dirname(repo), ["init", "-q", "--bare", repo]);
-	return true;
+	// Made aside and renamed into place: two `git init` at one path at once fail on each other's
+	// config.lock, and a burst's pushes and launches meet here at a new host.
+	const aside = `${repo}.new-${process.pid}-${randomBytes(4).toString("hex")}`;
+	git(dirname(repo), ["init", "-q", "--bare", aside]);
+	try {
+		renameSync(aside, repo);
+		return true;
+	} catch (error) {
+		rmSync(aside, { recursive: true, force: true });
+		if (existsSync(join(repo, "HEAD"))) return false;
+		throw new Error(`cannot make the mirror ${repo}: ${error instanceof Error ? error.message : String(error)}`);
+	}
 }
 
 /**

@@ -48,6 +48,9 @@ function send(frame) {
 // The link went away: nothing to tell anyone, the run goes on.
 process.stdout.on("error", () => process.exit(0));
 
+/** Verbs whose stdout is git's. */
+const GIT_SERVICES = new Set(["receive-pack", "upload-pack"]);
+
 let failing = false;
 /**
  * Any throw ends host-agent: its words (and its reason code, when it has one) go to the link as an
@@ -61,6 +64,12 @@ function fail(error) {
 	const code = error instanceof BoardError ? error.code : undefined;
 	const message = error instanceof Error ? error.message : String(error);
 	process.exitCode = 1;
+	// git's services speak git's protocol on stdout: a frame there reads "bad line length character"
+	// and hides the cause; git shows the remote's stderr to the pusher as "remote: ...".
+	if (GIT_SERVICES.has(process.argv[2] ?? "")) {
+		process.stderr.write(`host-agent: ${message}\n`, () => process.exit(1));
+		return;
+	}
 	// Exit once the frame is out, or soon if stdout cannot take it (the link stopped reading).
 	setTimeout(() => process.exit(1), 2000);
 	process.stdout.write(encodeFrame({ t: "error", message, ...(code ? { code } : {}) }), () => process.exit(1));
