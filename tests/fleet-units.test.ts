@@ -277,7 +277,7 @@ describe("code travel for a burst", () => {
 		expect(readFileSync(count, "utf8").trim().split("\n")).toHaveLength(2);
 	});
 
-	it("pushes at once into a host's new mirror all land (host-agent receive-pack), and a push that cannot tells git why", async () => {
+	it("pushes at once into a host's new mirror all land (host-agent receive-pack), as do fetch-backs at once into a new landing, and a push that cannot tells git why", async () => {
 		const dir = scratch();
 		const repo = initRepo(join(dir, "local"), { "a.txt": "a\n" });
 		const agent = join(process.cwd(), "runner", "far", "host-agent.mjs");
@@ -296,6 +296,12 @@ describe("code travel for a burst", () => {
 			expect(results.filter((result) => result.code !== 0).map((result) => result.stderr)).toEqual([]);
 			for (let i = 0; i < 4; i++) expect(git(mirror, "rev-parse", `refs/heads/b${i}`)).toBe(git(repo, "rev-parse", "HEAD"));
 		}
+		// Two links' fetch-backs at once into a repository's new landing: both make it, settings and all.
+		const landing = join(dir, "store", "targets", ".landing", "r.git");
+		const script = `import { ensureLanding } from ${JSON.stringify(join(process.cwd(), "runner", "link", "landing.mjs"))}; ensureLanding(process.argv[1]);`;
+		const makers = Array.from({ length: 4 }, () => new Promise<number | null>((done) => spawn(process.execPath, ["--input-type=module", "-e", script, landing], { stdio: "inherit" }).on("exit", done)));
+		expect(await Promise.all(makers)).toEqual([0, 0, 0, 0]);
+		expect(git(landing, "config", "gc.auto")).toBe("0");
 		// Its cause reaches the pusher on stderr (git shows it), not as a frame on git's protocol.
 		writeFileSync(join(dir, "file"), "not a directory");
 		const refused = await push(join(dir, "file", "r.git"), "b");

@@ -55,22 +55,31 @@ function isAncestor(cwd, ancestor, descendant) {
 	}
 }
 
-/** Creates the bare mirror when missing. @param {string} repo */
+/** Creates the bare mirror when missing; true when this call made it. @param {string} repo */
 export function ensureMirror(repo) {
 	if (!isAbsolute(repo)) throw new Error(`mirror path must be absolute: ${repo}`);
+	return ensureBare(repo);
+}
+
+/**
+ * Creates a bare repository at `repo` when it has none, with its `config` set before anyone sees it.
+ * Made aside and renamed into place: two `git init` at one path at once fail on each other's
+ * config.lock (a burst's pushes and launches meet at a new host, two links' fetch-backs at a landing).
+ * @param {string} repo @param {{ config?: string[][], parentMode?: number }} [options] @returns {boolean}
+ */
+export function ensureBare(repo, options = {}) {
 	if (existsSync(join(repo, "HEAD"))) return false;
-	mkdirSync(dirname(repo), { recursive: true, mode: DIR_MODE });
-	// Made aside and renamed into place: two `git init` at one path at once fail on each other's
-	// config.lock, and a burst's pushes and launches meet here at a new host.
+	mkdirSync(dirname(repo), { recursive: true, mode: options.parentMode ?? DIR_MODE });
 	const aside = `${repo}.new-${process.pid}-${randomBytes(4).toString("hex")}`;
-	git(dirname(repo), ["init", "-q", "--bare", aside]);
 	try {
+		git(dirname(repo), ["init", "-q", "--bare", aside]);
+		for (const [key = "", value = ""] of options.config ?? []) git(aside, ["config", key, value]);
 		renameSync(aside, repo);
 		return true;
 	} catch (error) {
 		rmSync(aside, { recursive: true, force: true });
 		if (existsSync(join(repo, "HEAD"))) return false;
-		throw new Error(`cannot make the mirror ${repo}: ${error instanceof Error ? error.message : String(error)}`);
+		throw new Error(`cannot make the repository ${repo}: ${error instanceof Error ? error.message : String(error)}`);
 	}
 }
 

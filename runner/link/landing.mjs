@@ -6,9 +6,9 @@
 // objects land in the user's store, and the refs are then set there with one update-ref. It never
 // collects garbage (its refs are not the repository's: a gc there would prune the user's objects).
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { git } from "../far/git-workspace.mjs";
+import { ensureBare, git } from "../far/git-workspace.mjs";
 
 /** Settings that keep git from ever collecting garbage or writing extras in the landing repository. */
 const LANDING_CONFIG = [
@@ -30,12 +30,9 @@ export function objectsOf(repo) {
 	return join(common, "objects");
 }
 
-/** Creates the landing when missing. @param {string} landing */
+/** Creates the landing when missing, its settings in place before any fetch sees it. @param {string} landing */
 export function ensureLanding(landing) {
-	if (existsSync(join(landing, "HEAD"))) return;
-	mkdirSync(dirname(landing), { recursive: true, mode: 0o700 });
-	git(dirname(landing), ["init", "-q", "--bare", landing]);
-	for (const [key = "", value = ""] of LANDING_CONFIG) git(landing, ["config", key, value]);
+	ensureBare(landing, { config: LANDING_CONFIG, parentMode: 0o700 });
 }
 
 /**
