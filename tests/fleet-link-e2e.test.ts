@@ -86,8 +86,10 @@ describe("one link for ten rows on a host", () => {
 		let seen: BoardRow[] = [];
 		const running = await waitFor(async () => {
 			seen = await rowsNow(ids);
-			return seen.filter((row) => row.live?.tool?.name === "bash").length === 10 ? seen : undefined;
+			// A row that failed ends the wait at once: it would never reach its tool.
+			return seen.filter((row) => row.live?.tool?.name === "bash").length === 10 || seen.some((row) => row.state === "failed") ? seen : undefined;
 		}, () => `all ten rows in their tool on the host (${seen.map((row) => `${row.state}${row.alive ? "" : " (no owner)"} ${row.live?.tool?.name ?? ""} ${row.error ?? row.summary}`).join("; ")}; link log: ${linkLog()})`, 300_000);
+		expect(running.filter((row) => row.state === "failed").map((row) => `${row.id}: ${row.error}`), `link log: ${linkLog()}`).toEqual([]);
 
 		// One process owns all ten (every runner.json names it), and it is the only link of this store.
 		const link = linkOf(running[0]!);
