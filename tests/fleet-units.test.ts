@@ -277,6 +277,21 @@ describe("code travel for a burst", () => {
 		expect(readFileSync(count, "utf8").trim().split("\n")).toHaveLength(2);
 	});
 
+	it("a row's base asked for again while its first push waits (a relaunch after the channel dropped) joins the push once", async () => {
+		const dir = scratch();
+		const repo = initRepo(join(dir, "local"), { "a.txt": "a\n" });
+		const mirror = join(dir, "mirror.git");
+		ensureMirror(mirror);
+		const lane = gitLane(1);
+		const base = git(repo, "rev-parse", "HEAD");
+		const remote = { url: mirror };
+		// The first goes alone; the rest wait together, row1 twice (git refuses one ref named twice in a push).
+		const pushes = ["row0", "row1", "row2", "row1"].map((rowId) => lane.push({ repo, remote, rowId, commit: base }));
+		const outcomes = await Promise.allSettled(pushes);
+		expect(outcomes.filter((outcome) => outcome.status === "rejected")).toEqual([]);
+		for (const rowId of ["row0", "row1", "row2"]) expect(git(mirror, "rev-parse", `refs/agent-board/base/${rowId}`)).toBe(base);
+	});
+
 	it("pushes at once into a host's new mirror all land (host-agent receive-pack), as do fetch-backs at once into a new landing, and a push that cannot tells git why", async () => {
 		const dir = scratch();
 		const repo = initRepo(join(dir, "local"), { "a.txt": "a\n" });
