@@ -292,6 +292,27 @@ describe("code travel for a burst", () => {
 		for (const rowId of ["row0", "row1", "row2"]) expect(git(mirror, "rev-parse", `refs/agent-board/base/${rowId}`)).toBe(base);
 	});
 
+	it("joins the fetch-backs that wait into one git fetch when their rows share a base (a burst's)", async () => {
+		const dir = scratch();
+		const repo = initRepo(join(dir, "local"), { "a.txt": "a\n" });
+		const far = join(dir, "far.git");
+		execFileSync("git", ["clone", "-q", "--bare", repo, far]);
+		const base = git(repo, "rev-parse", "HEAD");
+		for (const rowId of ["row0", "row1", "row2"]) {
+			git(far, "update-ref", `refs/heads/agent-board/${rowId}`, base);
+			git(far, "update-ref", `refs/agent-board/wip/${rowId}`, base);
+		}
+		// Every upload-pack the fetches start is counted (git's trace of its built-ins).
+		const trace = join(dir, "trace");
+		const lane = gitLane(1);
+		const landing = join(dir, "landing.git");
+		const remote = { url: far, env: { GIT_TRACE: trace } };
+		const got = await Promise.all(["row0", "row1", "row2"].map((rowId) => lane.fetch({ repo, remote, rowId, landing, base })));
+		expect(got).toEqual(Array.from({ length: 3 }, () => ({ head: base, wip: base })));
+		// The first went alone; the two that waited went together (each alone again only when the join fails).
+		expect(readFileSync(trace, "utf8").split("\n").filter((line) => line.includes("built-in: git upload-pack"))).toHaveLength(2);
+	});
+
 	it("pushes at once into a host's new mirror all land (host-agent receive-pack), as do fetch-backs at once into a new landing, and a push that cannot tells git why", async () => {
 		const dir = scratch();
 		const repo = initRepo(join(dir, "local"), { "a.txt": "a\n" });
