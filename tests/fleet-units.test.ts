@@ -19,12 +19,14 @@ import { placementOrder, UNREACHABLE_HOLD_MS, type Candidate } from "../runner/l
 import { encodeFrame, parseFrame, readFrames, type Frame } from "../runner/far/frames.mjs";
 import { serveLink } from "../runner/far/far-mux.mjs";
 import { prepareRun } from "../runner/far/far-run.mjs";
+import { launchNeeds, launchRun } from "../runner/far/far-launch.mjs";
 import { ensureMirror } from "../runner/far/git-workspace.mjs";
 import { gitLane } from "../runner/link/git-lane.mjs";
 import { fetchBack, pushBase, repoKey } from "../runner/link/git-travel.mjs";
 import { targetError, targetFromInput } from "../runner/kinds/kinds.mjs";
-import { processStartTime } from "../runner/store/proc.mjs";
+import { endRunProcesses, processStartTime, runTag } from "../runner/store/proc.mjs";
 import { git, initRepo } from "../test-support/git-repo.ts";
+import { storeRunners } from "../test-support/proc-scan.ts";
 import { waitFor } from "../test-support/wait.ts";
 
 const dirs: string[] = [];
@@ -230,6 +232,32 @@ function readdirOrEmpty(path: string): string[] {
 		return [];
 	}
 }
+
+describe("host-agent link: two launches of one run meet", () => {
+	it("start its runner once (a relink's launch while the first one's runner is still starting, before it records itself)", async () => {
+		const dir = scratch();
+		const repo = initRepo(join(dir, "local"), { "a.txt": "a\n" });
+		const far = join(dir, "far");
+		const key = repoKey(repo);
+		const base = git(repo, "rev-parse", "HEAD");
+		const mirror = join(far, "repos", `${key}.git`);
+		ensureMirror(mirror);
+		pushBase({ repo, remote: { url: mirror }, rowId: "row1", commit: base });
+		// A worker that only waits: the runner stays until the test ends it.
+		const pi = join(dir, "pi");
+		writeFileSync(pi, "#!/bin/sh\nsleep 30\n");
+		chmodSync(pi, 0o755);
+		const config = { rowId: "row1", runId: "run1", repoKey: key, base, prompt: "p", env: {}, createdAt: Date.now(), session: null, piCommand: [pi] };
+		try {
+			await Promise.all([launchRun(far, config), launchRun(far, config)]);
+			// A spawn returns once its child has exec'd: every runner these launches started is there now.
+			expect(storeRunners(join(far, "store"))).toHaveLength(1);
+			expect(await launchNeeds(far, { ...config, piCommand: [process.execPath] })).toMatchObject({ started: true });
+		} finally {
+			await endRunProcesses(runTag("run1", "target"), { graceMs: 200 });
+		}
+	});
+});
 
 describe("code travel for a burst", () => {
 	it("dispatches made at once into one repository each get their worktree (git worktree add one at a time)", async () => {
