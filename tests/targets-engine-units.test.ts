@@ -18,7 +18,7 @@ import { openMirror } from "../runner/link/link-mirror.mjs";
 import { initialStatus, statusError } from "../runner/life/state-rules.mjs";
 import { targetError, targetFromInput } from "../runner/kinds/kinds.mjs";
 import { formatCheck, formatTargets, parseTargetsCommand } from "../src/board/targets/targets-command.ts";
-import { piChecked } from "../runner/far/pi-check.mjs";
+import { piChecked, piCheckedAsync } from "../runner/far/pi-check.mjs";
 import { waitFor } from "../test-support/wait.ts";
 
 const dirs: string[] = [];
@@ -271,6 +271,23 @@ describe("targets subcommand", () => {
 			writeFileSync(join(bin, "pi"), `#!/bin/sh\necho 1.6.0\n`, { mode: 0o755 });
 			expect(piChecked(dir, ["pi"])).toEqual({ ok: true, version: "1.6.0" });
 			expect(piChecked(dir, ["no-such-pi"])).toEqual({ ok: false, reason: "pi not found: no-such-pi is not on this host's non-interactive PATH (install pi 1.6, or name it with --pi <command>)" });
+		} finally {
+			process.env.PATH = path;
+		}
+	});
+
+	it("asks pi its version once for a burst of launches at a new host (the link's channel asks for all of them at once)", async () => {
+		const dir = scratch();
+		const bin = join(dir, "bin");
+		mkdirSync(bin);
+		const calls = join(dir, "calls");
+		writeFileSync(join(bin, "pi"), `#!/bin/sh\necho x >> ${calls}\nsleep 0.2\necho 1.6.0\n`, { mode: 0o755 });
+		const path = process.env.PATH;
+		process.env.PATH = `${bin}:${path ?? ""}`;
+		try {
+			const answers = await Promise.all(Array.from({ length: 8 }, () => piCheckedAsync(dir, ["pi"])));
+			expect(answers).toEqual(Array.from({ length: 8 }, () => ({ ok: true, version: "1.6.0" })));
+			expect(readFileSync(calls, "utf8")).toBe("x\n");
 		} finally {
 			process.env.PATH = path;
 		}

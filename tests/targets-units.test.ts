@@ -1,5 +1,6 @@
 /** Pure parts of the target seam: frames, ssh argv and reasons, versions (containers: targets-container-units). */
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { PassThrough } from "node:stream";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -118,6 +119,34 @@ describe("package version and install script", () => {
 		const script = installScript("/h/it's", "0.1.0-abc");
 		expect(script).toContain("tar -xf - -C \"$t\"");
 		expect(script).toContain("'/h/it'\\''s/pkg/0.1.0-abc'");
+	});
+
+	it("two installs of one version at once keep the one that landed first (two links on one host, or targets check --install meanwhile)", async () => {
+		const root = temp();
+		const payload = join(root, "payload");
+		mkdirSync(join(payload, "runner"), { recursive: true });
+		writeFileSync(join(payload, "runner", "host-agent.mjs"), "// ours\n");
+		const tar = execFileSync("tar", ["-cf", "-", "-C", payload, "runner"]);
+		const dir = join(root, "host");
+		const install = () => {
+			const child = spawn("sh", ["-c", installScript(dir, "0.1.0-abc")], { stdio: ["pipe", "pipe", "inherit"] });
+			let out = "";
+			child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
+			const answer = new Promise<string>((resolveAnswer) => child.on("close", () => resolveAnswer(out.trim())));
+			return { child, answer };
+		};
+		// Both begin before either is in place; the second's files arrive after the first landed.
+		const first = install();
+		const second = install();
+		first.child.stdin.end(tar);
+		expect(await first.answer).toBe("installed");
+		const landed = statSync(join(dir, "pkg", "0.1.0-abc")).ino;
+		second.child.stdin.end(tar);
+		expect(await second.answer).toBe("present");
+		// The install in use (host-agents start from it) was never removed or replaced.
+		expect(statSync(join(dir, "pkg", "0.1.0-abc")).ino).toBe(landed);
+		expect(readdirSync(join(dir, "pkg", "0.1.0-abc")).sort()).toEqual([".complete", "runner"]);
+		expect(readdirSync(join(dir, "pkg"))).toEqual(["0.1.0-abc"]);
 	});
 });
 

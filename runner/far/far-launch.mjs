@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { withLockFile } from "../store/row-lock.mjs";
 import { targetMirrorPath, targetPaths } from "../store/store-layout.mjs";
 import { BoardError } from "../life/reasons.mjs";
-import { prepareRun, spaceProblem, startRun } from "./far-run.mjs";
+import { farRunStarted, prepareRun, spaceProblem, startRun } from "./far-run.mjs";
 import { ensureMirror, revParse } from "./git-workspace.mjs";
 import { piCheckedAsync } from "./pi-check.mjs";
 import { fileDigest, sameDigest } from "./session-travel.mjs";
@@ -38,7 +38,7 @@ export async function withMirrorLock(mirror, fn) {
  */
 export async function launchNeeds(dir, config) {
 	const paths = targetPaths(dir, config.rowId, config.runId);
-	if (existsSync(join(paths.run, "runner.json"))) return { started: true, want: [], runDir: paths.run, session: paths.session };
+	if (farRunStarted(paths.run)) return { started: true, want: [], runDir: paths.run, session: paths.session };
 	// Asked without blocking: on a link's channel every other run of the host goes on meanwhile.
 	const pi = await piCheckedAsync(dir, config.piCommand ?? ["pi"]);
 	if (!pi.ok) throw new BoardError("start-failed", pi.reason);
@@ -59,9 +59,14 @@ export async function launchNeeds(dir, config) {
  */
 export async function launchRun(dir, config, wanted = () => true) {
 	const paths = targetPaths(dir, config.rowId, config.runId);
-	if (existsSync(join(paths.run, "runner.json"))) return paths.run;
-	await withMirrorLock(targetMirrorPath(dir, config.repoKey), () => prepareRun(dir, config));
-	if (!wanted()) throw new Error("the link gave this launch up");
-	startRun(paths.run);
+	if (farRunStarted(paths.run)) return paths.run;
+	// Looked at again under the lock: another launch of this run (a relink's) may have started it while
+	// this one waited, and a second prepare would move the session its pi just made aside.
+	await withMirrorLock(targetMirrorPath(dir, config.repoKey), () => {
+		if (farRunStarted(paths.run)) return;
+		prepareRun(dir, config);
+		if (!wanted()) throw new Error("the link gave this launch up");
+		startRun(paths.run);
+	});
 	return paths.run;
 }

@@ -12,6 +12,7 @@ import { isAlive, RUN_TAG, runTag } from "../store/proc.mjs";
 import { targetMirrorPath, targetPaths } from "../store/store-layout.mjs";
 import { ensureClone, ensureMirror, syncWorktree } from "./git-workspace.mjs";
 import { PACKAGE_ROOT } from "./package-files.mjs";
+import { createExclusive } from "../store/owner-file.mjs";
 import { readProcessFile } from "../store/safe-read.mjs";
 import { fileDigest, sizeWords } from "./session-travel.mjs";
 
@@ -87,7 +88,7 @@ export function spaceProblem(dir) {
 export function prepareRun(dir, config, options = {}) {
 	const paths = targetPaths(dir, config.rowId, config.runId);
 	const tmp = join(dir, "tmp");
-	if (existsSync(join(paths.run, "runner.json"))) throw new Error(`run ${config.runId} already started at ${paths.run}`);
+	if (farRunStarted(paths.run)) throw new Error(`run ${config.runId} already started at ${paths.run}`);
 	for (const path of [paths.run, dirname(paths.session), join(paths.store, "notify"), tmp]) ensureDir(path);
 	if (config.session === null && existsSync(paths.session)) renameSync(paths.session, `${paths.session}.aside-${Date.now()}`);
 	/** @type {{ head: string, action: string, objects?: string }} */
@@ -109,6 +110,13 @@ export function prepareRun(dir, config, options = {}) {
 }
 
 /**
+ * Whether the run's runner was started: it recorded itself (runner.json), or a launch claimed its start
+ * (start.json, made with O_EXCL just before the spawn; the runner records itself a moment later).
+ * @param {string} runDir
+ */
+export const farRunStarted = (runDir) => existsSync(join(runDir, "runner.json")) || existsSync(join(runDir, "start.json"));
+
+/**
  * Starts the run's runner detached (it outlives this ssh session); the runner records itself, and
  * follow reads that (nothing waits for it on the way to the first model request). A run whose runner
  * runs is left to it; a run whose runner already ran is refused.
@@ -120,6 +128,9 @@ export function startRun(runDir) {
 	if (existing && isAlive(existing.pid, existing.start)) return;
 	if (existsSync(runnerFile)) throw new Error(`run at ${runDir} already ran (its runner is gone)`);
 	const config = JSON.parse(readFileSync(join(runDir, "run.json"), "utf8"));
+	// One start: two launches of the run can meet here (a relink's while the first one's runner is still
+	// starting, before it records itself); the one that does not create start.json leaves it to the other.
+	if (!createExclusive(join(runDir, "start.json"), JSON.stringify({ pid: process.pid, at: Date.now() }))) return;
 	// The far side's own tag: an end here never reaches a link on this machine (ssh to oneself).
 	spawnRunner(runDir, join(runDir, "slot.json"), process.execPath, { ...process.env, [RUN_TAG]: runTag(String(config.runId), "target") });
 }

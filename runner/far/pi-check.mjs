@@ -41,12 +41,25 @@ export function piChecked(dir, command) {
 	});
 }
 
+/** Asks in flight, by dir and command: a burst's launches at a new host share one `pi --version`. @type {Map<string, Promise<PiCheck>>} */
+const asking = new Map();
+
 /**
  * piChecked without blocking: the link's one channel (far-mux.mjs) serves every run of the host while
  * one run's pi is asked (a pi that hangs held every other run's frames, and a stop, for a minute).
  * @param {string} dir @param {string[]} command @returns {Promise<PiCheck>}
  */
-export async function piCheckedAsync(dir, command) {
+export function piCheckedAsync(dir, command) {
+	const key = JSON.stringify([dir, command]);
+	const inFlight = asking.get(key);
+	if (inFlight) return inFlight;
+	const answer = askAsync(dir, command).finally(() => asking.delete(key));
+	asking.set(key, answer);
+	return answer;
+}
+
+/** @param {string} dir @param {string[]} command @returns {Promise<PiCheck>} */
+async function askAsync(dir, command) {
 	// A first pass finds the executable and the remembered answer; only a pi not asked yet is run.
 	/** @type {[string, string[]] | undefined} */
 	let asked;

@@ -61,7 +61,9 @@ export function gitLane(lanes = GIT_LANES) {
 		if (!first) return;
 		const args = ["push", "-q", "--no-verify", "--force"];
 		if (first.remote.receivePack) args.push(`--receive-pack=${first.remote.receivePack}`);
-		const refspecs = job.items.map(({ request }) => `${request.commit}:${baseRef(request.rowId)}`);
+		// One refspec per row: a row asked for again while its first push waited (a relaunch after the
+		// channel dropped) must not name its ref twice, which git refuses for the whole push.
+		const refspecs = [...new Map(job.items.map(({ request }) => [request.rowId, `${request.commit}:${baseRef(request.rowId)}`])).values()];
 		try {
 			await gitAsync(first.repo, [...args, first.remote.url, ...refspecs], { ...process.env, ...first.remote.env, GIT_TERMINAL_PROMPT: "0" });
 			for (const item of job.items) item.resolve(undefined);

@@ -46,7 +46,8 @@ export function ensureLanding(landing) {
 
 /** @param {LandingFetch} fetch */
 function fetchArgs(fetch) {
-	const haves = fetch.haves.filter((sha) => /^[0-9a-f]{40,64}$/.test(sha));
+	// Each once: the rows of a burst share their base, and update-ref refuses one ref named twice.
+	const haves = [...new Set(fetch.haves)].filter((sha) => /^[0-9a-f]{40,64}$/.test(sha));
 	const objects = { GIT_OBJECT_DIRECTORY: objectsOf(fetch.repo) };
 	const env = { ...process.env, ...fetch.remote.env, GIT_TERMINAL_PROMPT: "0", ...objects };
 	// What the fetch may build on: the landing's own refs (the last fetch) and these commits.

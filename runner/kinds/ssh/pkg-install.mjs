@@ -7,13 +7,15 @@ import { shellQuote, sshArgv, sshEnv, sshFailure } from "./ssh-transport.mjs";
 
 /**
  * The remote shell script: unpack into a private temp dir beside the target, mark it complete, then
- * move it into place; an existing complete install of the same version is kept as is.
+ * move it into place; an existing complete install of the same version is kept as is, one that landed
+ * while ours was unpacked included.
  * @param {string} dir @param {string} version
  */
 export function installScript(dir, version) {
 	const pkg = shellQuote(`${dir}/pkg`);
 	const final = shellQuote(`${dir}/pkg/${version}`);
-	const temp = shellQuote(`${dir}/pkg/.incoming-${version}-${randomBytes(4).toString("hex")}`);
+	const name = `.incoming-${version}-${randomBytes(4).toString("hex")}`;
+	const temp = shellQuote(`${dir}/pkg/${name}`);
 	return [
 		"set -e",
 		"umask 077",
@@ -23,8 +25,13 @@ export function installScript(dir, version) {
 		`rm -rf "$t"; mkdir "$t"`,
 		`tar -xf - -C "$t"`,
 		`touch "$t/.complete"`,
+		// Another install (a second link to this host, a targets check) may have landed while our files
+		// came: host-agents start from it, so it stays, and ours goes.
+		`if [ -e ${final}/.complete ]; then rm -rf "$t"; echo present; exit 0; fi`,
 		`rm -rf ${final}`,
 		`mv "$t" ${final}`,
+		// One that landed between that look and the move: mv put ours inside it.
+		`if [ -e ${shellQuote(`${dir}/pkg/${version}/${name}`)} ]; then rm -rf ${shellQuote(`${dir}/pkg/${version}/${name}`)}; echo present; exit 0; fi`,
 		"echo installed",
 	].join("\n");
 }
