@@ -3,10 +3,11 @@
 // cannot take runs takes nothing (its link says so in health.json, and placement passes it over). Each
 // member is tried once per run (placements.json); when every member has failed it, the run fails with
 // their reasons. Called by the run's owner, its link, which hands the run back to the queue: a queued
-// status, no claim, a new queue entry, then no owner record (readers see the queue own it).
+// status, no claim, a new queue entry, then no owner record of its own (readers see the queue own it).
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../store/fs-util.mjs";
+import { readProcessFile } from "../store/safe-read.mjs";
 import { enqueue } from "./queue.mjs";
 import { initialStatus } from "./state-rules.mjs";
 
@@ -38,6 +39,7 @@ export function returnToPool(run) {
 	rmSync(join(run.runDir, "link.json"), { force: true });
 	rmSync(join(run.runDir, "claim.json"), { force: true });
 	enqueue(run.storeDir, { rowId: run.rowId, runId: run.runId, target: run.pool });
-	rmSync(join(run.runDir, "runner.json"), { force: true });
+	// Ours only: a pump may already have handed the run to another member's link, which names itself there.
+	if (readProcessFile(join(run.runDir, "runner.json"))?.pid === process.pid) rmSync(join(run.runDir, "runner.json"), { force: true });
 	return { requeued: true };
 }
