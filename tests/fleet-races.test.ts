@@ -1,14 +1,19 @@
 /**
  * Fleet code under a burst: what many runs of one host do at the same moment. A row's base asked for
  * twice in one joined push, the rows of a burst sharing their base in one joined fetch-back, and two
- * launches of one run meeting at the host (a relink's while the first runner is still starting).
+ * launches of one run meeting at the host (a relink's while the first runner is still starting), and a
+ * run's link deaths counted by the relink while its link says it reached the far run.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { launchNeeds, launchRun } from "../runner/far/far-launch.mjs";
+import { MAX_RELINKS, relink, relinkable, resetRelinks } from "../runner/life/relink.mjs";
+import { initialStatus } from "../runner/life/state-rules.mjs";
+import { linkPaths } from "../runner/life/target-link-owner.mjs";
+import { readProcessFile } from "../runner/store/safe-read.mjs";
 import { ensureMirror } from "../runner/far/git-workspace.mjs";
 import { gitLane } from "../runner/link/git-lane.mjs";
 import { pushBase, repoKey } from "../runner/link/git-travel.mjs";
@@ -86,6 +91,37 @@ describe("host-agent link: two launches of one run meet", () => {
 			expect(await launchNeeds(far, { ...config, piCommand: [process.execPath] })).toMatchObject({ started: true });
 		} finally {
 			await endRunProcesses(runTag("run1", "target"), { graceMs: 200 });
+		}
+	});
+});
+
+describe("a run's link deaths, counted with one writer", () => {
+	it("a relink counts in its file, a link that reached its far run says so in its own, and the count starts afresh from there", () => {
+		const store = scratch();
+		const runDir = join(store, "rows", "row1", "runs", "run-1");
+		mkdirSync(runDir, { recursive: true });
+		writeFileSync(join(runDir, "status.json"), JSON.stringify(initialStatus("run-1", "row1", Date.now())));
+		writeFileSync(join(runDir, "runner.json"), JSON.stringify({ pid: 1, start: "0" }));
+		// The "link" each relink starts: a process that lives a while and does nothing.
+		const fakeNode = join(store, "fake-node");
+		writeFileSync(fakeNode, "#!/bin/sh\nexec sleep 30\n");
+		chmodSync(fakeNode, 0o755);
+		const spawnWith = { node: fakeNode, env: process.env };
+		try {
+			for (let i = 0; i < MAX_RELINKS; i++) expect(relink(store, runDir, "far", spawnWith)).toBe(true);
+			// Links that keep dying before they follow anything: given up.
+			expect(relinkable(runDir)).toBe(false);
+			expect(relink(store, runDir, "far", spawnWith)).toBe(false);
+			const counted = readFileSync(join(runDir, "link-respawns.json"), "utf8");
+			resetRelinks(runDir);
+			// The link's word is its own file; the relink's count is untouched, and read as started afresh.
+			expect(readFileSync(join(runDir, "link-respawns.json"), "utf8")).toBe(counted);
+			expect(relinkable(runDir)).toBe(true);
+			expect(relink(store, runDir, "far", spawnWith)).toBe(true);
+			expect(JSON.parse(readFileSync(join(runDir, "link-respawns.json"), "utf8")).count).toBe(1);
+		} finally {
+			const link = readProcessFile(linkPaths(store, "far").record);
+			if (link) process.kill(link.pid, "SIGKILL");
 		}
 	});
 });

@@ -17,23 +17,37 @@ import { handToLink } from "./target-link-owner.mjs";
  */
 export const MAX_RELINKS = 4;
 
-/** @param {string} runDir */
+/** Written by relink only (under the row lock). @param {string} runDir */
 const countPath = (runDir) => join(runDir, "link-respawns.json");
+/** Written by the run's link only: when a link of it last reached its far run. @param {string} runDir */
+const reachedPath = (runDir) => join(runDir, "link-reached.json");
 
-/** @param {string} runDir */
-function relinks(runDir) {
+/** @param {string} path @returns {{ count?: unknown, at?: unknown }} */
+function readRecord(path) {
 	try {
-		return Number(JSON.parse(readFileSync(countPath(runDir), "utf8")).count) || 0;
+		return JSON.parse(readFileSync(path, "utf8")) ?? {};
 	} catch {
-		return 0;
+		return {};
 	}
 }
 
-/** A link reached its far run: the next death starts the count afresh. @param {string} runDir */
+/** New links started since a link last reached the far run. @param {string} runDir */
+function relinks(runDir) {
+	const counted = readRecord(countPath(runDir));
+	const reached = readRecord(reachedPath(runDir));
+	if (typeof reached.at === "number" && typeof counted.at === "number" && reached.at >= counted.at) return 0;
+	return Number(counted.count) || 0;
+}
+
+/**
+ * A link reached its far run: the next death starts the count afresh. Said in a file of the link's
+ * own, so the count keeps one writer (a link and a relink at once lose nothing).
+ * @param {string} runDir
+ */
 export function resetRelinks(runDir) {
 	if (relinks(runDir) === 0) return;
 	try {
-		writeJsonAtomic(countPath(runDir), { count: 0, at: Date.now() });
+		writeJsonAtomic(reachedPath(runDir), { at: Date.now() });
 	} catch {
 		// Counted from where it was: a few more ends come sooner, never never.
 	}

@@ -87,6 +87,12 @@ export async function ensureStartCache(target) {
 	// One preparer per cache: a second start meanwhile runs with what is there.
 	const unlock = tryLock(`${dir}.lock`);
 	if (!unlock) return { dir: ready?.dir ?? "", prepared: false, ms: Date.now() - started };
+	// Looked at again holding the lock: a preparer that finished since the first look left it ready.
+	const readyNow = readyCache(target);
+	if (readyNow && readyNow.imageId === id) {
+		unlock();
+		return { dir: readyNow.dir, prepared: false, ms: Date.now() - started };
+	}
 	const temp = join(root, `.prep-${randomBytes(6).toString("hex")}`);
 	ensureDir(join(temp, "jiti"));
 	ensureDir(join(temp, "node"));
