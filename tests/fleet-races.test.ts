@@ -2,22 +2,26 @@
  * Fleet code under a burst: what many runs of one host do at the same moment. A row's base asked for
  * twice in one joined push, the rows of a burst sharing their base in one joined fetch-back, and two
  * launches of one run meeting at the host (a relink's while the first runner is still starting), and a
- * run's link deaths counted by the relink while its link says it reached the far run.
+ * run's link deaths counted by the relink while its link says it reached the far run, and a pool's run
+ * going back to the queue while a pump may place it again.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { launchNeeds, launchRun } from "../runner/far/far-launch.mjs";
 import { MAX_RELINKS, relink, relinkable, resetRelinks } from "../runner/life/relink.mjs";
 import { initialStatus } from "../runner/life/state-rules.mjs";
+import { returnToPool } from "../runner/life/pool-return.mjs";
+import { queueDir, queuedEntryName } from "../runner/life/queue.mjs";
+import { slotOfRun, slotsOf } from "../runner/life/slots.mjs";
 import { linkPaths } from "../runner/life/target-link-owner.mjs";
 import { readProcessFile } from "../runner/store/safe-read.mjs";
 import { ensureMirror } from "../runner/far/git-workspace.mjs";
 import { gitLane } from "../runner/link/git-lane.mjs";
 import { pushBase, repoKey } from "../runner/link/git-travel.mjs";
-import { endRunProcesses, runTag } from "../runner/store/proc.mjs";
+import { endRunProcesses, processStartTime, runTag } from "../runner/store/proc.mjs";
 import { git, initRepo } from "../test-support/git-repo.ts";
 import { storeRunners } from "../test-support/proc-scan.ts";
 
@@ -123,5 +127,29 @@ describe("a run's link deaths, counted with one writer", () => {
 			const link = readProcessFile(linkPaths(store, "far").record);
 			if (link) process.kill(link.pid, "SIGKILL");
 		}
+	});
+});
+
+describe("a pool's run that goes back to the queue", () => {
+	it("frees its pool slot before it is queued, and leaves the owner record of a link that has it now", () => {
+		const store = scratch();
+		const runDir = join(store, "rows", "row1", "runs", "run-1");
+		mkdirSync(runDir, { recursive: true });
+		const me = { pid: process.pid, start: processStartTime(process.pid) ?? "" };
+		const poolSlots = slotsOf(store, "build").dir;
+		mkdirSync(poolSlots, { recursive: true });
+		writeFileSync(join(poolSlots, "slot-0.json"), JSON.stringify({ ...me, runId: "run-1", rowId: "row1" }));
+		writeFileSync(join(runDir, "runner.json"), JSON.stringify(me));
+		const back = { storeDir: store, runDir, rowId: "row1", runId: "run-1", createdAt: Date.now(), pool: "build", member: "a", members: ["a", "b"], reason: "unreachable" };
+		expect(returnToPool(back)).toEqual({ requeued: true });
+		// Queued with no pool slot held: the slot a pump claims for it next is the only one it has.
+		expect(queuedEntryName(store, "run-1")).toBeTruthy();
+		expect(slotOfRun(poolSlots, "run-1")).toBeUndefined();
+		expect(existsSync(join(runDir, "runner.json"))).toBe(false);
+		// Placed again on b and handed to b's link before a's link took its last step: b's record stays.
+		writeFileSync(join(runDir, "runner.json"), JSON.stringify({ pid: 1, start: "0" }));
+		rmSync(join(queueDir(store), readdirSync(queueDir(store))[0] ?? ""), { force: true });
+		expect(returnToPool({ ...back, member: "c", members: ["a", "b", "c", "d"] })).toEqual({ requeued: true });
+		expect(JSON.parse(readFileSync(join(runDir, "runner.json"), "utf8")).pid).toBe(1);
 	});
 });

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { writeJsonAtomic } from "../store/fs-util.mjs";
 import { readProcessFile } from "../store/safe-read.mjs";
 import { enqueue } from "./queue.mjs";
+import { releaseSlot, slotOfRun, slotsOf } from "./slots.mjs";
 import { initialStatus } from "./state-rules.mjs";
 
 /** @typedef {{ member: string, reason: string, at: number }} Placement */
@@ -38,6 +39,9 @@ export function returnToPool(run) {
 	writeJsonAtomic(join(run.runDir, "status.json"), { ...initialStatus(run.runId, run.rowId, run.createdAt), summary: `back in ${run.pool}'s queue: ${run.member} could not start it (${run.reason})` });
 	rmSync(join(run.runDir, "link.json"), { force: true });
 	rmSync(join(run.runDir, "claim.json"), { force: true });
+	// The pool's slot goes before the run is queued: once queued, a pump may place it again, and the
+	// run's slot of the pool is then the new one (its old link must not free that: docs/engine-targets.md).
+	releaseSlot(slotOfRun(slotsOf(run.storeDir, run.pool).dir, run.runId), run.runId);
 	enqueue(run.storeDir, { rowId: run.rowId, runId: run.runId, target: run.pool });
 	// Ours only: a pump may already have handed the run to another member's link, which names itself there.
 	if (readProcessFile(join(run.runDir, "runner.json"))?.pid === process.pid) rmSync(join(run.runDir, "runner.json"), { force: true });

@@ -109,11 +109,14 @@ const owned = new Map();
 let leaving = false;
 let idleSince = Date.now();
 
-/** @param {import("../life/target-link-owner.mjs").HandedRun} handed @param {number} maxConcurrent */
-function finished(handed, maxConcurrent) {
+/**
+ * @param {import("../life/target-link-owner.mjs").HandedRun} handed @param {number} maxConcurrent
+ * @param {{ requeued?: boolean }} [how] back in its pool's queue: its pool slot went then (pool-return.mjs)
+ */
+function finished(handed, maxConcurrent, how = {}) {
 	owned.delete(handed.runId);
 	releaseSlot(handed.slot, handed.runId);
-	if (handed.pool) releaseSlot(slotOfRun(slotsOf(storeDir, handed.pool).dir, handed.runId), handed.runId);
+	if (handed.pool && !how.requeued) releaseSlot(slotOfRun(slotsOf(storeDir, handed.pool).dir, handed.runId), handed.runId);
 	dropHandedRun(storeDir, targetName, handed.runId);
 	if (owned.size === 0) idleSince = Date.now();
 	const env = { ...process.env };
@@ -159,7 +162,7 @@ function adopt(handed) {
 		if (news.started && known.failing) health({ failing: undefined });
 		if (news.failed) health({ failing: news.failed, failingAt: Date.now() });
 	};
-	void openRunLink({ runDir, driverFor, log: runLog, onTarget, onDone: () => finished(handed, maxConcurrent) }).then(
+	void openRunLink({ runDir, driverFor, log: runLog, onTarget, onDone: (how) => finished(handed, maxConcurrent, how) }).then(
 		(handle) => {
 			if (owned.get(handed.runId) === entry) entry.release = handle.release;
 		},
