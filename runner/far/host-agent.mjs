@@ -65,7 +65,7 @@ function fail(error) {
 	const message = error instanceof Error ? error.message : String(error);
 	process.exitCode = 1;
 	// git's services speak git's protocol on stdout: a frame there reads "bad line length character"
-	// and hides the cause; git shows the remote's stderr to the pusher as "remote: ...".
+	// and hides the cause; the remote's stderr reaches the pusher's.
 	if (GIT_SERVICES.has(process.argv[2] ?? "")) {
 		process.stderr.write(`host-agent: ${message}\n`, () => process.exit(1));
 		return;

@@ -4,7 +4,7 @@
 // after a few starts, and the run is ended as its owner's death (docs/engine-targets.md, "The link").
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeJsonAtomic } from "../store/fs-util.mjs";
+import { readJsonObject, writeJsonAtomic } from "../store/fs-util.mjs";
 import { safeStatus } from "../store/safe-read.mjs";
 import { slotOfRun, slotsOf } from "./slots.mjs";
 import { handToLink } from "./target-link-owner.mjs";
@@ -22,19 +22,10 @@ const countPath = (runDir) => join(runDir, "link-respawns.json");
 /** Written by the run's link only: when a link of it last reached its far run. @param {string} runDir */
 const reachedPath = (runDir) => join(runDir, "link-reached.json");
 
-/** @param {string} path @returns {{ count?: unknown, at?: unknown }} */
-function readRecord(path) {
-	try {
-		return JSON.parse(readFileSync(path, "utf8")) ?? {};
-	} catch {
-		return {};
-	}
-}
-
 /** New links started since a link last reached the far run. @param {string} runDir */
 function relinks(runDir) {
-	const counted = readRecord(countPath(runDir));
-	const reached = readRecord(reachedPath(runDir));
+	const counted = readJsonObject(countPath(runDir)) ?? {};
+	const reached = readJsonObject(reachedPath(runDir)) ?? {};
 	if (typeof reached.at === "number" && typeof counted.at === "number" && reached.at >= counted.at) return 0;
 	return Number(counted.count) || 0;
 }

@@ -16,6 +16,7 @@ export function installScript(dir, version) {
 	const final = shellQuote(`${dir}/pkg/${version}`);
 	const name = `.incoming-${version}-${randomBytes(4).toString("hex")}`;
 	const temp = shellQuote(`${dir}/pkg/${name}`);
+	const inside = shellQuote(`${dir}/pkg/${version}/${name}`);
 	return [
 		"set -e",
 		"umask 077",
@@ -31,7 +32,7 @@ export function installScript(dir, version) {
 		`rm -rf ${final}`,
 		`mv "$t" ${final}`,
 		// One that landed between that look and the move: mv put ours inside it.
-		`if [ -e ${shellQuote(`${dir}/pkg/${version}/${name}`)} ]; then rm -rf ${shellQuote(`${dir}/pkg/${version}/${name}`)}; echo present; exit 0; fi`,
+		`if [ -e ${inside} ]; then rm -rf ${inside}; echo present; exit 0; fi`,
 		"echo installed",
 	].join("\n");
 }
