@@ -6,7 +6,12 @@ import { PI_CLI } from "../test-support/pi-harness.ts";
 
 /** @type {{ storeDir: string, maxConcurrent: number, calls: import("../src/board/engine/types.ts").DispatchOptions[] }} */
 const job = JSON.parse(process.argv[2] ?? "{}");
-const board = createBoardService({ storeDir: job.storeDir, piCommand: [process.execPath, PI_CLI], maxConcurrent: job.maxConcurrent, env: { ...process.env } });
+const board = createBoardService({
+	storeDir: job.storeDir,
+	piCommand: [process.execPath, PI_CLI],
+	maxConcurrent: job.maxConcurrent,
+	env: { ...process.env },
+});
 const t0 = Date.now();
 const sets = await Promise.all(job.calls.map((call) => board.dispatchAttempts(call)));
 const t1 = Date.now();

@@ -18,7 +18,16 @@ function readProc(pid, uid) {
 		const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
 		// Fields after the comm: 1 ppid, 11 utime, 12 stime, 13 cutime, 14 cstime, 19 starttime.
 		const n = (/** @type {number} */ i) => Number(rest[i]);
-		return { pid, key: `${pid}@${rest[19]}`, ppid: n(1), comm, cmd, own: n(11) + n(12), reaped: n(13) + n(14), pssKb: 0 };
+		return {
+			pid,
+			key: `${pid}@${rest[19]}`,
+			ppid: n(1),
+			comm,
+			cmd,
+			own: n(11) + n(12),
+			reaped: n(13) + n(14),
+			pssKb: 0,
+		};
 	} catch {
 		return undefined;
 	}
@@ -50,7 +59,7 @@ export function processesWhere(pick) {
 	const chosen = new Set(all.filter(pick).map((p) => p.pid));
 	for (let grew = true; grew; ) {
 		grew = false;
-		for (const p of all) if (!chosen.has(p.pid) && chosen.has(p.ppid)) (chosen.add(p.pid), (grew = true));
+		for (const p of all) if (!chosen.has(p.pid) && chosen.has(p.ppid)) chosen.add(p.pid), (grew = true);
 	}
 	const out = all.filter((p) => chosen.has(p.pid));
 	for (const p of out) p.pssKb = pssKb(p.pid);
@@ -75,7 +84,15 @@ export function sampleProcesses(read, everyMs) {
 		const procs = read();
 		const counts = new Map();
 		for (const p of procs) counts.set(p.comm, (counts.get(p.comm) ?? 0) + 1);
-		samples.push({ at: Date.now(), count: procs.length, pssKb: procs.reduce((sum, p) => sum + p.pssKb, 0), comms: [...counts].map(([c, n]) => `${n} ${c}`).sort().join(", ") });
+		samples.push({
+			at: Date.now(),
+			count: procs.length,
+			pssKb: procs.reduce((sum, p) => sum + p.pssKb, 0),
+			comms: [...counts]
+				.map(([c, n]) => `${n} ${c}`)
+				.sort()
+				.join(", "),
+		});
 		for (const p of procs) {
 			if (!first.has(p.key)) first.set(p.key, samples.length === 1 ? p : { ...p, own: 0, reaped: 0 });
 			last.set(p.key, p);

@@ -32,7 +32,9 @@ const SIZES = START_ONLY ? [] : arg("--rows", "500,5000,20000").split(",").map(N
 const START_RUNS = Number(arg("--start-runs", "7"));
 const gc = /** @type {(() => void) | undefined} */ (globalThis.gc);
 const words = `Start ${Array.from({ length: 400 }, (_, n) => `word${n}`).join(" ")} end.`;
-const agent = createTestAgent({ script: { rules: [{ match: "STREAM", steps: [{ text: words }] }], fallback: [{ text: "Bench row finished." }] } });
+const agent = createTestAgent({
+	script: { rules: [{ match: "STREAM", steps: [{ text: words }] }], fallback: [{ text: "Bench row finished." }] },
+});
 const storeDir = join(agent.agentDir, "agent-board");
 const piCommand = [process.execPath, PI_CLI];
 const service = createBoardService({ storeDir, env: agent.env, piCommand });
@@ -41,7 +43,11 @@ const ms = (/** @type {number} */ n) => `${n.toFixed(n < 10 ? 2 : 0)} ms`;
 try {
 	const seed = await service.dispatch({ prompt: "seed row", cwd: agent.cwd });
 	await until(async () => (await service.get(seed.id))?.state === "completed", 60_000);
-	await until(async () => !existsSync(join(String(seed.runDir), "runner.json")) || (await service.get(seed.id))?.alive === false, 10_000);
+	await until(
+		async () =>
+			!existsSync(join(String(seed.runDir), "runner.json")) || (await service.get(seed.id))?.alive === false,
+		10_000,
+	);
 	let count = 1;
 	/** @type {Record<number, { heap: number, rss: number }>} */
 	const memory = {};
@@ -54,7 +60,10 @@ try {
 	const [small, large] = [SIZES[0] ?? 0, SIZES.at(-1) ?? 0];
 	const a = memory[small];
 	const b = memory[large];
-	if (a && b && large > small) console.log(`\nmemory a row costs with the board open (heap ${gc ? "after gc" : "without gc: run with --expose-gc"}, ${small} -> ${large} rows): ${(((b.heap - a.heap) / (large - small)) / 1024).toFixed(2)} KB; RSS ${(((b.rss - a.rss) / (large - small)) / 1024).toFixed(2)} KB`);
+	if (a && b && large > small)
+		console.log(
+			`\nmemory a row costs with the board open (heap ${gc ? "after gc" : "without gc: run with --expose-gc"}, ${small} -> ${large} rows): ${((b.heap - a.heap) / (large - small) / 1024).toFixed(2)} KB; RSS ${((b.rss - a.rss) / (large - small) / 1024).toFixed(2)} KB`,
+		);
 	if (!process.argv.includes("--no-start")) await startup(count);
 	if (!process.argv.includes("--no-list") && !START_ONLY) await worktreeList();
 } finally {
@@ -81,7 +90,9 @@ async function atSize(size, seedId) {
 		board.dispose();
 		feed.stop();
 	}
-	console.log(`first open, to the first frame (fresh engine): ${spread(opens)}; every row loaded (in idle slices after it) ${ms(fills[0] ?? NaN)}`);
+	console.log(
+		`first open, to the first frame (fresh engine): ${spread(opens)}; every row loaded (in idle slices after it) ${ms(fills[0] ?? NaN)}`,
+	);
 
 	// The board open on every row: memory, then changes.
 	const feed = new BoardFeed(() => service);
@@ -92,10 +103,14 @@ async function atSize(size, seedId) {
 	board.render(120);
 	gc?.();
 	const mem = { heap: process.memoryUsage().heapUsed, rss: process.memoryUsage().rss };
-	console.log(`memory with the board open: heap ${(mem.heap / 1048576).toFixed(1)} MB, RSS ${(mem.rss / 1048576).toFixed(1)} MB`);
+	console.log(
+		`memory with the board open: heap ${(mem.heap / 1048576).toFixed(1)} MB, RSS ${(mem.rss / 1048576).toFixed(1)} MB`,
+	);
 
 	const { repaint, changed, perRepaint } = await repaintOneRow(board, feed, storeDir, seedId);
-	console.log(`one changed row -> repainted, UI: ${spread(repaint)}; with its get: ${spread(changed)}; rows formatted per repaint ${perRepaint.toFixed(0)} of ${size}`);
+	console.log(
+		`one changed row -> repainted, UI: ${spread(repaint)}; with its get: ${spread(changed)}; rows formatted per repaint ${perRepaint.toFixed(0)} of ${size}`,
+	);
 
 	board.dispose();
 	// A board just opened (its selection on the first row, where a new working row is listed).
@@ -121,7 +136,9 @@ async function atSize(size, seedId) {
 		liveRows(createEngineContext({ storeDir, env: agent.env, piCommand }));
 		counts.push(performance.now() - start);
 	}
-	console.log(`safety pass: ${spread(passes)}; footer counts at pi start (live summary, fresh engine): ${spread(counts)}`);
+	console.log(
+		`safety pass: ${spread(passes)}; footer counts at pi start (live summary, fresh engine): ${spread(counts)}`,
+	);
 	return mem;
 }
 
@@ -139,9 +156,12 @@ async function streamToScreen(feed, board) {
 	});
 	await until(async () => (await service.get(row.id))?.state === "completed", 120_000);
 	unsubscribe();
-	if (process.env.BENCH_DEBUG) console.log("seen", seen.length, JSON.stringify(seen.slice(0, 3)), board.render(200).slice(0, 6).join("\n"));
+	if (process.env.BENCH_DEBUG)
+		console.log("seen", seen.length, JSON.stringify(seen.slice(0, 3)), board.render(200).slice(0, 6).join("\n"));
 	const latencies = chunkLatencies(String(row.runDir), seen);
-	console.log(`streamed chunk (real worker) -> newest words on the board's screen: p50 ${pct(latencies, 50)} ms, p95 ${pct(latencies, 95)} ms (n=${latencies.length})`);
+	console.log(
+		`streamed chunk (real worker) -> newest words on the board's screen: p50 ${pct(latencies, 50)} ms, p95 ${pct(latencies, 95)} ms (n=${latencies.length})`,
+	);
 }
 
 /**
@@ -156,7 +176,11 @@ async function startup(rows) {
 	writeFileSync(empty, "export default function emptyExtension(): void {}\n");
 	const args = ["-p", "--no-session", "--", "hi"];
 	/** @type {Record<string, { withExtension: boolean, args: string[] }>} */
-	const kinds = { none: { withExtension: false, args }, empty: { withExtension: false, args: ["-e", empty, ...args] }, package: { withExtension: true, args } };
+	const kinds = {
+		none: { withExtension: false, args },
+		empty: { withExtension: false, args: ["-e", empty, ...args] },
+		package: { withExtension: true, args },
+	};
 	const names = Object.keys(kinds);
 	/** @type {Record<string, number[]>} */
 	const times = Object.fromEntries(names.map((name) => [name, []]));
@@ -180,15 +204,20 @@ async function startup(rows) {
 		const values = (times[a] ?? []).map((t, i) => t / (times[b]?.[i] ?? t));
 		return `${a}/${b} median ${pct(values, 50).toFixed(3)} (p5-p95 ${pct(values, 5).toFixed(3)}-${pct(values, 95).toFixed(3)}, n=${values.length})`;
 	};
-	console.log(`\npi -p "hi" start-up, ${rows.toLocaleString("en-US")}-row store (${loadBefore} before, ${load()} after): none ${spread(times.none ?? [])}; empty extension ${spread(times.empty ?? [])}; package ${spread(times.package ?? [])}`);
-	console.log(`start-up ratios per interleaved round: ${ratio("package", "none")}; ${ratio("empty", "none")}; ${ratio("package", "empty")}`);
+	console.log(
+		`\npi -p "hi" start-up, ${rows.toLocaleString("en-US")}-row store (${loadBefore} before, ${load()} after): none ${spread(times.none ?? [])}; empty extension ${spread(times.empty ?? [])}; package ${spread(times.package ?? [])}`,
+	);
+	console.log(
+		`start-up ratios per interleaved round: ${ratio("package", "none")}; ${ratio("empty", "none")}; ${ratio("package", "empty")}`,
+	);
 }
 
 /** /agent-board list with 20 worktree rows: time and git processes, first and repeated, and in a new process. */
 async function worktreeList() {
 	const repo = initRepo(join(agent.root, "repo"), { "shared.txt": "base\n" });
 	const rows = [];
-	for (let i = 0; i < 20; i++) rows.push(await service.dispatch({ prompt: `worktree row ${i}`, cwd: repo, worktreeMode: "worktree" }));
+	for (let i = 0; i < 20; i++)
+		rows.push(await service.dispatch({ prompt: `worktree row ${i}`, cwd: repo, worktreeMode: "worktree" }));
 	for (const row of rows) await until(async () => (await service.get(row.id))?.alive === false, 120_000);
 	const bin = join(agent.root, "gitbin");
 	const log = join(agent.root, "git.log");
@@ -208,7 +237,11 @@ async function worktreeList() {
 			return `${label} ${ms(performance.now() - start)}, ${spawns() - before} git`;
 		};
 		const fresh = createBoardService({ storeDir, env: agent.env, piCommand });
-		const out = [await timed("first", () => fresh), await timed("repeat", () => fresh), await timed("new process", () => createBoardService({ storeDir, env: agent.env, piCommand }))];
+		const out = [
+			await timed("first", () => fresh),
+			await timed("repeat", () => fresh),
+			await timed("new process", () => createBoardService({ storeDir, env: agent.env, piCommand })),
+		];
 		console.log(`\n/agent-board list, 20 worktree rows + the store (${load()}): ${out.join("; ")}`);
 	} finally {
 		process.env.PATH = saved;
@@ -217,9 +250,30 @@ async function worktreeList() {
 
 /** @param {ReturnType<typeof createBoardService>} svc @param {BoardFeed} feed @param {() => void} [onRender] */
 function makeBoard(svc, feed, onRender) {
-	const tui = /** @type {import("@earendil-works/pi-tui").TUI} */ (/** @type {unknown} */ ({ requestRender() {}, terminal: { rows: 50 } }));
-	const theme = { fg: (/** @type {string} */ _c, /** @type {string} */ text) => `\x1b[38;5;110m${text}\x1b[39m`, bold: (/** @type {string} */ text) => `\x1b[1m${text}\x1b[22m` };
-	return new Board({ service: svc, feed, tui, theme, keys: new KeybindingsManager(TUI_KEYBINDINGS), requestRender: () => onRender?.(), done: () => undefined, height: () => 50, cwd: agent.cwd, models: [], prefs: {}, savePrefs: async () => undefined, readTranscript: async () => [], readDiff: async () => [], tickMs: 3_600_000 });
+	const tui = /** @type {import("@earendil-works/pi-tui").TUI} */ (
+		/** @type {unknown} */ ({ requestRender() {}, terminal: { rows: 50 } })
+	);
+	const theme = {
+		fg: (/** @type {string} */ _c, /** @type {string} */ text) => `\x1b[38;5;110m${text}\x1b[39m`,
+		bold: (/** @type {string} */ text) => `\x1b[1m${text}\x1b[22m`,
+	};
+	return new Board({
+		service: svc,
+		feed,
+		tui,
+		theme,
+		keys: new KeybindingsManager(TUI_KEYBINDINGS),
+		requestRender: () => onRender?.(),
+		done: () => undefined,
+		height: () => 50,
+		cwd: agent.cwd,
+		models: [],
+		prefs: {},
+		savePrefs: async () => undefined,
+		readTranscript: async () => [],
+		readDiff: async () => [],
+		tickMs: 3_600_000,
+	});
 }
 
 /** @param {() => Promise<boolean>} check @param {number} timeoutMs */

@@ -25,9 +25,33 @@ async function storeRead(count) {
 		const id = `row${String(i).padStart(4, "0")}`;
 		const runId = `run-${i}`;
 		ensureDir(paths.run(id, runId));
-		writeMeta(paths, { version: 1, id, name: `task ${i}`, cwd: root, runCwd: root, sessionFile: paths.session(id), createdAt: now, updatedAt: now, pinned: false, archived: false, worktreeMode: "none", currentRunId: runId });
+		writeMeta(paths, {
+			version: 1,
+			id,
+			name: `task ${i}`,
+			cwd: root,
+			runCwd: root,
+			sessionFile: paths.session(id),
+			createdAt: now,
+			updatedAt: now,
+			pinned: false,
+			archived: false,
+			worktreeMode: "none",
+			currentRunId: runId,
+		});
 		const status = initialStatus(runId, id, now);
-		applyEvent(status, { type: "message_end", message: { role: "assistant", content: [{ type: "text", text: `Finished task ${i}. All good.` }], stopReason: "stop" } }, now);
+		applyEvent(
+			status,
+			{
+				type: "message_end",
+				message: {
+					role: "assistant",
+					content: [{ type: "text", text: `Finished task ${i}. All good.` }],
+					stopReason: "stop",
+				},
+			},
+			now,
+		);
 		applyEvent(status, { type: "agent_settled" }, now);
 		writeJsonAtomic(join(paths.run(id, runId), "status.json"), finalize(status, { code: 0, signal: null, now }));
 	}
@@ -47,7 +71,9 @@ async function storeRead(count) {
 		await service.version();
 		versions.push(performance.now() - t);
 	}
-	console.log(`store read, ${rows.length} rows: cold ${ms(cold)}; list() unchanged ${spread(warm)}; version() ${spread(versions)} (${load()})`);
+	console.log(
+		`store read, ${rows.length} rows: cold ${ms(cold)}; list() unchanged ${spread(warm)}; version() ${spread(versions)} (${load()})`,
+	);
 }
 
 try {

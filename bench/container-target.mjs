@@ -37,8 +37,19 @@ const env = { ...process.env, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TE
 const board = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], maxConcurrent: 8, env });
 const image = await ensureWorkerImage();
 await board.targets.add("box", { kind: "container", engine: "podman", image: image.tag, network: "host" });
-const cache = await ensureStartCache({ engine: "podman", image: image.tag, cacheRoot: cacheRoot(store), storeDir: store, pkg: PACKAGE_ROOT, pkgVersion: packageVersion(), uid: 0, gid: 0 });
-console.log(`image ${image.built ? `built in ${(image.buildMs / 1000).toFixed(1)} s` : "cached"}; start cache ${cache.prepared ? `prepared in ${(cache.ms / 1000).toFixed(1)} s` : "ready"}`);
+const cache = await ensureStartCache({
+	engine: "podman",
+	image: image.tag,
+	cacheRoot: cacheRoot(store),
+	storeDir: store,
+	pkg: PACKAGE_ROOT,
+	pkgVersion: packageVersion(),
+	uid: 0,
+	gid: 0,
+});
+console.log(
+	`image ${image.built ? `built in ${(image.buildMs / 1000).toFixed(1)} s` : "cached"}; start cache ${cache.prepared ? `prepared in ${(cache.ms / 1000).toFixed(1)} s` : "ready"}`,
+);
 
 /** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -50,10 +61,14 @@ function dispatch(target) {
 		const started = Date.now();
 		const row = await board.dispatch({ prompt, cwd: repo, ...(target ? { target } : {}) });
 		const ended = () =>
-			waitFor(async () => {
-				const now = await board.get(row.id);
-				return now && !now.alive && !["queued", "working"].includes(now.state) ? now : undefined;
-			}, `row ${row.id} to end`, 120_000);
+			waitFor(
+				async () => {
+					const now = await board.get(row.id);
+					return now && !now.alive && !["queued", "working"].includes(now.state) ? now : undefined;
+				},
+				`row ${row.id} to end`,
+				120_000,
+			);
 		return { started, ended, runId: row.currentRunId ?? "", stop: () => board.stop(row.id) };
 	};
 }
@@ -65,7 +80,21 @@ async function cold(/** @type {string} */ prompt) {
 	const runId = `${rowId}-r`;
 	const base = git(repo, "rev-parse", "HEAD");
 	/** @type {import("../runner/kinds/container/container-transport.mjs").ContainerRun} */
-	const run = { target: { kind: "container", name: "cold", engine: "podman", image: image.tag, network: "host", env: [], max: 8 }, storeDir: store, rowId, runId, runDir: join(root, "cold", runId), sessionFile: join(root, "cold", `${rowId}.jsonl`), repo, worktree: join(root, "cold", rowId), base, subdir: "", agentDir, forwarded: {}, config: { rowId, runId, repoKey: repoKey(repo), base, prompt, env: {}, createdAt: Date.now(), session: null } };
+	const run = {
+		target: { kind: "container", name: "cold", engine: "podman", image: image.tag, network: "host", env: [], max: 8 },
+		storeDir: store,
+		rowId,
+		runId,
+		runDir: join(root, "cold", runId),
+		sessionFile: join(root, "cold", `${rowId}.jsonl`),
+		repo,
+		worktree: join(root, "cold", rowId),
+		base,
+		subdir: "",
+		agentDir,
+		forwarded: {},
+		config: { rowId, runId, repoKey: repoKey(repo), base, prompt, env: {}, createdAt: Date.now(), session: null },
+	};
 	const started = Date.now();
 	await startRun(run, { warm: "off" });
 	const waiter = wait(run);
@@ -92,7 +121,8 @@ for (let round = 0; round <= RUNS; round++) {
 console.log("dispatch -> first model request");
 for (const [name] of kinds) console.log(`  ${name.padEnd(28)} ${spread(times[name] ?? [])}`);
 const local = pct(times.local ?? [], 50);
-for (const name of ["container (start cache)", "container, cold (transport)"]) console.log(`  ${name}: adds ${(pct(times[name] ?? [], 50) - local).toFixed(0)} ms over local (medians)`);
+for (const name of ["container (start cache)", "container, cold (transport)"])
+	console.log(`  ${name}: adds ${(pct(times[name] ?? [], 50) - local).toFixed(0)} ms over local (medians)`);
 
 /**
  * Memory in KiB: RSS (every resident page), PSS (shared pages split among their users: a local run
@@ -105,7 +135,8 @@ function memory(pids) {
 	for (const pid of pids) {
 		try {
 			const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-			const field = (/** @type {string} */ name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? 0);
+			const field = (/** @type {string} */ name) =>
+				Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? 0);
 			total.rss += field("Rss");
 			total.pss += field("Pss");
 			total.uss += field("Private_Clean") + field("Private_Dirty");

@@ -22,7 +22,7 @@ import { boardOn } from "../test-support/board-on.ts";
 /** @param {string} name @param {string} fallback */
 const arg = (name, fallback) => {
 	const i = process.argv.indexOf(name);
-	return i >= 0 ? process.argv[i + 1] ?? fallback : fallback;
+	return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 };
 const SIZES = arg("--rows", "500,5000,20000").split(",").map(Number);
 const CPU_SECONDS = Number(arg("--cpu-seconds", "30"));
@@ -30,7 +30,11 @@ const WITH_CPU = !process.argv.includes("--no-cpu");
 
 const agent = createTestAgent({ script: { rules: [], fallback: [{ text: "Bench row finished." }] } });
 const storeDir = join(agent.agentDir, "agent-board");
-const service = createBoardService({ storeDir, env: agent.env, piCommand: [process.execPath, PI_CLI, "-e", EXTENSION_ENTRY] });
+const service = createBoardService({
+	storeDir,
+	env: agent.env,
+	piCommand: [process.execPath, PI_CLI, "-e", EXTENSION_ENTRY],
+});
 
 try {
 	// One real row from a real worker, then cloned so every row has real engine files.
@@ -55,7 +59,10 @@ try {
 /** @param {number} size @param {string} seedId */
 async function measureInProcess(size, seedId) {
 	const feed = new BoardFeed(() => service);
-	const theme = { fg: (/** @type {string} */ _c, /** @type {string} */ text) => `\x1b[38;5;110m${text}\x1b[39m`, bold: (/** @type {string} */ text) => `\x1b[1m${text}\x1b[22m` };
+	const theme = {
+		fg: (/** @type {string} */ _c, /** @type {string} */ text) => `\x1b[38;5;110m${text}\x1b[39m`,
+		bold: (/** @type {string} */ text) => `\x1b[1m${text}\x1b[22m`,
+	};
 	const { dash: board } = boardOn(service, { rows: 50, cwd: agent.cwd, feed, theme, tickMs: 3_600_000 });
 	// The engine's full list first (the feed's fill), then the board's own part: the list model (a sort) and the first frame.
 	const t0 = performance.now();
@@ -81,10 +88,16 @@ async function measureInProcess(size, seedId) {
 	const { repaint, changed, perRepaint } = await repaintOneRow(board, feed, storeDir, seedId);
 	board.dispose();
 	feed.stop();
-	console.log(`first open: engine list ${listed.toFixed(1)} ms, then the board (model + first frame) ${firstOpen.toFixed(1)} ms; rows formatted: ${openFormatted} of ${size}`);
+	console.log(
+		`first open: engine list ${listed.toFixed(1)} ms, then the board (model + first frame) ${firstOpen.toFixed(1)} ms; rows formatted: ${openFormatted} of ${size}`,
+	);
 	console.log(`unchanged check, UI (tick repaint):     ${spread(tick)}   (store reads: none)`);
-	console.log(`unchanged check, engine version():      ${spread(version)}   (on demand only: nothing runs it periodically)`);
-	console.log(`one changed row -> repainted (UI only): ${spread(repaint)}; rows formatted per repaint: ${perRepaint.toFixed(0)} of ${size}`);
+	console.log(
+		`unchanged check, engine version():      ${spread(version)}   (on demand only: nothing runs it periodically)`,
+	);
+	console.log(
+		`one changed row -> repainted (UI only): ${spread(repaint)}; rows formatted per repaint: ${perRepaint.toFixed(0)} of ${size}`,
+	);
 	console.log(`one changed row -> repainted (get + UI): ${spread(changed)}`);
 }
 

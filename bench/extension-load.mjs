@@ -47,12 +47,21 @@ function parent() {
 	writeFileSync(empty, "export default function emptyExtension(): void {}\n");
 	const given = process.argv.slice(2).filter((arg, i, all) => arg !== "--runs" && all[i - 1] !== "--runs");
 	/** @type {[string, string][]} */
-	const entries = given.length > 0 ? given.map((arg) => [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]) : [["package", join(dirname(self), "..", "src", "index.ts")]];
+	const entries =
+		given.length > 0
+			? given.map((arg) => [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)])
+			: [["package", join(dirname(self), "..", "src", "index.ts")]];
 	/** @type {[string, string][]} */
 	const kinds = [["empty", empty], ...entries];
 	/** @type {Record<string, number[]>} */
 	const cpu = Object.fromEntries(kinds.map(([name]) => [name, []]));
-	const once = (/** @type {string} */ entry) => Number(execFileSync(process.execPath, [self, "--child", entry, empty], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }));
+	const once = (/** @type {string} */ entry) =>
+		Number(
+			execFileSync(process.execPath, [self, "--child", entry, empty], {
+				encoding: "utf8",
+				stdio: ["ignore", "pipe", "inherit"],
+			}),
+		);
 	try {
 		const loadBefore = load();
 		for (const [, entry] of kinds) once(entry); // jiti's file cache, as after pi's first start
@@ -63,7 +72,8 @@ function parent() {
 			}
 		}
 		const f = (/** @type {number} */ n) => n.toFixed(2);
-		const line = (/** @type {number[]} */ v) => `median ${f(pct(v, 50))} ms (p10 ${f(pct(v, 10))}, p90 ${f(pct(v, 90))})`;
+		const line = (/** @type {number[]} */ v) =>
+			`median ${f(pct(v, 50))} ms (p10 ${f(pct(v, 10))}, p90 ${f(pct(v, 90))})`;
 		console.log(`extension first load, CPU, n=${runs} each, interleaved (${loadBefore} before, ${load()} after)`);
 		for (const [name] of kinds) console.log(`  ${name}: ${line(cpu[name] ?? [])}`);
 		const [first, ...others] = entries.map(([name]) => name);

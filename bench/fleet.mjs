@@ -39,16 +39,32 @@ if (missing) {
 	console.log(`skipped: ${missing}`);
 	process.exit(0);
 }
-console.log(`start: ${load()}; sizes ${SIZES.join("/")}; ${HOSTS.length} hosts x ${PER_HOST} slots; parts every ${CHUNK_MS} ms`);
+console.log(
+	`start: ${load()}; sizes ${SIZES.join("/")}; ${HOSTS.length} hosts x ${PER_HOST} slots; parts every ${CHUNK_MS} ms`,
+);
 
 const root = mkdtempSync(join(tmpdir(), "pab-bench-fleet-"));
 const storeDir = join(root, "store");
-const model = await startModelServer({ chunkDelayMs: CHUNK_MS, script: { rules: [{ match: "FLEET", steps: [{ text: ANSWER }] }], fallback: [{ text: "ok" }] } });
+const model = await startModelServer({
+	chunkDelayMs: CHUNK_MS,
+	script: { rules: [{ match: "FLEET", steps: [{ text: ANSWER }] }], fallback: [{ text: "ok" }] },
+});
 const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
 const agentDir = writeAgentDir(model, join(root, "agent"));
-const boardEnv = { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
+const boardEnv = {
+	...process.env,
+	PI_CODING_AGENT_DIR: agentDir,
+	PI_OFFLINE: "1",
+	PI_SKIP_VERSION_CHECK: "1",
+	PI_TELEMETRY: "0",
+};
 // This process's board reads, ticks and measures; dispatches come from a process of their own.
-const board = createBoardService({ storeDir, piCommand: [process.execPath, PI_CLI], maxConcurrent: Math.max(...SIZES), env: boardEnv });
+const board = createBoardService({
+	storeDir,
+	piCommand: [process.execPath, PI_CLI],
+	maxConcurrent: Math.max(...SIZES),
+	env: boardEnv,
+});
 /** @type {import("../test-support/fleet-hosts.ts").FleetHost[]} */
 let fleet = [];
 
@@ -56,11 +72,16 @@ let fleet = [];
 
 /** The processes here that remote rows cost: links, the ssh masters and clients, and what they start. */
 const remoteProcesses = () =>
-	processesWhere((p) => p.cmd.includes(join(storeDir, "targets")) || fleet.some((f) => p.cmd.includes(f.host.configFile)));
+	processesWhere(
+		(p) => p.cmd.includes(join(storeDir, "targets")) || fleet.some((f) => p.cmd.includes(f.host.configFile)),
+	);
 /** The processes here that local rows cost: their runners and pi workers (not the dispatch and its git: neither side counts those). */
 const localProcesses = () => {
 	const remote = new Set(remoteProcesses().map((p) => p.pid));
-	return processesWhere((p) => p.cmd.includes(storeDir) && !p.cmd.includes("_fleet-dispatch.mjs") && p.comm !== "git" && !remote.has(p.pid));
+	return processesWhere(
+		(p) =>
+			p.cmd.includes(storeDir) && !p.cmd.includes("_fleet-dispatch.mjs") && p.comm !== "git" && !remote.has(p.pid),
+	);
 };
 
 /** The row a model request comes from: pi's system prompt names its working directory (the row's worktree). @param {import("../test-support/model-server.ts").ModelRequest} request @param {string[]} ids */
@@ -139,9 +160,23 @@ function tick() {
  */
 async function dispatch(where, n, prompt) {
 	const counts = [];
-	for (let left = n; left > 0; left -= where === "remote" ? n : LOCAL_BURST) counts.push(where === "remote" ? n : Math.min(LOCAL_BURST, left));
-	const calls = counts.map((count) => ({ prompt, cwd: repo, count, ...(where === "remote" ? { target: "fleet" } : { worktreeMode: "worktree" }) }));
-	const child = spawn(process.execPath, ["--experimental-strip-types", join(import.meta.dirname, "_fleet-dispatch.mjs"), JSON.stringify({ storeDir, maxConcurrent: Math.max(...SIZES), calls })], { env: boardEnv, stdio: ["ignore", "pipe", "inherit"] });
+	for (let left = n; left > 0; left -= where === "remote" ? n : LOCAL_BURST)
+		counts.push(where === "remote" ? n : Math.min(LOCAL_BURST, left));
+	const calls = counts.map((count) => ({
+		prompt,
+		cwd: repo,
+		count,
+		...(where === "remote" ? { target: "fleet" } : { worktreeMode: "worktree" }),
+	}));
+	const child = spawn(
+		process.execPath,
+		[
+			"--experimental-strip-types",
+			join(import.meta.dirname, "_fleet-dispatch.mjs"),
+			JSON.stringify({ storeDir, maxConcurrent: Math.max(...SIZES), calls }),
+		],
+		{ env: boardEnv, stdio: ["ignore", "pipe", "inherit"] },
+	);
 	let out = "";
 	child.stdout.on("data", (chunk) => (out += String(chunk)));
 	const code = await new Promise((resolve) => child.on("close", resolve));
@@ -157,10 +192,16 @@ async function waitEnded(ids) {
 	const deadline = Date.now() + PHASE_TIMEOUT_MS;
 	for (;;) {
 		const rows = await Promise.all(ids.map((id) => board.get(id)));
-		if (rows.every((row) => row && !row.alive && row.state !== "queued" && row.state !== "working")) return /** @type {BoardRow[]} */ (rows);
+		if (rows.every((row) => row && !row.alive && row.state !== "queued" && row.state !== "working"))
+			return /** @type {BoardRow[]} */ (rows);
 		if (Date.now() > deadline) {
 			const stuck = rows.filter((row) => row && (row.alive || row.state === "queued" || row.state === "working"));
-			throw new Error(`${stuck.length} rows not ended after ${PHASE_TIMEOUT_MS / 60_000} min: ${stuck.slice(0, 5).map((row) => `${row?.id} ${row?.state} ${row?.host ?? ""} ${row?.summary ?? ""}`).join("; ")}`);
+			throw new Error(
+				`${stuck.length} rows not ended after ${PHASE_TIMEOUT_MS / 60_000} min: ${stuck
+					.slice(0, 5)
+					.map((row) => `${row?.id} ${row?.state} ${row?.host ?? ""} ${row?.summary ?? ""}`)
+					.join("; ")}`,
+			);
 		}
 		await new Promise((resolve) => setTimeout(resolve, 1000));
 	}
@@ -181,7 +222,8 @@ async function phase(where, n) {
 	const dispatchMs = t1 - t0;
 	const status = watchStatus(rows);
 	const asked = () => model.requests().filter((r) => r.prompt === prompt).length;
-	for (const deadline = Date.now() + PHASE_TIMEOUT_MS; asked() < n && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+	for (const deadline = Date.now() + PHASE_TIMEOUT_MS; asked() < n && Date.now() < deadline; )
+		await new Promise((resolve) => setTimeout(resolve, 100));
 	const allRunning = read();
 	go();
 	const ended = await waitEnded(rows.map((row) => row.id));
@@ -205,9 +247,15 @@ async function phase(where, n) {
 			if (shown !== undefined) partToStatus.push(shown - sent.at);
 		}
 	}
-	const sessions = fleet.map((f, i) => ({ name: f.name, ...phaseSessions(join(f.host.root, "sshd.log"), logsFrom[i] ?? 0) }));
+	const sessions = fleet.map((f, i) => ({
+		name: f.name,
+		...phaseSessions(join(f.host.root, "sshd.log"), logsFrom[i] ?? 0),
+	}));
 	const busy = cost.samples.filter((s) => s.count > 0);
-	const peak = busy.reduce((a, b) => (b.pssKb > a.pssKb ? b : a), cost.samples[0] ?? { pssKb: 0, count: 0, comms: "", at: 0 });
+	const peak = busy.reduce(
+		(a, b) => (b.pssKb > a.pssKb ? b : a),
+		cost.samples[0] ?? { pssKb: 0, count: 0, comms: "", at: 0 },
+	);
 	return {
 		where,
 		n,
@@ -216,8 +264,12 @@ async function phase(where, n) {
 		partToStatus,
 		unmatched,
 		completed: ended.filter((row) => row.state === "completed").length,
-		faults: ended.filter((row) => /fatal:|bad object/.test(JSON.stringify(row))).map((row) => JSON.stringify(/(?:fatal:|bad object)[^"]{0,160}/.exec(JSON.stringify(row))?.[0])),
-		notCompleted: ended.filter((row) => row.state !== "completed").map((row) => `${row.id} ${row.state}: ${row.error ?? row.summary ?? ""}`),
+		faults: ended
+			.filter((row) => /fatal:|bad object/.test(JSON.stringify(row)))
+			.map((row) => JSON.stringify(/(?:fatal:|bad object)[^"]{0,160}/.exec(JSON.stringify(row))?.[0])),
+		notCompleted: ended
+			.filter((row) => row.state !== "completed")
+			.map((row) => `${row.id} ${row.state}: ${row.error ?? row.summary ?? ""}`),
 		hosts: new Map(HOSTS.map((h) => [h, ended.filter((row) => row.host === h).length])),
 		pssPerRowMb: busy.map((s) => s.pssKb / 1024 / n),
 		allRunning: { asked: asked(), count: allRunning.length, pssKb: allRunning.reduce((sum, p) => sum + p.pssKb, 0) },
@@ -244,7 +296,9 @@ function report(r) {
 	];
 	if (r.where === "remote") {
 		lines.push(`  ${pad} placed: ${[...r.hosts].map(([h, c]) => `${h} ${c}`).join(", ")}`);
-		lines.push(`  ${pad} ssh per host (sshd log): ${r.sessions.map((s) => `${s.name} ${s.atOnce} sessions at once (${s.perConnection} on one connection), ${s.connections} new connections, ${s.sessions} sessions started, ${s.refused} "no more sessions"`).join("; ")}`);
+		lines.push(
+			`  ${pad} ssh per host (sshd log): ${r.sessions.map((s) => `${s.name} ${s.atOnce} sessions at once (${s.perConnection} on one connection), ${s.connections} new connections, ${s.sessions} sessions started, ${s.refused} "no more sessions"`).join("; ")}`,
+		);
 	}
 	console.log(lines.join("\n"));
 }
@@ -271,32 +325,63 @@ try {
 			}
 		}
 	}
-	console.log(`\nsummary over ${REPS} repetition(s) (targets: PSS per remote row <= 3 MB at 40, <= 3 ssh sessions per host, 0 refused, burst first request within 2x local)`);
+	console.log(
+		`\nsummary over ${REPS} repetition(s) (targets: PSS per remote row <= 3 MB at 40, <= 3 ssh sessions per host, 0 refused, burst first request within 2x local)`,
+	);
 	for (const n of SIZES) {
 		const of = (/** @type {"remote" | "local"} */ where) => results.filter((r) => r.where === where && r.n === n);
 		const [remote, local] = [of("remote"), of("local")];
-		const pooled = (/** @type {typeof remote} */ set, /** @type {(r: (typeof remote)[number]) => number[]} */ values) => set.flatMap(values);
+		const pooled = (
+			/** @type {typeof remote} */ set,
+			/** @type {(r: (typeof remote)[number]) => number[]} */ values,
+		) => set.flatMap(values);
 		const first = { remote: pooled(remote, (r) => r.firstRequest), local: pooled(local, (r) => r.firstRequest) };
 		const part = { remote: pooled(remote, (r) => r.partToStatus), local: pooled(local, (r) => r.partToStatus) };
 		const ratio = (/** @type {number} */ p) => (pct(first.remote, p) / pct(first.local, p)).toFixed(2);
 		const sessions = remote.flatMap((r) => r.sessions);
-		const done = (/** @type {typeof remote} */ set) => `${set.reduce((a, r) => a + r.completed, 0)}/${set.reduce((a, r) => a + r.n, 0)}`;
-		console.log(`  ${n} rows: completed remote ${done(remote)}, local ${done(local)}; remote rows mentioning a git fault: ${remote.reduce((a, r) => a + r.faults.length, 0)}`);
-		console.log(`    PSS per remote row, all running: ${spread(remote.map((r) => r.allRunning.pssKb / 1024 / n), "MB")} (local row: ${spread(local.map((r) => r.allRunning.pssKb / 1024 / n), "MB")})`);
-		console.log(`    processes here for the remote rows, all running: ${spread(remote.map((r) => r.allRunning.count), "processes")}; CPU per remote row ${spread(remote.map((r) => r.cpuSecondsPerRow * 1000))} (local row ${spread(local.map((r) => r.cpuSecondsPerRow * 1000))})`);
-		console.log(`    ssh per host: at most ${Math.max(0, ...sessions.map((s) => s.atOnce))} sessions at once, ${sessions.reduce((a, s) => a + s.connections, 0)} new connections, ${sessions.reduce((a, s) => a + s.refused, 0)} "no more sessions"`);
-		console.log(`    dispatch -> first request: remote p50 ${pct(first.remote, 50)} p95 ${pct(first.remote, 95)} ms, local p50 ${pct(first.local, 50)} p95 ${pct(first.local, 95)} ms: remote/local p50 ${ratio(50)}x, p95 ${ratio(95)}x`);
-		console.log(`    part sent -> local status: remote p50 ${pct(part.remote, 50)} p95 ${pct(part.remote, 95)} ms, local p50 ${pct(part.local, 50)} p95 ${pct(part.local, 95)} ms`);
+		const done = (/** @type {typeof remote} */ set) =>
+			`${set.reduce((a, r) => a + r.completed, 0)}/${set.reduce((a, r) => a + r.n, 0)}`;
+		console.log(
+			`  ${n} rows: completed remote ${done(remote)}, local ${done(local)}; remote rows mentioning a git fault: ${remote.reduce((a, r) => a + r.faults.length, 0)}`,
+		);
+		console.log(
+			`    PSS per remote row, all running: ${spread(
+				remote.map((r) => r.allRunning.pssKb / 1024 / n),
+				"MB",
+			)} (local row: ${spread(
+				local.map((r) => r.allRunning.pssKb / 1024 / n),
+				"MB",
+			)})`,
+		);
+		console.log(
+			`    processes here for the remote rows, all running: ${spread(
+				remote.map((r) => r.allRunning.count),
+				"processes",
+			)}; CPU per remote row ${spread(remote.map((r) => r.cpuSecondsPerRow * 1000))} (local row ${spread(local.map((r) => r.cpuSecondsPerRow * 1000))})`,
+		);
+		console.log(
+			`    ssh per host: at most ${Math.max(0, ...sessions.map((s) => s.atOnce))} sessions at once, ${sessions.reduce((a, s) => a + s.connections, 0)} new connections, ${sessions.reduce((a, s) => a + s.refused, 0)} "no more sessions"`,
+		);
+		console.log(
+			`    dispatch -> first request: remote p50 ${pct(first.remote, 50)} p95 ${pct(first.remote, 95)} ms, local p50 ${pct(first.local, 50)} p95 ${pct(first.local, 95)} ms: remote/local p50 ${ratio(50)}x, p95 ${ratio(95)}x`,
+		);
+		console.log(
+			`    part sent -> local status: remote p50 ${pct(part.remote, 50)} p95 ${pct(part.remote, 95)} ms, local p50 ${pct(part.local, 50)} p95 ${pct(part.local, 95)} ms`,
+		);
 	}
 	const linkLogs = HOSTS.map((h) => join(storeDir, "targets", h, "link", "link.log"));
 	const faultLines = linkLogs.flatMap((file) => {
 		try {
-			return readFileSync(file, "utf8").split("\n").filter((line) => /fatal|error|refused|cannot/i.test(line));
+			return readFileSync(file, "utf8")
+				.split("\n")
+				.filter((line) => /fatal|error|refused|cannot/i.test(line));
 		} catch {
 			return [];
 		}
 	});
-	console.log(`links' logs: ${faultLines.length} lines naming a fault${faultLines.length ? `, first: ${JSON.stringify(faultLines.slice(0, 3))}` : ""}`);
+	console.log(
+		`links' logs: ${faultLines.length} lines naming a fault${faultLines.length ? `, first: ${JSON.stringify(faultLines.slice(0, 3))}` : ""}`,
+	);
 	console.log(`end: ${load()}`);
 } finally {
 	await stopFleet(fleet);

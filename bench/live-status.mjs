@@ -12,7 +12,11 @@ import { load, spread } from "./_stats.mjs";
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const text = `Start ${Array.from({ length: 400 }, (_, n) => `word${n}`).join(" ")} end.`;
 const agent = createTestAgent({ script: { rules: [], fallback: [{ text }] } });
-const board = createBoardService({ storeDir: join(agent.root, "store"), piCommand: [process.execPath, PI_CLI], env: agent.env });
+const board = createBoardService({
+	storeDir: join(agent.root, "store"),
+	piCommand: [process.execPath, PI_CLI],
+	env: agent.env,
+});
 
 /** @type {number[]} */
 const latencies = [];
@@ -56,7 +60,10 @@ try {
 			}
 			try {
 				const pid = JSON.parse(readFileSync(join(runDir, "runner.json"), "utf8")).pid;
-				peakRssKb = Math.max(peakRssKb, Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0));
+				peakRssKb = Math.max(
+					peakRssKb,
+					Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0),
+				);
 			} catch {
 				// Not started or gone.
 			}
@@ -78,7 +85,9 @@ try {
 		if (streamingWrites.length > 1) rates.push((streamingWrites.length - 1) / ((last - first) / 1000));
 	}
 	console.log(`streamed chunk -> its text in status.json: ${spread(latencies)} (${load()})`);
-	console.log(`status writes per second while streaming: ${spread(rates, "/s")}; ${writes} writes, ${invisible} without a visible change`);
+	console.log(
+		`status writes per second while streaming: ${spread(rates, "/s")}; ${writes} writes, ${invisible} without a visible change`,
+	);
 	console.log(`runner peak RSS: ${(peakRssKb / 1024).toFixed(1)} MB`);
 } finally {
 	agent.cleanup();

@@ -12,7 +12,9 @@ const agent = createTestAgent();
 try {
 	console.log("injected characters (section text; pi adds <ponytail> tags):");
 	for (const mode of LEVELS) console.log(`  ${mode.padEnd(10)} ${ponytailRules(mode).length}`);
-	console.log(`  ${"condensed".padEnd(10)} ${LEVELS.map((m) => `${m} ${condensedPonytailRules(m).length}`).join(", ")}`);
+	console.log(
+		`  ${"condensed".padEnd(10)} ${LEVELS.map((m) => `${m} ${condensedPonytailRules(m).length}`).join(", ")}`,
+	);
 
 	// Cross-check with what the model actually received in a real run.
 	const seen = [];
@@ -31,7 +33,10 @@ try {
 	console.log(`  received by the model (with tags): ${seen.join(", ")}`);
 
 	const ponytailOnly = join(agent.root, "ponytail-only.ts");
-	writeFileSync(ponytailOnly, `export { registerPonytail as default } from ${JSON.stringify(join(process.cwd(), "src/ponytail/index.ts"))};\n`);
+	writeFileSync(
+		ponytailOnly,
+		`export { registerPonytail as default } from ${JSON.stringify(join(process.cwd(), "src/ponytail/index.ts"))};\n`,
+	);
 	const variants = {
 		without: { withExtension: false, args: [] },
 		"ponytail only": { withExtension: false, args: ["-e", ponytailOnly] },
@@ -40,11 +45,15 @@ try {
 	/** @type {Record<string, number[]>} */
 	const times = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
 	// Warm-up, then interleave variants so machine noise hits all of them alike.
-	for (const variant of Object.values(variants)) await runPi(agent, { withExtension: false, args: [...variant.args, "-p", "--no-session", "--", "hi"] });
+	for (const variant of Object.values(variants))
+		await runPi(agent, { withExtension: false, args: [...variant.args, "-p", "--no-session", "--", "hi"] });
 	for (let i = 0; i < RUNS; i++) {
 		for (const [name, variant] of Object.entries(variants)) {
 			const start = performance.now();
-			const result = await runPi(agent, { withExtension: false, args: [...variant.args, "-p", "--no-session", "--", "hi"] });
+			const result = await runPi(agent, {
+				withExtension: false,
+				args: [...variant.args, "-p", "--no-session", "--", "hi"],
+			});
 			times[name]?.push(performance.now() - start);
 			if (result.code !== 0) throw new Error(`${name}: pi exited ${result.code}: ${result.stderr}`);
 		}
@@ -58,7 +67,9 @@ try {
 	for (const name of Object.keys(variants)) {
 		const m = median(times[name] ?? []);
 		const min = Math.min(...(times[name] ?? []));
-		console.log(`  ${name.padEnd(14)} median ${m.toFixed(0)} ms ratio ${(m / base).toFixed(3)}   min ${min.toFixed(0)} ms ratio ${(min / baseMin).toFixed(3)}`);
+		console.log(
+			`  ${name.padEnd(14)} median ${m.toFixed(0)} ms ratio ${(m / base).toFixed(3)}   min ${min.toFixed(0)} ms ratio ${(min / baseMin).toFixed(3)}`,
+		);
 	}
 } finally {
 	agent.cleanup();

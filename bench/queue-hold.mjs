@@ -23,13 +23,22 @@ function usage(pid) {
 }
 
 const agent = createTestAgent({ script: { rules: [], fallback: [{ stall: true }] } });
-const board = createBoardService({ storeDir: join(agent.root, "store"), piCommand: [process.execPath, PI_CLI], maxConcurrent: 1, stopGraceMs: 500, env: agent.env });
+const board = createBoardService({
+	storeDir: join(agent.root, "store"),
+	piCommand: [process.execPath, PI_CLI],
+	maxConcurrent: 1,
+	stopGraceMs: 500,
+	env: agent.env,
+});
 try {
 	const running = await board.dispatch({ prompt: "the one that runs", cwd: agent.cwd });
 	const queued = [];
 	for (let i = 0; i < QUEUED; i++) queued.push(await board.dispatch({ prompt: `queued ${i}`, cwd: agent.cwd }));
 	await new Promise((r) => setTimeout(r, 4000));
-	const states = (await board.list()).reduce((acc, row) => ((acc[row.state] = (acc[row.state] ?? 0) + 1), acc), /** @type {Record<string, number>} */ ({}));
+	const states = (await board.list()).reduce(
+		(acc, row) => ((acc[row.state] = (acc[row.state] ?? 0) + 1), acc),
+		/** @type {Record<string, number>} */ ({}),
+	);
 	const queuedIds = queued.map((row) => String(row.currentRunId));
 	const heldByQueued = runTaggedProcs(queuedIds);
 	const runningProcs = runTaggedProcs([String(running.currentRunId)]);
@@ -41,8 +50,12 @@ try {
 	const cpu = after.reduce((s, u, i) => s + (u.cpuTicks - (before[i]?.cpuTicks ?? 0)), 0) / TICKS / seconds;
 	const rss = after.reduce((s, u) => s + u.rssKb, 0) / 1024;
 	console.log(`states: ${JSON.stringify(states)} (${load()})`);
-	console.log(`${QUEUED} queued runs hold ${heldByQueued.length} processes, 0.0 MB RSS, 0.0 % CPU (they are queue files)`);
-	console.log(`the running run holds ${runningProcs.length} processes (runner + pi worker): ${rss.toFixed(1)} MB RSS, ${(cpu * 100).toFixed(2)} % of a core over ${seconds.toFixed(0)} s while its model stalls`);
+	console.log(
+		`${QUEUED} queued runs hold ${heldByQueued.length} processes, 0.0 MB RSS, 0.0 % CPU (they are queue files)`,
+	);
+	console.log(
+		`the running run holds ${runningProcs.length} processes (runner + pi worker): ${rss.toFixed(1)} MB RSS, ${(cpu * 100).toFixed(2)} % of a core over ${seconds.toFixed(0)} s while its model stalls`,
+	);
 	for (const row of queued) await board.stop(row.id);
 	await board.stop(running.id);
 } finally {

@@ -31,7 +31,10 @@ try {
 	const full = join(root, "full");
 	// The only slot is held by this live process: every pump finds the local target full.
 	mkdirSync(join(full, "slots"), { recursive: true });
-	writeFileSync(join(full, "slots", "slot-0.json"), JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), runId: "busy" }));
+	writeFileSync(
+		join(full, "slots", "slot-0.json"),
+		JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), runId: "busy" }),
+	);
 	const rowIds = Array.from({ length: WAITING }, (_, i) => `r${i}`);
 	for (const rowId of rowIds) {
 		mkdirSync(runDirOf(full, rowId, `run-${rowId}`), { recursive: true });

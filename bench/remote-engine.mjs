@@ -29,12 +29,26 @@ try {
 	const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
 	process.env.PI_CODING_AGENT_DIR = writeAgentDir(model, join(root, "agent"));
 	const env = { ...process.env, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
-	const board = createBoardService({ storeDir: join(root, "store"), piCommand: [process.execPath, PI_CLI], maxConcurrent: 8, env });
-	await board.targets.add("far", { kind: "container", engine: "podman", image: engine.image, engineHost: engine.url, engineIdentity: engine.identity, network: "host" });
+	const board = createBoardService({
+		storeDir: join(root, "store"),
+		piCommand: [process.execPath, PI_CLI],
+		maxConcurrent: 8,
+		env,
+	});
+	await board.targets.add("far", {
+		kind: "container",
+		engine: "podman",
+		image: engine.image,
+		engineHost: engine.url,
+		engineIdentity: engine.identity,
+		network: "host",
+	});
 	await board.targets.add("box", { kind: "container", engine: "podman", image: engine.image, network: "host" });
 	const checkStarted = Date.now();
 	const check = await board.targets.check("far");
-	console.log(`targets check on a fresh station: ${((Date.now() - checkStarted) / 1000).toFixed(1)} s (${check.items.every((i) => i.ok) ? "ok" : "NOT ok"})`);
+	console.log(
+		`targets check on a fresh station: ${((Date.now() - checkStarted) / 1000).toFixed(1)} s (${check.items.every((i) => i.ok) ? "ok" : "NOT ok"})`,
+	);
 	await board.targets.check("box");
 
 	let n = 0;
@@ -50,10 +64,14 @@ try {
 			const started = Date.now();
 			const row = await board.dispatch({ prompt, cwd: repo, ...(kind === "local" ? {} : { target: kind }) });
 			const request = await model.waitForRequest((r) => r.prompt === prompt, prompt, 180_000);
-			await waitFor(async () => {
-				const now = await board.get(row.id);
-				return now && !now.alive && now.state === "completed" ? now : undefined;
-			}, `row ${row.id} to complete`, 180_000);
+			await waitFor(
+				async () => {
+					const now = await board.get(row.id);
+					return now && !now.alive && now.state === "completed" ? now : undefined;
+				},
+				`row ${row.id} to complete`,
+				180_000,
+			);
 			if (round === 0) continue;
 			first[kind]?.push(request.at - started);
 			whole[kind]?.push(Date.now() - started);

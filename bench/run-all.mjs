@@ -9,6 +9,8 @@ for (const name of readdirSync(here).sort()) {
 	if (!name.endsWith(".mjs") || name === "run-all.mjs" || name.startsWith("_")) continue;
 	console.log(`\n== ${name}`);
 	// --expose-gc: memory figures are taken after a collection, as board-scale's header says.
-	const result = spawnSync(process.execPath, ["--experimental-strip-types", "--expose-gc", join(here, name)], { stdio: "inherit" });
+	const result = spawnSync(process.execPath, ["--experimental-strip-types", "--expose-gc", join(here, name)], {
+		stdio: "inherit",
+	});
 	if (result.status !== 0) process.exitCode = 1;
 }

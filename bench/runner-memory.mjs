@@ -14,7 +14,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const MB = 1024 * 1024;
 
 /** @param {number[]} values @param {number} digits */
-const spreadOf = (values, digits) => `median ${pct(values, 50).toFixed(digits)} (${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)}, n=${values.length})`;
+const spreadOf = (values, digits) =>
+	`median ${pct(values, 50).toFixed(digits)} (${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)}, n=${values.length})`;
 
 /** Peak RSS of the run's runner in MB, read from /proc until the runner exits. @param {string} runDir */
 async function watchRunner(runDir) {
@@ -32,7 +33,11 @@ async function watchRunner(runDir) {
 }
 
 const agent = createTestAgent({});
-const board = createBoardService({ storeDir: join(agent.root, "store"), piCommand: [process.execPath, PI_CLI], env: agent.env });
+const board = createBoardService({
+	storeDir: join(agent.root, "store"),
+	piCommand: [process.execPath, PI_CLI],
+	env: agent.env,
+});
 try {
 	for (const size of SIZES) {
 		const sentence = "The quick brown fox jumps over the lazy dog, again and again. ";
@@ -46,14 +51,20 @@ try {
 		const seconds = [];
 		for (let run = 0; run < RUNS; run++) {
 			const started = Date.now();
-			const row = await board.dispatch({ prompt: `stream ${size} MB, run ${run}`, cwd: agent.cwd, model: "faux-bulk/bulk-1" });
+			const row = await board.dispatch({
+				prompt: `stream ${size} MB, run ${run}`,
+				cwd: agent.cwd,
+				model: "faux-bulk/bulk-1",
+			});
 			rss.push(await watchRunner(String(row.runDir)));
 			seconds.push((Date.now() - started) / 1000);
 			const done = await board.get(row.id);
 			if (done?.state !== "completed") throw new Error(`run ended ${done?.state}: ${done?.error}`);
 			ratio.push(statSync(join(String(row.runDir), "events.jsonl")).size / text.length);
 		}
-		console.log(`${size} MB streamed: runner peak RSS ${spreadOf(rss, 1)} MB; events.jsonl ${spreadOf(ratio, 2)} x the text; ${spreadOf(seconds, 1)} s per run (${load()})`);
+		console.log(
+			`${size} MB streamed: runner peak RSS ${spreadOf(rss, 1)} MB; events.jsonl ${spreadOf(ratio, 2)} x the text; ${spreadOf(seconds, 1)} s per run (${load()})`,
+		);
 	}
 } finally {
 	agent.cleanup();

@@ -19,7 +19,11 @@ if (missing) {
 
 const host = await startSshHost();
 try {
-	const target = { host: host.alias, sshConfig: host.configFile, controlPath: controlPathFor(join(host.root, "target")) };
+	const target = {
+		host: host.alias,
+		sshConfig: host.configFile,
+		controlPath: controlPathFor(join(host.root, "target")),
+	};
 	/** @param {string[]} argv */
 	const time = (argv) => {
 		const started = process.hrtime.bigint();
@@ -28,7 +32,21 @@ try {
 		return Number(process.hrtime.bigint() - started) / 1e6;
 	};
 	const cold = [];
-	for (let i = 0; i < RUNS; i++) cold.push(time(["-F", host.configFile, "-o", "BatchMode=yes", "-o", "ControlMaster=no", "-o", "ControlPath=none", host.alias, "true"]));
+	for (let i = 0; i < RUNS; i++)
+		cold.push(
+			time([
+				"-F",
+				host.configFile,
+				"-o",
+				"BatchMode=yes",
+				"-o",
+				"ControlMaster=no",
+				"-o",
+				"ControlPath=none",
+				host.alias,
+				"true",
+			]),
+		);
 	// The first command starts the master (ControlMaster=auto + ControlPersist); the rest reuse it.
 	const first = time(sshArgv(target, ["true"]));
 	const warm = [];
@@ -37,7 +55,9 @@ try {
 	console.log(`ssh <alias> true, first (starts master): ${first.toFixed(1)} ms`);
 	console.log(`ssh <alias> true, over the warm master:  ${spread(warm)}`);
 	console.log(load());
-	spawnSync("ssh", ["-F", host.configFile, "-o", `ControlPath=${target.controlPath}`, "-O", "exit", host.alias], { stdio: "ignore" });
+	spawnSync("ssh", ["-F", host.configFile, "-o", `ControlPath=${target.controlPath}`, "-O", "exit", host.alias], {
+		stdio: "ignore",
+	});
 } finally {
 	await host.cleanup();
 }

@@ -25,7 +25,17 @@ if (missing) {
 }
 
 const root = mkdtempSync(join(tmpdir(), "pab-bench-ssh-"));
-const model = await startModelServer({ script: { rules: [{ match: "BENCH", steps: [{ toolCall: { name: "ask_user", args: { question: "Go on?" } } }, { text: "done" }] }], fallback: [{ text: "ok" }] } });
+const model = await startModelServer({
+	script: {
+		rules: [
+			{
+				match: "BENCH",
+				steps: [{ toolCall: { name: "ask_user", args: { question: "Go on?" } } }, { text: "done" }],
+			},
+		],
+		fallback: [{ text: "ok" }],
+	},
+});
 const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
 const agentDir = writeAgentDir(model, join(root, "agent"));
 const host = await startSshHost();
@@ -34,7 +44,13 @@ const board = createBoardService({
 	storeDir: join(root, "store"),
 	piCommand: [process.execPath, PI_CLI],
 	maxConcurrent: 8,
-	env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" },
+	env: {
+		...process.env,
+		PI_CODING_AGENT_DIR: agentDir,
+		PI_OFFLINE: "1",
+		PI_SKIP_VERSION_CHECK: "1",
+		PI_TELEMETRY: "0",
+	},
 });
 await board.targets.add("lo", { kind: "ssh", host: host.alias, sshConfig: host.configFile, max: 8 });
 const installed = await board.targets.check("lo", { install: true });
@@ -42,10 +58,16 @@ if (!installed.ok) throw new Error(`target check failed: ${JSON.stringify(instal
 let n = 0;
 
 /** @param {string} id @param {(row: import("../src/board/engine/types.ts").BoardRow) => boolean} test @param {string} what */
-const rowWhere = (id, test, what) => waitFor(async () => {
-	const row = await board.get(id);
-	return row && test(row) ? row : undefined;
-}, what, 120_000, 20);
+const rowWhere = (id, test, what) =>
+	waitFor(
+		async () => {
+			const row = await board.get(id);
+			return row && test(row) ? row : undefined;
+		},
+		what,
+		120_000,
+		20,
+	);
 
 /** One row: dispatch -> first request; answer -> next request. @param {string | undefined} target */
 async function oneRun(target) {
@@ -98,7 +120,11 @@ function runPids(runId) {
 		if (!Number.isInteger(pid) || pid <= 1) continue;
 		try {
 			const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
-			if (uid !== host.user.uid && readFileSync(`/proc/${pid}/environ`, "utf8").includes(`AGENT_BOARD_RUN_ID=${runId}`)) out.push(pid);
+			if (
+				uid !== host.user.uid &&
+				readFileSync(`/proc/${pid}/environ`, "utf8").includes(`AGENT_BOARD_RUN_ID=${runId}`)
+			)
+				out.push(pid);
 		} catch {
 			// Gone or not ours to read.
 		}
@@ -109,7 +135,10 @@ function runPids(runId) {
 /** @param {number} pid */
 function children(pid) {
 	try {
-		return execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" }).split("\n").map(Number).filter(Boolean);
+		return execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" })
+			.split("\n")
+			.map(Number)
+			.filter(Boolean);
 	} catch {
 		return []; // ps exits 1 when there are none
 	}
@@ -129,8 +158,14 @@ async function idleCost(target) {
 	const hz = 100;
 	const [a, b] = [ticks(here), ticks(there)];
 	await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
-	const cpu = (/** @type {number} */ before, /** @type {number[]} */ pids) => (((ticks(pids) - before) / hz) * 1000 * 100) / IDLE_MS;
-	const result = { here: here.map(comm).sort().join(" "), hereCpu: cpu(a, here), there: there.map(comm).sort().join(" "), thereCpu: cpu(b, there) };
+	const cpu = (/** @type {number} */ before, /** @type {number[]} */ pids) =>
+		(((ticks(pids) - before) / hz) * 1000 * 100) / IDLE_MS;
+	const result = {
+		here: here.map(comm).sort().join(" "),
+		hereCpu: cpu(a, here),
+		there: there.map(comm).sort().join(" "),
+		thereCpu: cpu(b, there),
+	};
 	await board.reply(row.id, "stop waiting");
 	await rowWhere(row.id, (r) => !r.alive, `${prompt} to end`);
 	return result;
@@ -141,13 +176,21 @@ try {
 	const ssh = await series("lo");
 	const median = (/** @type {number[]} */ v) => [...v].sort((x, y) => x - y)[Math.floor(v.length / 2)] ?? NaN;
 	console.log(`dispatch -> first model request   local: ${spread(local.start)}`);
-	console.log(`                                  ssh:   ${spread(ssh.start)}  (adds ${(median(ssh.start) - median(local.start)).toFixed(0)} ms, median)`);
+	console.log(
+		`                                  ssh:   ${spread(ssh.start)}  (adds ${(median(ssh.start) - median(local.start)).toFixed(0)} ms, median)`,
+	);
 	console.log(`answer -> next model request      local: ${spread(local.reply)}`);
-	console.log(`                                  ssh:   ${spread(ssh.reply)}  (adds ${(median(ssh.reply) - median(local.reply)).toFixed(0)} ms, median)`);
+	console.log(
+		`                                  ssh:   ${spread(ssh.reply)}  (adds ${(median(ssh.reply) - median(local.reply)).toFixed(0)} ms, median)`,
+	);
 	const idleLocal = await idleCost(undefined);
 	const idleSsh = await idleCost("lo");
-	console.log(`idle row waiting ${IDLE_MS / 1000} s, local: here [${idleLocal.here}] ${idleLocal.hereCpu.toFixed(2)} % CPU`);
-	console.log(`idle row waiting ${IDLE_MS / 1000} s, ssh:   here [${idleSsh.here}] ${idleSsh.hereCpu.toFixed(2)} % CPU; host user [${idleSsh.there}] ${idleSsh.thereCpu.toFixed(2)} % CPU`);
+	console.log(
+		`idle row waiting ${IDLE_MS / 1000} s, local: here [${idleLocal.here}] ${idleLocal.hereCpu.toFixed(2)} % CPU`,
+	);
+	console.log(
+		`idle row waiting ${IDLE_MS / 1000} s, ssh:   here [${idleSsh.here}] ${idleSsh.hereCpu.toFixed(2)} % CPU; host user [${idleSsh.there}] ${idleSsh.thereCpu.toFixed(2)} % CPU`,
+	);
 	console.log(load());
 } finally {
 	await host.cleanup();

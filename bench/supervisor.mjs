@@ -16,7 +16,9 @@ const MARKER = "[agent-board supervisor request]";
 
 /** @param {string} question */
 const ask = (question) => ({ toolCall: { name: "ask_user", args: { question } } });
-const questions = Array.from({ length: RUNS * 2 }, (_, i) => (i % 2 === 0 ? `Should I continue with step ${i}?` : `Which naming style for step ${i}?`));
+const questions = Array.from({ length: RUNS * 2 }, (_, i) =>
+	i % 2 === 0 ? `Should I continue with step ${i}?` : `Which naming style for step ${i}?`,
+);
 const turns = Array.from({ length: RUNS }, (_, i) => ({ toolCall: { name: "bash", args: { command: `echo ${i}` } } }));
 
 const agent = createTestAgent({
@@ -28,7 +30,11 @@ const agent = createTestAgent({
 		],
 	},
 });
-const board = createBoardService({ storeDir: join(agent.root, "store"), piCommand: [process.execPath, PI_CLI], env: agent.env });
+const board = createBoardService({
+	storeDir: join(agent.root, "store"),
+	piCommand: [process.execPath, PI_CLI],
+	env: agent.env,
+});
 
 /** @param {string} id */
 async function waitEnded(id) {
@@ -60,21 +66,26 @@ function turnGaps(prompt, runDir) {
 
 try {
 	mkdirSync(join(agent.agentDir, "agent-board"), { recursive: true });
-	writeFileSync(join(agent.agentDir, "agent-board", "rules.md"), '## Rules\n- when question says "continue": answer "yes"\n- when question says "naming": decide\n');
+	writeFileSync(
+		join(agent.agentDir, "agent-board", "rules.md"),
+		'## Rules\n- when question says "continue": answer "yes"\n- when question says "naming": decide\n',
+	);
 	await updatePolicy(board.storeDir, (policy) => (policy.supervisor = { model: "faux/faux-1" }));
 
 	const row = await board.dispatch({ prompt: "BENCH-QUESTIONS", cwd: agent.cwd });
 	const done = await waitEnded(row.id);
 	if (done.state !== "completed") throw new Error(`the question run ended ${done.state}: ${done.error ?? ""}`);
 	const log = readSupervisorLog(board.storeDir);
-	if (log.length !== questions.length || log.some((line) => line.decision !== "answered")) throw new Error(`expected ${questions.length} answers, log: ${JSON.stringify(log.slice(0, 3))}`);
+	if (log.length !== questions.length || log.some((line) => line.decision !== "answered"))
+		throw new Error(`expected ${questions.length} answers, log: ${JSON.stringify(log.slice(0, 3))}`);
 	// Question -> answer in place as the runner saw them (tool start -> tool end, both its clock).
 	const starts = new Map();
 	/** @type {{ rule: number[], model: number[] }} */
 	const inPlace = { rule: [], model: [] };
 	for (const event of events(String(done.runDir))) {
 		if (event.toolName !== "ask_user") continue;
-		if (event.type === "tool_execution_start") starts.set(event.toolCallId, { at: event.at, question: event.args?.question });
+		if (event.type === "tool_execution_start")
+			starts.set(event.toolCallId, { at: event.at, question: event.args?.question });
 		if (event.type === "tool_execution_end" && starts.has(event.toolCallId)) {
 			const start = starts.get(event.toolCallId);
 			(String(start.question).includes("continue") ? inPlace.rule : inPlace.model).push(event.at - start.at);
@@ -85,15 +96,30 @@ try {
 
 	const plain = await board.dispatch({ prompt: "BENCH-TURNS without a budget", cwd: agent.cwd });
 	const plainDone = await waitEnded(plain.id);
-	const budgeted = await board.dispatch({ prompt: "BENCH-TURNS with a budget", cwd: agent.cwd, budget: { tokens: 100_000_000 } });
+	const budgeted = await board.dispatch({
+		prompt: "BENCH-TURNS with a budget",
+		cwd: agent.cwd,
+		budget: { tokens: 100_000_000 },
+	});
 	const budgetedDone = await waitEnded(budgeted.id);
 
-	console.log(`supervisor, ${questions.length} questions in one run (${RUNS} a rule answers, ${RUNS} the model decides), ${load()}`);
+	console.log(
+		`supervisor, ${questions.length} questions in one run (${RUNS} a rule answers, ${RUNS} the model decides), ${load()}`,
+	);
 	console.log(`  question -> answer in place, a rule:       ${spread(inPlace.rule)}`);
 	console.log(`  question -> answer in place, the model:    ${spread(inPlace.model)}`);
-	console.log(`  supervisor model tokens per question:      ${spread(tokens, "tokens")}; cost per question ${spread(byModel.map((line) => line.cost ?? 0), "$")}`);
-	console.log(`  turn end -> next model request, no budget: ${spread(turnGaps("without a budget", String(plainDone.runDir)))}`);
-	console.log(`  turn end -> next model request, a budget:  ${spread(turnGaps("with a budget", String(budgetedDone.runDir)))}`);
+	console.log(
+		`  supervisor model tokens per question:      ${spread(tokens, "tokens")}; cost per question ${spread(
+			byModel.map((line) => line.cost ?? 0),
+			"$",
+		)}`,
+	);
+	console.log(
+		`  turn end -> next model request, no budget: ${spread(turnGaps("without a budget", String(plainDone.runDir)))}`,
+	);
+	console.log(
+		`  turn end -> next model request, a budget:  ${spread(turnGaps("with a budget", String(budgetedDone.runDir)))}`,
+	);
 } finally {
 	agent.cleanup();
 }

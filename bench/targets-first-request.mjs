@@ -60,18 +60,47 @@ async function measure(start) {
 function launch(driver, target, prompt, rowId, env, handles) {
 	const runId = `${rowId}-r`;
 	const config = { rowId, runId, repoKey: "", base, prompt, env, createdAt: Date.now(), session: null };
-	const run = { target, storeDir: join(root, "store"), rowId, runId, runDir: join(root, "mirror", runId), sessionFile: join(root, "none.jsonl"), repo, worktree: repo, base, subdir: "", agentDir, forwarded: {}, config };
+	const run = {
+		target,
+		storeDir: join(root, "store"),
+		rowId,
+		runId,
+		runDir: join(root, "mirror", runId),
+		sessionFile: join(root, "none.jsonl"),
+		repo,
+		worktree: repo,
+		base,
+		subdir: "",
+		agentDir,
+		forwarded: {},
+		config,
+	};
 	return new Promise((resolve, reject) => {
-		handles.push(driver.launch(run, { started: () => resolve(undefined), frame: () => undefined, close: (outcome) => reject(new Error(outcome.failure?.reason ?? "the launch ended")) }));
+		handles.push(
+			driver.launch(run, {
+				started: () => resolve(undefined),
+				frame: () => undefined,
+				close: (outcome) => reject(new Error(outcome.failure?.reason ?? "the launch ended")),
+			}),
+		);
 	});
 }
 
 /** @type {{ close(): void }[]} */
 const handles = [];
 try {
-	const local = { kind: "fake", name: "local", dir: join(root, "local-target"), pi: [process.execPath, PI_CLI], max: 8, env: [] };
+	const local = {
+		kind: "fake",
+		name: "local",
+		dir: join(root, "local-target"),
+		pi: [process.execPath, PI_CLI],
+		max: 8,
+		env: [],
+	};
 	const localDriver = await fakeKind.driver(local, { storeDir: join(root, "store") });
-	const localTimes = await measure((prompt, rowId) => launch(localDriver, local, prompt, rowId, { ...offline, PI_CODING_AGENT_DIR: agentDir }, handles)).catch((error) => {
+	const localTimes = await measure((prompt, rowId) =>
+		launch(localDriver, local, prompt, rowId, { ...offline, PI_CODING_AGENT_DIR: agentDir }, handles),
+	).catch((error) => {
 		throw new Error(`local: ${error.message}`);
 	});
 	console.log(`local     (the link's launch, host-agent run over a local child):  ${spread(localTimes)}`);
@@ -81,8 +110,20 @@ try {
 	else {
 		const host = await startSshHost();
 		try {
-			host.user.writePiConfig({ models: model.modelsJson(), auth: model.authJson(), settings: model.settingsJson() });
-			const target = { kind: "ssh", name: "ssh", host: host.alias, sshConfig: host.configFile, dir: join(host.user.home, ".agent-board"), max: 8, env: [] };
+			host.user.writePiConfig({
+				models: model.modelsJson(),
+				auth: model.authJson(),
+				settings: model.settingsJson(),
+			});
+			const target = {
+				kind: "ssh",
+				name: "ssh",
+				host: host.alias,
+				sshConfig: host.configFile,
+				dir: join(host.user.home, ".agent-board"),
+				max: 8,
+				env: [],
+			};
 			await installOverSsh(sshOf(target, join(root, "store")), target.dir);
 			const driver = sshDriver(target, { storeDir: join(root, "store") });
 			const ssh = await measure((prompt, rowId) => launch(driver, target, prompt, rowId, {}, handles));
@@ -97,22 +138,47 @@ try {
 	if (ctrMissing) console.log(`container: skipped (${ctrMissing})`);
 	else {
 		const image = await ensureWorkerImage();
-		console.log(`container image: ${image.built ? `built in ${(image.buildMs / 1000).toFixed(1)} s` : "cached"} (${image.tag})`);
+		console.log(
+			`container image: ${image.built ? `built in ${(image.buildMs / 1000).toFixed(1)} s` : "cached"} (${image.tag})`,
+		);
 		const dir = join(root, "targets/ctr");
 		/** @type {string[]} */
 		const names = [];
 		const container = await measure(async (prompt, rowId) => {
 			const runId = `${rowId}-r`;
-			const prepared = prepareRun(dir, { rowId, runId, repoKey: key, base, prompt, env: offline, createdAt: Date.now(), session: null }, { clone: { source: repo }, inside: () => containerPlace(rowId) });
+			const prepared = prepareRun(
+				dir,
+				{ rowId, runId, repoKey: key, base, prompt, env: offline, createdAt: Date.now(), session: null },
+				{ clone: { source: repo }, inside: () => containerPlace(rowId) },
+			);
 			const piHome = join(dir, "pi", runId);
 			makePiHome({ agentDir, dest: piHome });
-			const argv = containerRunArgs({ engine: "podman", image: image.tag, network: "host", env: [], storeDir: root, rowId, runId, mounts: { pkg: PACKAGE_ROOT, run: prepared.runDir, session: dirname(prepared.sessionFile), piHome, workspace: prepared.worktree, objects: prepared.objects }, uid: 0, gid: 0 });
+			const argv = containerRunArgs({
+				engine: "podman",
+				image: image.tag,
+				network: "host",
+				env: [],
+				storeDir: root,
+				rowId,
+				runId,
+				mounts: {
+					pkg: PACKAGE_ROOT,
+					run: prepared.runDir,
+					session: dirname(prepared.sessionFile),
+					piHome,
+					workspace: prepared.worktree,
+					objects: prepared.objects,
+				},
+				uid: 0,
+				gid: 0,
+			});
 			const started = spawnSync("podman", argv, { encoding: "utf8" });
 			if (started.status !== 0) throw new Error(started.stderr);
 			names.push(runId);
 		});
 		console.log(`container (prepare + pi home + podman run -d, hardened):          ${spread(container)}`);
-		for (const runId of names) spawnSync("podman", containerStopArgs("podman", undefined, runId).remove, { stdio: "ignore" });
+		for (const runId of names)
+			spawnSync("podman", containerStopArgs("podman", undefined, runId).remove, { stdio: "ignore" });
 	}
 	console.log(load());
 } finally {

@@ -24,7 +24,9 @@ const ROWS = Number(arg("--rows", "5000"));
 const CHANGES = Number(arg("--changes", "40"));
 const IDLE_S = Number(arg("--idle-s", "30"));
 const words = `Start ${Array.from({ length: 400 }, (_, n) => `word${n}`).join(" ")} end.`;
-const agent = createTestAgent({ script: { rules: [{ match: "STREAM", steps: [{ text: words }] }], fallback: [{ text: "Bench row finished." }] } });
+const agent = createTestAgent({
+	script: { rules: [{ match: "STREAM", steps: [{ text: words }] }], fallback: [{ text: "Bench row finished." }] },
+});
 const storeDir = join(agent.agentDir, "agent-board");
 const service = createBoardService({ storeDir, env: agent.env, piCommand: [process.execPath, PI_CLI] });
 
@@ -75,10 +77,19 @@ let browser;
 try {
 	const seed = await service.dispatch({ prompt: "seed row", cwd: agent.cwd });
 	await until(async () => (await service.get(seed.id))?.state === "completed", 60_000, "the seed row");
-	await until(async () => !existsSync(join(String(seed.runDir), "runner.json")) || (await service.get(seed.id))?.alive === false, 10_000, "the seed runner's end");
+	await until(
+		async () =>
+			!existsSync(join(String(seed.runDir), "runner.json")) || (await service.get(seed.id))?.alive === false,
+		10_000,
+		"the seed runner's end",
+	);
 	cloneRows(storeDir, seed.id, 1, ROWS, (n) => `bench row ${n}`);
 
-	const served = await runPi(agent, { args: ["-p", "/agent-board serve --port 0"], env: { AGENT_BOARD_DIR: storeDir }, timeoutMs: 120_000 });
+	const served = await runPi(agent, {
+		args: ["-p", "/agent-board serve --port 0"],
+		env: { AGENT_BOARD_DIR: storeDir },
+		timeoutMs: 120_000,
+	});
 	const login = /http:\/\/\S+\/login\?token=\S+/.exec(served.stdout)?.[0];
 	const record = liveRecord(storeDir);
 	if (!login || !record) throw new Error(`serve did not start: ${served.stderr}`);
@@ -90,31 +101,53 @@ try {
 	const opened = Date.now();
 	await page.goto(login);
 	// Polled through CDP: the page's CSP refuses Playwright's waitForFunction (it evaluates a string in the page).
-	await until(async () => Boolean(await page.evaluate(`document.querySelectorAll("li.row").length > 0 && !document.getElementById("counts").textContent.includes("loading")`).catch(() => false)), 120_000, "the board on the page");
+	await until(
+		async () =>
+			Boolean(
+				await page
+					.evaluate(
+						`document.querySelectorAll("li.row").length > 0 && !document.getElementById("counts").textContent.includes("loading")`,
+					)
+					.catch(() => false),
+			),
+		120_000,
+		"the board on the page",
+	);
 	const snapshotBytes = await page.evaluate(`fetch("/api/rows").then((r) => r.text()).then((t) => t.length)`);
-	console.log(`login -> the board on the page, ${ROWS.toLocaleString("en-US")} rows loaded: ${Date.now() - opened} ms; the rows as JSON: ${(Number(snapshotBytes) / 1e6).toFixed(2)} MB (${load()})`);
+	console.log(
+		`login -> the board on the page, ${ROWS.toLocaleString("en-US")} rows loaded: ${Date.now() - opened} ms; the rows as JSON: ${(Number(snapshotBytes) / 1e6).toFixed(2)} MB (${load()})`,
+	);
 
 	// A store change through the engine (rename: meta.json under the row lock, then notify/) -> the page's DOM.
 	const latencies = [];
 	for (let i = 0; i < CHANGES; i++) {
 		const id = await page.evaluate(`document.querySelectorAll("li.row")[${i % 10}].dataset.id`);
 		const name = `renamed ${i} ${Date.now()}`;
-		await page.evaluate(`window.__watch = ${JSON.stringify({ selector: `li.row[data-id="${id}"] .name`, text: name })}`);
+		await page.evaluate(
+			`window.__watch = ${JSON.stringify({ selector: `li.row[data-id="${id}"] .name`, text: name })}`,
+		);
 		const start = Date.now();
 		await service.rename(String(id), name);
 		await until(async () => Boolean(await page.evaluate("window.__watch.at")), 10_000, "the rename on the page");
 		latencies.push(Number(await page.evaluate("window.__watch.at")) - start);
 		await new Promise((r) => setTimeout(r, 100));
 	}
-	console.log(`store change (rename through the engine) -> the page's DOM: p50 ${pct(latencies, 50)} ms, p95 ${pct(latencies, 95)} ms; ${spread(latencies)} (${load()})`);
+	console.log(
+		`store change (rename through the engine) -> the page's DOM: p50 ${pct(latencies, 50)} ms, p95 ${pct(latencies, 95)} ms; ${spread(latencies)} (${load()})`,
+	);
 
 	// A real worker's streamed reply -> its newest words on the page (chunk times from events.jsonl, as board-scale measures).
 	const row = await service.dispatch({ prompt: "STREAM now", cwd: agent.cwd, model: "faux-stream/stream-1" });
 	await page.evaluate(`window.__streamId = ${JSON.stringify(row.id)}`);
 	await until(async () => (await service.get(row.id))?.state === "completed", 120_000, "the streaming row");
-	const seen = /** @type {{ at: number, text: string }[]} */ (await page.evaluate("window.__stream")).map((s) => ({ at: s.at, length: reach(s.text, words) }));
+	const seen = /** @type {{ at: number, text: string }[]} */ (await page.evaluate("window.__stream")).map((s) => ({
+		at: s.at,
+		length: reach(s.text, words),
+	}));
 	const chunks = chunkLatencies(String(row.runDir), seen);
-	console.log(`streamed chunk (real worker) -> its newest words on the page: p50 ${pct(chunks, 50)} ms, p95 ${pct(chunks, 95)} ms (n=${chunks.length}, ${seen.length} page updates) (${load()})`);
+	console.log(
+		`streamed chunk (real worker) -> its newest words on the page: p50 ${pct(chunks, 50)} ms, p95 ${pct(chunks, 95)} ms (n=${chunks.length}, ${seen.length} page updates) (${load()})`,
+	);
 
 	// Idle: the page open (its event stream connected), nothing changing.
 	await new Promise((r) => setTimeout(r, 3000));
@@ -125,8 +158,14 @@ try {
 		await new Promise((r) => setTimeout(r, 5000));
 		slices.push(((cpuTicks(record.pid) - before) / hz / 5) * 100);
 	}
-	console.log(`server idle with the page open, ${ROWS.toLocaleString("en-US")} rows, ${IDLE_S} s in 5 s slices: CPU ${spread(slices, "%")} of a core; RSS ${rssMb(record.pid).toFixed(1)} MB (${load()})`);
-	await runPi(agent, { args: ["-p", "/agent-board serve --stop"], env: { AGENT_BOARD_DIR: storeDir }, timeoutMs: 60_000 });
+	console.log(
+		`server idle with the page open, ${ROWS.toLocaleString("en-US")} rows, ${IDLE_S} s in 5 s slices: CPU ${spread(slices, "%")} of a core; RSS ${rssMb(record.pid).toFixed(1)} MB (${load()})`,
+	);
+	await runPi(agent, {
+		args: ["-p", "/agent-board serve --stop"],
+		env: { AGENT_BOARD_DIR: storeDir },
+		timeoutMs: 60_000,
+	});
 } finally {
 	await browser?.close();
 	agent.cleanup();

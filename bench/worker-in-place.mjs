@@ -16,7 +16,10 @@ function stats(values) {
 const agent = createTestAgent();
 try {
 	const ask = { toolCall: { name: "ask_user", args: { question: "Next?" } } };
-	agent.writeScript({ rules: [{ match: "BENCH-ASK", steps: [...Array.from({ length: RUNS }, () => ask), { text: "done" }] }], fallback: [{ text: "resumed" }] });
+	agent.writeScript({
+		rules: [{ match: "BENCH-ASK", steps: [...Array.from({ length: RUNS }, () => ask), { text: "done" }] }],
+		fallback: [{ text: "resumed" }],
+	});
 
 	// In place: one worker, RUNS questions answered one after another.
 	/** @type {number[]} */
@@ -24,7 +27,10 @@ try {
 	const worker = spawnWorker(agent);
 	worker.send({ type: "prompt", text: "BENCH-ASK" });
 	for (let i = 0; i < RUNS; i++) {
-		await worker.waitForEvent((event) => toolStarted("ask_user")(event) && worker.events().filter(toolStarted("ask_user")).length > i, `question ${i + 1}`);
+		await worker.waitForEvent(
+			(event) => toolStarted("ask_user")(event) && worker.events().filter(toolStarted("ask_user")).length > i,
+			`question ${i + 1}`,
+		);
 		const before = agent.calls().length;
 		const sentAt = Date.now();
 		worker.send({ type: "message", id: `a${i}`, text: `answer ${i}`, deliverAs: "steer" });
@@ -32,7 +38,9 @@ try {
 		inPlace.push(next.at - sentAt);
 	}
 	await worker.exited();
-	const receipts = worker.lines.filter((line) => line.type === "receipt" && line.status === "delivered" && line.as === "answer").length;
+	const receipts = worker.lines.filter(
+		(line) => line.type === "receipt" && line.status === "delivered" && line.as === "answer",
+	).length;
 	if (receipts !== RUNS) throw new Error(`expected ${RUNS} answer receipts, got ${receipts}`);
 
 	// Cold: a new pi on the same session file, the answer as its prompt (what a parked row costs).

@@ -30,7 +30,8 @@ function compactMessage(message) {
 		const calls = m.content.filter((b) => obj(b).type === "toolCall").map((b) => String(obj(b).name));
 		if (calls.length) out.toolCalls = calls;
 	}
-	for (const key of ["stopReason", "errorMessage", "toolName", "isError", "model"]) if (m[key] !== undefined) out[key] = m[key];
+	for (const key of ["stopReason", "errorMessage", "toolName", "isError", "model"])
+		if (m[key] !== undefined) out[key] = m[key];
 	return out;
 }
 

@@ -25,10 +25,22 @@ export class EventLog {
 	/** @param {Record<string, unknown>} event @param {number} at */
 	add(event, at) {
 		const update = /** @type {Record<string, unknown>} */ (event.assistantMessageEvent ?? {});
-		if (event.type === "message_update" && typeof update.delta === "string" && DELTA_KINDS.includes(String(update.type))) {
+		if (
+			event.type === "message_update" &&
+			typeof update.delta === "string" &&
+			DELTA_KINDS.includes(String(update.type))
+		) {
 			if (this.pending && this.pending.update !== update.type) this.flush();
 			if (!this.pending) {
-				this.pending = { seq: 0, at, from: at, type: "message_update", update: String(update.type), delta: "", deltas: 0 };
+				this.pending = {
+					seq: 0,
+					at,
+					from: at,
+					type: "message_update",
+					update: String(update.type),
+					delta: "",
+					deltas: 0,
+				};
 				this.timer = setTimeout(() => this.flush(), FLUSH_MS);
 				this.timer.unref();
 			}

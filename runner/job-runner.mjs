@@ -12,7 +12,15 @@ import { protectSessionFile, runPlaceProblem } from "./store/dir-guard.mjs";
 import { ensureDir } from "./store/fs-util.mjs";
 import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting } from "./life/inbox.mjs";
 import { JsonLines } from "./json-lines.mjs";
-import { descendants, endRunProcesses, processStartTime, RUN_TAG, runProcesses, runTag, signalVerified } from "./store/proc.mjs";
+import {
+	descendants,
+	endRunProcesses,
+	processStartTime,
+	RUN_TAG,
+	runProcesses,
+	runTag,
+	signalVerified,
+} from "./store/proc.mjs";
 import { pumpQueue } from "./life/queue.mjs";
 import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./life/slots.mjs";
@@ -110,7 +118,12 @@ function scheduleStatus() {
 }
 
 writeStatus();
-const helpers = runHelpers(config, status, { send: (m) => link?.send(m), changed: () => scheduleStatus(), event: (e) => events.add(e, Date.now()), over: () => finished || stopping });
+const helpers = runHelpers(config, status, {
+	send: (m) => link?.send(m),
+	changed: () => scheduleStatus(),
+	event: (e) => events.add(e, Date.now()),
+	over: () => finished || stopping,
+});
 
 /** @param {import("../src/board/engine/types.ts").Receipt} receipt */
 function record(receipt) {
@@ -131,7 +144,17 @@ function rejected(message, code) {
 
 /** @param {import("./life/inbox.mjs").InboxMessage} message */
 function forward(message) {
-	if (workerClosed || finished || !link?.send({ type: "message", id: message.id, text: message.text ?? "", deliverAs: message.deliverAs ?? "steer", ...(message.answers ? { answers: message.answers } : {}) })) {
+	if (
+		workerClosed ||
+		finished ||
+		!link?.send({
+			type: "message",
+			id: message.id,
+			text: message.text ?? "",
+			deliverAs: message.deliverAs ?? "steer",
+			...(message.answers ? { answers: message.answers } : {}),
+		})
+	) {
 		rejected(message, "run-ended");
 		return;
 	}
@@ -175,10 +198,18 @@ async function finish(exit) {
 	link?.close();
 	protectSession();
 	if (!failure && exit.signal === "SIGKILL") failure = oom?.killed();
-	if (failure && !failureCode && exit.signal === "SIGKILL" && failure.startsWith("out of memory")) failureCode = "out-of-memory";
-	finalize(status, { ...exit, spawnError: exit.spawnError ?? failure, stopped: stopping && !failure, now: Date.now(), stderrHead });
+	if (failure && !failureCode && exit.signal === "SIGKILL" && failure.startsWith("out of memory"))
+		failureCode = "out-of-memory";
+	finalize(status, {
+		...exit,
+		spawnError: exit.spawnError ?? failure,
+		stopped: stopping && !failure,
+		now: Date.now(),
+		stderrHead,
+	});
 	if (status.state === "failed" && failureCode && !exit.spawnError) status.errorCode = failureCode;
-	if (status.state === "failed" && (files.diskFailed || /ENOSPC|no space left/i.test(status.error ?? ""))) status.errorCode = "disk-full";
+	if (status.state === "failed" && (files.diskFailed || /ENOSPC|no space left/i.test(status.error ?? "")))
+		status.errorCode = "disk-full";
 	if (dirLost) {
 		// Nowhere to record anything: end what runs, free the slot and go (a reader, or the far follow, says why).
 		await endRunProcesses(tag, { exclude: process.pid, graceMs: 200 });
@@ -196,7 +227,8 @@ async function finish(exit) {
 	// The end of a run must be recorded by its runner: on a full disk it waits for space (the slot stays
 	// taken, so nothing else starts on that disk meanwhile), and gives up only after END_WAIT_MS.
 	events.flush();
-	for (const giveUp = Date.now() + END_WAIT_MS; !writeStatus() && Date.now() < giveUp; ) await new Promise((r) => setTimeout(r, RETRY_MS));
+	for (const giveUp = Date.now() + END_WAIT_MS; !writeStatus() && Date.now() < giveUp; )
+		await new Promise((r) => setTimeout(r, RETRY_MS));
 	if (pendingWrite) clearTimeout(pendingWrite);
 	files.close();
 	releaseSlot(slotPath, config.runId);
@@ -207,7 +239,8 @@ async function finish(exit) {
 	} catch (error) {
 		files.log(`cannot pump the queue: ${error instanceof Error ? error.message : String(error)}`);
 	}
-	const summary = config.summaryModel && !stopping && exit.spawnError === undefined ? await modelSummary(config, status, env) : "";
+	const summary =
+		config.summaryModel && !stopping && exit.spawnError === undefined ? await modelSummary(config, status, env) : "";
 	if (summary) {
 		status.modelSummary = summary;
 		status.summary = summarize(status);
@@ -321,7 +354,13 @@ function startWorker() {
 			return;
 		}
 		if (report.type === "ready") {
-			if (!workerReady) link?.send({ type: "prompt", text: config.prompt, holdTurns: true, ...(config.systemPrompt ? { system: config.systemPrompt } : {}) });
+			if (!workerReady)
+				link?.send({
+					type: "prompt",
+					text: config.prompt,
+					holdTurns: true,
+					...(config.systemPrompt ? { system: config.systemPrompt } : {}),
+				});
 			workerReady = true;
 			return;
 		}
@@ -353,7 +392,8 @@ function startWorker() {
 	stderr.setEncoding("utf8").on("data", onStderr);
 	child.on("error", (error) => {
 		const code = /** @type {NodeJS.ErrnoException} */ (error).code;
-		const reason = code === "ENOENT" ? `pi not found: ${command}` : `could not start pi (${command}): ${error.message}`;
+		const reason =
+			code === "ENOENT" ? `pi not found: ${command}` : `could not start pi (${command}): ${error.message}`;
 		void finish({ code: null, signal: null, spawnError: reason });
 	});
 	// "exit", not "close": pi's tools may inherit fd 3 and keep it open after pi is gone.
@@ -390,7 +430,8 @@ process.on("uncaughtException", (error) => {
 
 const refused = runPlaceProblem(runDir, config.sessionFile);
 if (refused) void finish({ code: null, signal: null, spawnError: refused });
-else if (!existsSync(config.cwd)) void finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });
+else if (!existsSync(config.cwd))
+	void finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });
 // A stop that arrived while the run was queued ends it before any worker starts.
 else if (stopWaiting(runDir)) serveInbox();
 else {

@@ -7,7 +7,16 @@
 export const BIG_LINE = 256 * 1024;
 export const MAX_STRING = 64 * 1024;
 
-const ESCAPES = /** @type {Record<string, string>} */ ({ '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" });
+const ESCAPES = /** @type {Record<string, string>} */ ({
+	'"': '"',
+	"\\": "\\",
+	"/": "/",
+	b: "\b",
+	f: "\f",
+	n: "\n",
+	r: "\r",
+	t: "\t",
+});
 
 /** A streaming JSON parser for one value; strings longer than `maxString` keep their start only. */
 export class ClippedJson {
@@ -102,7 +111,8 @@ export class ClippedJson {
 	endWord() {
 		const word = String(this.word ?? "");
 		this.word = undefined;
-		if (word === "true" || word === "false" || word === "null") this.value(word === "true" ? true : word === "false" ? false : null);
+		if (word === "true" || word === "false" || word === "null")
+			this.value(word === "true" ? true : word === "false" ? false : null);
 		else {
 			const number = Number(word);
 			if (Number.isNaN(number)) this.failed = true;
@@ -186,6 +196,8 @@ export class JsonLines {
 				return undefined;
 			}
 		}
-		return value !== null && typeof value === "object" && !Array.isArray(value) ? /** @type {Record<string, unknown>} */ (value) : undefined;
+		return value !== null && typeof value === "object" && !Array.isArray(value)
+			? /** @type {Record<string, unknown>} */ (value)
+			: undefined;
 	}
 }

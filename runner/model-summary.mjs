@@ -14,7 +14,11 @@ export async function modelSummary(config, status, env) {
 	const args = [...config.piCommand.slice(1), "-p", "--no-session", "--model", String(config.summaryModel)];
 	const text = await new Promise((resolve) => {
 		let out = "";
-		const child = spawn(command, args, { cwd: config.cwd, env: { ...env, ...config.env, AGENT_BOARD_WORKER: "" }, stdio: ["pipe", "pipe", "ignore"] });
+		const child = spawn(command, args, {
+			cwd: config.cwd,
+			env: { ...env, ...config.env, AGENT_BOARD_WORKER: "" },
+			stdio: ["pipe", "pipe", "ignore"],
+		});
 		const timer = setTimeout(() => child.kill("SIGKILL"), config.summaryTimeoutMs ?? 30_000);
 		child.stdin.on("error", () => undefined);
 		child.stdin.end(prompt);

@@ -79,7 +79,12 @@ export function parseRunnerLine(line) {
 	if (typeof value !== "object" || value === null) return { type: "invalid" };
 	const record = /** @type {Record<string, unknown>} */ (value);
 	if (record.type === "prompt" && typeof record.text === "string") {
-		return { type: "prompt", text: record.text, ...(record.holdTurns === true ? { holdTurns: true } : {}), ...(typeof record.system === "string" && record.system ? { system: record.system } : {}) };
+		return {
+			type: "prompt",
+			text: record.text,
+			...(record.holdTurns === true ? { holdTurns: true } : {}),
+			...(typeof record.system === "string" && record.system ? { system: record.system } : {}),
+		};
 	}
 	if (record.type === "abort") return { type: "abort" };
 	if (record.type === "go" && typeof record.id === "string") return { type: "go", id: record.id };
@@ -93,7 +98,9 @@ export function parseRunnerLine(line) {
 		const answers = typeof record.answers === "string" && record.answers ? { answers: record.answers } : {};
 		return { type: "message", id: record.id, text: record.text, deliverAs: record.deliverAs, ...answers };
 	}
-	return typeof record.id === "string" && record.id.length > 0 ? { type: "invalid", id: record.id } : { type: "invalid" };
+	return typeof record.id === "string" && record.id.length > 0
+		? { type: "invalid", id: record.id }
+		: { type: "invalid" };
 }
 
 /**
@@ -132,6 +139,13 @@ const count = (value) => (typeof value === "number" && Number.isFinite(value) &&
 /** @param {Record<string, unknown>} record @returns {TurnEnd | undefined} */
 function turnEndOf(record) {
 	if (typeof record.id !== "string" || !record.id) return undefined;
-	const usage = /** @type {Record<string, unknown>} */ (record.usage && typeof record.usage === "object" ? record.usage : {});
-	return { type: "turn-end", id: record.id, usage: { tokens: count(usage.tokens), cost: count(usage.cost) }, more: record.more === true };
+	const usage = /** @type {Record<string, unknown>} */ (
+		record.usage && typeof record.usage === "object" ? record.usage : {}
+	);
+	return {
+		type: "turn-end",
+		id: record.id,
+		usage: { tokens: count(usage.tokens), cost: count(usage.cost) },
+		more: record.more === true,
+	};
 }

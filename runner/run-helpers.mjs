@@ -23,7 +23,17 @@ export function runHelpers(config, status, runner) {
 		runner.event({ type, text, ...detail });
 		changed();
 	};
-	const gate = new BudgetGate({ storeDir: config.storeDir, rowId: config.rowId, runId: config.runId, runDir: config.runDir, target: config.supervise?.target }, status, { send: runner.send, changed, note: note("budget") });
+	const gate = new BudgetGate(
+		{
+			storeDir: config.storeDir,
+			rowId: config.rowId,
+			runId: config.runId,
+			runDir: config.runDir,
+			target: config.supervise?.target,
+		},
+		status,
+		{ send: runner.send, changed, note: note("budget") },
+	);
 	// The supervisor's model run is not one of the run's processes: the slot is the worker's.
 	const env = { ...process.env };
 	delete env[RUN_TAG];

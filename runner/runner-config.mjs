@@ -19,8 +19,10 @@ export function readConfig(path, slot) {
 		// Every path the run writes is derived from the ids: a run.json naming others is refused.
 		if (!isValidId(read.rowId) || !isValidId(read.runId)) throw new Error(`${path}: /rowId and /runId must be ids`);
 		const where = runPathsOf(read.layout ?? "store", resolve(read.storeDir), read.rowId, read.runId);
-		if (resolve(read.runDir) !== dir || where.runDir !== dir) throw new Error(`${path}: /runDir is not the directory of run.json in its store`);
-		if (resolve(read.sessionFile) !== where.sessionFile) throw new Error(`${path}: /sessionFile is not the row's session file in its store`);
+		if (resolve(read.runDir) !== dir || where.runDir !== dir)
+			throw new Error(`${path}: /runDir is not the directory of run.json in its store`);
+		if (resolve(read.sessionFile) !== where.sessionFile)
+			throw new Error(`${path}: /sessionFile is not the row's session file in its store`);
 		return read;
 	} catch (error) {
 		const reason = error instanceof Error ? error.message : String(error);

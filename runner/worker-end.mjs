@@ -18,11 +18,19 @@ function memoryCgroup() {
 	if (v1) {
 		const path = v1.slice(v1.indexOf(":", v1.indexOf(":") + 1) + 1);
 		// Inside a container its own cgroup is mounted at the controller's root.
-		return { dirs: [join("/sys/fs/cgroup/memory", path), "/sys/fs/cgroup/memory"], events: "memory.oom_control", limit: "memory.limit_in_bytes" };
+		return {
+			dirs: [join("/sys/fs/cgroup/memory", path), "/sys/fs/cgroup/memory"],
+			events: "memory.oom_control",
+			limit: "memory.limit_in_bytes",
+		};
 	}
 	const v2 = lines.find((line) => line.startsWith("0::"));
 	if (!v2) return undefined;
-	return { dirs: [join("/sys/fs/cgroup", v2.slice(3)), "/sys/fs/cgroup"], events: "memory.events", limit: "memory.max" };
+	return {
+		dirs: [join("/sys/fs/cgroup", v2.slice(3)), "/sys/fs/cgroup"],
+		events: "memory.events",
+		limit: "memory.max",
+	};
 }
 
 /** @param {string[]} dirs @param {string} file */
@@ -40,7 +48,12 @@ function readFirst(dirs, file) {
 /** "256m", "2g", or undefined for no limit. @param {number} bytes */
 export function limitWords(bytes) {
 	if (!Number.isFinite(bytes) || bytes <= 0 || bytes >= 2 ** 60) return undefined;
-	for (const [unit, size] of /** @type {const} */ ([["g", 1024 ** 3], ["m", 1024 ** 2], ["k", 1024]])) if (bytes % size === 0) return `${bytes / size}${unit}`;
+	for (const [unit, size] of /** @type {const} */ ([
+		["g", 1024 ** 3],
+		["m", 1024 ** 2],
+		["k", 1024],
+	]))
+		if (bytes % size === 0) return `${bytes / size}${unit}`;
 	return `${bytes} bytes`;
 }
 
@@ -73,6 +86,7 @@ export function oomWatch() {
  * @param {string} signal @param {string} [layout] run.json's layout
  */
 export function outsideSignalReason(signal, layout) {
-	if (layout === "container") return `its container was killed from outside (${signal}: engine stop or rm -f, not a stop from the board)`;
+	if (layout === "container")
+		return `its container was killed from outside (${signal}: engine stop or rm -f, not a stop from the board)`;
 	return `killed from outside (${signal} to its runner, not a stop from the board)`;
 }

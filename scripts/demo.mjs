@@ -33,22 +33,43 @@ const script = {
 		{
 			match: "database",
 			steps: [
-				{ delayMs: 1500, then: { toolCall: { name: "ask_user", args: { question: "Which database should the cache use: Postgres or SQLite?" } } } },
+				{
+					delayMs: 1500,
+					then: {
+						toolCall: {
+							name: "ask_user",
+							args: { question: "Which database should the cache use: Postgres or SQLite?" },
+						},
+					},
+				},
 				{ text: "Noted. I will wire the cache to the database you picked." },
 			],
 		},
-		{ match: "slow", steps: [{ delayMs: 45_000, then: { text: "Finished the slow refactor: 12 files touched, tests green." } }] },
+		{
+			match: "slow",
+			steps: [{ delayMs: 45_000, then: { text: "Finished the slow refactor: 12 files touched, tests green." } }],
+		},
 		{ match: "fail", steps: [{ delayMs: 1500, then: { error: "demo model: simulated provider outage" } }] },
 	],
 	fallback: [
 		// In a worktree of its own (an attempt) the change is real, so compare, merge and keep have work to show.
 		{ delayMs: 1500, then: { toolCall: { name: "bash", args: { command: WRITE_IN_WORKTREE } } } },
-		{ delayMs: 1500, then: { text: "Done. I read the project, made the change and ran the tests: all 42 pass.\n\nSummary: the change is small and self-contained." } },
+		{
+			delayMs: 1500,
+			then: {
+				text: "Done. I read the project, made the change and ran the tests: all 42 pass.\n\nSummary: the change is small and self-contained.",
+			},
+		},
 	],
 };
 writeFileSync(join(agentDir, "faux-script.json"), `${JSON.stringify(script, null, 2)}\n`);
-writeFileSync(join(agentDir, "settings.json"), `${JSON.stringify({ defaultProvider: "faux", defaultModel: "faux-1", retry: { enabled: false }, quietStartup: true }, null, 2)}\n`);
-writeFileSync(join(agentDir, "auth.json"), `${JSON.stringify({ faux: { type: "api_key", key: "demo" } })}\n`, { mode: 0o600 });
+writeFileSync(
+	join(agentDir, "settings.json"),
+	`${JSON.stringify({ defaultProvider: "faux", defaultModel: "faux-1", retry: { enabled: false }, quietStartup: true }, null, 2)}\n`,
+);
+writeFileSync(join(agentDir, "auth.json"), `${JSON.stringify({ faux: { type: "api_key", key: "demo" } })}\n`, {
+	mode: 0o600,
+});
 writeFileSync(join(work, "README.md"), "# demo project\n\nA throwaway project for the agent board demo.\n");
 // A git repo lets the demo try worktree mode (`d` shows the diff of a worktree row).
 const git = (args) => spawnSync("git", args, { cwd: work, stdio: "ignore" });
@@ -86,8 +107,16 @@ writeFileSync(
 // Rows are dispatched through the board's engine directly: no pi start per row, and each step is shown.
 // Node >= 22.18 strips types by default, so the engine's TypeScript loads as is.
 const { createBoardService } = await import("../src/board/engine/service.ts");
-const service = createBoardService({ storeDir: join(agentDir, "agent-board"), env, piCommand: [process.execPath, piCli] });
-const seeds = ["Summarise the README for a new contributor", "Add a cache layer; ask me which database to use", "A slow refactor of the parser"];
+const service = createBoardService({
+	storeDir: join(agentDir, "agent-board"),
+	env,
+	piCommand: [process.execPath, piCli],
+});
+const seeds = [
+	"Summarise the README for a new contributor",
+	"Add a cache layer; ask me which database to use",
+	"A slow refactor of the parser",
+];
 for (const [i, prompt] of seeds.entries()) {
 	await service.dispatch({ prompt, cwd: work });
 	console.log(`Seeding the demo board: ${i + 1}/${seeds.length} ${prompt}`);
@@ -115,7 +144,10 @@ child.on("exit", async (code) => {
 				failure = error;
 			}
 		}
-		if (failure) console.error(`demo: could not remove ${root}: ${failure instanceof Error ? failure.message : String(failure)}`);
+		if (failure)
+			console.error(
+				`demo: could not remove ${root}: ${failure instanceof Error ? failure.message : String(failure)}`,
+			);
 		else console.log("Demo removed.");
 	} else console.log(`Demo files kept in ${root}`);
 	process.exit(code ?? 0);
@@ -127,8 +159,11 @@ async function stopLiveRows() {
 		// Stops go out together; each waits only for its own run to end.
 		await Promise.all(live.map((row) => service.stop(row.id).catch(() => undefined)));
 		const deadline = Date.now() + 60_000;
-		while (Date.now() < deadline && (await service.list({ includeArchived: true })).some((row) => row.alive)) await new Promise((r) => setTimeout(r, 100));
+		while (Date.now() < deadline && (await service.list({ includeArchived: true })).some((row) => row.alive))
+			await new Promise((r) => setTimeout(r, 100));
 	} catch (error) {
-		console.error(`demo: could not stop background agents: ${error instanceof Error ? error.message : String(error)}`);
+		console.error(
+			`demo: could not stop background agents: ${error instanceof Error ? error.message : String(error)}`,
+		);
 	}
 }

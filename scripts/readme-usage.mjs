@@ -10,7 +10,8 @@ ensureNode22(fileURLToPath(import.meta.url), process.argv.slice(2));
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 // Node >= 22.18 strips types by default, so the table's TypeScript loads as is.
 const { readmeBlock } = await import("../src/board/subcommands/usage.ts");
-const START = "<!-- subcommands: generated from src/board/subcommands/usage.ts (npm run readme-usage); a test fails on drift -->";
+const START =
+	"<!-- subcommands: generated from src/board/subcommands/usage.ts (npm run readme-usage); a test fails on drift -->";
 const file = join(repo, "README.md");
 const readme = readFileSync(file, "utf8");
 const at = readme.indexOf(START);

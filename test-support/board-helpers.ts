@@ -7,7 +7,10 @@ import { PI_CLI, waitFor, type TestAgent } from "./pi-harness.ts";
 
 export const ACTIVE = ["queued", "working"];
 
-export function boardFor(agent: TestAgent, options: { maxConcurrent?: number; piCommand?: string[]; stopGraceMs?: number } = {}): BoardEngine {
+export function boardFor(
+	agent: TestAgent,
+	options: { maxConcurrent?: number; piCommand?: string[]; stopGraceMs?: number } = {},
+): BoardEngine {
 	return createBoardService({
 		storeDir: join(agent.root, "store"),
 		piCommand: options.piCommand ?? [process.execPath, PI_CLI],
@@ -54,9 +57,19 @@ export function modes(root: string): Array<{ path: string; dir: boolean; mode: n
 }
 
 /** The row once `test` holds for it (a hang guard of `timeoutMs`, not a timing assert). */
-export async function rowWhere(board: BoardEngine, id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 60_000): Promise<BoardRow> {
-	return waitFor(async () => {
-		const row = await board.get(id);
-		return row && test(row) ? row : undefined;
-	}, what, timeoutMs);
+export async function rowWhere(
+	board: BoardEngine,
+	id: string,
+	what: string,
+	test: (row: BoardRow) => boolean,
+	timeoutMs = 60_000,
+): Promise<BoardRow> {
+	return waitFor(
+		async () => {
+			const row = await board.get(id);
+			return row && test(row) ? row : undefined;
+		},
+		what,
+		timeoutMs,
+	);
 }

@@ -30,7 +30,14 @@ export async function launchBrowser(options: { width?: number; height?: number }
 	const context = await chromium.launchPersistentContext(profile, {
 		executablePath: CHROMIUM,
 		headless: true,
-		args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+		args: [
+			"--no-sandbox",
+			"--disable-gpu",
+			"--disable-background-networking",
+			"--disable-component-update",
+			"--disable-sync",
+			"--no-first-run",
+		],
 		viewport: { width: options.width ?? 360, height: options.height ?? 740 },
 	});
 	const page = context.pages()[0] ?? (await context.newPage());

@@ -13,7 +13,10 @@ import { scanProcs } from "./proc-scan.ts";
 function waitForSeedRunner(storeDir: string, seedId: string): void {
 	const rowDir = `${join(storeDir, "rows", seedId)}/`;
 	const deadline = Date.now() + 30_000;
-	while (scanProcs((argv) => argv.some((a) => a.endsWith("job-runner.mjs")) && argv.some((a) => a.startsWith(rowDir))).length > 0) {
+	while (
+		scanProcs((argv) => argv.some((a) => a.endsWith("job-runner.mjs")) && argv.some((a) => a.startsWith(rowDir)))
+			.length > 0
+	) {
 		if (Date.now() > deadline) throw new Error(`the runner of row ${seedId} did not exit in 30 s`);
 		Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
 	}
@@ -36,7 +39,13 @@ function rewriteIds(dir: string, from: string, to: string, name: string): void {
 }
 
 /** Copies row `seedId` of the store `storeDir` as rows `<seedId>-c<from>` … `<seedId>-c<to - 1>`, named by `name(n)`. */
-export function cloneRows(storeDir: string, seedId: string, from: number, to: number, name: (n: number) => string = (n) => `cloned row ${n}`): string[] {
+export function cloneRows(
+	storeDir: string,
+	seedId: string,
+	from: number,
+	to: number,
+	name: (n: number) => string = (n) => `cloned row ${n}`,
+): string[] {
 	const rows = join(storeDir, "rows");
 	waitForSeedRunner(storeDir, seedId);
 	const ids: string[] = [];

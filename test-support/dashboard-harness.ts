@@ -95,7 +95,10 @@ export async function dashboardHarness(rows: BoardRow[], options: HarnessOptions
 }
 
 /** dashboardHarness for a test file: every board it opens is disposed after its test (its timers stop). */
-export function harnessPerTest(): (rows: BoardRow[], options?: Parameters<typeof dashboardHarness>[1]) => Promise<DashboardHarness> {
+export function harnessPerTest(): (
+	rows: BoardRow[],
+	options?: Parameters<typeof dashboardHarness>[1],
+) => Promise<DashboardHarness> {
 	const open: DashboardHarness[] = [];
 	afterEach(() => {
 		for (const h of open.splice(0)) h.dispose();

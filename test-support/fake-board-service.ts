@@ -87,7 +87,14 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 		},
 		async dispatch(options: DispatchOptions) {
 			board.calls.push({ method: "dispatch", args: [options] });
-			const row = makeRow({ name: options.name ?? options.prompt.slice(0, 30), cwd: options.cwd, model: options.model, state: "working", alive: true, summary: options.prompt });
+			const row = makeRow({
+				name: options.name ?? options.prompt.slice(0, 30),
+				cwd: options.cwd,
+				model: options.model,
+				state: "working",
+				alive: true,
+				summary: options.prompt,
+			});
 			board.rows.push(row);
 			changed(row.id);
 			return { ...row };
@@ -109,7 +116,10 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 			if (must(board, id).archived) throw new Error(`row ${id} is archived; unarchive it before replying`);
 			const wasAlive = must(board, id).alive;
 			board.setState(id, "working", { alive: true, question: undefined });
-			return { row: { ...must(board, id) }, delivery: wasAlive ? (options?.followUp ? "followUp" : "steer") : "new-run" };
+			return {
+				row: { ...must(board, id) },
+				delivery: wasAlive ? (options?.followUp ? "followUp" : "steer") : "new-run",
+			};
 		},
 		async stop(id) {
 			board.calls.push({ method: "stop", args: [id] });
@@ -162,12 +172,24 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 		async fork(id, options) {
 			board.calls.push({ method: "fork", args: [id, options] });
 			const source = must(board, id);
-			return board.dispatchAttempts({ prompt: options?.prompt ?? "Continue.", cwd: source.cwd, count: options?.count });
+			return board.dispatchAttempts({
+				prompt: options?.prompt ?? "Continue.",
+				cwd: source.cwd,
+				count: options?.count,
+			});
 		},
 		async compare(id) {
 			const row = must(board, id);
 			const members = row.attempt ? board.rows.filter((r) => r.attempt?.setId === row.attempt?.setId) : [row];
-			return { setId: row.attempt?.setId, repo: row.repo, rows: members.map((r) => ({ row: r, files: (r.overlaps ?? []).map((o) => o.file), overlaps: r.overlaps ?? [] })) };
+			return {
+				setId: row.attempt?.setId,
+				repo: row.repo,
+				rows: members.map((r) => ({
+					row: r,
+					files: (r.overlaps ?? []).map((o) => o.file),
+					overlaps: r.overlaps ?? [],
+				})),
+			};
 		},
 		async compareDiff(a, b) {
 			board.calls.push({ method: "compareDiff", args: [a, b] });
@@ -176,7 +198,17 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 		async merge(id, options) {
 			board.calls.push({ method: "merge", args: [id, options] });
 			const row = must(board, id);
-			const plan = { rowId: id, branch: row.branch ?? `agent-board/${id}`, worktreePath: row.worktreePath ?? "", repo: row.repo ?? "", into: "main", head: "0".repeat(40), uncommitted: [], commits: 1, files: [] };
+			const plan = {
+				rowId: id,
+				branch: row.branch ?? `agent-board/${id}`,
+				worktreePath: row.worktreePath ?? "",
+				repo: row.repo ?? "",
+				into: "main",
+				head: "0".repeat(40),
+				uncommitted: [],
+				commits: 1,
+				files: [],
+			};
 			if (options?.dryRun) return { status: "planned", plan };
 			row.merged = { at: Date.now(), commit: "1".repeat(40), into: "main" };
 			version += 1;
@@ -191,7 +223,16 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 		},
 		targets: {
 			async list() {
-				return [{ name: "local", kind: "local", where: "this machine", max: limits.local ?? 4, running: board.rows.filter((row) => row.alive).length, queued: 0 }];
+				return [
+					{
+						name: "local",
+						kind: "local",
+						where: "this machine",
+						max: limits.local ?? 4,
+						running: board.rows.filter((row) => row.alive).length,
+						queued: 0,
+					},
+				];
 			},
 			async add(name) {
 				board.calls.push({ method: "targets.add", args: [name] });
@@ -219,7 +260,16 @@ function must(board: FakeBoard, id: string): BoardRow {
 	return row;
 }
 
-export const KEY = { up: "\x1b[A", down: "\x1b[B", left: "\x1b[D", right: "\x1b[C", enter: "\r", esc: "\x1b", tab: "\t", shiftEnter: "\x1b[13;2~" };
+export const KEY = {
+	up: "\x1b[A",
+	down: "\x1b[B",
+	left: "\x1b[D",
+	right: "\x1b[C",
+	enter: "\r",
+	esc: "\x1b",
+	tab: "\t",
+	shiftEnter: "\x1b[13;2~",
+};
 export const plainTheme = { fg: (_color: string, text: string) => text, bold: (text: string) => text };
 
 export async function settle(): Promise<void> {

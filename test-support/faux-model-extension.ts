@@ -5,7 +5,14 @@
  * shares the agent dir (including board workers) talks to the same scripted model.
  */
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
-import type { AssistantMessage, FauxContentBlock, FauxModelDefinition, FauxResponseFactory, JsonObject, Message } from "@earendil-works/pi-ai";
+import type {
+	AssistantMessage,
+	FauxContentBlock,
+	FauxModelDefinition,
+	FauxResponseFactory,
+	JsonObject,
+	Message,
+} from "@earendil-works/pi-ai";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -111,7 +118,12 @@ async function play(step: FauxStep, signal: AbortSignal | undefined): Promise<As
 }
 
 /** One scripted provider; "faux-slow" streams at a human pace so live views can be observed mid-message. */
-function registerFaux(pi: ExtensionAPI, provider: string, models: FauxModelDefinition[], tokensPerSecond: number): void {
+function registerFaux(
+	pi: ExtensionAPI,
+	provider: string,
+	models: FauxModelDefinition[],
+	tokensPerSecond: number,
+): void {
 	const faux = fauxProvider({ provider, models, tokensPerSecond });
 	const respond: FauxResponseFactory = async (context, options, _state, model) => {
 		// The faux core consumes one queued response per request; keep exactly one queued.
@@ -150,7 +162,12 @@ export default function fauxModelExtension(pi: ExtensionAPI): void {
 	);
 	registerFaux(pi, "faux-slow", [{ id: "slow-1", name: "Faux Slow", contextWindow: 200000, maxTokens: 8192 }], 12);
 	// Faster than the status write cap: many deltas per second, so the cap is what limits writes.
-	registerFaux(pi, "faux-stream", [{ id: "stream-1", name: "Faux Stream", contextWindow: 200000, maxTokens: 8192 }], 80);
+	registerFaux(
+		pi,
+		"faux-stream",
+		[{ id: "stream-1", name: "Faux Stream", contextWindow: 200000, maxTokens: 8192 }],
+		80,
+	);
 	// As fast as pi takes it, in pi's usual 3-5 token deltas: megabytes of streamed text for memory benches.
 	registerFaux(pi, "faux-bulk", [{ id: "bulk-1", name: "Faux Bulk", contextWindow: 200000, maxTokens: 8192 }], 0);
 }

@@ -18,16 +18,31 @@ export interface FleetHost {
 }
 
 /** Starts `names.length` hosts, one after another (useradd takes a lock), and adds each to `board`. */
-export async function startFleet(board: BoardEngine, model: ModelServer, names: string[], max: number | number[]): Promise<FleetHost[]> {
+export async function startFleet(
+	board: BoardEngine,
+	model: ModelServer,
+	names: string[],
+	max: number | number[],
+): Promise<FleetHost[]> {
 	const fleet: FleetHost[] = [];
 	try {
 		for (const [i, name] of names.entries()) {
 			const host = await startSshHost({ alias: `pab-${name}`, logLevel: "VERBOSE" });
 			fleet.push({ name, host });
-			host.user.writePiConfig({ models: model.modelsJson(), auth: model.authJson(), settings: model.settingsJson() });
-			await board.targets.add(name, { kind: "ssh", host: host.alias, sshConfig: host.configFile, max: Array.isArray(max) ? (max[i] ?? 1) : max });
+			host.user.writePiConfig({
+				models: model.modelsJson(),
+				auth: model.authJson(),
+				settings: model.settingsJson(),
+			});
+			await board.targets.add(name, {
+				kind: "ssh",
+				host: host.alias,
+				sshConfig: host.configFile,
+				max: Array.isArray(max) ? (max[i] ?? 1) : max,
+			});
 			const check = await board.targets.check(name, { install: true });
-			if (!check.ok) throw new Error(`targets check ${name}: ${JSON.stringify(check.items.filter((item) => !item.ok))}`);
+			if (!check.ok)
+				throw new Error(`targets check ${name}: ${JSON.stringify(check.items.filter((item) => !item.ok))}`);
 		}
 	} catch (error) {
 		await stopFleet(fleet);

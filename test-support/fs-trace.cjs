@@ -13,7 +13,19 @@ if (log && prefixes.length > 0) {
 	const append = fsModule.appendFileSync;
 	/** @param {unknown} path */
 	const nameOf = (path) => (typeof path === "string" ? path : path instanceof URL ? path.pathname : "");
-	for (const name of ["readFileSync", "readdirSync", "lstatSync", "statSync", "openSync", "existsSync", "readFile", "readdir", "stat", "lstat", "open"]) {
+	for (const name of [
+		"readFileSync",
+		"readdirSync",
+		"lstatSync",
+		"statSync",
+		"openSync",
+		"existsSync",
+		"readFile",
+		"readdir",
+		"stat",
+		"lstat",
+		"open",
+	]) {
 		const original = fs[name];
 		if (typeof original !== "function") continue;
 		/** @type {Fn} */

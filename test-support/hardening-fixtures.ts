@@ -39,7 +39,13 @@ export interface FixtureRow {
 export function writeRow(
 	paths: StorePaths,
 	id: string,
-	options: { state?: RunStatus["state"]; metaPatch?: Record<string, unknown>; statusPatch?: Record<string, unknown>; runId?: string; at?: number } = {},
+	options: {
+		state?: RunStatus["state"];
+		metaPatch?: Record<string, unknown>;
+		statusPatch?: Record<string, unknown>;
+		runId?: string;
+		at?: number;
+	} = {},
 ): FixtureRow {
 	const at = options.at ?? Date.now();
 	const runId = options.runId ?? `run-${id}`;

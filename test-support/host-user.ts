@@ -5,7 +5,22 @@
  * Users left by a killed test run (their creator's pid is gone) are swept on the next creation.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, chownSync, copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+	chmodSync,
+	chownSync,
+	copyFileSync,
+	cpSync,
+	existsSync,
+	linkSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	realpathSync,
+	rmSync,
+	statSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import { processStartTime } from "../runner/store/proc.mjs";
@@ -187,8 +202,13 @@ export function createHostUser(fixture = ""): HostUser {
 		writePiConfig(files) {
 			const dir = join(home, ".pi/agent");
 			mkdirSync(dir, { recursive: true, mode: 0o700 });
-			for (const [file, value] of [["models.json", files.models], ["auth.json", files.auth], ["settings.json", files.settings]] as const) {
-				if (value !== undefined) writeFileSync(join(dir, file), `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
+			for (const [file, value] of [
+				["models.json", files.models],
+				["auth.json", files.auth],
+				["settings.json", files.settings],
+			] as const) {
+				if (value !== undefined)
+					writeFileSync(join(dir, file), `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
 			}
 			chownTree(join(home, ".pi"), uid, gid);
 		},
@@ -211,7 +231,11 @@ export function selfAsHostUser(fixture: string): HostUser & { agentDir: string }
 	const agentDir = join(fixture, "agent");
 	for (const dir of [binDir, home, agentDir]) mkdirSync(dir, { recursive: true, mode: 0o700 });
 	symlinkSync(realpathSync(process.execPath), join(binDir, "node"));
-	writeFileSync(join(binDir, "pi"), `#!/bin/sh\nexec node '${join(REPO_ROOT, "node_modules", PI_PACKAGE, PI_BIN)}' "$@"\n`, { mode: 0o755 });
+	writeFileSync(
+		join(binDir, "pi"),
+		`#!/bin/sh\nexec node '${join(REPO_ROOT, "node_modules", PI_PACKAGE, PI_BIN)}' "$@"\n`,
+		{ mode: 0o755 },
+	);
 	return {
 		name: me.username,
 		uid: me.uid,
@@ -220,8 +244,13 @@ export function selfAsHostUser(fixture: string): HostUser & { agentDir: string }
 		agentDir,
 		path: `${binDir}:/usr/local/bin:/usr/bin:/bin`,
 		writePiConfig(files) {
-			for (const [file, value] of [["models.json", files.models], ["auth.json", files.auth], ["settings.json", files.settings]] as const) {
-				if (value !== undefined) writeFileSync(join(agentDir, file), `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
+			for (const [file, value] of [
+				["models.json", files.models],
+				["auth.json", files.auth],
+				["settings.json", files.settings],
+			] as const) {
+				if (value !== undefined)
+					writeFileSync(join(agentDir, file), `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
 			}
 		},
 		processes: () => [],

@@ -42,7 +42,11 @@ export interface ModelServer {
 	apiKey: string;
 	setScript(script: FauxScript): void;
 	requests(): ModelRequest[];
-	waitForRequest(predicate: (request: ModelRequest) => boolean, what: string, timeoutMs?: number): Promise<ModelRequest>;
+	waitForRequest(
+		predicate: (request: ModelRequest) => boolean,
+		what: string,
+		timeoutMs?: number,
+	): Promise<ModelRequest>;
 	/** Responses to requests from now on wait until the returned function is called (requests are recorded at once). */
 	hold(): () => void;
 	/** The provider entry for models.json (no key: the key lives in auth.json). */
@@ -63,7 +67,13 @@ export interface ModelServerOptions {
 function textOf(content: unknown): string {
 	if (typeof content === "string") return content;
 	if (!Array.isArray(content)) return "";
-	return content.map((part) => (part && typeof part === "object" && (part as { type?: unknown }).type === "text" ? String((part as { text?: unknown }).text ?? "") : "")).join("");
+	return content
+		.map((part) =>
+			part && typeof part === "object" && (part as { type?: unknown }).type === "text"
+				? String((part as { text?: unknown }).text ?? "")
+				: "",
+		)
+		.join("");
 }
 
 function sleep(ms: number): Promise<void> {
@@ -101,7 +111,13 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
 		return { step: steps[Math.min(index, steps.length - 1)] ?? { text: "ok" }, prompt };
 	};
 
-	const play = async (step: FauxStep, model: string, res: ServerResponse, closed: () => boolean, record: ModelRequest): Promise<void> => {
+	const play = async (
+		step: FauxStep,
+		model: string,
+		res: ServerResponse,
+		closed: () => boolean,
+		record: ModelRequest,
+	): Promise<void> => {
 		if ("stall" in step) {
 			while (!closed()) await sleep(100);
 			return;
@@ -125,7 +141,9 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
 		const id = `chatcmpl-${completion}`;
 		const created = Math.floor(Date.now() / 1000);
 		const send = (choice: Record<string, unknown> | undefined, extra: Record<string, unknown> = {}): void => {
-			res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: choice ? [{ index: 0, ...choice }] : [], ...extra })}\n\n`);
+			res.write(
+				`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: choice ? [{ index: 0, ...choice }] : [], ...extra })}\n\n`,
+			);
 		};
 		res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
 		const text = step.text;
@@ -140,12 +158,23 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
 			}
 		}
 		if ("toolCall" in step) {
-			const call = { index: 0, id: `call_${completion}`, type: "function", function: { name: step.toolCall.name, arguments: JSON.stringify(step.toolCall.args) } };
+			const call = {
+				index: 0,
+				id: `call_${completion}`,
+				type: "function",
+				function: { name: step.toolCall.name, arguments: JSON.stringify(step.toolCall.args) },
+			};
 			send({ delta: { role: "assistant", tool_calls: [call] }, finish_reason: null });
 		}
 		send({ delta: {}, finish_reason: "toolCall" in step ? "tool_calls" : "stop" });
 		const usage = "usage" in step && step.usage ? step.usage : { input: 10, output: 5 };
-		send(undefined, { usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output } });
+		send(undefined, {
+			usage: {
+				prompt_tokens: usage.input,
+				completion_tokens: usage.output,
+				total_tokens: usage.input + usage.output,
+			},
+		});
 		res.end("data: [DONE]\n\n");
 	};
 
@@ -168,11 +197,23 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
 		const { step, prompt } = pickStep(messages);
 		const model = String(parsed.model ?? "");
 		const authorization = String(req.headers.authorization ?? "");
-		const record: ModelRequest = { at, model, authorization, messages, prompt, tools: (parsed.tools ?? []).map((t) => String(t.function?.name ?? "")), sent: [] };
+		const record: ModelRequest = {
+			at,
+			model,
+			authorization,
+			messages,
+			prompt,
+			tools: (parsed.tools ?? []).map((t) => String(t.function?.name ?? "")),
+			sent: [],
+		};
 		recorded.push(record);
 		if (authorization !== `Bearer ${apiKey}`) {
 			res.writeHead(401, { "content-type": "application/json" });
-			res.end(JSON.stringify({ error: { message: "loopback model: wrong or missing api key", type: "authentication_error" } }));
+			res.end(
+				JSON.stringify({
+					error: { message: "loopback model: wrong or missing api key", type: "authentication_error" },
+				}),
+			);
 			return;
 		}
 		let gone = false;
@@ -217,12 +258,25 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
 					baseUrl: url,
 					api: "openai-completions",
 					compat: { supportsStore: false, supportsDeveloperRole: false, maxTokensField: "max_tokens" },
-					models: [{ id: LOOPBACK_MODEL, name: "Loopback Scripted", contextWindow: 200000, maxTokens: 8192, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }],
+					models: [
+						{
+							id: LOOPBACK_MODEL,
+							name: "Loopback Scripted",
+							contextWindow: 200000,
+							maxTokens: 8192,
+							cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+						},
+					],
 				},
 			},
 		}),
 		authJson: () => ({ [LOOPBACK_PROVIDER]: { type: "api_key", key: apiKey } }),
-		settingsJson: () => ({ defaultProvider: LOOPBACK_PROVIDER, defaultModel: LOOPBACK_MODEL, retry: { enabled: false }, quietStartup: true }),
+		settingsJson: () => ({
+			defaultProvider: LOOPBACK_PROVIDER,
+			defaultModel: LOOPBACK_MODEL,
+			retry: { enabled: false },
+			quietStartup: true,
+		}),
 		close: () =>
 			new Promise<void>((resolve) => {
 				server.closeAllConnections();

@@ -18,7 +18,9 @@ interface LockEntry {
 
 /** Lock paths ("node_modules/a", "node_modules/a/node_modules/b") of pi and its runtime dependencies. */
 export function piClosure(repo = REPO_ROOT): string[] {
-	const lock = JSON.parse(readFileSync(join(repo, "package-lock.json"), "utf8")) as { packages: Record<string, LockEntry> };
+	const lock = JSON.parse(readFileSync(join(repo, "package-lock.json"), "utf8")) as {
+		packages: Record<string, LockEntry>;
+	};
 	const packages = lock.packages;
 	const seen = new Set<string>();
 	// Node's resolution over lock paths: the nearest node_modules up the nesting wins.

@@ -67,7 +67,11 @@ export function createTestAgent(options: CreateAgentOptions = {}): TestAgent {
 	// A native extension provider without a stored credential only becomes "configured" after an
 	// async availability check that races pi's initial model selection ("No models available").
 	// A stored key marks the faux provider configured at registration, as for a logged-in user.
-	writeFileSync(join(agentDir, "auth.json"), `${JSON.stringify({ faux: { type: "api_key", key: "faux-test" }, "faux-slow": { type: "api_key", key: "faux-test" }, "faux-stream": { type: "api_key", key: "faux-test" }, "faux-bulk": { type: "api_key", key: "faux-test" } })}\n`, { mode: 0o600 });
+	writeFileSync(
+		join(agentDir, "auth.json"),
+		`${JSON.stringify({ faux: { type: "api_key", key: "faux-test" }, "faux-slow": { type: "api_key", key: "faux-test" }, "faux-stream": { type: "api_key", key: "faux-test" }, "faux-bulk": { type: "api_key", key: "faux-test" } })}\n`,
+		{ mode: 0o600 },
+	);
 
 	const env: NodeJS.ProcessEnv = {};
 	for (const [key, value] of Object.entries(process.env)) {
@@ -186,7 +190,11 @@ export function runPi(agent: TestAgent, options: RunPiOptions): Promise<PiRunRes
 		child.stdin.end(options.stdin ?? "");
 		const timer = setTimeout(() => {
 			child.kill("SIGKILL");
-			reject(new Error(`pi did not exit within ${options.timeoutMs ?? 45_000} ms\nstderr: ${stderr}\nstdout: ${stdout.slice(-2000)}`));
+			reject(
+				new Error(
+					`pi did not exit within ${options.timeoutMs ?? 45_000} ms\nstderr: ${stderr}\nstdout: ${stdout.slice(-2000)}`,
+				),
+			);
 		}, options.timeoutMs ?? 45_000);
 		child.on("error", (error) => {
 			clearTimeout(timer);
@@ -250,4 +258,3 @@ export function assistantText(events: PiEvent[]): string {
 	}
 	return texts.join("\n");
 }
-

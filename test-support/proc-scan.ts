@@ -65,7 +65,9 @@ export function storeWorkers(storeDir: string): ProcInfo[] {
 
 /** Runners of a store: job-runner.mjs with a run.json under the store. */
 export function storeRunners(storeDir: string): ProcInfo[] {
-	return scanProcs((argv) => argv.some((a) => a.endsWith("job-runner.mjs")) && argv.some((a) => a.startsWith(`${storeDir}/`)));
+	return scanProcs(
+		(argv) => argv.some((a) => a.endsWith("job-runner.mjs")) && argv.some((a) => a.startsWith(`${storeDir}/`)),
+	);
 }
 
 /** Every process whose environment carries one of these run ids (what the engine itself looks for). */

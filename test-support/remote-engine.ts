@@ -25,7 +25,15 @@ export interface RemoteEngine {
 	cleanup(): Promise<void>;
 }
 
-const CONTAINERS_CONF = ["[containers]", "default_ulimits = []", "[engine]", 'runtime = "runc"', 'cgroup_manager = "cgroupfs"', 'events_logger = "file"', ""].join("\n");
+const CONTAINERS_CONF = [
+	"[containers]",
+	"default_ulimits = []",
+	"[engine]",
+	'runtime = "runc"',
+	'cgroup_manager = "cgroupfs"',
+	'events_logger = "file"',
+	"",
+].join("\n");
 
 /** What podman needs for a rootless user here is missing, or undefined. */
 export function remoteEngineMissing(): string | undefined {
@@ -45,7 +53,12 @@ export async function startRemotePodman(): Promise<RemoteEngine> {
 	const env = [`HOME=${user.home}`, `XDG_RUNTIME_DIR=${runtime}`, `PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`];
 	const asUser = (args: string[]) => ["-u", user.name, "--", "env", ...env, ...args];
 	let service: ChildProcess | undefined;
-	const podman = (args: string[]) => execFileSync("runuser", asUser(["podman", ...args]), { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 16 * 1024 * 1024 });
+	const podman = (args: string[]) =>
+		execFileSync("runuser", asUser(["podman", ...args]), {
+			encoding: "utf8",
+			stdio: ["ignore", "pipe", "pipe"],
+			maxBuffer: 16 * 1024 * 1024,
+		});
 	const cleanup = async () => {
 		try {
 			podman(["rm", "-f", "-a", "-t", "0"]);
@@ -58,8 +71,15 @@ export async function startRemotePodman(): Promise<RemoteEngine> {
 	};
 	try {
 		// useradd gives subordinate ids only where /etc/subuid exists already; else one range per uid.
-		for (const [file, flag] of [["/etc/subuid", "--add-subuids"], ["/etc/subgid", "--add-subgids"]] as const) {
-			const listed = existsSync(file) && readFileSync(file, "utf8").split("\n").some((line) => line.startsWith(`${user.name}:`));
+		for (const [file, flag] of [
+			["/etc/subuid", "--add-subuids"],
+			["/etc/subgid", "--add-subgids"],
+		] as const) {
+			const listed =
+				existsSync(file) &&
+				readFileSync(file, "utf8")
+					.split("\n")
+					.some((line) => line.startsWith(`${user.name}:`));
 			const start = 100_000 + user.uid * 65_536;
 			if (!listed) execFileSync("usermod", [flag, `${start}-${start + 65_535}`, user.name], { stdio: "ignore" });
 		}
@@ -67,12 +87,32 @@ export async function startRemotePodman(): Promise<RemoteEngine> {
 		mkdirSync(conf, { recursive: true });
 		writeFileSync(join(conf, "containers.conf"), CONTAINERS_CONF);
 		mkdirSync(runtime, { mode: 0o700 });
-		for (const dir of [join(user.home, ".config"), conf, join(conf, "containers.conf"), runtime]) chownSync(dir, user.uid, user.gid);
+		for (const dir of [join(user.home, ".config"), conf, join(conf, "containers.conf"), runtime])
+			chownSync(dir, user.uid, user.gid);
 		// The image into the user's own storage: no registry here, so save as root and load as the user.
-		execFileSync("sh", ["-c", `podman save ${image} | runuser ${asUser(["podman", "load", "-q"]).map((w) => `'${w}'`).join(" ")}`], { stdio: ["ignore", "ignore", "pipe"] });
-		service = spawn("runuser", asUser(["podman", "system", "service", "--time=0", `unix://${socket}`]), { stdio: "ignore", detached: true });
+		execFileSync(
+			"sh",
+			[
+				"-c",
+				`podman save ${image} | runuser ${asUser(["podman", "load", "-q"])
+					.map((w) => `'${w}'`)
+					.join(" ")}`,
+			],
+			{ stdio: ["ignore", "ignore", "pipe"] },
+		);
+		service = spawn("runuser", asUser(["podman", "system", "service", "--time=0", `unix://${socket}`]), {
+			stdio: "ignore",
+			detached: true,
+		});
 		await waitFor(() => existsSync(socket), "podman's API service to listen", 60_000);
-		return { host, url: `ssh://${user.name}@127.0.0.1:${host.port}${socket}`, identity: join(host.root, "client_key"), image, podman, cleanup };
+		return {
+			host,
+			url: `ssh://${user.name}@127.0.0.1:${host.port}${socket}`,
+			identity: join(host.root, "client_key"),
+			image,
+			podman,
+			cleanup,
+		};
 	} catch (error) {
 		await cleanup();
 		throw error;

@@ -51,6 +51,8 @@ export function podmanMissing(): string | undefined {
 	const root = notRoot();
 	if (root) return (podmanProbe = root);
 	const info = commandFails("podman", ["info", "--format", "{{.Host.OCIRuntime.Name}}"]);
-	podmanProbe = info ? `podman is not usable: ${info} (apt-get install podman runc; see .ci/run for containers.conf)` : undefined;
+	podmanProbe = info
+		? `podman is not usable: ${info} (apt-get install podman runc; see .ci/run for containers.conf)`
+		: undefined;
 	return podmanProbe;
 }

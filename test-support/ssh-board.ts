@@ -39,11 +39,21 @@ export interface SshBoardOptions {
 export async function startSshBoard(prefix: string, options: SshBoardOptions = {}): Promise<SshBoard> {
 	const host = await startSshHost();
 	const model = await startModelServer(options.model);
-	if (!options.bare) host.user.writePiConfig({ models: model.modelsJson(), auth: model.authJson(), settings: model.settingsJson() });
+	if (!options.bare)
+		host.user.writePiConfig({ models: model.modelsJson(), auth: model.authJson(), settings: model.settingsJson() });
 	const local = mkdtempSync(join(tmpdir(), prefix));
 	const repo = initRepo(join(local, "repo"), options.files ?? { "a.txt": "a\n" });
-	const board = createBoardService({ storeDir: join(local, "store"), piCommand: [process.execPath, PI_CLI], env: { ...process.env, ...options.env?.(model) } });
-	await board.targets.add("h", { kind: "ssh", host: host.alias, sshConfig: host.configFile, ...(options.targetEnv ? { env: options.targetEnv } : {}) });
+	const board = createBoardService({
+		storeDir: join(local, "store"),
+		piCommand: [process.execPath, PI_CLI],
+		env: { ...process.env, ...options.env?.(model) },
+	});
+	await board.targets.add("h", {
+		kind: "ssh",
+		host: host.alias,
+		sshConfig: host.configFile,
+		...(options.targetEnv ? { env: options.targetEnv } : {}),
+	});
 	if (options.check !== false) {
 		const check = await board.targets.check("h", { install: true });
 		if (!check.ok) throw new Error(`targets check h: ${JSON.stringify(check.items.filter((item) => !item.ok))}`);

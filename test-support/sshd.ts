@@ -102,7 +102,14 @@ function comm(pid: number): string {
  * with its node, pi and pi configuration in the fixture (selfAsHostUser). `setEnv`: more NAME=value
  * pairs for sshd's SetEnv (a rootless engine's XDG_RUNTIME_DIR).
  */
-export async function startSshHost(options: { alias?: string; logLevel?: "INFO" | "VERBOSE"; self?: boolean; setEnv?: (user: HostUser) => string[] } = {}): Promise<SshHost> {
+export async function startSshHost(
+	options: {
+		alias?: string;
+		logLevel?: "INFO" | "VERBOSE";
+		self?: boolean;
+		setEnv?: (user: HostUser) => string[];
+	} = {},
+): Promise<SshHost> {
 	const root = mkdtempSync(join(tmpdir(), "pab-sshd-"));
 	let user: HostUser;
 	try {
@@ -147,7 +154,9 @@ export async function startSshHost(options: { alias?: string; logLevel?: "INFO" 
 				"PasswordAuthentication no",
 				"KbdInteractiveAuthentication no",
 				"UsePAM no",
-				...(options.self ? ["PermitRootLogin prohibit-password", `AuthorizedKeysFile ${selfKeys}`, "StrictModes no"] : ["PermitRootLogin no"]),
+				...(options.self
+					? ["PermitRootLogin prohibit-password", `AuthorizedKeysFile ${selfKeys}`, "StrictModes no"]
+					: ["PermitRootLogin no"]),
 				// The host's non-interactive PATH: node and pi resolve as they would on a configured box.
 				// Yourself: a home of the fixture's too, so your shell's start-up files (a slow ~/.bashrc) stay out of it.
 				`SetEnv PATH=${user.path} PI_OFFLINE=1 PI_SKIP_VERSION_CHECK=1 PI_TELEMETRY=0${options.self ? ` PI_CODING_AGENT_DIR=${join(root, "agent")} HOME=${user.home}` : ""}${(options.setEnv?.(user) ?? []).map((pair) => ` ${pair}`).join("")}`,
@@ -180,7 +189,9 @@ export async function startSshHost(options: { alias?: string; logLevel?: "INFO" 
 		for (let attempt = 0; ; attempt++) {
 			if (!port) port = await freePort();
 			writeConfigs();
-			const child = spawn("/usr/sbin/sshd", ["-D", "-f", sshdConfig, "-E", join(root, "sshd.log")], { stdio: "ignore" });
+			const child = spawn("/usr/sbin/sshd", ["-D", "-f", sshdConfig, "-E", join(root, "sshd.log")], {
+				stdio: "ignore",
+			});
 			let exited = false;
 			child.once("exit", () => (exited = true));
 			try {
@@ -216,7 +227,11 @@ export async function startSshHost(options: { alias?: string; logLevel?: "INFO" 
 
 	const ssh = (command: string, options: { input?: string; extra?: string[] } = {}): Promise<SshResult> =>
 		new Promise((resolve, reject) => {
-			const child = spawn("ssh", ["-F", configFile, "-o", "BatchMode=yes", ...(options.extra ?? []), alias, command], { stdio: ["pipe", "pipe", "pipe"] });
+			const child = spawn(
+				"ssh",
+				["-F", configFile, "-o", "BatchMode=yes", ...(options.extra ?? []), alias, command],
+				{ stdio: ["pipe", "pipe", "pipe"] },
+			);
 			let stdout = "";
 			let stderr = "";
 			child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));

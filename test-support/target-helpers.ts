@@ -25,7 +25,8 @@ export interface FollowLog {
 /** Collects follow frames across reconnects, applying session chunks at their offsets. */
 export function followLog(): FollowLog {
 	const frames: Frame[] = [];
-	const events = (): Extract<Frame, { t: "event" }>[] => frames.filter((f): f is Extract<Frame, { t: "event" }> => f.t === "event");
+	const events = (): Extract<Frame, { t: "event" }>[] =>
+		frames.filter((f): f is Extract<Frame, { t: "event" }> => f.t === "event");
 	const log: FollowLog = {
 		frames,
 		session: Buffer.alloc(0),
@@ -87,7 +88,9 @@ export function procsMentioning(needle: string): { pid: number; argv: string[] }
  */
 /** The local podman's containers, running or not, that a board with this store made (by their store label). */
 export function containersOfStore(store: string): string[] {
-	return spawnSync("podman", containerListArgs("podman", undefined, store), { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
+	return spawnSync("podman", containerListArgs("podman", undefined, store), { encoding: "utf8" })
+		.stdout.split("\n")
+		.filter(Boolean);
 }
 
 /** A fixture's teardown: removes whatever containers its store left. */
@@ -102,11 +105,29 @@ export async function threeAttemptsMergeOne(
 	options: { tag: string; target: string; repo: string; whileRunning?: (rows: BoardRow[]) => Promise<void> },
 ): Promise<void> {
 	const { tag, target, repo } = options;
-	model.setScript({ rules: [{ match: tag, steps: [{ toolCall: { name: "bash", args: { command: `printf 'attempt %s\\n' "$AGENT_BOARD_ROW" > shared.txt && echo mine > "own-$AGENT_BOARD_ROW.txt"` } } }, { text: "Wrote my attempt." }] }] });
+	model.setScript({
+		rules: [
+			{
+				match: tag,
+				steps: [
+					{
+						toolCall: {
+							name: "bash",
+							args: {
+								command: `printf 'attempt %s\\n' "$AGENT_BOARD_ROW" > shared.txt && echo mine > "own-$AGENT_BOARD_ROW.txt"`,
+							},
+						},
+					},
+					{ text: "Wrote my attempt." },
+				],
+			},
+		],
+	});
 	const rows = await board.dispatchAttempts({ prompt: `${tag} rewrite shared.txt`, cwd: repo, target, count: 3 });
 	expect(rows.map((r) => r.target)).toEqual([target, target, target]);
 	await options.whileRunning?.(rows);
-	for (const row of rows) expect(await waitDone(board, row.id, 120_000)).toMatchObject({ state: "completed", error: undefined });
+	for (const row of rows)
+		expect(await waitDone(board, row.id, 120_000)).toMatchObject({ state: "completed", error: undefined });
 	const set = await board.compare(rows[1]?.id ?? "");
 	expect(set.rows.map((entry) => entry.files)).toEqual(rows.map((row) => [`own-${row.id}.txt`, "shared.txt"]));
 	const diff = (await board.compareDiff(rows[0]?.id ?? "", rows[1]?.id ?? "")).join("\n");

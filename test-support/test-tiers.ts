@@ -11,7 +11,9 @@ const STARTS_PI_OR_TMUX = ["test-support/pi-harness.ts", "test-support/tmux.ts"]
 
 function localImports(file: string): string[] {
 	const text = readFileSync(file, "utf8");
-	const specifiers = [...text.matchAll(/\bfrom\s+["'](\.{1,2}\/[^"']+)["']|\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g)];
+	const specifiers = [
+		...text.matchAll(/\bfrom\s+["'](\.{1,2}\/[^"']+)["']|\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g),
+	];
 	return specifiers.map((match) => resolve(dirname(file), match[1] ?? match[2] ?? ""));
 }
 
@@ -25,7 +27,9 @@ export function endToEndTests(root: string): string[] {
 		if (known !== undefined) return known;
 		memo.set(file, false);
 		// Only our own test code is followed: src/ and runner/ never start pi for a test.
-		const followed = localImports(file).filter((path) => relative(root, path).startsWith("test-support/") || targets.has(path));
+		const followed = localImports(file).filter(
+			(path) => relative(root, path).startsWith("test-support/") || targets.has(path),
+		);
 		const result = followed.some(reaches);
 		memo.set(file, result);
 		return result;

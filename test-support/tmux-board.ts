@@ -28,7 +28,11 @@ export function requireTmux(ctx: TestContext): void {
 
 /** The board's store inside a test agent, as the extension inside pi finds it; its workers are the real pi. */
 export function boardOf(agent: TestAgent): BoardEngine {
-	return createBoardService({ storeDir: join(agent.agentDir, "agent-board"), env: agent.env, piCommand: [process.execPath, PI_CLI] });
+	return createBoardService({
+		storeDir: join(agent.agentDir, "agent-board"),
+		env: agent.env,
+		piCommand: [process.execPath, PI_CLI],
+	});
 }
 
 export interface BoardTmux {
@@ -47,7 +51,8 @@ export function useBoardTmux(): BoardTmux {
 		for (const agent of agents.splice(0)) {
 			// A failed test can leave a worker running; stop it before its directory goes away.
 			const service = boardOf(agent);
-			for (const row of await service.list({ includeArchived: true }).catch(() => [])) if (row.alive) await service.stop(row.id).catch(() => undefined);
+			for (const row of await service.list({ includeArchived: true }).catch(() => []))
+				if (row.alive) await service.stop(row.id).catch(() => undefined);
 			agent.cleanup();
 		}
 	});

@@ -50,7 +50,12 @@ export function startPiInTmux(agent: TestAgent, options: StartPiOptions = {}): T
 		.map(([key, value]) => `${key}=${value}`);
 	const command = options.viaScript
 		? ["npm", "run", "--silent", "--prefix", REPO_ROOT, "pi", "--", ...(options.args ?? [])]
-		: [process.execPath, PI_CLI, ...(options.withExtension === false ? [] : ["-e", EXTENSION_ENTRY]), ...(options.args ?? [])];
+		: [
+				process.execPath,
+				PI_CLI,
+				...(options.withExtension === false ? [] : ["-e", EXTENSION_ENTRY]),
+				...(options.args ?? []),
+			];
 	// argv form: tmux runs the command without a shell.
 	tmux(socket, [
 		"new-session",
@@ -86,16 +91,24 @@ export function startPiInTmux(agent: TestAgent, options: StartPiOptions = {}): T
 			return tmux(socket, ["capture-pane", "-p", "-t", "main"]);
 		},
 		async waitForText(needle, timeoutMs = 20_000) {
-			return waitFor(() => {
-				const screen = session.screen();
-				return (typeof needle === "string" ? screen.includes(needle) : needle.test(screen)) ? screen : "";
-			}, () => `screen to show ${String(needle)}\n--- last screen ---\n${safeScreen(session)}`, timeoutMs);
+			return waitFor(
+				() => {
+					const screen = session.screen();
+					return (typeof needle === "string" ? screen.includes(needle) : needle.test(screen)) ? screen : "";
+				},
+				() => `screen to show ${String(needle)}\n--- last screen ---\n${safeScreen(session)}`,
+				timeoutMs,
+			);
 		},
 		async waitForGone(needle, timeoutMs = 20_000) {
-			return waitFor(() => {
-				const screen = session.screen();
-				return (typeof needle === "string" ? !screen.includes(needle) : !needle.test(screen)) ? screen : "";
-			}, () => `screen to stop showing ${String(needle)}\n--- last screen ---\n${safeScreen(session)}`, timeoutMs);
+			return waitFor(
+				() => {
+					const screen = session.screen();
+					return (typeof needle === "string" ? !screen.includes(needle) : !needle.test(screen)) ? screen : "";
+				},
+				() => `screen to stop showing ${String(needle)}\n--- last screen ---\n${safeScreen(session)}`,
+				timeoutMs,
+			);
 		},
 		alive() {
 			try {

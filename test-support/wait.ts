@@ -1,7 +1,12 @@
 /** Waiting on a condition, never on the clock: tests poll what they need until it holds. */
 
 /** Polls until `predicate` returns a truthy value; the timeout is a hang guard, not a timing assert. */
-export async function waitFor<T>(predicate: () => T | Promise<T>, what: string | (() => string), timeoutMs = 20_000, intervalMs = 50): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+	predicate: () => T | Promise<T>,
+	what: string | (() => string),
+	timeoutMs = 20_000,
+	intervalMs = 50,
+): Promise<NonNullable<T>> {
 	const deadline = Date.now() + timeoutMs;
 	let last: unknown;
 	for (;;) {

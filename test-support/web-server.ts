@@ -17,14 +17,31 @@ export interface Served {
 }
 
 /** Runs `/agent-board serve <args>` in a real pi and reads the login URL it printed once. */
-export async function serveFromPi(agent: TestAgent, storeDir: string, args = "--port 0", env: NodeJS.ProcessEnv = {}): Promise<Served> {
-	const run = await runPi(agent, { args: ["-p", `/agent-board serve ${args}`], env: { AGENT_BOARD_DIR: storeDir, ...env }, timeoutMs: 120_000 });
+export async function serveFromPi(
+	agent: TestAgent,
+	storeDir: string,
+	args = "--port 0",
+	env: NodeJS.ProcessEnv = {},
+): Promise<Served> {
+	const run = await runPi(agent, {
+		args: ["-p", `/agent-board serve ${args}`],
+		env: { AGENT_BOARD_DIR: storeDir, ...env },
+		timeoutMs: 120_000,
+	});
 	if (run.code !== 0) throw new Error(`serve failed (${run.code}): ${run.stderr}\n${run.stdout}`);
 	const login = /http:\/\/\S+\/login\?token=([A-Za-z0-9_-]+)/.exec(run.stdout);
 	const record = liveRecord(storeDir);
-	if (!login || !record) throw new Error(`serve printed no login URL or left no live server:\n${run.stdout}\n${run.stderr}`);
+	if (!login || !record)
+		throw new Error(`serve printed no login URL or left no live server:\n${run.stdout}\n${run.stderr}`);
 	const url = new URL(login[0]);
-	return { login: login[0], base: url.origin, port: Number(url.port), record, token: login[1] ?? "", stdout: run.stdout };
+	return {
+		login: login[0],
+		base: url.origin,
+		port: Number(url.port),
+		record,
+		token: login[1] ?? "",
+		stdout: run.stdout,
+	};
 }
 
 export interface RawResponse {
@@ -34,17 +51,27 @@ export interface RawResponse {
 }
 
 /** One HTTP request to 127.0.0.1:port with exactly these headers (Host included); a stream is read for a moment only. */
-export function rawRequest(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<RawResponse> {
+export function rawRequest(
+	port: number,
+	method: string,
+	path: string,
+	headers: Record<string, string> = {},
+	body?: string,
+): Promise<RawResponse> {
 	return new Promise((resolve, reject) => {
-		const req = request({ host: "127.0.0.1", port, method, path, headers: { host: `127.0.0.1:${port}`, ...headers } }, (res) => {
-			let text = "";
-			res.setEncoding("utf8");
-			res.on("data", (chunk: string) => (text += chunk));
-			const done = () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text });
-			res.on("end", done);
-			// An event stream never ends by itself: what came in the first moment is enough.
-			if (String(res.headers["content-type"]).startsWith("text/event-stream")) setTimeout(() => (res.destroy(), done()), 300);
-		});
+		const req = request(
+			{ host: "127.0.0.1", port, method, path, headers: { host: `127.0.0.1:${port}`, ...headers } },
+			(res) => {
+				let text = "";
+				res.setEncoding("utf8");
+				res.on("data", (chunk: string) => (text += chunk));
+				const done = () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text });
+				res.on("end", done);
+				// An event stream never ends by itself: what came in the first moment is enough.
+				if (String(res.headers["content-type"]).startsWith("text/event-stream"))
+					setTimeout(() => (res.destroy(), done()), 300);
+			},
+		);
 		req.on("error", reject);
 		if (body !== undefined) req.end(body);
 		else req.end();

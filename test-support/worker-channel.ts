@@ -8,7 +8,13 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Socket } from "node:net";
 import { LineSplitter } from "../runner/lines.mjs";
-import { encodeLine, parseWorkerLine, PROMPT_PLACEHOLDER, type RunnerToWorker, type WorkerToRunner } from "../runner/protocol.mjs";
+import {
+	encodeLine,
+	parseWorkerLine,
+	PROMPT_PLACEHOLDER,
+	type RunnerToWorker,
+	type WorkerToRunner,
+} from "../runner/protocol.mjs";
 import { EXTENSION_ENTRY, parseJsonLines, PI_CLI, waitFor, type PiEvent, type TestAgent } from "./pi-harness.ts";
 
 export interface WorkerProcess {
@@ -47,9 +53,19 @@ export interface SpawnWorkerOptions {
 }
 
 export function spawnWorker(agent: TestAgent, options: SpawnWorkerOptions = {}): WorkerProcess {
-	const sessionFile = options.sessionFile ?? join(agent.root, `s-${Date.now()}-${Math.random().toString(36).slice(2)}.jsonl`);
+	const sessionFile =
+		options.sessionFile ?? join(agent.root, `s-${Date.now()}-${Math.random().toString(36).slice(2)}.jsonl`);
 	const extensionArgs = [EXTENSION_ENTRY, ...(options.extensions ?? [])].flatMap((path) => ["-e", path]);
-	const argv = [PI_CLI, ...extensionArgs, "--mode", "json", "-p", "--session", sessionFile, options.promptArg ?? PROMPT_PLACEHOLDER];
+	const argv = [
+		PI_CLI,
+		...extensionArgs,
+		"--mode",
+		"json",
+		"-p",
+		"--session",
+		sessionFile,
+		options.promptArg ?? PROMPT_PLACEHOLDER,
+	];
 	const env: NodeJS.ProcessEnv = { ...agent.env, AGENT_BOARD_WORKER: "1", ...options.env };
 	if (!options.noChannel) env.AGENT_BOARD_CONTROL_FD = "3";
 	const child = spawn(process.execPath, argv, {
@@ -102,7 +118,10 @@ export function spawnWorker(agent: TestAgent, options: SpawnWorkerOptions = {}):
 			channel?.destroy();
 		},
 		waitForLine(predicate, what) {
-			return waitFor(() => lines.find(predicate), `${what} on fd 3 (got ${JSON.stringify(lines)}; stderr: ${stderr})`);
+			return waitFor(
+				() => lines.find(predicate),
+				`${what} on fd 3 (got ${JSON.stringify(lines)}; stderr: ${stderr})`,
+			);
 		},
 		waitForEvent(predicate, what) {
 			return waitFor(() => events().find(predicate), `${what} (stderr: ${stderr})`);
@@ -112,7 +131,11 @@ export function spawnWorker(agent: TestAgent, options: SpawnWorkerOptions = {}):
 			const guard = new Promise<never>((_, reject) => {
 				timer = setTimeout(() => {
 					child.kill("SIGKILL");
-					reject(new Error(`pi did not exit within ${timeoutMs} ms\nstderr: ${stderr}\nstdout: ${stdout.slice(-2000)}`));
+					reject(
+						new Error(
+							`pi did not exit within ${timeoutMs} ms\nstderr: ${stderr}\nstdout: ${stdout.slice(-2000)}`,
+						),
+					);
 				}, timeoutMs);
 			});
 			try {
@@ -128,7 +151,8 @@ export function spawnWorker(agent: TestAgent, options: SpawnWorkerOptions = {}):
 }
 
 export function isReceipt(id: string) {
-	return (line: WorkerToRunner): line is Extract<WorkerToRunner, { type: "receipt" }> => line.type === "receipt" && line.id === id;
+	return (line: WorkerToRunner): line is Extract<WorkerToRunner, { type: "receipt" }> =>
+		line.type === "receipt" && line.id === id;
 }
 
 export function isClosed(line: WorkerToRunner): line is Extract<WorkerToRunner, { type: "closed" }> {
@@ -145,7 +169,10 @@ export function allCommandLines(): Array<{ pid: number; cmdline: string }> {
 	for (const name of readdirSync("/proc")) {
 		if (!/^\d+$/.test(name)) continue;
 		try {
-			result.push({ pid: Number(name), cmdline: readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").join(" ") });
+			result.push({
+				pid: Number(name),
+				cmdline: readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").join(" "),
+			});
 		} catch {
 			// Gone meanwhile.
 		}

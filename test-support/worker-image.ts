@@ -7,7 +7,27 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, linkSync, writeFileSync, constants } from "node:fs";
+import {
+	chmodSync,
+	closeSync,
+	copyFileSync,
+	existsSync,
+	lstatSync,
+	mkdirSync,
+	mkdtempSync,
+	openSync,
+	readdirSync,
+	readFileSync,
+	readSync,
+	readlinkSync,
+	realpathSync,
+	rmSync,
+	statSync,
+	symlinkSync,
+	linkSync,
+	writeFileSync,
+	constants,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,7 +38,8 @@ import { REPO_ROOT } from "./pi-harness.ts";
 export const IMAGE_NAME = "localhost/pab-worker";
 const SYSTEM_PACKAGES = ["bash", "coreutils", "grep", "sed", "findutils", "git"];
 /** git helpers that reach networks or GUIs: not needed offline, and they pull in large libraries. */
-const GIT_SKIP = /http|imap|daemon|instaweb|svn|cvs|p4|archimport|send-email|libsecret|gui|gitk|shell|scalar|web--browse/;
+const GIT_SKIP =
+	/http|imap|daemon|instaweb|svn|cvs|p4|archimport|send-email|libsecret|gui|gitk|shell|scalar|web--browse/;
 const LOCK = join(tmpdir(), "pab-worker-image.lock");
 
 export interface WorkerImage {
@@ -29,7 +50,11 @@ export interface WorkerImage {
 }
 
 function run(command: string, args: string[]): string {
-	return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 * 1024 * 1024 });
+	return execFileSync(command, args, {
+		encoding: "utf8",
+		stdio: ["ignore", "pipe", "pipe"],
+		maxBuffer: 64 * 1024 * 1024,
+	});
 }
 
 /** Every input that changes the image: this recipe, the lockfile, node, the system packages' versions. */
@@ -116,7 +141,14 @@ function linkTree(source: string, dest: string): void {
 	} else if (stat.isFile() && !NOT_AT_RUN_TIME.test(source)) linkOrCopy(source, dest);
 }
 
-const LIBRARY_DIRS = [`/lib/${process.arch === "arm64" ? "aarch64" : "x86_64"}-linux-gnu`, `/usr/lib/${process.arch === "arm64" ? "aarch64" : "x86_64"}-linux-gnu`, "/lib64", "/usr/lib64", "/lib", "/usr/lib"];
+const LIBRARY_DIRS = [
+	`/lib/${process.arch === "arm64" ? "aarch64" : "x86_64"}-linux-gnu`,
+	`/usr/lib/${process.arch === "arm64" ? "aarch64" : "x86_64"}-linux-gnu`,
+	"/lib64",
+	"/usr/lib64",
+	"/lib",
+	"/usr/lib",
+];
 
 /**
  * What the dynamic loader needs for an ELF file: its interpreter and DT_NEEDED libraries, found in
@@ -137,7 +169,12 @@ function elfNeeds(path: string): string[] {
 		const phoff = Number(header.readBigUInt64LE(0x20));
 		for (let i = 0; i < header.readUInt16LE(0x38); i++) {
 			const ph = read(phoff + i * header.readUInt16LE(0x36), 56);
-			if (ph.readUInt32LE(0) === 3) out.push(read(Number(ph.readBigUInt64LE(8)), Number(ph.readBigUInt64LE(0x20))).toString("latin1").replace(/\0.*$/s, ""));
+			if (ph.readUInt32LE(0) === 3)
+				out.push(
+					read(Number(ph.readBigUInt64LE(8)), Number(ph.readBigUInt64LE(0x20)))
+						.toString("latin1")
+						.replace(/\0.*$/s, ""),
+				);
 		}
 		const shoff = Number(header.readBigUInt64LE(0x28));
 		const shentsize = header.readUInt16LE(0x3a);
@@ -149,7 +186,9 @@ function elfNeeds(path: string): string[] {
 			const strtab = Number(section(sh.readUInt32LE(0x28)).readBigUInt64LE(0x18));
 			for (let at = 0; at + 16 <= dynamic.length; at += 16) {
 				if (dynamic.readBigUInt64LE(at) !== 1n) continue; // DT_NEEDED
-				const name = read(strtab + Number(dynamic.readBigUInt64LE(at + 8)), 256).toString("latin1").replace(/\0.*$/s, "");
+				const name = read(strtab + Number(dynamic.readBigUInt64LE(at + 8)), 256)
+					.toString("latin1")
+					.replace(/\0.*$/s, "");
 				const found = LIBRARY_DIRS.map((dir) => join(dir, name)).find((candidate) => existsSync(candidate));
 				if (!found) throw new Error(`worker image: ${path} needs ${name}, not found in ${LIBRARY_DIRS.join(", ")}`);
 				out.push(found);
@@ -165,7 +204,8 @@ function buildRootFs(root: string): void {
 	const fs = new RootFs(root);
 	for (const link of ["bin", "sbin", "lib", "lib64"]) {
 		const path = `/${link}`;
-		if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) symlinkSync(readlinkSync(path), join(root, link));
+		if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink())
+			symlinkSync(readlinkSync(path), join(root, link));
 	}
 	for (const path of systemFiles()) fs.add(path);
 	if (!existsSync(join(root, "usr/bin/sh"))) symlinkSync("bash", join(root, "usr/bin/sh"));
@@ -181,9 +221,25 @@ function buildRootFs(root: string): void {
 	}
 	symlinkSync(relative(bin, join(lib, "node_modules", PI_PACKAGE, PI_BIN)), join(bin, "pi"));
 	mkdirSync(join(root, "etc"), { recursive: true });
-	writeFileSync(join(root, "etc/passwd"), "root:x:0:0:root:/tmp:/bin/bash\nworker:x:1000:1000:worker:/tmp:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+	writeFileSync(
+		join(root, "etc/passwd"),
+		"root:x:0:0:root:/tmp:/bin/bash\nworker:x:1000:1000:worker:/tmp:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+	);
 	writeFileSync(join(root, "etc/group"), "root:x:0:\nworker:x:1000:\nnogroup:x:65534:\n");
-	for (const dir of ["tmp", "workspace", "ab/pkg/runner", "ab/pkg/src", "ab/pkg/skills", "ab/run", "ab/session", "ab/pi", "proc", "sys", "dev"]) mkdirSync(join(root, dir), { recursive: true });
+	for (const dir of [
+		"tmp",
+		"workspace",
+		"ab/pkg/runner",
+		"ab/pkg/src",
+		"ab/pkg/skills",
+		"ab/run",
+		"ab/session",
+		"ab/pi",
+		"proc",
+		"sys",
+		"dev",
+	])
+		mkdirSync(join(root, dir), { recursive: true });
 	writeFileSync(join(root, "ab/pkg/package.json"), "");
 	chmodSync(join(root, "tmp"), 0o1777);
 }
@@ -218,13 +274,16 @@ async function withLock<T>(fn: () => Promise<T>): Promise<T> {
 
 async function importRootFs(root: string, tag: string): Promise<void> {
 	// A shell pipe: hundreds of MB should not flow through this process.
-	const script = 'set -o pipefail; tar -C "$1" --numeric-owner -cf - . | podman import -q --change "ENV PATH=/usr/local/bin:/usr/bin:/bin" --change "WORKDIR /workspace" - "$2" >/dev/null';
+	const script =
+		'set -o pipefail; tar -C "$1" --numeric-owner -cf - . | podman import -q --change "ENV PATH=/usr/local/bin:/usr/bin:/bin" --change "WORKDIR /workspace" - "$2" >/dev/null';
 	await new Promise<void>((resolve, reject) => {
 		const child = spawn("bash", ["-c", script, "import", root, tag], { stdio: ["ignore", "ignore", "pipe"] });
 		let stderr = "";
 		child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
 		child.on("error", reject);
-		child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`podman import failed (${code}): ${stderr}`))));
+		child.on("close", (code) =>
+			code === 0 ? resolve() : reject(new Error(`podman import failed (${code}): ${stderr}`)),
+		);
 	});
 }
 
@@ -245,7 +304,9 @@ export async function ensureWorkerImage(): Promise<WorkerImage> {
 		// Older builds of this image (and the variants built on them, first) are dead weight now.
 		const key = tag.slice(tag.lastIndexOf(":") + 1);
 		const all = run("podman", ["images", "--format", "{{.Repository}}:{{.Tag}}"]).split("\n");
-		const old = all.filter((name) => name.startsWith(IMAGE_NAME) && !name.endsWith(`:${key}`)).sort((a, b) => b.length - a.length);
+		const old = all
+			.filter((name) => name.startsWith(IMAGE_NAME) && !name.endsWith(`:${key}`))
+			.sort((a, b) => b.length - a.length);
 		for (const name of old) {
 			try {
 				run("podman", ["rmi", name]);

@@ -10,13 +10,30 @@ import { type DashboardHarness, harnessPerTest } from "../test-support/dashboard
 import { flushReports, KEY, makeRow } from "../test-support/fake-board-service.ts";
 
 function attempt(index: number, patch: Partial<BoardRow>): BoardRow {
-	return makeRow({ id: `r${index}`, attempt: { setId: "set-1", index, count: 3 }, worktreeMode: "worktree", worktreePath: `/tmp/wt/r${index}`, repo: "/repo", lastActivityAt: 1000 - index, ...patch });
+	return makeRow({
+		id: `r${index}`,
+		attempt: { setId: "set-1", index, count: 3 },
+		worktreeMode: "worktree",
+		worktreePath: `/tmp/wt/r${index}`,
+		repo: "/repo",
+		lastActivityAt: 1000 - index,
+		...patch,
+	});
 }
 
 function rows(): BoardRow[] {
 	return [
-		attempt(1, { name: "Fix the login bug [1/3]", diff: { added: 3, removed: 1, files: 2 }, summary: "Rewrote the session check." }),
-		attempt(2, { name: "Fix the login bug [2/3] \x1b[31mred\x1b[0m\x07", diff: { added: 5, removed: 0, files: 1 }, state: "working", alive: true }),
+		attempt(1, {
+			name: "Fix the login bug [1/3]",
+			diff: { added: 3, removed: 1, files: 2 },
+			summary: "Rewrote the session check.",
+		}),
+		attempt(2, {
+			name: "Fix the login bug [2/3] \x1b[31mred\x1b[0m\x07",
+			diff: { added: 5, removed: 0, files: 1 },
+			state: "working",
+			alive: true,
+		}),
 		attempt(3, { name: "Fix the login bug [3/3]", merged: { at: 1, commit: "c".repeat(40), into: "main" } }),
 	];
 }
@@ -60,7 +77,9 @@ describe("compare view", () => {
 			expect(screen).toContain("     files: login.ts, session.ts");
 			expect(screen).toContain("     overlap: login.ts (with r2)");
 			expect(screen).toContain("     Rewrote the session check.");
-			expect(screen).toMatch(/ {2}#2 {2}> working {2}\+5 -0 1f {2}!overlap {2}r2 {2}Fix the login bug \[2\/3\] {1,2}red/);
+			expect(screen).toMatch(
+				/ {2}#2 {2}> working {2}\+5 -0 1f {2}!overlap {2}r2 {2}Fix the login bug \[2\/3\] {1,2}red/,
+			);
 			expect(screen).toMatch(/ {2}#3 {2}merged → main {2}1f {2}r3/);
 			// Worker text never carries escape or control sequences to the terminal.
 			expect(screen).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);

@@ -24,8 +24,17 @@ function setup(): { agent: TestAgent; repo: string; store: string } {
 	const agent = createTestAgent({
 		script: {
 			rules: [
-				{ match: "ATTEMPT", steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }] },
-				{ match: "Bring your branch", steps: [{ toolCall: { name: "bash", args: { command: RESOLVE } } }, { text: "Merged main and resolved." }] },
+				{
+					match: "ATTEMPT",
+					steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }],
+				},
+				{
+					match: "Bring your branch",
+					steps: [
+						{ toolCall: { name: "bash", args: { command: RESOLVE } } },
+						{ text: "Merged main and resolved." },
+					],
+				},
 				{ match: "FORK-SOURCE", steps: [{ text: "Noted: the secret word is pineapple." }] },
 				{ match: "Continue from where", steps: [{ text: "Continuing the forked conversation." }] },
 			],
@@ -41,11 +50,21 @@ describe("attempt sets", () => {
 	it("runs three attempts in three worktrees, flags the overlap with a rival outside the set, merges one, refuses a conflict and a dirty checkout, and keeps merged state across a restart", async () => {
 		const { agent, repo, store } = setup();
 		const board = boardFor(agent);
-		const headless = (command: string) => runPi(agent, { args: ["-p", `/agent-board ${command}`], cwd: repo, env: { AGENT_BOARD_DIR: store }, timeoutMs: 180_000 });
+		const headless = (command: string) =>
+			runPi(agent, {
+				args: ["-p", `/agent-board ${command}`],
+				cwd: repo,
+				env: { AGENT_BOARD_DIR: store },
+				timeoutMs: 180_000,
+			});
 
 		const started = await board.dispatchAttempts({ prompt: "ATTEMPT: rewrite shared.txt", cwd: repo, count: 3 });
 		// A rival outside the set: attempts of one set are alternatives, only rows of different sets overlap.
-		const rival = await board.dispatch({ prompt: "ATTEMPT: rewrite shared.txt my own way", cwd: repo, worktreeMode: "worktree" });
+		const rival = await board.dispatch({
+			prompt: "ATTEMPT: rewrite shared.txt my own way",
+			cwd: repo,
+			worktreeMode: "worktree",
+		});
 		const r4 = rival.id;
 		expect(started).toHaveLength(3);
 		const ids = started.map((row) => row.id);
@@ -123,7 +142,9 @@ describe("attempt sets", () => {
 		const conflict = await headless(`merge ${r2} --commit`);
 		expect(conflict.code).toBe(1);
 		expect(conflict.stderr).toContain(`merge of row ${r2} into main conflicts in: shared.txt`);
-		expect(conflict.stderr).toContain(`/agent-board reply ${r2} Commit your uncommitted changes on agent-board/${r2} first. Bring your branch`);
+		expect(conflict.stderr).toContain(
+			`/agent-board reply ${r2} Commit your uncommitted changes on agent-board/${r2} first. Bring your branch`,
+		);
 		expect(snapshot(repo)).toEqual(clean);
 		expect(snapshot(repo).mergeInProgress).toBe(false);
 
@@ -167,7 +188,10 @@ describe("attempt sets", () => {
 			expect(row.worktreePath && existsSync(row.worktreePath)).toBe(true);
 			expect(row.sessionFile).not.toBe(source.sessionFile);
 			expect((await waitDone(board, row.id, 180_000)).state).toBe("completed");
-			const header = JSON.parse(readFileSync(row.sessionFile, "utf8").split("\n")[0] ?? "{}") as { parentSession?: string; cwd?: string };
+			const header = JSON.parse(readFileSync(row.sessionFile, "utf8").split("\n")[0] ?? "{}") as {
+				parentSession?: string;
+				cwd?: string;
+			};
 			expect(header.parentSession).toBe(source.sessionFile);
 		}
 		expect(new Set(forks.map((row) => row.worktreePath)).size).toBe(2);
@@ -188,15 +212,40 @@ describe("attempt sets", () => {
 		const { agent, repo, store } = setup();
 		const script = (compareId: string) => ({
 			rules: [
-				{ match: "ATTEMPT", steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }] },
-				{ match: "BEST-OF", steps: [{ toolCall: { name: "board_dispatch", args: { prompt: "ATTEMPT: rewrite shared.txt", count: 2, cwd: repo } } }, { text: "Started two attempts." }] },
-				{ match: "COMPARE", steps: [{ toolCall: { name: "board_compare", args: { id: compareId } } }, { text: "I recommend attempt 1." }] },
+				{
+					match: "ATTEMPT",
+					steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }],
+				},
+				{
+					match: "BEST-OF",
+					steps: [
+						{
+							toolCall: {
+								name: "board_dispatch",
+								args: { prompt: "ATTEMPT: rewrite shared.txt", count: 2, cwd: repo },
+							},
+						},
+						{ text: "Started two attempts." },
+					],
+				},
+				{
+					match: "COMPARE",
+					steps: [
+						{ toolCall: { name: "board_compare", args: { id: compareId } } },
+						{ text: "I recommend attempt 1." },
+					],
+				},
 			],
 			fallback: [{ text: "ok" }],
 		});
 		agent.writeScript(script("none"));
 		const env = { AGENT_BOARD_DIR: store };
-		const dispatched = await runPi(agent, { args: ["--mode", "json", "-p", "BEST-OF: try it two ways"], cwd: repo, env, timeoutMs: 180_000 });
+		const dispatched = await runPi(agent, {
+			args: ["--mode", "json", "-p", "BEST-OF: try it two ways"],
+			cwd: repo,
+			env,
+			timeoutMs: 180_000,
+		});
 		expect(dispatched.code, dispatched.stderr).toBe(0);
 		const board = boardFor(agent);
 		const rows = await board.list();
@@ -204,9 +253,16 @@ describe("attempt sets", () => {
 		for (const row of rows) expect((await waitDone(board, row.id, 180_000)).state).toBe("completed");
 
 		agent.writeScript(script(rows[0]?.id ?? ""));
-		const compared = await runPi(agent, { args: ["--mode", "json", "-p", "COMPARE the attempts"], cwd: repo, env, timeoutMs: 180_000 });
+		const compared = await runPi(agent, {
+			args: ["--mode", "json", "-p", "COMPARE the attempts"],
+			cwd: repo,
+			env,
+			timeoutMs: 180_000,
+		});
 		expect(compared.code, compared.stderr).toBe(0);
-		const result = compared.events.find((event) => event.type === "tool_execution_end" && event.toolName === "board_compare");
+		const result = compared.events.find(
+			(event) => event.type === "tool_execution_end" && event.toolName === "board_compare",
+		);
 		const text = JSON.stringify(result?.result);
 		expect(text).toContain(`attempt set ${rows[0]?.attempt?.setId}`);
 		for (const row of rows) expect(text).toContain(`own-${row.id}.txt`);

@@ -18,7 +18,15 @@ const WRITE = `printf 'attempt %s\\n' "$AGENT_BOARD_ROW" > shared.txt && printf 
 
 async function attempts(ctx: TestContext, width: number, height: number): Promise<void> {
 	const a = tb.agent({
-		script: { rules: [{ match: "ATTEMPT", steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }] }], fallback: [{ text: "ok" }] },
+		script: {
+			rules: [
+				{
+					match: "ATTEMPT",
+					steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }],
+				},
+			],
+			fallback: [{ text: "ok" }],
+		},
 	});
 	const repo = initRepo(join(a.root, "repo"), { "shared.txt": "base\n", "README.md": "# project\n" });
 	const t = await tb.start(ctx, a, { width, height, cwd: repo });
@@ -42,7 +50,10 @@ async function attempts(ctx: TestContext, width: number, height: number): Promis
 
 	// The list tells the attempts apart; both rewrote shared.txt, yet as alternatives of one set they are not
 	// flagged as overlapping each other.
-	let screen = await t.waitForText(/ATTEMPT: rewrite shared\.txt \[1\/2\][\s\S]*ATTEMPT: rewrite shared\.txt \[2\/2\]|ATTEMPT: rewrite shared\.txt \[2\/2\][\s\S]*ATTEMPT: rewrite shared\.txt \[1\/2\]/, 30_000);
+	let screen = await t.waitForText(
+		/ATTEMPT: rewrite shared\.txt \[1\/2\][\s\S]*ATTEMPT: rewrite shared\.txt \[2\/2\]|ATTEMPT: rewrite shared\.txt \[2\/2\][\s\S]*ATTEMPT: rewrite shared\.txt \[1\/2\]/,
+		30_000,
+	);
 	if (width >= 120) screen = await t.waitForText(/\[1\/2\].*\+2 -1 2f/, 30_000);
 	expect(screen).not.toContain("[overlap:");
 
@@ -66,7 +77,7 @@ async function attempts(ctx: TestContext, width: number, height: number): Promis
 	screen = await t.waitForText(new RegExp(`\\(y/n\\) Merge .*\\(agent-board/${r1}\\)`));
 	expect(screen).not.toContain("will conflict");
 	t.keys("y");
-	await t.waitForText(new RegExp(`merged ATTEMPT: rewrite shared\\.txt \\[1/2\\] into main: [0-9a-f]{12}`), 30_000);
+	await t.waitForText(/merged ATTEMPT: rewrite shared\.txt \[1\/2\] into main: [0-9a-f]{12}/, 30_000);
 	await t.waitForText("Merged. Remove its worktree");
 	t.keys("n");
 	await t.waitForText(/#1\s+merged → main/);
@@ -75,7 +86,10 @@ async function attempts(ctx: TestContext, width: number, height: number): Promis
 	// #2 now conflicts: the plan says so before y; after the conflict nothing changed and we are back in compare.
 	const before = snapshot(repo);
 	t.keys("Down", "m");
-	screen = await t.waitForText(new RegExp(`\\(y/n\\) Merge .*\\(agent-board/${r2}\\)[\\s\\S]*will conflict in shared\\.txt`), 30_000);
+	screen = await t.waitForText(
+		new RegExp(`\\(y/n\\) Merge .*\\(agent-board/${r2}\\)[\\s\\S]*will conflict in shared\\.txt`),
+		30_000,
+	);
 	t.keys("y");
 	await t.waitForText(/merge conflict in shared\.txt; the main checkout is unchanged/, 30_000);
 	await t.waitForText(/Reply to ATTEMPT: rewrite shared\.txt \[2\/2\]/);

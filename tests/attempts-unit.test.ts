@@ -8,21 +8,64 @@ import { makeRow } from "../test-support/fake-board-service.ts";
 
 describe("attempt subcommand parsing", () => {
 	it("parses dispatch flags, fork, compare, merge and remove-worktree", () => {
-		expect(parseSubcommand("dispatch --count 3 --worktree fix it")).toEqual({ ok: true, kind: "attempt", name: "dispatch", text: "fix it", count: 3, worktree: true });
-		expect(parseSubcommand("dispatch --count=2 fix it")).toMatchObject({ name: "dispatch", text: "fix it", count: 2, worktree: false });
-		expect(parseSubcommand("dispatch --worktree fix it")).toMatchObject({ name: "dispatch", text: "fix it", worktree: true });
+		expect(parseSubcommand("dispatch --count 3 --worktree fix it")).toEqual({
+			ok: true,
+			kind: "attempt",
+			name: "dispatch",
+			text: "fix it",
+			count: 3,
+			worktree: true,
+		});
+		expect(parseSubcommand("dispatch --count=2 fix it")).toMatchObject({
+			name: "dispatch",
+			text: "fix it",
+			count: 2,
+			worktree: false,
+		});
+		expect(parseSubcommand("dispatch --worktree fix it")).toMatchObject({
+			name: "dispatch",
+			text: "fix it",
+			worktree: true,
+		});
 		// Plain dispatch keeps its shape; `--` ends the flags; unknown dashes belong to the prompt.
 		expect(parseSubcommand("dispatch fix it")).toEqual({ ok: true, name: "dispatch", text: "fix it" });
-		expect(parseSubcommand("dispatch --worktree -- --count 3 is my prompt")).toMatchObject({ text: "--count 3 is my prompt", worktree: true });
-		expect(parseSubcommand("dispatch --verbose flag is broken")).toEqual({ ok: true, name: "dispatch", text: "--verbose flag is broken" });
-		expect(parseSubcommand("fork r1")).toEqual({ ok: true, kind: "attempt", name: "fork", id: "r1", count: undefined, text: undefined });
-		expect(parseSubcommand("fork r1 3 try the other approach")).toMatchObject({ id: "r1", count: 3, text: "try the other approach" });
+		expect(parseSubcommand("dispatch --worktree -- --count 3 is my prompt")).toMatchObject({
+			text: "--count 3 is my prompt",
+			worktree: true,
+		});
+		expect(parseSubcommand("dispatch --verbose flag is broken")).toEqual({
+			ok: true,
+			name: "dispatch",
+			text: "--verbose flag is broken",
+		});
+		expect(parseSubcommand("fork r1")).toEqual({
+			ok: true,
+			kind: "attempt",
+			name: "fork",
+			id: "r1",
+			count: undefined,
+			text: undefined,
+		});
+		expect(parseSubcommand("fork r1 3 try the other approach")).toMatchObject({
+			id: "r1",
+			count: 3,
+			text: "try the other approach",
+		});
 		expect(parseSubcommand("fork r1 try 2 ways")).toMatchObject({ id: "r1", count: undefined, text: "try 2 ways" });
 		expect(parseSubcommand("compare r1")).toMatchObject({ name: "compare", id: "r1", other: undefined });
 		expect(parseSubcommand("compare r1 r2")).toMatchObject({ name: "compare", id: "r1", other: "r2" });
 		expect(parseSubcommand("merge r1")).toMatchObject({ name: "merge", id: "r1", commit: false, dryRun: false });
-		expect(parseSubcommand("merge r1 --commit --dry-run")).toMatchObject({ name: "merge", id: "r1", commit: true, dryRun: true });
-		expect(parseSubcommand("remove-worktree r1 --force")).toMatchObject({ name: "remove-worktree", id: "r1", force: true });
+		expect(parseSubcommand("merge r1 --commit --dry-run")).toMatchObject({
+			name: "merge",
+			id: "r1",
+			commit: true,
+			dryRun: true,
+		});
+		expect(parseSubcommand("remove-worktree r1 --force")).toMatchObject({
+			name: "remove-worktree",
+			id: "r1",
+			force: true,
+		});
 	});
 
 	it("rejects bad counts and options with a clear message and the usage", () => {
@@ -51,7 +94,8 @@ describe("attempt subcommand parsing", () => {
 				expect(parsed.error, input).toContain("usage: /agent-board");
 			}
 		}
-		for (const bad of [0, -1, 1.5, 9, Number.NaN, "3"]) expect(() => checkCount(bad)).toThrow(/count must be a whole number from 1 to 8/);
+		for (const bad of [0, -1, 1.5, 9, Number.NaN, "3"])
+			expect(() => checkCount(bad)).toThrow(/count must be a whole number from 1 to 8/);
 		expect(checkCount(undefined)).toBe(1);
 		expect(checkCount(8)).toBe(8);
 	});

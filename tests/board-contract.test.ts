@@ -24,15 +24,23 @@ interface Subject {
 }
 
 const subjects: Record<string, () => Subject> = {
-	fake: () => ({ service: createFakeBoard([]), cwd: "/tmp", running: async () => undefined, finished: async () => undefined }),
+	fake: () => ({
+		service: createFakeBoard([]),
+		cwd: "/tmp",
+		running: async () => undefined,
+		finished: async () => undefined,
+	}),
 	real: () => {
-		const agent = createTestAgent({ script: { rules: [{ match: "HOLD", steps: [{ stall: true }] }], fallback: [{ text: "Done." }] } });
+		const agent = createTestAgent({
+			script: { rules: [{ match: "HOLD", steps: [{ stall: true }] }], fallback: [{ text: "Done." }] },
+		});
 		agents.push(agent);
 		const service = boardFor(agent, { stopGraceMs: 500 });
 		return {
 			service,
 			cwd: agent.cwd,
-			running: (id) => waitFor(async () => (await service.get(id))?.live?.waitingSince, "pi to ask the model", 60_000),
+			running: (id) =>
+				waitFor(async () => (await service.get(id))?.live?.waitingSince, "pi to ask the model", 60_000),
 			finished: (id) => waitDone(service, id, 60_000),
 		};
 	},
@@ -72,7 +80,9 @@ describe.each(Object.keys(subjects))("the %s board service", (kind) => {
 			expect(await service.stop(row.id)).toMatchObject({ id: row.id, state: "stopped", alive: false });
 			await service.archive(row.id);
 			expect((await service.list()).map((listed) => listed.id)).not.toContain(row.id);
-			expect((await service.list({ includeArchived: true })).find((listed) => listed.id === row.id)?.archived).toBe(true);
+			expect((await service.list({ includeArchived: true })).find((listed) => listed.id === row.id)?.archived).toBe(
+				true,
+			);
 			await expect(service.reply(row.id, "go on")).rejects.toThrow(/archived/);
 			await service.unarchive(row.id);
 

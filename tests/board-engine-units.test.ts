@@ -24,7 +24,10 @@ afterAll(() => {
 	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-const delta = (text: string) => ({ type: "message_update", assistantMessageEvent: { type: "text_delta", delta: text } });
+const delta = (text: string) => ({
+	type: "message_update",
+	assistantMessageEvent: { type: "text_delta", delta: text },
+});
 
 describe("live view rules", () => {
 	it("streams text, tells waiting, retrying and compacting apart, and clears it all at the end", () => {
@@ -38,7 +41,11 @@ describe("live view rules", () => {
 		applyEvent(s, { type: "message_start", message: { role: "assistant", content: [] } }, 4);
 		applyEvent(s, delta("Reading the parser. "), 5);
 		applyEvent(s, delta("Found the bug"), 6);
-		expect(s.live).toMatchObject({ text: "Reading the parser. Found the bug", waitingSince: undefined, retry: undefined });
+		expect(s.live).toMatchObject({
+			text: "Reading the parser. Found the bug",
+			waitingSince: undefined,
+			retry: undefined,
+		});
 		expect(s.summary).toBe("Reading the parser. Found the bug");
 		applyEvent(s, delta("x".repeat(2000)), 7);
 		expect(s.live?.text?.length).toBe(600);
@@ -49,7 +56,20 @@ describe("live view rules", () => {
 		expect(s.live?.tool).toEqual({ name: "bash", detail: "bash: npm test", startedAt: 10 });
 		expect(s.summary).toBe("Running bash: npm test");
 		applyEvent(s, { type: "tool_execution_end", toolName: "bash" }, 11);
-		applyEvent(s, { type: "message_end", message: { role: "assistant", content: [{ type: "text", text: "Fixed it." }], stopReason: "stop", provider: "faux", model: "faux-2" } }, 12);
+		applyEvent(
+			s,
+			{
+				type: "message_end",
+				message: {
+					role: "assistant",
+					content: [{ type: "text", text: "Fixed it." }],
+					stopReason: "stop",
+					provider: "faux",
+					model: "faux-2",
+				},
+			},
+			12,
+		);
 		applyEvent(s, { type: "agent_settled" }, 13);
 		expect(s.model).toBe("faux/faux-2");
 		finalize(s, { code: 0, signal: null, now: 14 });
@@ -60,11 +80,19 @@ describe("live view rules", () => {
 	it("ask_user is needs_input while the worker waits; an answer returns to working; a parked call ends needs_input", () => {
 		const s = initialStatus("r", "w", 0);
 		applyEvent(s, { type: "agent_start" }, 1);
-		const ask = { type: "tool_execution_start", toolName: "ask_user", args: { question: "Which DB?", options: ["pg", "sqlite"] } };
+		const ask = {
+			type: "tool_execution_start",
+			toolName: "ask_user",
+			args: { question: "Which DB?", options: ["pg", "sqlite"] },
+		};
 		applyEvent(s, ask, 2);
 		expect(s).toMatchObject({ state: "needs_input", question: "Which DB?", questionOptions: ["pg", "sqlite"] });
 		expect(runEnded(s)).toBe(false);
-		applyEvent(s, { type: "tool_execution_end", toolName: "ask_user", result: { details: { answered: true, answer: "pg" } } }, 3);
+		applyEvent(
+			s,
+			{ type: "tool_execution_end", toolName: "ask_user", result: { details: { answered: true, answer: "pg" } } },
+			3,
+		);
 		expect(s).toMatchObject({ state: "working", question: undefined });
 		applyEvent(s, ask, 4);
 		applyEvent(s, { type: "tool_execution_end", toolName: "ask_user", result: { details: { parked: true } } }, 5);
@@ -79,7 +107,8 @@ describe("live view rules", () => {
 		s.eventCount += 5;
 		s.updatedAt = 99;
 		expect(visibleKey(s)).toBe(before);
-		for (let n = 0; n < 7; n++) addReceipt(s, { id: `m${n}`, status: "delivered", as: "steer", at: n, preview: `msg ${n}` });
+		for (let n = 0; n < 7; n++)
+			addReceipt(s, { id: `m${n}`, status: "delivered", as: "steer", at: n, preview: `msg ${n}` });
 		expect(s.receipts?.map((r) => r.id)).toEqual(["m2", "m3", "m4", "m5", "m6"]);
 		expect(s.recentEvents.at(-1)?.text).toBe("steer delivered: msg 6");
 	});
@@ -96,7 +125,11 @@ describe("engine file protocols", () => {
 	});
 
 	it("finds a run's processes by their tag, including a child in its own process group", async () => {
-		const child = spawn("sleep", ["30"], { detached: true, env: { ...process.env, [RUN_TAG]: "run-tag-test" }, stdio: "ignore" });
+		const child = spawn("sleep", ["30"], {
+			detached: true,
+			env: { ...process.env, [RUN_TAG]: "run-tag-test" },
+			stdio: "ignore",
+		});
 		try {
 			// The tag is visible once the child has exec'd sleep with its environment: wait for that.
 			const found = await waitFor(() => {
@@ -149,7 +182,10 @@ describe("engine file protocols", () => {
 		expect(names.map((n) => n.replace(/^\d+-/, ""))).toEqual(["run-a.json", "run-b.json", "run-c.json"]);
 		expect(claimEntry(store, names[0]!, runs[0]!, "start")).toBe(true);
 		expect(claimEntry(store, names[0]!, runs[0]!, "stop")).toBe(false);
-		expect(JSON.parse(readFileSync(join(runs[0]!, "claim.json"), "utf8"))).toMatchObject({ purpose: "start", olderWaiting: 0 });
+		expect(JSON.parse(readFileSync(join(runs[0]!, "claim.json"), "utf8"))).toMatchObject({
+			purpose: "start",
+			olderWaiting: 0,
+		});
 
 		const slots = join(store, "slots");
 		mkdirSync(slots);
@@ -165,8 +201,14 @@ describe("engine file protocols", () => {
 		const run = scratch();
 		const id = dropMessage(run, { kind: "message", text: "use sqlite\nplease", deliverAs: "followUp" });
 		writeFileSync(join(run, "inbox", "zz-bad.json"), "{nope");
-		writeFileSync(join(run, "inbox", "zz-big.json"), JSON.stringify({ id: "zz-big", kind: "message", text: "x".repeat(MAX_MESSAGE_BYTES + 1), at: 1 }));
-		writeFileSync(join(run, "inbox", "zz-odd.json"), JSON.stringify({ id: "zz-odd", kind: "message", text: 7, at: 1 }));
+		writeFileSync(
+			join(run, "inbox", "zz-big.json"),
+			JSON.stringify({ id: "zz-big", kind: "message", text: "x".repeat(MAX_MESSAGE_BYTES + 1), at: 1 }),
+		);
+		writeFileSync(
+			join(run, "inbox", "zz-odd.json"),
+			JSON.stringify({ id: "zz-odd", kind: "message", text: 7, at: 1 }),
+		);
 		const claimed = claimMessages(run);
 		expect(claimed).toEqual([
 			expect.objectContaining({ id, kind: "message", text: "use sqlite\nplease", deliverAs: "followUp" }),
@@ -179,7 +221,10 @@ describe("engine file protocols", () => {
 		writeReceipt(run, { id, status: "delivered", as: "followUp", at: 1, preview: "use sqlite please" });
 		expect(readReceiptFile(receiptPath(run, id))).toMatchObject({ status: "delivered", as: "followUp" });
 		// A receipt of the wrong shape is an error naming its path, not a silent "no answer yet".
-		writeFileSync(receiptPath(run, "odd"), JSON.stringify({ id: "odd", status: "delivered", at: "soon", preview: "" }));
+		writeFileSync(
+			receiptPath(run, "odd"),
+			JSON.stringify({ id: "odd", status: "delivered", at: "soon", preview: "" }),
+		);
 		expect(() => readReceiptFile(receiptPath(run, "odd"))).toThrow(`${receiptPath(run, "odd")}: /at must be number`);
 	});
 });

@@ -17,19 +17,28 @@ function expectAllEventsRecorded(row: BoardRow): void {
 	expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
 	expect(events[0]?.type).toBe("session");
 	expect(events.at(-1)?.type).toBe("agent_settled");
-	const session = readFileSync(row.sessionFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { type: string; message?: { role: string } });
+	const session = readFileSync(row.sessionFile, "utf8")
+		.split("\n")
+		.filter(Boolean)
+		.map((l) => JSON.parse(l) as { type: string; message?: { role: string } });
 	const sessionMessages = session.filter((e) => e.type === "message" && e.message?.role !== "system").length;
-	const ended = events.filter((e) => e.type === "message_end" && (e.message as { role?: string }).role !== "system").length;
+	const ended = events.filter(
+		(e) => e.type === "message_end" && (e.message as { role?: string }).role !== "system",
+	).length;
 	expect(ended).toBe(sessionMessages);
 	expect(ended).toBeGreaterThanOrEqual(2);
 }
 
 describe("board concurrency", () => {
 	it("runs 20 dispatches with limit 4: never more than 4 workers at once, all finish", async () => {
-		const agent = createTestAgent({ script: { rules: [], fallback: [{ delayMs: 300, then: { text: "Finished the slice." } }] } });
+		const agent = createTestAgent({
+			script: { rules: [], fallback: [{ delayMs: 300, then: { text: "Finished the slice." } }] },
+		});
 		agents.push(agent);
 		const board = boardFor(agent, { maxConcurrent: 4 });
-		const rows = await Promise.all(Array.from({ length: 20 }, (_, n) => board.dispatch({ prompt: `slice ${n}`, cwd: agent.cwd })));
+		const rows = await Promise.all(
+			Array.from({ length: 20 }, (_, n) => board.dispatch({ prompt: `slice ${n}`, cwd: agent.cwd })),
+		);
 		let maxLive = 0;
 		// Over the limit, a dispatch returns a queued row.
 		let sawQueued = rows.some((row) => row.state === "queued");
@@ -66,5 +75,4 @@ describe("board concurrency", () => {
 		expect(Math.max(...[...spans.values()].map((span) => overlapAt(span.start)))).toBeLessThanOrEqual(4);
 		for (const done of rows) expectAllEventsRecorded((await board.get(done.id))!);
 	}, 180_000);
-
 });

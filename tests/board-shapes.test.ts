@@ -15,7 +15,19 @@ const store = tempStores("pab-shapes-");
 
 describe("run.json and events.jsonl are checked by their readers", () => {
 	it("names the first wrong field of a run config", () => {
-		const good = { rowId: "r", runId: "run-r", runDir: "/s/r", storeDir: "/s", maxConcurrent: 4, sessionFile: "/s/r.jsonl", cwd: "/", prompt: "hi", piCommand: ["pi"], env: {}, createdAt: 1 };
+		const good = {
+			rowId: "r",
+			runId: "run-r",
+			runDir: "/s/r",
+			storeDir: "/s",
+			maxConcurrent: 4,
+			sessionFile: "/s/r.jsonl",
+			cwd: "/",
+			prompt: "hi",
+			piCommand: ["pi"],
+			env: {},
+			createdAt: 1,
+		};
 		expect(runConfigError(good)).toBeUndefined();
 		expect(runConfigError({ ...good, model: "faux/faux-1", stopGraceMs: 10 })).toBeUndefined();
 		expect(runConfigError([])).toBe("/ must be object");
@@ -31,12 +43,30 @@ describe("run.json and events.jsonl are checked by their readers", () => {
 		const { store: dir, paths } = store();
 		const row = writeRow(paths, "bad-config", { state: "queued" });
 		const config = join(row.runDir, "run.json");
-		const text = JSON.stringify({ rowId: row.id, runId: row.runId, runDir: row.runDir, storeDir: dir, maxConcurrent: 1, sessionFile: paths.session(row.id), cwd: "/", prompt: 42, piCommand: ["pi"], env: {}, createdAt: 1 });
+		const text = JSON.stringify({
+			rowId: row.id,
+			runId: row.runId,
+			runDir: row.runDir,
+			storeDir: dir,
+			maxConcurrent: 1,
+			sessionFile: paths.session(row.id),
+			cwd: "/",
+			prompt: 42,
+			piCommand: ["pi"],
+			env: {},
+			createdAt: 1,
+		});
 		writeFileSync(config, text, { mode: 0o600 });
-		const result = spawnSync(process.execPath, [RUNNER_PATH, config, join(dir, "slots", "slot-0.json")], { encoding: "utf8", timeout: 30_000 });
+		const result = spawnSync(process.execPath, [RUNNER_PATH, config, join(dir, "slots", "slot-0.json")], {
+			encoding: "utf8",
+			timeout: 30_000,
+		});
 		expect(result.status, result.stderr).toBe(1);
 		expect(result.stderr).toContain(`${config}: /prompt must be string`);
-		expect(JSON.parse(readFileSync(join(row.runDir, "status.json"), "utf8"))).toMatchObject({ state: "failed", error: `${config}: /prompt must be string` });
+		expect(JSON.parse(readFileSync(join(row.runDir, "status.json"), "utf8"))).toMatchObject({
+			state: "failed",
+			error: `${config}: /prompt must be string`,
+		});
 		expect(readFileSync(config, "utf8")).toBe(text);
 	});
 

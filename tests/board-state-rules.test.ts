@@ -1,8 +1,20 @@
 /** Pure state rules shared by the runner and the extension. */
 import { describe, expect, it } from "vitest";
-import { applyEvent, finalize, firstSentence, initialStatus, isTerminal, looksLikeQuestion, endFromOutside, summarize } from "../runner/life/state-rules.mjs";
+import {
+	applyEvent,
+	finalize,
+	firstSentence,
+	initialStatus,
+	isTerminal,
+	looksLikeQuestion,
+	endFromOutside,
+	summarize,
+} from "../runner/life/state-rules.mjs";
 
-const assistant = (text: string, extra: Record<string, unknown> = {}) => ({ type: "message_end", message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop", ...extra } });
+const assistant = (text: string, extra: Record<string, unknown> = {}) => ({
+	type: "message_end",
+	message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop", ...extra },
+});
 
 describe("state rules", () => {
 	it("moves queued -> working on the first worker event and prioritises the summary", () => {
@@ -24,37 +36,82 @@ describe("state rules", () => {
 	});
 
 	it("derives terminal states from the way the run ended", () => {
-		const settled = (events: Array<Record<string, unknown>>, exit: { code: number | null; signal: string | null; spawnError?: string; stopped?: boolean } = { code: 0, signal: null }) => {
+		const settled = (
+			events: Array<Record<string, unknown>>,
+			exit: { code: number | null; signal: string | null; spawnError?: string; stopped?: boolean } = {
+				code: 0,
+				signal: null,
+			},
+		) => {
 			const status = initialStatus("r", "w", 0);
 			for (const event of [{ type: "agent_start" }, ...events]) applyEvent(status, event, 1);
 			return finalize(status, { ...exit, now: 2 });
 		};
 		expect(settled([assistant("Done."), { type: "agent_settled" }]).state).toBe("completed");
 		expect(settled([{ type: "agent_settled" }]).state).toBe("idle");
-		expect(settled([assistant("Ok. Which option do you prefer"), { type: "agent_settled" }])).toMatchObject({ state: "needs_input", questionSource: "heuristic" });
-		expect(settled([{ type: "tool_execution_start", toolName: "ask_user", args: { question: "A or B?", options: ["A", "B"] } }, { type: "agent_settled" }])).toMatchObject({
+		expect(settled([assistant("Ok. Which option do you prefer"), { type: "agent_settled" }])).toMatchObject({
+			state: "needs_input",
+			questionSource: "heuristic",
+		});
+		expect(
+			settled([
+				{ type: "tool_execution_start", toolName: "ask_user", args: { question: "A or B?", options: ["A", "B"] } },
+				{ type: "agent_settled" },
+			]),
+		).toMatchObject({
 			state: "needs_input",
 			question: "A or B?",
 			questionOptions: ["A", "B"],
 			questionSource: "tool",
 		});
-		expect(settled([assistant("", { stopReason: "error", errorMessage: "429" }), { type: "agent_settled" }])).toMatchObject({ state: "failed", error: "429" });
-		expect(settled([assistant("Done."), { type: "auto_retry_end", success: false, finalError: "gave up" }, { type: "agent_settled" }])).toMatchObject({ state: "failed", error: "gave up" });
-		expect(settled([assistant("Done.")])).toMatchObject({ state: "failed", error: "worker exited before the run settled" });
-		expect(settled([], { code: 1, signal: null })).toMatchObject({ state: "failed", error: "worker exited with code 1" });
+		expect(
+			settled([assistant("", { stopReason: "error", errorMessage: "429" }), { type: "agent_settled" }]),
+		).toMatchObject({ state: "failed", error: "429" });
+		expect(
+			settled([
+				assistant("Done."),
+				{ type: "auto_retry_end", success: false, finalError: "gave up" },
+				{ type: "agent_settled" },
+			]),
+		).toMatchObject({ state: "failed", error: "gave up" });
+		expect(settled([assistant("Done.")])).toMatchObject({
+			state: "failed",
+			error: "worker exited before the run settled",
+		});
+		expect(settled([], { code: 1, signal: null })).toMatchObject({
+			state: "failed",
+			error: "worker exited with code 1",
+		});
 		// pi's words on a host without a model: a warning, the cause, then where its docs are. The row names the cause.
-		const docs = "Use /login to log into a provider via OAuth or API key. See:\n  /p/docs/providers.md\n  /p/docs/models.md\n";
+		const docs =
+			"Use /login to log into a provider via OAuth or API key. See:\n  /p/docs/providers.md\n  /p/docs/models.md\n";
 		const noModel = `Warning: No models available. ${docs}No API key found for the selected model.\n\n${docs}`;
 		const failedWorker = initialStatus("r", "w", 0);
 		failedWorker.stderrTail = noModel.slice(-60);
-		expect(finalize(failedWorker, { code: 1, signal: null, now: 2, stderrHead: noModel })).toMatchObject({ error: "worker exited with code 1: No API key found for the selected model." });
+		expect(finalize(failedWorker, { code: 1, signal: null, now: 2, stderrHead: noModel })).toMatchObject({
+			error: "worker exited with code 1: No API key found for the selected model.",
+		});
 		const onlyTail = initialStatus("r", "w", 0);
 		onlyTail.stderrTail = "(node:12) ExperimentalWarning: x\nError: Cannot find module '/x'\n    at y\n";
-		expect(finalize(onlyTail, { code: 1, signal: null, now: 2 }).error).toBe("worker exited with code 1: Error: Cannot find module '/x'");
-		expect(settled([], { code: null, signal: "SIGKILL" })).toMatchObject({ state: "failed", error: "worker killed by SIGKILL" });
-		expect(settled([], { code: null, signal: null, spawnError: "pi not found: /x" })).toMatchObject({ state: "failed", error: "pi not found: /x" });
+		expect(finalize(onlyTail, { code: 1, signal: null, now: 2 }).error).toBe(
+			"worker exited with code 1: Error: Cannot find module '/x'",
+		);
+		expect(settled([], { code: null, signal: "SIGKILL" })).toMatchObject({
+			state: "failed",
+			error: "worker killed by SIGKILL",
+		});
+		expect(settled([], { code: null, signal: null, spawnError: "pi not found: /x" })).toMatchObject({
+			state: "failed",
+			error: "pi not found: /x",
+		});
 		expect(settled([], { code: null, signal: "SIGTERM", stopped: true }).state).toBe("stopped");
-		expect(endFromOutside(initialStatus("r", "w", 0), { state: "failed", code: "runner-died", reason: "runner died", messages: { code: "run-ended" } }, 5)).toMatchObject({ state: "failed", error: "runner died", summary: "Failed: runner died" });
+		expect(
+			endFromOutside(
+				initialStatus("r", "w", 0),
+				{ state: "failed", code: "runner-died", reason: "runner died", messages: { code: "run-ended" } },
+				5,
+			),
+		).toMatchObject({ state: "failed", error: "runner died", summary: "Failed: runner died" });
 	});
 
 	it("detects questions and terminal states", () => {

@@ -25,10 +25,35 @@ describe("board run states", () => {
 		const agent = agentWith({
 			script: {
 				rules: [
-					{ match: "ASK-TOOL", steps: [{ toolCall: { name: "ask_user", args: { question: "Deploy to staging or prod?", options: ["staging", "prod"] } } }, { text: "must not be reached" }] },
+					{
+						match: "ASK-TOOL",
+						steps: [
+							{
+								toolCall: {
+									name: "ask_user",
+									args: { question: "Deploy to staging or prod?", options: ["staging", "prod"] },
+								},
+							},
+							{ text: "must not be reached" },
+						],
+					},
 					{ match: "ASK-TEXT", steps: [{ text: "I found two configs. Should I merge them?" }] },
 					{ match: "MODEL-ERROR", steps: [{ error: "provider exploded" }] },
-					{ match: "ENV-CHECK", steps: [{ toolCall: { name: "bash", args: { command: "echo \"env:$AGENT_BOARD_WORKER:$AGENT_BOARD_ROW:$PONYTAIL_DEFAULT_MODE:$PONYTAIL_CONDENSED\"" } } }, { text: "Checked." }] },
+					{
+						match: "ENV-CHECK",
+						steps: [
+							{
+								toolCall: {
+									name: "bash",
+									args: {
+										command:
+											'echo "env:$AGENT_BOARD_WORKER:$AGENT_BOARD_ROW:$PONYTAIL_DEFAULT_MODE:$PONYTAIL_CONDENSED"',
+									},
+								},
+							},
+							{ text: "Checked." },
+						],
+					},
 				],
 				fallback: [{ text: "All tests pass. Nothing else to do." }],
 			},
@@ -59,12 +84,22 @@ describe("board run states", () => {
 			}
 		})();
 		const [done, askTool, askText, modelError, ...verbatim] = await Promise.all(
-			["plain task", "ASK-TOOL now", "ASK-TEXT now", "MODEL-ERROR now", ...tricky].map((prompt) => board.dispatch({ prompt, cwd: agent.cwd })),
+			["plain task", "ASK-TOOL now", "ASK-TEXT now", "MODEL-ERROR now", ...tricky].map((prompt) =>
+				board.dispatch({ prompt, cwd: agent.cwd }),
+			),
 		);
-		const envRow = await board.dispatch({ prompt: "ENV-CHECK", cwd: agent.cwd, ponytailMode: "terse", model: "faux/faux-2", thinking: "low" });
+		const envRow = await board.dispatch({
+			prompt: "ENV-CHECK",
+			cwd: agent.cwd,
+			ponytailMode: "terse",
+			model: "faux/faux-2",
+			thinking: "low",
+		});
 		const bad = boardFor(agent, { piCommand: [join(agent.root, "no-such-pi")] });
 		const badPi = await bad.dispatch({ prompt: "never runs", cwd: agent.cwd });
-		await expect(board.dispatch({ prompt: "x", cwd: join(agent.root, "missing-dir") })).rejects.toThrow(/working directory does not exist/);
+		await expect(board.dispatch({ prompt: "x", cwd: join(agent.root, "missing-dir") })).rejects.toThrow(
+			/working directory does not exist/,
+		);
 
 		const finished = new Map<string, Awaited<ReturnType<typeof waitDone>>>();
 		for (const row of [done, askTool, askText, modelError, badPi, envRow, ...verbatim]) {
@@ -78,15 +113,24 @@ describe("board run states", () => {
 
 		expect(final(done?.id).state).toBe("completed");
 		expect(final(done?.id).summary).toBe("All tests pass.");
-		expect(final(askTool?.id)).toMatchObject({ state: "needs_input", question: "Deploy to staging or prod?", questionOptions: ["staging", "prod"] });
-		expect(final(askText?.id)).toMatchObject({ state: "needs_input", question: "I found two configs. Should I merge them?" });
+		expect(final(askTool?.id)).toMatchObject({
+			state: "needs_input",
+			question: "Deploy to staging or prod?",
+			questionOptions: ["staging", "prod"],
+		});
+		expect(final(askText?.id)).toMatchObject({
+			state: "needs_input",
+			question: "I found two configs. Should I merge them?",
+		});
 		expect(final(modelError?.id)).toMatchObject({ state: "failed", error: "provider exploded" });
 		expect(final(badPi.id).state).toBe("failed");
 		expect(final(badPi.id).error).toContain("pi not found");
 		expect(final(badPi.id).error).toContain("no-such-pi");
 
 		// Workers run in the worker role with the row's ponytail mode, condensed.
-		const envResult = readEvents(final(envRow.id).runDir!).find((e) => e.type === "tool_execution_end" && e.toolName === "bash");
+		const envResult = readEvents(final(envRow.id).runDir!).find(
+			(e) => e.type === "tool_execution_end" && e.toolName === "bash",
+		);
 		expect(envResult?.result).toContain(`env:1:${envRow.id}:terse:1`);
 		const envCalls = agent.calls().filter((call) => userTexts(call).includes("ENV-CHECK"));
 		expect(envCalls.map((call) => call.model)).toEqual(envCalls.map(() => expect.stringContaining("faux-2")));
@@ -120,12 +164,30 @@ describe("board run states", () => {
 	}, 120_000);
 
 	it("stops a stalled run, keeps a queued run processless, fails on worker SIGKILL, and a runner SIGKILL mid-bash leaves nothing behind", async () => {
-		const agent = agentWith({ script: { rules: [{ match: "BASH-HANG", steps: [{ toolCall: { name: "bash", args: { command: "sleep 120" } } }, { text: "unreachable" }] }], fallback: [{ stall: true }] } });
+		const agent = agentWith({
+			script: {
+				rules: [
+					{
+						match: "BASH-HANG",
+						steps: [{ toolCall: { name: "bash", args: { command: "sleep 120" } } }, { text: "unreachable" }],
+					},
+				],
+				fallback: [{ stall: true }],
+			},
+		});
 		const board = boardFor(agent, { stopGraceMs: 1500, maxConcurrent: 3 });
-		const rows = await Promise.all(["stall 1", "stall 2", "BASH-HANG now"].map((prompt) => board.dispatch({ prompt, cwd: agent.cwd })));
-		const worker = (runDir: string) => JSON.parse(readFileSync(join(runDir, "worker.json"), "utf8")) as { pid: number };
-		const runner = (runDir: string) => JSON.parse(readFileSync(join(runDir, "runner.json"), "utf8")) as { pid: number };
-		await waitFor(async () => (await board.get(rows[2]!.id))?.live?.tool?.name === "bash", "the bash tool to run", 30_000);
+		const rows = await Promise.all(
+			["stall 1", "stall 2", "BASH-HANG now"].map((prompt) => board.dispatch({ prompt, cwd: agent.cwd })),
+		);
+		const worker = (runDir: string) =>
+			JSON.parse(readFileSync(join(runDir, "worker.json"), "utf8")) as { pid: number };
+		const runner = (runDir: string) =>
+			JSON.parse(readFileSync(join(runDir, "runner.json"), "utf8")) as { pid: number };
+		await waitFor(
+			async () => (await board.get(rows[2]!.id))?.live?.tool?.name === "bash",
+			"the bash tool to run",
+			30_000,
+		);
 		await waitFor(() => agent.calls().length >= 3, "three model calls", 30_000);
 		// Over the limit: a queued run is a file, not a process; a stop while queued never starts it.
 		const queued = await board.dispatch({ prompt: "stall queued", cwd: agent.cwd });
@@ -160,13 +222,18 @@ describe("board run states", () => {
 		expect(await board.supervise()).toContain(toKillRunner!.id);
 		await waitFor(() => runTaggedProcs([runId]).length === 0, "every process of the killed run to be gone", 10_000);
 		// Its slot went back when its end was recorded, not at some later claim that found every slot taken.
-		const slotOwners = readdirSync(join(board.storeDir, "slots")).map((name) => readFileSync(join(board.storeDir, "slots", name), "utf8"));
+		const slotOwners = readdirSync(join(board.storeDir, "slots")).map((name) =>
+			readFileSync(join(board.storeDir, "slots", name), "utf8"),
+		);
 		expect(slotOwners.filter((owner) => owner.includes(runId))).toEqual([]);
 	}, 120_000);
 
 	it("resumes a row on the same session so the model sees the earlier conversation", async () => {
 		const agent = agentWith({
-			script: { rules: [{ match: "first", steps: [{ text: "Which colour should I use?" }] }], fallback: [{ text: "Using blue as asked." }] },
+			script: {
+				rules: [{ match: "first", steps: [{ text: "Which colour should I use?" }] }],
+				fallback: [{ text: "Using blue as asked." }],
+			},
 		});
 		const board = boardFor(agent);
 		const row = await board.dispatch({ prompt: "first: paint the shed", cwd: agent.cwd });
@@ -184,7 +251,10 @@ describe("board run states", () => {
 
 	it("adds an optional model summary after the terminal state is already written", async () => {
 		const agent = agentWith({
-			script: { rules: [{ match: "Summarize in one short sentence", steps: [{ text: "Model says: refactor landed." }] }], fallback: [{ text: "Refactored the parser. Tests pass." }] },
+			script: {
+				rules: [{ match: "Summarize in one short sentence", steps: [{ text: "Model says: refactor landed." }] }],
+				fallback: [{ text: "Refactored the parser. Tests pass." }],
+			},
 		});
 		agent.env.AGENT_BOARD_SUMMARY_MODEL = "faux/faux-2";
 		const board = boardFor(agent);
@@ -192,10 +262,14 @@ describe("board run states", () => {
 		const first = await waitDone(board, row.id);
 		expect(first.state).toBe("completed");
 		const { waitFor } = await import("../test-support/pi-harness.ts");
-		const summarized = await waitFor(async () => {
-			const current = await board.get(row.id);
-			return current?.summary === "Model says: refactor landed." ? current : undefined;
-		}, "model summary", 60_000);
+		const summarized = await waitFor(
+			async () => {
+				const current = await board.get(row.id);
+				return current?.summary === "Model says: refactor landed." ? current : undefined;
+			},
+			"model summary",
+			60_000,
+		);
 		expect(summarized.state).toBe("completed");
 		expect(agent.calls().some((call) => call.model.includes("faux-2"))).toBe(true);
 	}, 120_000);

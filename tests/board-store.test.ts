@@ -31,13 +31,29 @@ describe("board store", () => {
 		};
 		const statusOf = (dir: string) => join(dir, "runs", good.currentRunId!, "status.json");
 		const damage: Record<string, { file: (dir: string) => string; content: string | undefined; reason: RegExp }> = {
-			"bad-meta-json": { file: (d) => join(d, "meta.json"), content: "{not json", reason: /meta\.json: invalid JSON/ },
-			"bad-meta-trunc": { file: (d) => join(d, "meta.json"), content: meta.slice(0, 40), reason: /meta\.json: invalid JSON/ },
-			"bad-meta-bom": { file: (d) => join(d, "meta.json"), content: `\ufeff${meta.replace(good.id, "bad-meta-bom")}`, reason: /meta\.json: starts with a byte order mark/ },
+			"bad-meta-json": {
+				file: (d) => join(d, "meta.json"),
+				content: "{not json",
+				reason: /meta\.json: invalid JSON/,
+			},
+			"bad-meta-trunc": {
+				file: (d) => join(d, "meta.json"),
+				content: meta.slice(0, 40),
+				reason: /meta\.json: invalid JSON/,
+			},
+			"bad-meta-bom": {
+				file: (d) => join(d, "meta.json"),
+				content: `\ufeff${meta.replace(good.id, "bad-meta-bom")}`,
+				reason: /meta\.json: starts with a byte order mark/,
+			},
 			"bad-meta-gone": { file: (d) => join(d, "meta.json"), content: undefined, reason: /meta\.json: missing/ },
 			"bad-meta-empty": { file: (d) => join(d, "meta.json"), content: "", reason: /meta\.json: empty file/ },
 			"bad-status-trunc": { file: statusOf, content: '{"state":"work', reason: /status\.json: invalid JSON/ },
-			"bad-status-bom": { file: statusOf, content: `\ufeff${readFileSync(statusOf(join(rows, good.id)), "utf8")}`, reason: /status\.json: starts with a byte order mark/ },
+			"bad-status-bom": {
+				file: statusOf,
+				content: `\ufeff${readFileSync(statusOf(join(rows, good.id)), "utf8")}`,
+				reason: /status\.json: starts with a byte order mark/,
+			},
 			"bad-status-gone": { file: statusOf, content: undefined, reason: /status\.json: missing/ },
 		};
 		const before = new Map<string, string | undefined>();
@@ -68,11 +84,19 @@ describe("board store", () => {
 		}
 		expect(await board.get("no-such-row")).toBeUndefined();
 		await expect(board.dispatch({ prompt: "a\0b", cwd: agent.cwd })).rejects.toThrow(/NUL byte/);
-		await expect(board.dispatch({ prompt: "y".repeat(1100 * 1024), cwd: agent.cwd })).rejects.toThrow(/limit is 1048576/);
-		await expect(board.dispatch({ prompt: "ok", cwd: join(rows, good.id, "meta.json") })).rejects.toThrow(/not a directory/);
+		await expect(board.dispatch({ prompt: "y".repeat(1100 * 1024), cwd: agent.cwd })).rejects.toThrow(
+			/limit is 1048576/,
+		);
+		await expect(board.dispatch({ prompt: "ok", cwd: join(rows, good.id, "meta.json") })).rejects.toThrow(
+			/not a directory/,
+		);
 		// No node for the runner: the row fails at once with the reason instead of hanging queued.
 		const { createBoardService } = await import("../src/board/engine/service.ts");
-		const noNode = createBoardService({ storeDir: board.storeDir, piCommand: ["pi"], env: { ...agent.env, AGENT_BOARD_NODE: join(agent.root, "no-node") } });
+		const noNode = createBoardService({
+			storeDir: board.storeDir,
+			piCommand: ["pi"],
+			env: { ...agent.env, AGENT_BOARD_NODE: join(agent.root, "no-node") },
+		});
 		const orphan = await noNode.dispatch({ prompt: "never starts", cwd: agent.cwd });
 		const failed = await waitDone(noNode, orphan.id, 10_000);
 		expect(failed.state).toBe("failed");
@@ -85,7 +109,11 @@ describe("board store", () => {
 		await board.archive(good.id);
 		expect(await board.version()).not.toBe(v1);
 		expect((await board.list()).some((row) => row.id === good.id)).toBe(false);
-		expect((await board.list({ includeArchived: true })).find((row) => row.id === good.id)).toMatchObject({ name: "renamed", pinned: true, archived: true });
+		expect((await board.list({ includeArchived: true })).find((row) => row.id === good.id)).toMatchObject({
+			name: "renamed",
+			pinned: true,
+			archived: true,
+		});
 		await board.unarchive(good.id);
 		expect((await board.get(good.id))?.archived).toBe(false);
 	}, 120_000);
@@ -97,7 +125,15 @@ describe("board store", () => {
 		const store = join(agent.root, "board");
 		agent.writeScript({
 			rules: [
-				{ match: "fan out", steps: [{ toolCall: { name: "board_dispatch", args: { prompt: "WORKER: wait for the gate", name: "gated" } } }, { text: "Dispatched." }] },
+				{
+					match: "fan out",
+					steps: [
+						{
+							toolCall: { name: "board_dispatch", args: { prompt: "WORKER: wait for the gate", name: "gated" } },
+						},
+						{ text: "Dispatched." },
+					],
+				},
 				{ match: "WORKER", steps: [{ waitForFile: gate, then: { text: "Gate opened, work finished." } }] },
 				{ match: "status", steps: [{ toolCall: { name: "board_status", args: {} } }, { text: "Reported." }] },
 			],
@@ -126,14 +162,21 @@ describe("board store", () => {
 		agents.push(agent);
 		const repo = join(agent.cwd, "repo");
 		mkdirSync(repo);
-		const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, env: agent.env, encoding: "utf8" }).trim();
+		const git = (...args: string[]) =>
+			execFileSync("git", args, { cwd: repo, env: agent.env, encoding: "utf8" }).trim();
 		git("init", "-q", "-b", "main");
 		writeFileSync(join(repo, "README"), "hello\n");
 		git("add", "README");
 		git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init");
 		agent.writeScript({
 			rules: [
-				{ match: "WRITE", steps: [{ toolCall: { name: "write", args: { path: "notes.txt", content: "one\ntwo\nthree\n" } } }, { text: "Wrote notes." }] },
+				{
+					match: "WRITE",
+					steps: [
+						{ toolCall: { name: "write", args: { path: "notes.txt", content: "one\ntwo\nthree\n" } } },
+						{ text: "Wrote notes." },
+					],
+				},
 				{ match: "HOLD", steps: [{ stall: true }] },
 			],
 		});
@@ -160,7 +203,9 @@ describe("board store", () => {
 		const second = await board.dispatch({ prompt: "HOLD two", cwd: repo, worktreeMode: "auto" });
 		expect(first.worktreePath).toBeUndefined();
 		expect(second.worktreePath).toBe(join(board.storeDir, "worktrees", second.id));
-		await expect(board.dispatch({ prompt: "x", cwd: agent.cwd, worktreeMode: "worktree" })).rejects.toThrow(/needs a git repository/);
+		await expect(board.dispatch({ prompt: "x", cwd: agent.cwd, worktreeMode: "worktree" })).rejects.toThrow(
+			/needs a git repository/,
+		);
 		await Promise.all([board.stop(first.id), board.stop(second.id)]);
 	}, 120_000);
 });

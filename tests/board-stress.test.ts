@@ -22,15 +22,21 @@ afterAll(() => {
 function dispatchFrom(agent: TestAgent, storeDir: string, count: number, max: number, tag: string): Promise<string[]> {
 	return new Promise((resolve, reject) => {
 		const script = join(REPO_ROOT, "test-support/board-dispatch-child.ts");
-		const child = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", script, storeDir, String(count), String(max), agent.cwd, tag], {
-			env: agent.env,
-			stdio: ["ignore", "pipe", "pipe"],
-		});
+		const child = spawn(
+			process.execPath,
+			["--experimental-strip-types", "--no-warnings", script, storeDir, String(count), String(max), agent.cwd, tag],
+			{
+				env: agent.env,
+				stdio: ["ignore", "pipe", "pipe"],
+			},
+		);
 		let out = "";
 		let err = "";
 		child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
 		child.stderr.setEncoding("utf8").on("data", (c: string) => (err += c));
-		child.on("close", (code) => (code === 0 ? resolve(JSON.parse(out) as string[]) : reject(new Error(`dispatcher exited ${code}: ${err}`))));
+		child.on("close", (code) =>
+			code === 0 ? resolve(JSON.parse(out) as string[]) : reject(new Error(`dispatcher exited ${code}: ${err}`)),
+		);
 	});
 }
 
@@ -71,7 +77,14 @@ function runRecord(runDir: string, killed: boolean): RunRecord {
 	const claim = JSON.parse(readFileSync(join(runDir, "claim.json"), "utf8")) as { slot?: string; at: number };
 	const status = JSON.parse(readFileSync(join(runDir, "status.json"), "utf8")) as { endedAt?: number };
 	const events = existsSync(join(runDir, "events.jsonl")) ? readEvents(runDir) : [];
-	return { runDir, slot: claim.slot, claimedAt: claim.at, endedAt: status.endedAt, lastEventAt: events.at(-1)?.at as number | undefined, killed };
+	return {
+		runDir,
+		slot: claim.slot,
+		claimedAt: claim.at,
+		endedAt: status.endedAt,
+		lastEventAt: events.at(-1)?.at as number | undefined,
+		killed,
+	};
 }
 
 /** What holds the queue: each slot's owner (alive?, processes of its run), the entries, the stuck runs' claims. */
@@ -101,13 +114,21 @@ function queueState(storeDir: string, pending: BoardRow[]): string {
 		const alive = owner.pid !== undefined && existsSync(`/proc/${owner.pid}`);
 		return `${name} ${text} pidAlive=${alive} runProcs=${owner.runId ? runTaggedProcs([owner.runId]).length : "?"}`;
 	});
-	const claims = pending.map((row) => `${row.id} claim.json=${read(join(row.runDir ?? "", "claim.json"))} runner.json=${existsSync(join(row.runDir ?? "", "runner.json"))}`);
+	const claims = pending.map(
+		(row) =>
+			`${row.id} claim.json=${read(join(row.runDir ?? "", "claim.json"))} runner.json=${existsSync(join(row.runDir ?? "", "runner.json"))}`,
+	);
 	return `slots: ${slots.join(" | ")}\nqueue: ${list(join(storeDir, "queue")).join(", ")}\nclaims: ${claims.join(" | ")}`;
 }
 
 describe("board under stress", () => {
 	it("3 dispatchers x 20 runs, limit 5, runners killed at random: the limit, FIFO and cleanup hold", async () => {
-		const agent = createTestAgent({ script: { rules: [], fallback: [{ toolCall: { name: "ls", args: {} } }, { delayMs: 200, then: { text: "Slice finished." } }] } });
+		const agent = createTestAgent({
+			script: {
+				rules: [],
+				fallback: [{ toolCall: { name: "ls", args: {} } }, { delayMs: 200, then: { text: "Slice finished." } }],
+			},
+		});
 		agents.push(agent);
 		const LIMIT = 5;
 		const board = boardFor(agent, { maxConcurrent: LIMIT });
@@ -128,10 +149,14 @@ describe("board under stress", () => {
 				const workers = storeWorkers(storeDir);
 				maxWorkers = Math.max(maxWorkers, workers.length);
 				// Over the limit: keep who they were, so a failure says which runs overlapped.
-				if (workers.length > LIMIT && over.length < 3) over.push(workers.map((w) => `${w.pid} ${w.argv.find((a) => a.includes("/sessions/")) ?? "?"}`));
+				if (workers.length > LIMIT && over.length < 3)
+					over.push(workers.map((w) => `${w.pid} ${w.argv.find((a) => a.includes("/sessions/")) ?? "?"}`));
 				maxRunners = Math.max(maxRunners, storeRunners(storeDir).length);
 				try {
-					maxQueued = Math.max(maxQueued, readdirSync(join(storeDir, "queue")).filter((n) => n.endsWith(".json") && !n.startsWith(".")).length);
+					maxQueued = Math.max(
+						maxQueued,
+						readdirSync(join(storeDir, "queue")).filter((n) => n.endsWith(".json") && !n.startsWith(".")).length,
+					);
 				} catch {
 					// Not created yet.
 				}
@@ -144,7 +169,10 @@ describe("board under stress", () => {
 		let killing = true;
 		const runDirOf = (runner: ProcInfo) => dirname(runner.argv.find((a) => a.endsWith("run.json")) ?? "/");
 		// A runner whose run has a worker (so a kill really cuts a run short), not one killed already.
-		const killable = () => storeRunners(storeDir).find((runner) => !killed.has(runDirOf(runner)) && existsSync(join(runDirOf(runner), "worker.json")));
+		const killable = () =>
+			storeRunners(storeDir).find(
+				(runner) => !killed.has(runDirOf(runner)) && existsSync(join(runDirOf(runner), "worker.json")),
+			);
 		const killer = (async () => {
 			while (killing && killed.size < 8) {
 				const victim = await waitFor(() => !killing || killable(), "a runner with a worker to kill", 170_000, 20);
@@ -157,11 +185,18 @@ describe("board under stress", () => {
 				}
 				// The next kill once another run has started: the queue must keep moving between kills.
 				const seen = new Set(storeRunners(storeDir).map((runner) => runner.pid));
-				await waitFor(() => !killing || storeRunners(storeDir).some((runner) => !seen.has(runner.pid)), "another runner to start", 170_000, 20);
+				await waitFor(
+					() => !killing || storeRunners(storeDir).some((runner) => !seen.has(runner.pid)),
+					"another runner to start",
+					170_000,
+					20,
+				);
 			}
 		})();
 
-		const ids = (await Promise.all(["alpha", "beta", "gamma"].map((tag) => dispatchFrom(agent, storeDir, 20, LIMIT, tag)))).flat();
+		const ids = (
+			await Promise.all(["alpha", "beta", "gamma"].map((tag) => dispatchFrom(agent, storeDir, 20, LIMIT, tag)))
+		).flat();
 		expect(new Set(ids).size).toBe(60);
 
 		// The supervise step records dead runners' ends and keeps the queue moving, as an open board's tick
@@ -175,14 +210,23 @@ describe("board under stress", () => {
 				const pending = listed.filter((row) => ids.includes(row.id) && (row.alive || row.state === "queued"));
 				if (pending.length === 0 && listed.filter((row) => ids.includes(row.id)).length === 60) return listed;
 				if (pending.length < left) [left, since] = [pending.length, Date.now()];
-				const stuck = pending.map((row) => `${row.name} ${row.state}${row.alive ? "" : " (no owner)"} ${row.error ?? row.summary ?? ""}`);
-				if (Date.now() - since > 60_000) throw new Error(`no run ended for 60 s; ${pending.length} not over: ${stuck.join("; ")}\n${queueState(storeDir, pending)}`);
+				const stuck = pending.map(
+					(row) => `${row.name} ${row.state}${row.alive ? "" : " (no owner)"} ${row.error ?? row.summary ?? ""}`,
+				);
+				if (Date.now() - since > 60_000)
+					throw new Error(
+						`no run ended for 60 s; ${pending.length} not over: ${stuck.join("; ")}\n${queueState(storeDir, pending)}`,
+					);
 				await new Promise((r) => setTimeout(r, 200));
 			}
 		})();
 		killing = false;
 		await killer;
-		await waitFor(() => storeWorkers(storeDir).length === 0 && storeRunners(storeDir).length === 0, "every worker and runner to exit", 20_000);
+		await waitFor(
+			() => storeWorkers(storeDir).length === 0 && storeRunners(storeDir).length === 0,
+			"every worker and runner to exit",
+			20_000,
+		);
 		// One more reader, as an open board would be: a runner killed after it recorded its end but before it
 		// freed its slot leaves a slot file whose run is over; a pump with nothing queued removes it.
 		await board.pump();
@@ -192,12 +236,20 @@ describe("board under stress", () => {
 
 		const byRunDir = new Map(rows.map((row) => [row.runDir!, row] as const));
 		const notKilled = rows.filter((row) => !killed.has(row.runDir!));
-		expect(notKilled.filter((row) => row.state !== "completed").map((row) => `${row.name}: ${row.state} ${row.error ?? ""}`)).toEqual([]);
+		expect(
+			notKilled
+				.filter((row) => row.state !== "completed")
+				.map((row) => `${row.name}: ${row.state} ${row.error ?? ""}`),
+		).toEqual([]);
 		for (const runDir of killed) {
 			const row = byRunDir.get(runDir);
 			if (!row) continue;
 			// A runner killed after it recorded completion leaves a completed row; otherwise a reason.
-			if (row.state !== "completed") expect({ state: row.state, error: row.error }).toMatchObject({ state: "failed", error: expect.stringMatching(/runner/) });
+			if (row.state !== "completed")
+				expect({ state: row.state, error: row.error }).toMatchObject({
+					state: "failed",
+					error: expect.stringMatching(/runner/),
+				});
 		}
 		expect(killed.size).toBeGreaterThan(0);
 
@@ -206,14 +258,17 @@ describe("board under stress", () => {
 		// before it frees the slot, and a killed runner's last event comes before the slot can be taken.
 		const records = rows.map((row) => runRecord(row.runDir!, killed.has(row.runDir!)));
 		const slotNames = Array.from({ length: LIMIT }, (_, n) => `slot-${n}.json`);
-		expect(records.filter((record) => !slotNames.includes(record.slot ?? "")).map((record) => record.runDir)).toEqual([]);
+		expect(records.filter((record) => !slotNames.includes(record.slot ?? "")).map((record) => record.runDir)).toEqual(
+			[],
+		);
 		const handovers: string[] = [];
 		for (const slot of slotNames) {
 			const onSlot = records.filter((record) => record.slot === slot).sort((a, b) => a.claimedAt - b.claimedAt);
 			for (let n = 1; n < onSlot.length; n++) {
 				const [before, next] = [onSlot[n - 1]!, onSlot[n]!];
 				const over = before.killed ? (before.lastEventAt ?? before.claimedAt) : before.endedAt;
-				if (over === undefined || over > next.claimedAt) handovers.push(`${slot}: ${before.runDir} over at ${over}, ${next.runDir} claimed at ${next.claimedAt}`);
+				if (over === undefined || over > next.claimedAt)
+					handovers.push(`${slot}: ${before.runDir} over at ${over}, ${next.runDir} claimed at ${next.claimedAt}`);
 			}
 		}
 		expect(handovers).toEqual([]);
@@ -224,7 +279,8 @@ describe("board under stress", () => {
 		]);
 		let holding = 0;
 		let maxHolding = 0;
-		for (const edge of edges.sort((a, b) => a.at - b.at || a.step - b.step)) maxHolding = Math.max(maxHolding, (holding += edge.step));
+		for (const edge of edges.sort((a, b) => a.at - b.at || a.step - b.step))
+			maxHolding = Math.max(maxHolding, (holding += edge.step));
 		expect(maxHolding).toBeLessThanOrEqual(LIMIT);
 		expect(maxHolding).toBeGreaterThan(1);
 
@@ -238,13 +294,21 @@ describe("board under stress", () => {
 		expect(maxRunners).toBeLessThanOrEqual(LIMIT + 3);
 
 		// FIFO: when a run was claimed, no older run was still waiting in the queue.
-		const claims = rows.map((row) => JSON.parse(readFileSync(join(row.runDir!, "claim.json"), "utf8")) as { olderWaiting?: number; purpose: string });
+		const claims = rows.map(
+			(row) =>
+				JSON.parse(readFileSync(join(row.runDir!, "claim.json"), "utf8")) as {
+					olderWaiting?: number;
+					purpose: string;
+				},
+		);
 		expect(claims.every((claim) => claim.purpose === "start")).toBe(true);
 		expect(claims.filter((claim) => claim.olderWaiting !== 0)).toEqual([]);
 
 		// Nothing left: no slot file, no process carrying any of these runs' tags.
 		expect(readdirSync(join(storeDir, "slots")).filter((n) => n.startsWith("slot-"))).toEqual([]);
 		expect(runTaggedProcs(rows.map((row: BoardRow) => row.currentRunId!))).toEqual([]);
-		expect(existsSync(join(storeDir, "queue")) && readdirSync(join(storeDir, "queue")).filter((n) => !n.startsWith("."))).toEqual([]);
+		expect(
+			existsSync(join(storeDir, "queue")) && readdirSync(join(storeDir, "queue")).filter((n) => !n.startsWith(".")),
+		).toEqual([]);
 	}, 600_000);
 });

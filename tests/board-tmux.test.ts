@@ -22,9 +22,15 @@ const WORDS = Array.from({ length: 2400 }, (_, i) => `w${String(i).padStart(4, "
 
 /** The SGR sequences (styles) of the screen line that contains `text` (tmux capture with escapes). */
 function stylesOf(tmux: TmuxSession, text: string): string[] {
-	const screen = execFileSync("tmux", ["-L", tmux.socket, "-f", "/dev/null", "capture-pane", "-p", "-e", "-t", "main"], { encoding: "utf8" });
+	const screen = execFileSync(
+		"tmux",
+		["-L", tmux.socket, "-f", "/dev/null", "capture-pane", "-p", "-e", "-t", "main"],
+		{ encoding: "utf8" },
+	);
 	const line = screen.split("\n").find((l) => l.includes(text)) ?? "";
-	return [...line.matchAll(/\x1b\[[0-9;:]*m/g)].map((m) => m[0]).filter((sgr) => sgr !== "\x1b[0m" && sgr !== "\x1b[m");
+	return [...line.matchAll(/\x1b\[[0-9;:]*m/g)]
+		.map((m) => m[0])
+		.filter((sgr) => sgr !== "\x1b[0m" && sgr !== "\x1b[m");
 }
 
 async function newcomer(ctx: TestContext, width: number, height: number): Promise<void> {
@@ -33,8 +39,23 @@ async function newcomer(ctx: TestContext, width: number, height: number): Promis
 	agent.writeScript({
 		rules: [
 			{ match: "hello main", steps: [{ text: "Hello from the main session." }] },
-			{ match: "ask long", steps: [{ toolCall: { name: "ask_user", args: { question: QUESTION, options: ["Postgres", "SQLite"] } } }, { text: "Going with Postgres." }] },
-			{ match: "console job", steps: [{ toolCall: { name: "bash", args: { command: `while [ ! -f ${gate} ]; do sleep 0.2; done` } }, text: "Starting the console job." }, { text: "Console job done." }] },
+			{
+				match: "ask long",
+				steps: [
+					{ toolCall: { name: "ask_user", args: { question: QUESTION, options: ["Postgres", "SQLite"] } } },
+					{ text: "Going with Postgres." },
+				],
+			},
+			{
+				match: "console job",
+				steps: [
+					{
+						toolCall: { name: "bash", args: { command: `while [ ! -f ${gate} ]; do sleep 0.2; done` } },
+						text: "Starting the console job.",
+					},
+					{ text: "Console job done." },
+				],
+			},
 			{ match: "also print the total", steps: [{ text: "Noted the steer: total printed." }] },
 			{ match: "stream words", steps: [{ text: WORDS }] },
 		],
@@ -60,7 +81,10 @@ async function newcomer(ctx: TestContext, width: number, height: number): Promis
 	t.keys("Enter");
 	await t.waitForText("○ ponytail ultra");
 	expect(t.screen()).not.toContain("too many arguments");
-	const log = readFileSync(join(agent.home, ".cache/ponytail/commands.log"), "utf8").trim().split("\n").map((line) => (JSON.parse(line) as { args: string }).args);
+	const log = readFileSync(join(agent.home, ".cache/ponytail/commands.log"), "utf8")
+		.trim()
+		.split("\n")
+		.map((line) => (JSON.parse(line) as { args: string }).args);
 	expect(log).toEqual(["lite", "ultra"]);
 
 	// With the board closed: a question arrives as a notice that is not drawn dim, and the strip lists the row.
@@ -97,12 +121,17 @@ async function newcomer(ctx: TestContext, width: number, height: number): Promis
 	// n, a prompt (pasted, two lines), enter: a worker starts with the remembered choices shown above the editor.
 	t.keys("n");
 	// It wraps at 80 columns: any space may be a line break.
-	await t.waitForText(new RegExp(`in \\S*work${" · local · pi's default model · no worktree · 1 attempt".replace(/ /g, "\\s+")}`));
+	await t.waitForText(
+		new RegExp(`in \\S*work${" · local · pi's default model · no worktree · 1 attempt".replace(/ /g, "\\s+")}`),
+	);
 	t.paste("Line one of the task\nLine two: details");
 	t.keys("Enter");
 	await t.waitForText("dispatched Line one of the task");
 	await t.waitForText(/^>\S*\s+Line one of the task.*Done: wrote the file\./m, 60_000);
-	const call = await waitFor(() => agent.calls().find((c) => userTexts(c).some((text) => text.includes("Line one of the task"))), "the worker's request");
+	const call = await waitFor(
+		() => agent.calls().find((c) => userTexts(c).some((text) => text.includes("Line one of the task"))),
+		"the worker's request",
+	);
 	expect(userTexts(call).join("\n")).toContain("Line one of the task\nLine two: details");
 	// Peek of a row without a worktree offers no diff, compare or merge (the peek's own lines, not the list's hints).
 	t.keys("Enter");

@@ -14,10 +14,17 @@ afterAll(() => {
 
 describe("board change feed", () => {
 	it("reports exactly the rows that changed, and a runner killed without a trace", async () => {
-		const agent = createTestAgent({ script: { rules: [{ match: "STALL", steps: [{ stall: true }] }], fallback: [{ text: "Done." }] } });
+		const agent = createTestAgent({
+			script: { rules: [{ match: "STALL", steps: [{ stall: true }] }], fallback: [{ text: "Done." }] },
+		});
 		agents.push(agent);
 		const storeDir = join(agent.root, "store");
-		const board = createBoardService({ storeDir, piCommand: [process.execPath, PI_CLI], env: agent.env, safetyPollMs: 500 });
+		const board = createBoardService({
+			storeDir,
+			piCommand: [process.execPath, PI_CLI],
+			env: agent.env,
+			safetyPollMs: 500,
+		});
 		const quiet = await board.dispatch({ prompt: "quiet row", cwd: agent.cwd });
 		await waitDone(board, quiet.id);
 		// The row is done once its end is recorded; its runner still writes the final status once more
@@ -37,7 +44,11 @@ describe("board change feed", () => {
 			const seen = batches.length;
 			const runner = JSON.parse(readFileSync(join(stalled.runDir!, "runner.json"), "utf8")) as { pid: number };
 			process.kill(runner.pid, "SIGKILL");
-			await waitFor(() => batches.slice(seen).some((ids) => ids.includes(stalled.id)), "the safety poll to notice the dead runner", 20_000);
+			await waitFor(
+				() => batches.slice(seen).some((ids) => ids.includes(stalled.id)),
+				"the safety poll to notice the dead runner",
+				20_000,
+			);
 			expect(await waitDone(board, stalled.id)).toMatchObject({ state: "failed", error: "runner died" });
 		} finally {
 			unsubscribe();

@@ -22,15 +22,25 @@ afterAll(() => {
 });
 
 const STEPS: FauxStep[] = [
-	...Array.from({ length: 12 }, (_, i): FauxStep => ({ text: `Step ${i + 1}: checking the next file before I run the command.`, toolCall: { name: "bash", args: { command: `echo step-${i + 1}` } } })),
+	...Array.from(
+		{ length: 12 },
+		(_, i): FauxStep => ({
+			text: `Step ${i + 1}: checking the next file before I run the command.`,
+			toolCall: { name: "bash", args: { command: `echo step-${i + 1}` } },
+		}),
+	),
 	{ text: "All steps done." },
 ];
 
 async function waitPaused(board: BoardEngine, id: string, since: number): Promise<BoardRow> {
-	return waitFor(async () => {
-		const row = await board.get(id);
-		return row?.state === "needs_input" && row.budget?.paused && (row.budget.spent ?? 0) > since ? row : undefined;
-	}, `row ${id} to pause on its budget`, 90_000);
+	return waitFor(
+		async () => {
+			const row = await board.get(id);
+			return row?.state === "needs_input" && row.budget?.paused && (row.budget.spent ?? 0) > since ? row : undefined;
+		},
+		`row ${id} to pause on its budget`,
+		90_000,
+	);
 }
 
 /** This run's spend, one ledger line per turn, in order. */
@@ -44,16 +54,26 @@ function turnSpends(storeDir: string, runId: string): number[] {
 		.map((line) => line.tokens);
 }
 
-const workerPid = (row: BoardRow): number => (JSON.parse(readFileSync(join(row.runDir ?? "", "worker.json"), "utf8")) as { pid: number }).pid;
+const workerPid = (row: BoardRow): number =>
+	(JSON.parse(readFileSync(join(row.runDir ?? "", "worker.json"), "utf8")) as { pid: number }).pid;
 
 describe("budgets", () => {
 	it("a 2k-token budget pauses a streaming row at a turn's end; a reply and the budget command raise it and the same worker goes on", async () => {
 		const agent = createTestAgent({ script: { rules: [{ match: "BUDGETED", steps: STEPS }] } });
 		agents.push(agent);
 		const board = boardFor(agent);
-		const dispatched = await board.dispatch({ prompt: "BUDGETED walk the files", cwd: agent.cwd, model: "faux-stream/stream-1", budget: { tokens: 2000 } });
+		const dispatched = await board.dispatch({
+			prompt: "BUDGETED walk the files",
+			cwd: agent.cwd,
+			model: "faux-stream/stream-1",
+			budget: { tokens: 2000 },
+		});
 		const paused = await waitPaused(board, dispatched.id, 0);
-		expect(paused).toMatchObject({ alive: true, question: "budget reached: 2k tokens; raise or stop", currentRunId: dispatched.currentRunId });
+		expect(paused).toMatchObject({
+			alive: true,
+			question: "budget reached: 2k tokens; raise or stop",
+			currentRunId: dispatched.currentRunId,
+		});
 		expect(paused.questionOptions?.[1]).toBe("stop");
 		expect(paused.budget).toMatchObject({ scope: "row", unit: "tokens", limit: 2000 });
 		// Paused at the end of the turn that crossed the budget: no request after it, no tool running.
@@ -75,21 +95,39 @@ describe("budgets", () => {
 		expect(again.currentRunId).toBe(dispatched.currentRunId);
 
 		// Raised by the command, from another pi process.
-		const command = await runPi(agent, { args: ["-p", `/agent-board budget ${paused.id} 1M`], env: { AGENT_BOARD_DIR: board.storeDir }, timeoutMs: 60_000 });
-		expect(command.stdout).toContain(`${paused.id}: this row's budget is now 1M tokens; it goes on in the same process`);
+		const command = await runPi(agent, {
+			args: ["-p", `/agent-board budget ${paused.id} 1M`],
+			env: { AGENT_BOARD_DIR: board.storeDir },
+			timeoutMs: 60_000,
+		});
+		expect(command.stdout).toContain(
+			`${paused.id}: this row's budget is now 1M tokens; it goes on in the same process`,
+		);
 		const done = await waitDone(board, paused.id, 90_000);
-		expect(done).toMatchObject({ state: "completed", latestAssistant: "All steps done.", currentRunId: dispatched.currentRunId });
+		expect(done).toMatchObject({
+			state: "completed",
+			latestAssistant: "All steps done.",
+			currentRunId: dispatched.currentRunId,
+		});
 		expect(new Set(calls().map((call) => call.pid))).toEqual(new Set([pid]));
 		expect(calls()).toHaveLength(STEPS.length);
 		// The list prints spend against budget.
-		const list = await runPi(agent, { args: ["-p", "/agent-board list"], env: { AGENT_BOARD_DIR: board.storeDir }, timeoutMs: 60_000 });
+		const list = await runPi(agent, {
+			args: ["-p", "/agent-board list"],
+			env: { AGENT_BOARD_DIR: board.storeDir },
+			timeoutMs: 60_000,
+		});
 		expect(list.stdout).toMatch(new RegExp(`${done.id}.*\\d+(\\.\\d)?k/1M tok`));
 	}, 240_000);
 
 	it("a daily budget in policy.json pauses a row of that board; raising it there resumes the same worker", async () => {
 		const agent = createTestAgent({ script: { rules: [{ match: "DAILY", steps: STEPS.slice(-4) }] } });
 		agents.push(agent);
-		const board = createBoardService({ storeDir: join(agent.root, "store-daily"), piCommand: [process.execPath, PI_CLI], env: agent.env });
+		const board = createBoardService({
+			storeDir: join(agent.root, "store-daily"),
+			piCommand: [process.execPath, PI_CLI],
+			env: agent.env,
+		});
 		await updatePolicy(board.storeDir, (policy) => (policy.budgets = { day: { tokens: 1000 } }));
 		const row = await board.dispatch({ prompt: "DAILY chores", cwd: agent.cwd });
 		const paused = await waitPaused(board, row.id, 0);

@@ -8,7 +8,14 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { BudgetGate } from "../runner/life/budget-gate.mjs";
 import { initialStatus } from "../runner/life/state-rules.mjs";
-import { crossedLimit, formatLimit, nearestLimit, parseAmount, parseBudgetReply, pauseQuestion } from "../runner/life/budget.mjs";
+import {
+	crossedLimit,
+	formatLimit,
+	nearestLimit,
+	parseAmount,
+	parseBudgetReply,
+	pauseQuestion,
+} from "../runner/life/budget.mjs";
 import { policyPath, readPolicy, updatePolicy } from "../runner/life/policy.mjs";
 import { appendSpend, dayOf, SpendLedger, spendDir } from "../runner/life/spend-ledger.mjs";
 import { parseRunnerLine, parseWorkerLine, type WorkerToRunner } from "../runner/protocol.mjs";
@@ -41,9 +48,19 @@ describe("amounts and limits", () => {
 		expect(crossedLimit(spends, { row: { tokens: 5000 }, day: { tokens: 100_000 } })).toBeUndefined();
 		const crossed = crossedLimit(spends, { row: { tokens: 2000 }, day: { tokens: 50_000 } });
 		expect(crossed).toEqual({ scope: "row", unit: "tokens", limit: 2000, spent: 2100 });
-		expect(pauseQuestion(crossed!)).toEqual({ question: "budget reached: 2k tokens; raise or stop", options: ["raise to 4k", "stop"] });
-		expect(pauseQuestion({ scope: "day", unit: "cost", limit: 5, spent: 5.2 }).question).toBe("budget reached: $5.00 (the board's daily budget); raise or stop");
-		expect(nearestLimit(spends, { row: { tokens: 10_000 }, day: { tokens: 100_000 } })).toEqual({ scope: "day", unit: "tokens", limit: 100_000, spent: 90_000 });
+		expect(pauseQuestion(crossed!)).toEqual({
+			question: "budget reached: 2k tokens; raise or stop",
+			options: ["raise to 4k", "stop"],
+		});
+		expect(pauseQuestion({ scope: "day", unit: "cost", limit: 5, spent: 5.2 }).question).toBe(
+			"budget reached: $5.00 (the board's daily budget); raise or stop",
+		);
+		expect(nearestLimit(spends, { row: { tokens: 10_000 }, day: { tokens: 100_000 } })).toEqual({
+			scope: "day",
+			unit: "tokens",
+			limit: 100_000,
+			spent: 90_000,
+		});
 	});
 
 	it("reads a reply to a paused row", () => {
@@ -76,9 +93,16 @@ describe("the spend ledger and policy.json", () => {
 			policy.supervisor = { model: "faux/faux-1" };
 			policy.budgets = { day: { tokens: 100_000 } };
 		});
-		expect(readPolicy(store).policy).toEqual({ version: 1, supervisor: { model: "faux/faux-1" }, budgets: { day: { tokens: 100_000 } } });
+		expect(readPolicy(store).policy).toEqual({
+			version: 1,
+			supervisor: { model: "faux/faux-1" },
+			budgets: { day: { tokens: 100_000 } },
+		});
 		writeFileSync(policyPath(store), JSON.stringify({ version: 1, budgets: { day: { tokens: -1 } } }));
-		expect(readPolicy(store)).toEqual({ policy: { version: 1 }, error: `${policyPath(store)}: /budgets/day /tokens must be a number > 0` });
+		expect(readPolicy(store)).toEqual({
+			policy: { version: 1 },
+			error: `${policyPath(store)}: /budgets/day /tokens must be a number > 0`,
+		});
 		await expect(updatePolicy(store, () => undefined)).rejects.toThrow("/budgets/day /tokens must be a number > 0");
 	});
 });
@@ -102,9 +126,25 @@ function worker() {
 describe("the worker's side", () => {
 	it("parses the new lines and drops malformed ones", () => {
 		expect(parseRunnerLine('{"type":"go","id":"turn-1"}')).toEqual({ type: "go", id: "turn-1" });
-		expect(parseRunnerLine('{"type":"prompt","text":"x","holdTurns":true,"system":"be brief"}')).toEqual({ type: "prompt", text: "x", holdTurns: true, system: "be brief" });
-		expect(parseRunnerLine('{"type":"message","id":"m","text":"y","deliverAs":"steer","answers":"call-1"}')).toEqual({ type: "message", id: "m", text: "y", deliverAs: "steer", answers: "call-1" });
-		expect(parseWorkerLine('{"type":"turn-end","id":"turn-1","usage":{"tokens":12,"cost":-3},"more":true}')).toEqual({ type: "turn-end", id: "turn-1", usage: { tokens: 12, cost: 0 }, more: true });
+		expect(parseRunnerLine('{"type":"prompt","text":"x","holdTurns":true,"system":"be brief"}')).toEqual({
+			type: "prompt",
+			text: "x",
+			holdTurns: true,
+			system: "be brief",
+		});
+		expect(parseRunnerLine('{"type":"message","id":"m","text":"y","deliverAs":"steer","answers":"call-1"}')).toEqual({
+			type: "message",
+			id: "m",
+			text: "y",
+			deliverAs: "steer",
+			answers: "call-1",
+		});
+		expect(parseWorkerLine('{"type":"turn-end","id":"turn-1","usage":{"tokens":12,"cost":-3},"more":true}')).toEqual({
+			type: "turn-end",
+			id: "turn-1",
+			usage: { tokens: 12, cost: 0 },
+			more: true,
+		});
 		expect(parseWorkerLine('{"type":"turn-end","usage":{}}')).toBeUndefined();
 	});
 
@@ -166,33 +206,66 @@ describe("the runner's budget gate", () => {
 		mkdirSync(join(rowDir, "runs", "run-2"), { recursive: true });
 		if (priorUsage) {
 			mkdirSync(join(rowDir, "runs", "run-1"), { recursive: true });
-			writeFileSync(join(rowDir, "runs", "run-1", "status.json"), JSON.stringify({ ...initialStatus("run-1", "row-a", 1), usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...priorUsage } }));
+			writeFileSync(
+				join(rowDir, "runs", "run-1", "status.json"),
+				JSON.stringify({
+					...initialStatus("run-1", "row-a", 1),
+					usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...priorUsage },
+				}),
+			);
 		}
-		const writeMeta = (value: Record<string, unknown>) => writeFileSync(join(rowDir, "meta.json"), JSON.stringify({ createdAt: Date.now(), ...value }));
+		const writeMeta = (value: Record<string, unknown>) =>
+			writeFileSync(join(rowDir, "meta.json"), JSON.stringify({ createdAt: Date.now(), ...value }));
 		writeMeta(meta);
 		const status = initialStatus("run-2", "row-a", Date.now());
 		status.state = "working";
 		const sent: unknown[] = [];
 		const notes: string[] = [];
-		const gate = new BudgetGate({ storeDir: root, rowId: "row-a", runId: "run-2", runDir: join(rowDir, "runs", "run-2") }, status, { send: (m) => sent.push(m), changed: () => undefined, note: (text) => notes.push(text) });
+		const gate = new BudgetGate(
+			{ storeDir: root, rowId: "row-a", runId: "run-2", runDir: join(rowDir, "runs", "run-2") },
+			status,
+			{ send: (m) => sent.push(m), changed: () => undefined, note: (text) => notes.push(text) },
+		);
 		return { root, gate, status, sent, notes, writeMeta };
 	}
-	const turn = (id: string, tokens: number, more = true) => ({ type: "turn-end" as const, id, usage: { tokens, cost: 0 }, more });
+	const turn = (id: string, tokens: number, more = true) => ({
+		type: "turn-end" as const,
+		id,
+		usage: { tokens, cost: 0 },
+		more,
+	});
 
 	it("counts the row's earlier runs, pauses between turns, and goes on when the limit is raised", () => {
-		const { gate, status, sent, notes, writeMeta } = store({ budget: { tokens: 2000 } }, { totalTokens: 1000, cost: 0 });
+		const { gate, status, sent, notes, writeMeta } = store(
+			{ budget: { tokens: 2000 } },
+			{ totalTokens: 1000, cost: 0 },
+		);
 		gate.onTurnEnd(turn("turn-1", 500));
 		expect(sent).toEqual([{ type: "go", id: "turn-1" }]);
-		expect(status.budget).toEqual({ scope: "row", unit: "tokens", limit: 2000, spent: 1500, rowSpent: { tokens: 1500, cost: 0 } });
+		expect(status.budget).toEqual({
+			scope: "row",
+			unit: "tokens",
+			limit: 2000,
+			spent: 1500,
+			rowSpent: { tokens: 1500, cost: 0 },
+		});
 		gate.onTurnEnd(turn("turn-2", 1100));
 		expect(sent).toHaveLength(1);
-		expect(status).toMatchObject({ state: "needs_input", question: "budget reached: 2k tokens; raise or stop", questionSource: "budget", budget: { spent: 2100, paused: true } });
+		expect(status).toMatchObject({
+			state: "needs_input",
+			question: "budget reached: 2k tokens; raise or stop",
+			questionSource: "budget",
+			budget: { spent: 2100, paused: true },
+		});
 		expect(notes).toEqual(["budget reached: 2k tokens; raise or stop"]);
 		gate.poll();
 		expect(sent).toHaveLength(1);
 		writeMeta({ budget: { tokens: 10_000 } });
 		gate.poll();
-		expect(sent).toEqual([{ type: "go", id: "turn-1" }, { type: "go", id: "turn-2" }]);
+		expect(sent).toEqual([
+			{ type: "go", id: "turn-1" },
+			{ type: "go", id: "turn-2" },
+		]);
 		expect(status).toMatchObject({ state: "working", question: undefined, questionSource: undefined });
 		expect(status.budget?.paused).toBeUndefined();
 	});
@@ -213,11 +286,22 @@ describe("the runner's budget gate", () => {
 		const set = store({ attempt: { setId: "set-1", index: 1, count: 2 }, setBudget: { tokens: 1000 } });
 		appendSpend(set.root, { at: Date.now(), row: "row-b", run: "run-9", set: "set-1", tokens: 800, cost: 0 });
 		set.gate.onTurnEnd(turn("turn-1", 300));
-		expect(set.status).toMatchObject({ state: "needs_input", question: "budget reached: 1k tokens (the attempt set's budget); raise or stop", budget: { scope: "set", spent: 1100 } });
+		expect(set.status).toMatchObject({
+			state: "needs_input",
+			question: "budget reached: 1k tokens (the attempt set's budget); raise or stop",
+			budget: { scope: "set", spent: 1100 },
+		});
 		const day = store({});
-		await updatePolicy(day.root, (policy) => (policy.budgets = { day: { cost: 1 }, targets: { local: { tokens: 1_000_000 } } }));
+		await updatePolicy(
+			day.root,
+			(policy) => (policy.budgets = { day: { cost: 1 }, targets: { local: { tokens: 1_000_000 } } }),
+		);
 		appendSpend(day.root, { at: Date.now(), row: "row-z", run: "run-z", target: "dev", tokens: 10, cost: 0.75 });
 		day.gate.onTurnEnd({ type: "turn-end", id: "turn-1", usage: { tokens: 10, cost: 0.5 }, more: true });
-		expect(day.status).toMatchObject({ state: "needs_input", question: "budget reached: $1.00 (the board's daily budget); raise or stop", budget: { scope: "day", unit: "cost" } });
+		expect(day.status).toMatchObject({
+			state: "needs_input",
+			question: "budget reached: $1.00 (the board's daily budget); raise or stop",
+			budget: { scope: "day", unit: "cost" },
+		});
 	});
 });

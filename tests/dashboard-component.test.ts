@@ -19,28 +19,90 @@ const CTRL_O = "\x0f";
 const listed = (h: DashboardHarness) => h.dash.list.model.rows().map((row) => row.id);
 
 const wideRows = () => [
-	makeRow({ id: "q1", name: "\u{1F680} ask \u6F22\u5B57\u6F22\u5B57 about db", state: "needs_input", question: "Postgres or SQLite?", questionOptions: ["Postgres", "SQLite"], alive: true }),
-	makeRow({ id: "w1", name: "busy worker", state: "working", alive: true, currentTool: "bash: npm test", model: "faux/faux-1" }),
-	makeRow({ id: "c1", name: "finished", state: "completed", latestAssistant: "All tests pass.", usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2048, cost: 0.5 } }),
-	makeRow({ id: "t1", name: "tree row", state: "completed", worktreePath: "/tmp/wt/t1", branch: "board/t1", diff: { added: 3, removed: 1, files: 1 } }),
+	makeRow({
+		id: "q1",
+		name: "\u{1F680} ask \u6F22\u5B57\u6F22\u5B57 about db",
+		state: "needs_input",
+		question: "Postgres or SQLite?",
+		questionOptions: ["Postgres", "SQLite"],
+		alive: true,
+	}),
+	makeRow({
+		id: "w1",
+		name: "busy worker",
+		state: "working",
+		alive: true,
+		currentTool: "bash: npm test",
+		model: "faux/faux-1",
+	}),
+	makeRow({
+		id: "c1",
+		name: "finished",
+		state: "completed",
+		latestAssistant: "All tests pass.",
+		usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2048, cost: 0.5 },
+	}),
+	makeRow({
+		id: "t1",
+		name: "tree row",
+		state: "completed",
+		worktreePath: "/tmp/wt/t1",
+		branch: "board/t1",
+		diff: { added: 3, removed: 1, files: 1 },
+	}),
 ];
 
 describe("dashboard component", () => {
 	it("keeps every line within the width in every view at 40, 60, 80, 120, 200 and 300 columns", async () => {
-		const views: string[][] = [[], [KEY.enter], ["t"], ["d"], ["?"], ["S"], ["n", ...type("a prompt")], ["n", CTRL_O], ["/", ...type("s:need")], ["r"], ["s"], ["c"], [KEY.down, KEY.down, KEY.down, "m"], [KEY.down, "o"]];
+		const views: string[][] = [
+			[],
+			[KEY.enter],
+			["t"],
+			["d"],
+			["?"],
+			["S"],
+			["n", ...type("a prompt")],
+			["n", CTRL_O],
+			["/", ...type("s:need")],
+			["r"],
+			["s"],
+			["c"],
+			[KEY.down, KEY.down, KEY.down, "m"],
+			[KEY.down, "o"],
+		];
 		// Rows on targets too: a column for where each runs, and an unreachable one's reason.
 		const targetRows = () => [
-			makeRow({ id: "x1", name: "on the dev box", state: "working", alive: true, target: "dev-box-with-a-long-name", live: { waitingSince: Date.now() - 5000 } }),
-			makeRow({ id: "u1", name: "cut off", state: "working", alive: true, target: "dev", unreachable: { since: Date.now() - 60_000, reason: `ssh: connect to host dev port 22: ${"Connection refused ".repeat(8)}` } }),
+			makeRow({
+				id: "x1",
+				name: "on the dev box",
+				state: "working",
+				alive: true,
+				target: "dev-box-with-a-long-name",
+				live: { waitingSince: Date.now() - 5000 },
+			}),
+			makeRow({
+				id: "u1",
+				name: "cut off",
+				state: "working",
+				alive: true,
+				target: "dev",
+				unreachable: {
+					since: Date.now() - 60_000,
+					reason: `ssh: connect to host dev port 22: ${"Connection refused ".repeat(8)}`,
+				},
+			}),
 		];
 		for (const keys of views) {
-			const fresh = await harness([...wideRows(), ...targetRows()], { targetNames: () => ["dev", "dev-box-with-a-long-name"] });
+			const fresh = await harness([...wideRows(), ...targetRows()], {
+				targetNames: () => ["dev", "dev-box-with-a-long-name"],
+			});
 			await fresh.press(...keys);
 			await flushReports();
 			for (const width of [40, 60, 80, 120, 200, 300]) {
 				const lines = fresh.dash.render(width);
 				expect(lines.length).toBeGreaterThan(2);
-				for (const line of lines) expect(visibleWidth(line), `${keys.join("")} at ${width}: ${line}`).toBeLessThanOrEqual(width);
+				for (const line of lines)
+					expect(visibleWidth(line), `${keys.join("")} at ${width}: ${line}`).toBeLessThanOrEqual(width);
 			}
 		}
 	});
@@ -65,7 +127,20 @@ describe("dashboard component", () => {
 	it("the answer box shows a long question whole, wrapped, with its choices, above the editor; tab without choices says so", async () => {
 		const question = `${"Which of the storage engines should the cache layer use, given the read-heavy workload and the nightly batch jobs? ".repeat(3)}END-OF-QUESTION`;
 		expect(question.length).toBeGreaterThanOrEqual(300);
-		const h = await harness([makeRow({ id: "q1", name: "asker", state: "needs_input", alive: true, question, questionOptions: ["Postgres", "SQLite"] }), makeRow({ id: "w1", state: "working", alive: true })], { termRows: 24 });
+		const h = await harness(
+			[
+				makeRow({
+					id: "q1",
+					name: "asker",
+					state: "needs_input",
+					alive: true,
+					question,
+					questionOptions: ["Postgres", "SQLite"],
+				}),
+				makeRow({ id: "w1", state: "working", alive: true }),
+			],
+			{ termRows: 24 },
+		);
 		await h.press("r");
 		const screen = h.dash.render(80).join("\n");
 		expect(screen).toContain("END-OF-QUESTION");
@@ -77,11 +152,25 @@ describe("dashboard component", () => {
 
 	it("reply is multi-line: a bracketed paste and shift+enter keep their newlines", async () => {
 		const h = await harness(wideRows());
-		await h.press(KEY.down, "r", "\x1b[200~Line one of the task\nLine two: details\x1b[201~", KEY.shiftEnter, ...type("three"), KEY.enter);
-		expect(h.board.calls.find((c) => c.method === "reply")?.args).toEqual(["w1", "Line one of the task\nLine two: details\nthree"]);
+		await h.press(
+			KEY.down,
+			"r",
+			"\x1b[200~Line one of the task\nLine two: details\x1b[201~",
+			KEY.shiftEnter,
+			...type("three"),
+			KEY.enter,
+		);
+		expect(h.board.calls.find((c) => c.method === "reply")?.args).toEqual([
+			"w1",
+			"Line one of the task\nLine two: details\nthree",
+		]);
 		expect(h.dash.status).toContain("steered busy worker");
 		await h.press("f", ...type("after that, run lint"), KEY.enter);
-		expect(h.board.calls.filter((c) => c.method === "reply")[1]?.args).toEqual(["w1", "after that, run lint", { followUp: true }]);
+		expect(h.board.calls.filter((c) => c.method === "reply")[1]?.args).toEqual([
+			"w1",
+			"after that, run lint",
+			{ followUp: true },
+		]);
 	});
 
 	it("a reply the service refuses stays in the editor with the reason", async () => {
@@ -149,7 +238,9 @@ describe("dashboard component", () => {
 		expect(h.screen()).toContain("type a prompt first");
 		await h.press(...type("fix the flaky test"), KEY.enter);
 		await flushReports();
-		expect(h.board.calls.filter((c) => c.method === "dispatch").map((c) => c.args[0])).toEqual([{ prompt: "fix the flaky test", cwd: "/tmp/proj", model: "faux/faux-2", worktreeMode: "none" }]);
+		expect(h.board.calls.filter((c) => c.method === "dispatch").map((c) => c.args[0])).toEqual([
+			{ prompt: "fix the flaky test", cwd: "/tmp/proj", model: "faux/faux-2", worktreeMode: "none" },
+		]);
 		expect(h.top()).toBeInstanceOf(ListView);
 		expect(h.dash.list.selectedRow()?.name).toBe("fix the flaky test");
 	});
@@ -160,15 +251,42 @@ describe("dashboard component", () => {
 		expect(h.top()).toBeInstanceOf(DispatchOptionsView);
 		expect(h.screen()).toContain("s starts the agent from anywhere in this list");
 		// name (submenu: "s" is typed, not a start), past cwd and where, model x2, thinking off, worktree auto, attempts 2
-		await h.press(KEY.enter, ...type("flakys"), KEY.enter, KEY.down, KEY.down, KEY.down, KEY.enter, KEY.enter, KEY.down, KEY.enter, KEY.down, KEY.enter, KEY.down, KEY.enter);
+		await h.press(
+			KEY.enter,
+			...type("flakys"),
+			KEY.enter,
+			KEY.down,
+			KEY.down,
+			KEY.down,
+			KEY.enter,
+			KEY.enter,
+			KEY.down,
+			KEY.enter,
+			KEY.down,
+			KEY.enter,
+			KEY.down,
+			KEY.enter,
+		);
 		expect(h.board.calls.filter((c) => c.method === "dispatch")).toHaveLength(0);
 		await h.press("s");
 		await flushReports();
 		const calls = h.board.calls.filter((c) => c.method === "dispatch");
 		expect(calls).toHaveLength(2);
-		expect(calls[0]?.args[0]).toEqual({ prompt: "fix the flaky test\nthen run it 10 times", name: "flakys", cwd: "/tmp/here", model: "faux/faux-2", thinking: "off", worktreeMode: "auto" });
+		expect(calls[0]?.args[0]).toEqual({
+			prompt: "fix the flaky test\nthen run it 10 times",
+			name: "flakys",
+			cwd: "/tmp/here",
+			model: "faux/faux-2",
+			thinking: "off",
+			worktreeMode: "auto",
+		});
 		expect(h.screen()).toContain("dispatched 2 attempts of flakys");
-		expect(h.saved[0]).toMatchObject({ cwd: "/tmp/here", model: "faux/faux-2", thinking: "off", worktreeMode: "auto" });
+		expect(h.saved[0]).toMatchObject({
+			cwd: "/tmp/here",
+			model: "faux/faux-2",
+			thinking: "off",
+			worktreeMode: "auto",
+		});
 	});
 
 	it("merges a worktree row after showing its plan and the conflict check, then offers to remove the worktree; compare lists the row", async () => {
@@ -183,11 +301,16 @@ describe("dashboard component", () => {
 		expect(h.screen()).toMatch(/^> +\+ completed {2}\+3 -1 1f {2}t1 {2}tree row/m);
 		await h.press("m");
 		await flushReports();
-		expect(h.screen().replace(/\n/g, " ")).toContain("(y/n) Merge tree row (board/t1) into main: 1 commit, 0 files; will conflict in README.md");
+		expect(h.screen().replace(/\n/g, " ")).toContain(
+			"(y/n) Merge tree row (board/t1) into main: 1 commit, 0 files; will conflict in README.md",
+		);
 		expect(h.board.calls.filter((c) => c.method === "merge").map((c) => c.args[1])).toEqual([{ dryRun: true }]);
 		await h.press("y");
 		await flushReports();
-		expect(h.board.calls.filter((c) => c.method === "merge").map((c) => c.args[1])).toEqual([{ dryRun: true }, { commit: false }]);
+		expect(h.board.calls.filter((c) => c.method === "merge").map((c) => c.args[1])).toEqual([
+			{ dryRun: true },
+			{ commit: false },
+		]);
 		expect(h.screen()).toContain("(y/n) Merged. Remove its worktree /tmp/wt/t1?");
 		await h.press("n");
 		await flushReports();
@@ -214,7 +337,8 @@ describe("dashboard component", () => {
 		expect(h.screen()).toMatch(/\+2 added line/);
 		expect(h.screen()).toMatch(/-2 removed line/);
 		await h.press(KEY.esc, "?");
-		for (const key of ["n", "r", "f", "s", "a", "A", "R", "p", "/", "t", "d", "w", "c", "m", "o", "b", "S", "?"]) expect(h.screen(200)).toMatch(new RegExp(`^  ${key.replace(/[?/]/, "\\$&")}\\s`, "m"));
+		for (const key of ["n", "r", "f", "s", "a", "A", "R", "p", "/", "t", "d", "w", "c", "m", "o", "b", "S", "?"])
+			expect(h.screen(200)).toMatch(new RegExp(`^  ${key.replace(/[?/]/, "\\$&")}\\s`, "m"));
 		expect(h.screen(200)).toMatch(/^ {2}escape\S*\s+clear the filter/m);
 		// No key runs into its text, at any width.
 		expect(h.screen(60)).not.toMatch(/pageDown\S/);
@@ -241,7 +365,11 @@ describe("dashboard component", () => {
 		expect(live.board.calls.find((c) => c.method === "reply")?.args).toEqual(["w1", "use the v2 api"]);
 		expect(live.top()).toBeInstanceOf(ConsoleView);
 		await live.press(...type("then lint"), "\x1b\r");
-		expect(live.board.calls.filter((c) => c.method === "reply")[1]?.args).toEqual(["w1", "then lint", { followUp: true }]);
+		expect(live.board.calls.filter((c) => c.method === "reply")[1]?.args).toEqual([
+			"w1",
+			"then lint",
+			{ followUp: true },
+		]);
 		await live.press(KEY.esc);
 		expect(live.top()).toBeInstanceOf(ListView);
 		expect(live.results).toEqual([]);
@@ -251,7 +379,10 @@ describe("dashboard component", () => {
 
 	it("settings: each entry reads and writes the board's settings, saved at once", async () => {
 		const saved: unknown[] = [];
-		const h = await harness(wideRows(), { settings: { strip: true, notices: true, osNotify: true }, saveSettings: (settings) => saved.push(settings) });
+		const h = await harness(wideRows(), {
+			settings: { strip: true, notices: true, osNotify: true },
+			saveSettings: (settings) => saved.push(settings),
+		});
 		await h.press("S");
 		expect(h.screen()).toMatch(/live strip below the editor.*on/);
 		await h.press(KEY.enter);
@@ -276,7 +407,10 @@ describe("dashboard component", () => {
 
 	it("ticks: ages move on a repaint with no store read and no key", async () => {
 		let now = Date.now();
-		const h = await harness([makeRow({ id: "w1", name: "ticker", state: "working", alive: true, lastActivityAt: now - 2000 })], { now: () => now, tickMs: 20 });
+		const h = await harness(
+			[makeRow({ id: "w1", name: "ticker", state: "working", alive: true, lastActivityAt: now - 2000 })],
+			{ now: () => now, tickMs: 20 },
+		);
 		expect(h.screen()).toMatch(/ticker.*\b2s\b/);
 		const reads = h.board.listCount + h.board.getCount;
 		const renders = h.renders.count;
@@ -291,7 +425,10 @@ describe("dashboard component", () => {
 describe("dashboard views", () => {
 	it("transcript follows the end, scrolls back, and help inside it returns to it and then to peek", async () => {
 		const long = Array.from({ length: 80 }, (_, i) => ({ role: "assistant" as const, text: `line ${i}` }));
-		const h = await harness([makeRow({ id: "c1", name: "long one" })], { termRows: 20, readTranscript: async () => long });
+		const h = await harness([makeRow({ id: "c1", name: "long one" })], {
+			termRows: 20,
+			readTranscript: async () => long,
+		});
 		await h.press(KEY.enter, "t");
 		await flushReports();
 		let screen = h.screen(80);

@@ -20,7 +20,8 @@ async function demo(ctx: TestContext, width: number, height: number): Promise<vo
 	requireTmux(ctx);
 	const scratch = mkdtempSync(join(tmpdir(), "pab-demo-test-"));
 	const socket = `pab-demo-${process.pid}-${width}`;
-	const tmux = (args: string[]) => execFileSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
+	const tmux = (args: string[]) =>
+		execFileSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
 	cleanups.push(() => {
 		try {
 			tmux(["kill-server"]);
@@ -31,14 +32,40 @@ async function demo(ctx: TestContext, width: number, height: number): Promise<vo
 		rmSync(scratch, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 });
 	});
 	const env = [`PATH=${process.env.PATH ?? ""}`, `HOME=${scratch}`, `TMPDIR=${scratch}`, "TERM=xterm-256color"];
-	tmux(["new-session", "-d", "-s", "main", "-x", String(width), "-y", String(height), "-c", REPO_ROOT, "env", "-i", ...env, process.execPath, "scripts/demo.mjs"]);
+	tmux([
+		"new-session",
+		"-d",
+		"-s",
+		"main",
+		"-x",
+		String(width),
+		"-y",
+		String(height),
+		"-c",
+		REPO_ROOT,
+		"env",
+		"-i",
+		...env,
+		process.execPath,
+		"scripts/demo.mjs",
+	]);
 	tmux(["set-option", "-t", "main", "remain-on-exit", "on"]);
 	const screen = () => tmux(["capture-pane", "-p", "-t", "main"]);
 	const keys = (...names: string[]) => tmux(["send-keys", "-t", "main", ...names]);
 	const type = (text: string) => tmux(["send-keys", "-t", "main", "-l", text]);
-	const waitText = (re: RegExp, ms = 30_000) => waitFor(() => (re.test(screen()) ? screen() : ""), () => `screen to show ${re}\n--- last screen ---\n${screen()}`, ms);
+	const waitText = (re: RegExp, ms = 30_000) =>
+		waitFor(
+			() => (re.test(screen()) ? screen() : ""),
+			() => `screen to show ${re}\n--- last screen ---\n${screen()}`,
+			ms,
+		);
 	// Text that may wrap at 80 columns: matched with its whitespace folded.
-	const waitFlat = (re: RegExp, ms = 30_000) => waitFor(() => (re.test(screen().replace(/\s+/g, " ")) ? screen() : ""), () => `screen to show ${re}\n--- last screen ---\n${screen()}`, ms);
+	const waitFlat = (re: RegExp, ms = 30_000) =>
+		waitFor(
+			() => (re.test(screen().replace(/\s+/g, " ")) ? screen() : ""),
+			() => `screen to show ${re}\n--- last screen ---\n${screen()}`,
+			ms,
+		);
 
 	// Inside pi (its footer shows the model), the key sheet is in view, laid out for the width: its
 	// lines whole, as the layout made them (two columns at 160, one at 80), no word broken.
@@ -50,7 +77,10 @@ async function demo(ctx: TestContext, width: number, height: number): Promise<vo
 	// The bottom of the sheet is in view at any height; each of its lines is one of the layout's, whole.
 	for (const line of expected.slice(-6)) expect(lines, `sheet line: ${line}`).toContain(line);
 	if (width < 120) expect(lines).toContain("n             new agent: type a prompt, enter starts it");
-	else expect(lines.some((line) => /^n\s+new agent: type a prompt, enter starts it\s+c\s+compare attempts/.test(line))).toBe(true);
+	else
+		expect(
+			lines.some((line) => /^n\s+new agent: type a prompt, enter starts it\s+c\s+compare attempts/.test(line)),
+		).toBe(true);
 
 	type("/agent-board");
 	await waitText(/\/agent-board/);
@@ -79,7 +109,9 @@ async function demo(ctx: TestContext, width: number, height: number): Promise<vo
 	const set = await waitText(/Attempt set \S+ 2 attempts[\s\S]*#1 .*\+3 -0 1f[\s\S]*#2 .*\+3 -0 1f/, 30_000);
 	expect(set).toContain("files: GREETING.md");
 	keys("m");
-	await waitFlat(/\(y\/n\) Merge Add a greeting \[1\/2\] \(agent-board\/\S+\) into \S+: 1 file, after committing its 1 uncommitted change/);
+	await waitFlat(
+		/\(y\/n\) Merge Add a greeting \[1\/2\] \(agent-board\/\S+\) into \S+: 1 file, after committing its 1 uncommitted change/,
+	);
 	keys("y");
 	await waitFlat(/merged Add a greeting \[1\/2\] into \S+: [0-9a-f]{12}/, 30_000);
 	await waitText(/Merged\. Remove its worktree/);
@@ -94,7 +126,11 @@ async function demo(ctx: TestContext, width: number, height: number): Promise<vo
 	await waitFor(() => (!/Agent board \d+ rows/.test(screen()) ? "gone" : ""), "board to close", 10_000);
 	type("/quit");
 	keys("Enter");
-	await waitFor(() => (tmux(["display-message", "-p", "-t", "main", "#{pane_dead}"]).trim() === "1" ? "dead" : ""), "demo to exit", 90_000);
+	await waitFor(
+		() => (tmux(["display-message", "-p", "-t", "main", "#{pane_dead}"]).trim() === "1" ? "dead" : ""),
+		"demo to exit",
+		90_000,
+	);
 	// Seeding and the exit said what they were doing, on the terminal pi leaves behind.
 	const after = tmux(["capture-pane", "-p", "-S", "-", "-t", "main"]);
 	expect(demoDirs(), after.split("\n").slice(-15).join("\n")).toEqual([]);

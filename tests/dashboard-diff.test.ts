@@ -13,7 +13,10 @@ afterEach(() => {
 });
 
 function git(cwd: string, ...args: string[]): string {
-	return execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd, encoding: "utf8" });
+	return execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], {
+		cwd,
+		encoding: "utf8",
+	});
 }
 
 describe("worktree diff", () => {
@@ -37,7 +40,9 @@ describe("worktree diff", () => {
 		git(repo, "add", ".");
 		git(repo, "commit", "-q", "-m", "main moves");
 
-		const lines = await readRowDiff(makeRow({ repo, cwd: repo, worktreePath: wt, branch: "board/x", worktreeMode: "worktree" }));
+		const lines = await readRowDiff(
+			makeRow({ repo, cwd: repo, worktreePath: wt, branch: "board/x", worktreeMode: "worktree" }),
+		);
 		expect(lines).toContain("-two");
 		expect(lines).toContain("+two changed");
 		expect(lines).toContain("+three");

@@ -22,10 +22,19 @@ const cursorLine = (screen: string) => screen.split("\n").find((line) => line.st
 /** 16 finished rows newer than the one asking and the one running (the store the issue describes). */
 function eighteen(): BoardRow[] {
 	const now = Date.now();
-	const done = Array.from({ length: 16 }, (_, i) => makeRow({ id: `done-${String(i).padStart(2, "0")}`, name: `finished row ${i}`, lastActivityAt: now - i * 1000 }));
+	const done = Array.from({ length: 16 }, (_, i) =>
+		makeRow({ id: `done-${String(i).padStart(2, "0")}`, name: `finished row ${i}`, lastActivityAt: now - i * 1000 }),
+	);
 	return [
 		...done,
-		makeRow({ id: "asker", name: "the asking row", state: "needs_input", alive: true, question: "Which database?", lastActivityAt: now - 600_000 }),
+		makeRow({
+			id: "asker",
+			name: "the asking row",
+			state: "needs_input",
+			alive: true,
+			question: "Which database?",
+			lastActivityAt: now - 600_000,
+		}),
 		makeRow({ id: "runner", name: "the running row", state: "working", alive: true, lastActivityAt: now - 500_000 }),
 	];
 }
@@ -110,7 +119,10 @@ describe("keys", () => {
 	});
 
 	it("Escape and a key that reach pi in one read (an alt+key) are Escape, then the key, where no text field has the keys", async () => {
-		const h = await harness([makeRow({ id: "a", name: "alpha" }), makeRow({ id: "b", name: "beta", state: "working", alive: true })], { termRows: 24 });
+		const h = await harness(
+			[makeRow({ id: "a", name: "alpha" }), makeRow({ id: "b", name: "beta", state: "working", alive: true })],
+			{ termRows: 24 },
+		);
 		await h.press(KEY.enter);
 		expect(h.top()).toBeInstanceOf(PeekView);
 		await h.press("\x1b/");
@@ -150,7 +162,15 @@ describe("at 80x24", () => {
 	it("tells attempts apart: tokens and age go before the name is cut", async () => {
 		const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 123_456, cost: 1.25 };
 		const rows = [1, 2, 3].map((index) =>
-			makeRow({ id: `at${index}`, name: `Add a greeting to the README [${index}/3]`, attempt: { setId: "set-1", index, count: 3 }, worktreePath: `/tmp/wt/at${index}`, branch: `agent-board/at${index}`, usage, model: "faux/faux-1" }),
+			makeRow({
+				id: `at${index}`,
+				name: `Add a greeting to the README [${index}/3]`,
+				attempt: { setId: "set-1", index, count: 3 },
+				worktreePath: `/tmp/wt/at${index}`,
+				branch: `agent-board/at${index}`,
+				usage,
+				model: "faux/faux-1",
+			}),
 		);
 		const h = await harness(rows, { termRows: 24 });
 		const screen = h.screen(80);
@@ -184,7 +204,9 @@ describe("the live console", () => {
 			[160, 45],
 			[80, 24],
 		] as const) {
-			const h = await harness([makeRow({ id: "w", name: "watched", state: "working", alive: true })], { termRows: height });
+			const h = await harness([makeRow({ id: "w", name: "watched", state: "working", alive: true })], {
+				termRows: height,
+			});
 			await h.press("o");
 			expect(h.top()).toBeInstanceOf(ConsoleView);
 			await flushReports();
@@ -199,7 +221,10 @@ describe("the live console", () => {
 	});
 
 	it("follows the stream: a long reply reads whole from where it began, its newest words at the end", async () => {
-		const h = await harness([makeRow({ id: "w", name: "watched", state: "working", alive: true, live: { text: words.slice(0, 300) } })], { termRows: 45 });
+		const h = await harness(
+			[makeRow({ id: "w", name: "watched", state: "working", alive: true, live: { text: words.slice(0, 300) } })],
+			{ termRows: 45 },
+		);
 		await h.press("o");
 		for (let end = 650; end <= words.length; end += 350) {
 			h.board.setState("w", "working", { live: { text: words.slice(Math.max(0, end - 600), end) } });
@@ -216,7 +241,10 @@ describe("the live console", () => {
 	it("keeps an ended reply on screen until the transcript holds it, then shows it once", async () => {
 		const reply = "The whole reply, streamed and then written to the session.";
 		let session: { role: "user" | "assistant"; text: string }[] = [{ role: "user", text: "do it" }];
-		const h = await harness([makeRow({ id: "w", name: "watched", state: "working", alive: true, live: { text: reply } })], { termRows: 24, readTranscript: async () => session });
+		const h = await harness(
+			[makeRow({ id: "w", name: "watched", state: "working", alive: true, live: { text: reply } })],
+			{ termRows: 24, readTranscript: async () => session },
+		);
 		await h.press("o");
 		const view = h.top() as ConsoleView;
 		await view.reload();
@@ -237,7 +265,9 @@ describe("the live console", () => {
 			readTranscript: async (row) => withSent([{ role: "user", text: "do the job" }], [], row.receipts ?? []),
 		});
 		await h.press("o", ..."also print the total", KEY.enter);
-		h.board.setState("w", "working", { receipts: [{ id: "m1", status: "delivered", as: "steer", at: Date.now(), preview: "also print the total" }] });
+		h.board.setState("w", "working", {
+			receipts: [{ id: "m1", status: "delivered", as: "steer", at: Date.now(), preview: "also print the total" }],
+		});
 		await flushReports();
 		await (h.top() as ConsoleView).reload();
 		expect(h.screen(80)).toMatch(/^you\s+\(steer, lands after the current step\) also print the total/m);

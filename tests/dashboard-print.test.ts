@@ -18,10 +18,14 @@ describe("/agent-board in print mode", { timeout: 90_000 }, () => {
 		const id = /^dispatched (\S+) \(print me a report\)$/m.exec(dispatched.stdout)?.[1];
 		expect(id, dispatched.stdout + dispatched.stderr).toBeDefined();
 
-		const table = await waitFor(async () => {
-			const run = await runPi(agent, { args: ["-p", "/agent-board"] });
-			return /completed/.test(run.stdout) ? run.stdout : "";
-		}, "row to complete", 30_000);
+		const table = await waitFor(
+			async () => {
+				const run = await runPi(agent, { args: ["-p", "/agent-board"] });
+				return /completed/.test(run.stdout) ? run.stdout : "";
+			},
+			"row to complete",
+			30_000,
+		);
 		expect(table.split("\n")[0]).toMatch(/^ID\s+STATE\s+NAME\s+AGE\s+MODEL\s+USAGE\s+SUMMARY$/);
 		expect(table).toMatch(new RegExp(`^${id}\\s+completed\\s+print me a report\\s.*Done: printed\\.$`, "m"));
 

@@ -13,7 +13,10 @@ const WIDTHS = [60, 80, 120, 200];
 const harness = harnessPerTest();
 
 /** A theme that shows which colour each piece got, so tests can tell a warning from an accent. */
-const taggedTheme = { fg: (color: string, text: string) => `\x1b[0m${color === "warning" ? "\x1b[33m" : ""}${text}`, bold: (text: string) => text };
+const taggedTheme = {
+	fg: (color: string, text: string) => `\x1b[0m${color === "warning" ? "\x1b[33m" : ""}${text}`,
+	bold: (text: string) => text,
+};
 
 const now = Date.now();
 // Ages ("bash 12s") are read from the clock at render time: the clock stands still at `now`, so a slow
@@ -25,7 +28,14 @@ afterAll(() => {
 	vi.useRealTimers();
 });
 const rows = (): BoardRow[] => [
-	makeRow({ id: "q1", name: "pick a database", state: "needs_input", alive: true, question: "Postgres or SQLite?", questionOptions: ["Postgres", "SQLite"] }),
+	makeRow({
+		id: "q1",
+		name: "pick a database",
+		state: "needs_input",
+		alive: true,
+		question: "Postgres or SQLite?",
+		questionOptions: ["Postgres", "SQLite"],
+	}),
 	makeRow({
 		id: "w1",
 		name: "streaming worker",
@@ -33,12 +43,29 @@ const rows = (): BoardRow[] => [
 		alive: true,
 		model: "faux/faux-1",
 		modelUsed: "faux/faux-2",
-		live: { text: "I am reading the parser now and", tool: { name: "bash", detail: "npm test", startedAt: now - 12_000 } },
+		live: {
+			text: "I am reading the parser now and",
+			tool: { name: "bash", detail: "npm test", startedAt: now - 12_000 },
+		},
 		receipts: [{ id: "m1", status: "delivered", as: "steer", at: now - 5000, preview: "use the new API" }],
 	}),
 	makeRow({ id: "s1", name: "stalled worker", state: "working", alive: true, live: { waitingSince: now - 45_000 } }),
-	makeRow({ id: "c1", name: "finished", state: "completed", summary: "Done.", latestAssistant: "Done. I read the project, made the change and ran the tests: all 42 pass.\n\n**Summary**: small." }),
-	makeRow({ id: "t1", name: "tree row", state: "completed", worktreePath: "/tmp/wt/t1", branch: "board/t1", diff: { added: 1234, removed: 567, files: 89 } }),
+	makeRow({
+		id: "c1",
+		name: "finished",
+		state: "completed",
+		summary: "Done.",
+		latestAssistant:
+			"Done. I read the project, made the change and ran the tests: all 42 pass.\n\n**Summary**: small.",
+	}),
+	makeRow({
+		id: "t1",
+		name: "tree row",
+		state: "completed",
+		worktreePath: "/tmp/wt/t1",
+		branch: "board/t1",
+		diff: { added: 1234, removed: 567, files: 89 },
+	}),
 ];
 
 async function view(keys: string[], width: number): Promise<string[]> {
@@ -88,11 +115,20 @@ describe("dashboard views at 60, 80, 120 and 200 columns", () => {
 	});
 
 	it("reply dialog, transcript, diff, help, dispatch and settings fit every width", async () => {
-		const modes: string[][] = [["r"], ["t"], [KEY.down, KEY.down, KEY.down, KEY.down, "d"], ["?"], ["n"], ["n", "x", KEY.enter], ["S"]];
+		const modes: string[][] = [
+			["r"],
+			["t"],
+			[KEY.down, KEY.down, KEY.down, KEY.down, "d"],
+			["?"],
+			["n"],
+			["n", "x", KEY.enter],
+			["S"],
+		];
 		for (const keys of modes) {
 			for (const width of WIDTHS) {
 				const lines = await view(keys, width);
-				for (const line of lines) expect(visibleWidth(line), `${keys.join("")} at ${width}: ${line}`).toBeLessThanOrEqual(width);
+				for (const line of lines)
+					expect(visibleWidth(line), `${keys.join("")} at ${width}: ${line}`).toBeLessThanOrEqual(width);
 			}
 		}
 		expect((await view(["r"], 80)).join("\n")).toMatch(/1\. Postgres\n {2}2\. SQLite/);
@@ -138,7 +174,11 @@ describe("shared feed, strip and notifications", () => {
 	it("OS notifications carry no control characters and can be turned off", () => {
 		expect(osNotifySequence("x\x1b]0;pwned\x07", "a;b\nc", {})).toBe("\x1b]777;notify;x;a,b c\x07");
 		expect(osNotifySequence("t", "b", { KITTY_WINDOW_ID: "1" })).toContain("\x1b]99;");
-		expect(resolveSettings({}, { AGENT_BOARD_OS_NOTIFY: "off", AGENT_BOARD_STRIP: "0" })).toEqual({ strip: false, notices: true, osNotify: false });
+		expect(resolveSettings({}, { AGENT_BOARD_OS_NOTIFY: "off", AGENT_BOARD_STRIP: "0" })).toEqual({
+			strip: false,
+			notices: true,
+			osNotify: false,
+		});
 		expect(resolveSettings({ notices: false }, {})).toEqual({ strip: true, notices: false, osNotify: true });
 	});
 
@@ -154,7 +194,13 @@ describe("shared feed, strip and notifications", () => {
 
 	it("the transcript follows the session's current branch, not abandoned ones", () => {
 		const entry = (id: string, parentId: string | null, role: string, text: string) =>
-			JSON.stringify({ type: "message", id, parentId, timestamp: new Date().toISOString(), message: { role, content: [{ type: "text", text }], timestamp: 0 } });
+			JSON.stringify({
+				type: "message",
+				id,
+				parentId,
+				timestamp: new Date().toISOString(),
+				message: { role, content: [{ type: "text", text }], timestamp: 0 },
+			});
 		const jsonl = [
 			JSON.stringify({ type: "session", version: 3, id: "s", timestamp: new Date().toISOString(), cwd: "/tmp" }),
 			entry("a", null, "user", "first question"),

@@ -17,7 +17,15 @@ const harness = (rows: BoardRow[], termRows: number): Promise<DashboardHarness> 
 
 function many(n: number): BoardRow[] {
 	const now = Date.now();
-	return Array.from({ length: n }, (_, i) => makeRow({ id: `row-${String(i).padStart(5, "0")}`, name: `row number ${i}`, state: i % 7 === 0 ? "working" : "completed", alive: i % 7 === 0, lastActivityAt: now - i * 1000 }));
+	return Array.from({ length: n }, (_, i) =>
+		makeRow({
+			id: `row-${String(i).padStart(5, "0")}`,
+			name: `row number ${i}`,
+			state: i % 7 === 0 ? "working" : "completed",
+			alive: i % 7 === 0,
+			lastActivityAt: now - i * 1000,
+		}),
+	);
 }
 
 describe("the board at scale", () => {
@@ -92,11 +100,26 @@ describe("a streaming row shows the newest words", () => {
 	});
 
 	it("in the board: the row's line ends with the newest word as the reply grows", async () => {
-		const h = await harness([makeRow({ id: "s1", name: "streamer", state: "working", alive: true, live: { text: words.slice(0, 40).join(" ") } })], 24);
+		const h = await harness(
+			[
+				makeRow({
+					id: "s1",
+					name: "streamer",
+					state: "working",
+					alive: true,
+					live: { text: words.slice(0, 40).join(" ") },
+				}),
+			],
+			24,
+		);
 		expect(h.screen(80)).toMatch(/streamer.*w039/);
 		h.board.setState("s1", "working", { live: { text: text.slice(-600) } });
 		await flushReports();
-		const line = h.screen(80).split("\n").find((l) => l.includes("streamer")) ?? "";
+		const line =
+			h
+				.screen(80)
+				.split("\n")
+				.find((l) => l.includes("streamer")) ?? "";
 		expect(line).toMatch(/…w\d{3}.*w119/);
 	});
 });

@@ -20,15 +20,36 @@ const CTRL_O = "\x0f";
 const dispatched = (h: DashboardHarness) => h.board.calls.filter((c) => c.method === "dispatch").map((c) => c.args[0]);
 const since = new Date(2024, 0, 2, 9, 41, 0).getTime();
 
-const localRows = () => [makeRow({ id: "l1", name: "local work", state: "completed" }), makeRow({ id: "l2", name: "local busy", state: "working", alive: true })];
+const localRows = () => [
+	makeRow({ id: "l1", name: "local work", state: "completed" }),
+	makeRow({ id: "l2", name: "local busy", state: "working", alive: true }),
+];
 const remoteRows = () => [
-	makeRow({ id: "d1", name: "dev work", state: "working", alive: true, target: "dev", live: { waitingSince: Date.now() - 3000 } }),
-	makeRow({ id: "u1", name: "cut off", state: "working", alive: true, target: "dev", summary: "unreachable", unreachable: { since, reason: "ssh: connect to host dev port 22: Connection refused\x1b[2J\u202e" } }),
+	makeRow({
+		id: "d1",
+		name: "dev work",
+		state: "working",
+		alive: true,
+		target: "dev",
+		live: { waitingSince: Date.now() - 3000 },
+	}),
+	makeRow({
+		id: "u1",
+		name: "cut off",
+		state: "working",
+		alive: true,
+		target: "dev",
+		summary: "unreachable",
+		unreachable: { since, reason: "ssh: connect to host dev port 22: Connection refused\x1b[2J\u202e" },
+	}),
 ];
 
 describe("targets in the dashboard", () => {
 	it("the form's where lists local and the targets; a target forces a worktree, is sent and remembered", async () => {
-		const h = await harness(localRows(), { targetNames: () => ["dev", "box"], prefs: { cwd: "/tmp/repo", worktreeMode: "none" } });
+		const h = await harness(localRows(), {
+			targetNames: () => ["dev", "box"],
+			prefs: { cwd: "/tmp/repo", worktreeMode: "none" },
+		});
 		await h.press("n");
 		expect(h.screen()).toContain("in /tmp/repo · local · pi's default model · no worktree · 1 attempt");
 		await h.press(...type("build it"), CTRL_O);
@@ -38,7 +59,9 @@ describe("targets in the dashboard", () => {
 		await h.press(KEY.down, KEY.down, KEY.enter);
 		expect(h.screen()).toMatch(/where\s+dev/);
 		expect(h.screen()).toContain("a target always runs the agent in its own worktree");
-		expect(h.screen(200)).toContain("in /tmp/repo · on dev · pi's default model · own worktree (always, on a target) · 1 attempt");
+		expect(h.screen(200)).toContain(
+			"in /tmp/repo · on dev · pi's default model · own worktree (always, on a target) · 1 attempt",
+		);
 		await h.press(KEY.esc);
 		expect(h.top()).toBeInstanceOf(DispatchView);
 		expect(h.screen()).toContain("on dev · pi's default model · own worktree (always, on a target)");
@@ -96,9 +119,16 @@ describe("targets in the dashboard", () => {
 		expect(h.dash.list.model.rows().map((row) => row.id)).toEqual(["u1"]);
 		await h.press(KEY.enter);
 		expect(h.screen()).toMatch(/target\s+dev/);
-		expect(h.screen()).toMatch(/link\s+unreachable since 09:41: ssh: connect to host dev port 22: Connection refused/);
+		expect(h.screen()).toMatch(
+			/link\s+unreachable since 09:41: ssh: connect to host dev port 22: Connection refused/,
+		);
 		await h.press(KEY.esc, KEY.esc, "/", ...type("on:local"), KEY.enter);
-		expect(h.dash.list.model.rows().map((row) => row.id).sort()).toEqual(["l1", "l2"]);
+		expect(
+			h.dash.list.model
+				.rows()
+				.map((row) => row.id)
+				.sort(),
+		).toEqual(["l1", "l2"]);
 		await h.press(KEY.esc, "?");
 		expect(h.screen()).toContain("on:<target>");
 	});

@@ -16,7 +16,16 @@ describe("dashboard view-model", () => {
 		const pinned = makeRow({ name: "pinned one", state: "completed", pinned: true });
 		const items = buildListItems([done, working, asking, pinned]);
 		const labels = items.map((item) => (item.kind === "header" ? `#${item.label}` : item.row.name));
-		expect(labels).toEqual(["#Pinned", "pinned one", "#Needs input", "asking", "#Working", "busy", "#Completed", "done"]);
+		expect(labels).toEqual([
+			"#Pinned",
+			"pinned one",
+			"#Needs input",
+			"asking",
+			"#Working",
+			"busy",
+			"#Completed",
+			"done",
+		]);
 	});
 
 	it("filters by text words and by s:<state> prefixes, hides archived unless asked", () => {
@@ -25,7 +34,8 @@ describe("dashboard view-model", () => {
 			makeRow({ name: "write docs", state: "needs_input" }),
 			makeRow({ name: "old login", state: "completed", archived: true }),
 		];
-		const names = (filter: string, showArchived = false) => rowItems(buildListItems(rows, { filter, showArchived })).map((row) => row.name);
+		const names = (filter: string, showArchived = false) =>
+			rowItems(buildListItems(rows, { filter, showArchived })).map((row) => row.name);
 		expect(names("login")).toEqual(["fix login bug"]);
 		expect(names("login", true).sort()).toEqual(["fix login bug", "old login"]);
 		expect(names("s:need")).toEqual(["write docs"]);
@@ -37,8 +47,19 @@ describe("dashboard view-model", () => {
 	it("fits every row line into the width, with wide characters and emoji in names", () => {
 		const now = Date.now();
 		const rows = [
-			makeRow({ name: "\u{1F680}\u{1F680} rocket \u6F22\u5B57\u6F22\u5B57\u6F22\u5B57 deploy", summary: "\u4E2D\u6587\u6458\u8981 ".repeat(20), model: "faux/faux-1", usage: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0, totalTokens: 12345, cost: 0.0123 } }),
-			makeRow({ name: "x".repeat(400), summary: "", worktreePath: "/tmp/wt", branch: "board/x", diff: { added: 10, removed: 2, files: 3 } }),
+			makeRow({
+				name: "\u{1F680}\u{1F680} rocket \u6F22\u5B57\u6F22\u5B57\u6F22\u5B57 deploy",
+				summary: "\u4E2D\u6587\u6458\u8981 ".repeat(20),
+				model: "faux/faux-1",
+				usage: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0, totalTokens: 12345, cost: 0.0123 },
+			}),
+			makeRow({
+				name: "x".repeat(400),
+				summary: "",
+				worktreePath: "/tmp/wt",
+				branch: "board/x",
+				diff: { added: 10, removed: 2, files: 3 },
+			}),
 		];
 		for (const width of [1, 10, 40, 80, 120, 300]) {
 			for (const row of rows) {
@@ -52,7 +73,12 @@ describe("dashboard view-model", () => {
 	});
 
 	it("marks unread rows and shows the question as the summary of a needs_input row", () => {
-		const row = makeRow({ state: "needs_input", question: "Deploy to prod?", lastActivityAt: 2000, lastViewedAt: 1000 });
+		const row = makeRow({
+			state: "needs_input",
+			question: "Deploy to prod?",
+			lastActivityAt: 2000,
+			lastViewedAt: 1000,
+		});
 		const parts = rowLineParts(row, 3000);
 		expect(parts.marker).toBe("*");
 		expect(parts.summary).toEqual({ head: "Deploy to prod?", tail: "" });
@@ -65,12 +91,18 @@ describe("subcommands", () => {
 		expect(parseSubcommand("")).toEqual({ ok: true, name: "list" });
 		expect(parseSubcommand("list --all")).toEqual({ ok: true, name: "list", all: true });
 		expect(parseSubcommand("dispatch fix the tests")).toEqual({ ok: true, name: "dispatch", text: "fix the tests" });
-		expect(parseSubcommand("reply r1 use postgres please")).toEqual({ ok: true, name: "reply", id: "r1", text: "use postgres please" });
+		expect(parseSubcommand("reply r1 use postgres please")).toEqual({
+			ok: true,
+			name: "reply",
+			id: "r1",
+			text: "use postgres please",
+		});
 		const usage: Record<string, string> = {
 			frobnicate: "/agent-board merge <id> [--commit] [--dry-run]",
 			stop: "usage: /agent-board stop <id>",
 			"reply r1": "usage: /agent-board reply <id> [--follow-up] <text>",
-			dispatch: "usage: /agent-board dispatch [--on <target>] [--count N] [--worktree] [--preset <name>] [--budget <n>] <prompt>",
+			dispatch:
+				"usage: /agent-board dispatch [--on <target>] [--count N] [--worktree] [--preset <name>] [--budget <n>] <prompt>",
 			"show a b": "usage: /agent-board show <id>",
 			"list extra": "usage: /agent-board [list [--all]]",
 		};
@@ -97,7 +129,10 @@ describe("subcommands", () => {
 	});
 
 	it("prints a plain table with needs-input rows first", () => {
-		const rows = [makeRow({ id: "c1", name: "done", state: "completed" }), makeRow({ id: "q1", name: "asks", state: "needs_input", question: "Which?" })];
+		const rows = [
+			makeRow({ id: "c1", name: "done", state: "completed" }),
+			makeRow({ id: "q1", name: "asks", state: "needs_input", question: "Which?" }),
+		];
 		const lines = formatTable(rows, Date.now()).split("\n");
 		expect(lines[0]).toMatch(/^ID\s+STATE\s+NAME/);
 		expect(lines[1]).toMatch(/^q1\s+needs_input\s+asks.*asks: Which\?/);
@@ -112,7 +147,13 @@ describe("watcher logic and transcript", () => {
 		const previous = new Map([["w1", "working" as const]]);
 		expect(transitions(previous, [row, fresh]).map((t) => t.row.id)).toEqual(["w1"]);
 		expect(transitions(new Map([["w1", "completed" as const]]), [row])).toEqual([]);
-		expect(statusText([makeRow({ state: "needs_input" }), makeRow({ state: "needs_input" }), makeRow({ state: "working", alive: true })])).toBe("board: 2 need input, 1 running");
+		expect(
+			statusText([
+				makeRow({ state: "needs_input" }),
+				makeRow({ state: "needs_input" }),
+				makeRow({ state: "working", alive: true }),
+			]),
+		).toBe("board: 2 need input, 1 running");
 		expect(statusText([makeRow({ state: "completed" })])).toBeUndefined();
 	});
 
@@ -120,8 +161,20 @@ describe("watcher logic and transcript", () => {
 		const lines = [
 			JSON.stringify({ type: "session", id: "s" }),
 			JSON.stringify({ type: "message", message: { role: "user", content: "hi\u2028there" } }),
-			JSON.stringify({ type: "message", message: { role: "assistant", content: [{ type: "text", text: "Hello" }, { type: "toolCall", name: "bash", arguments: { command: "ls" } }] } }),
-			JSON.stringify({ type: "message", message: { role: "toolResult", toolName: "bash", content: [{ type: "text", text: "a.txt" }] } }),
+			JSON.stringify({
+				type: "message",
+				message: {
+					role: "assistant",
+					content: [
+						{ type: "text", text: "Hello" },
+						{ type: "toolCall", name: "bash", arguments: { command: "ls" } },
+					],
+				},
+			}),
+			JSON.stringify({
+				type: "message",
+				message: { role: "toolResult", toolName: "bash", content: [{ type: "text", text: "a.txt" }] },
+			}),
 			'{"type":"message","mess',
 		];
 		expect(parseTranscript(lines.join("\n"))).toEqual([

@@ -29,12 +29,23 @@ describe("dispatch order", () => {
 		const { root, store: dir } = store();
 		const repo = initRepo(join(root, "repo"), { "README.md": "hi\n" });
 		// No runner ever starts (node is /bin/false, no process is left): this test is about what is written.
-		const board = createBoardService({ storeDir: dir, piCommand: ["pi"], env: { ...process.env, AGENT_BOARD_NODE: "/bin/false" } });
+		const board = createBoardService({
+			storeDir: dir,
+			piCommand: ["pi"],
+			env: { ...process.env, AGENT_BOARD_NODE: "/bin/false" },
+		});
 		const rows = await board.dispatchAttempts({ prompt: "try it", cwd: repo, count: 2 });
 		expect(rows.map((row) => row.attempt?.index)).toEqual([1, 2]);
 		for (const row of rows) {
-			const metaWrites = writes.flatMap((write, at) => (write.path === join(dir, "rows", row.id, "meta.json") ? [{ at, meta: write.value as { attempt?: unknown } }] : []));
-			const queued = writes.findIndex((write) => write.path.startsWith(join(dir, "queue") + "/") && (write.value as { rowId?: string }).rowId === row.id);
+			const metaWrites = writes.flatMap((write, at) =>
+				write.path === join(dir, "rows", row.id, "meta.json")
+					? [{ at, meta: write.value as { attempt?: unknown } }]
+					: [],
+			);
+			const queued = writes.findIndex(
+				(write) =>
+					write.path.startsWith(join(dir, "queue") + "/") && (write.value as { rowId?: string }).rowId === row.id,
+			);
 			expect(metaWrites.length, row.id).toBeGreaterThan(0);
 			expect(metaWrites[0]?.meta.attempt, row.id).toEqual(row.attempt);
 			expect(queued, row.id).toBeGreaterThan(metaWrites[0]?.at ?? Infinity);

@@ -23,7 +23,13 @@ function reader(fromSeq = 0) {
 	writeFileSync(path, "");
 	const sent: number[] = [];
 	const flags: { reason: string; count: number }[] = [];
-	const events = eventReader({ runDir: dir, path, fromSeq, send: (seq) => sent.push(seq), flag: (reason, count) => flags.push({ reason, count }) });
+	const events = eventReader({
+		runDir: dir,
+		path,
+		fromSeq,
+		send: (seq) => sent.push(seq),
+		flag: (reason, count) => flags.push({ reason, count }),
+	});
 	return { path, sent, flags, events };
 }
 
@@ -39,7 +45,10 @@ describe("a far events.jsonl read in pieces", () => {
 		while (events.read(64 * 1024));
 		expect(sent).toEqual([3, 4, 5]);
 		expect(events.lastSeq).toBe(5);
-		expect(flags.at(-1)).toEqual({ reason: `${path} on the target: skipped 1 line(s) over 1 MiB, 1 line(s) out of order, 1 line(s) that are not events`, count: 3 });
+		expect(flags.at(-1)).toEqual({
+			reason: `${path} on the target: skipped 1 line(s) over 1 MiB, 1 line(s) out of order, 1 line(s) that are not events`,
+			count: 3,
+		});
 	});
 
 	it("waits for a torn tail, and reads again from a line that was cut back", () => {

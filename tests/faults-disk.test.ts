@@ -55,10 +55,17 @@ describe("fault battery: a full disk", () => {
 		mounts.unshift(join(store, "sessions"));
 		const gate = join(agent.root, "gate");
 		const answer = `Streaming answer. ${"All work and no play makes a full disk. ".repeat(400)}Done.`;
-		agent.writeScript({ rules: [{ match: "DISK-STREAM", steps: [{ waitForFile: gate, then: { text: answer } }] }], fallback: [{ text: "Queued row done." }] });
+		agent.writeScript({
+			rules: [{ match: "DISK-STREAM", steps: [{ waitForFile: gate, then: { text: answer } }] }],
+			fallback: [{ text: "Queued row done." }],
+		});
 		const board = boardFor(agent, { maxConcurrent: 1 });
 		const streaming = await board.dispatch({ prompt: "DISK-STREAM write a long answer", cwd: agent.cwd });
-		await waitFor(async () => (await board.get(streaming.id))?.live?.waitingSince, "the streaming row to wait for its model", 30_000);
+		await waitFor(
+			async () => (await board.get(streaming.id))?.live?.waitingSince,
+			"the streaming row to wait for its model",
+			30_000,
+		);
 		const queued = await board.dispatch({ prompt: "DISK-QUEUED a queued row", cwd: agent.cwd });
 		expect(queued.state).toBe("queued");
 		const runDir = String(streaming.runDir);
@@ -71,7 +78,12 @@ describe("fault battery: a full disk", () => {
 		await waitFor(() => !isAlive(worker.pid, worker.start), "the worker to finish on its own", 60_000);
 		const list = await runPi(agent, { args: ["-p", "/agent-board list"], env: { AGENT_BOARD_DIR: store } });
 		expect(list.code, list.stderr).toBe(0);
-		expect(list.stdout).toMatch(new RegExp(`^${streaming.id}\\s+working\\s.*Disk full: the run goes on and records itself when space returns`, "m"));
+		expect(list.stdout).toMatch(
+			new RegExp(
+				`^${streaming.id}\\s+working\\s.*Disk full: the run goes on and records itself when space returns`,
+				"m",
+			),
+		);
 		expect(list.stdout).toMatch(new RegExp(`^${queued.id}\\s+queued\\s.*Disk full: starts when space returns`, "m"));
 		expect(isAlive(runner.pid, runner.start)).toBe(true);
 		const during = await board.get(streaming.id);

@@ -20,21 +20,33 @@ afterAll(() => {
 
 const NAMES = [" a.txt", "b c.txt", "caf\u00e9 \u00fc.txt", "new file.txt"];
 const EDIT = `printf 'row edit\\n' > ' a.txt' && printf 'row\\n' > 'b c.txt' && printf 'row\\n' > 'caf\u00e9 \u00fc.txt' && printf 'new\\n' > 'new file.txt'`;
-const COMMITTED = "printf 'second row\\n' > other.txt && git add other.txt && git commit -q -m 'second row' && echo committed";
+const COMMITTED =
+	"printf 'second row\\n' > other.txt && git add other.txt && git commit -q -m 'second row' && echo committed";
 
 describe("fault battery: merge", () => {
 	it("case 5: names whole in the plan, the pre-commit hook obeyed, no stray commit on a conflict, a killed merge recorded after the next read", async () => {
 		const agent = createTestAgent({
 			script: {
 				rules: [
-					{ match: "EDIT-NAMES", steps: [{ toolCall: { name: "bash", args: { command: EDIT } } }, { text: "Edited." }] },
-					{ match: "COMMIT-OTHER", steps: [{ toolCall: { name: "bash", args: { command: COMMITTED } } }, { text: "Committed." }] },
+					{
+						match: "EDIT-NAMES",
+						steps: [{ toolCall: { name: "bash", args: { command: EDIT } } }, { text: "Edited." }],
+					},
+					{
+						match: "COMMIT-OTHER",
+						steps: [{ toolCall: { name: "bash", args: { command: COMMITTED } } }, { text: "Committed." }],
+					},
 				],
 				fallback: [{ text: "ok" }],
 			},
 		});
 		agents.push(agent);
-		const repo = initRepo(join(agent.root, "repo"), { " a.txt": "base\n", "b c.txt": "base\n", "caf\u00e9 \u00fc.txt": "base\n", "other.txt": "base\n" });
+		const repo = initRepo(join(agent.root, "repo"), {
+			" a.txt": "base\n",
+			"b c.txt": "base\n",
+			"caf\u00e9 \u00fc.txt": "base\n",
+			"other.txt": "base\n",
+		});
 		git(repo, "config", "core.quotePath", "true");
 		const board = boardFor(agent);
 		const [row, other] = [
@@ -47,7 +59,11 @@ describe("fault battery: merge", () => {
 		const planned = await board.merge(row.id, { dryRun: true });
 		expect(planned.plan.files).toEqual([...NAMES].sort());
 		expect(planned.plan.uncommitted.map((line) => line.slice(3)).sort()).toEqual([...NAMES].sort());
-		const dry = await runPi(agent, { args: ["-p", `/agent-board merge ${row.id} --dry-run`], cwd: repo, env: { AGENT_BOARD_DIR: board.storeDir } });
+		const dry = await runPi(agent, {
+			args: ["-p", `/agent-board merge ${row.id} --dry-run`],
+			cwd: repo,
+			env: { AGENT_BOARD_DIR: board.storeDir },
+		});
 		expect(dry.code, dry.stderr).toBe(0);
 		expect(dry.stdout).toContain(`files:  a.txt, b c.txt, caf\u00e9 \u00fc.txt, new file.txt`);
 
@@ -59,7 +75,9 @@ describe("fault battery: merge", () => {
 		const tip = git(repo, "rev-parse", branch);
 		const main = snapshot(repo);
 		const worktree = git(row.worktreePath!, "status", "--porcelain");
-		await expect(board.merge(row.id, { commit: true })).rejects.toThrow(/HOOK SAYS NO: run the linter first[\s\S]*Nothing was committed or merged/);
+		await expect(board.merge(row.id, { commit: true })).rejects.toThrow(
+			/HOOK SAYS NO: run the linter first[\s\S]*Nothing was committed or merged/,
+		);
 		expect(git(repo, "rev-parse", branch)).toBe(tip);
 		expect(git(row.worktreePath!, "status", "--porcelain")).toBe(worktree);
 		expect(snapshot(repo)).toEqual(main);
@@ -74,7 +92,11 @@ describe("fault battery: merge", () => {
 		expect(conflict.files).toEqual([" a.txt"]);
 		expect(conflict.committed).toBeUndefined();
 		// The work stays uncommitted, so the follow-up asks for the commit that git merge needs first.
-		expect(conflict.followUp).toMatch(new RegExp(`^Commit your uncommitted changes on ${branch} first\\. Bring your branch ${branch} up to date with main`));
+		expect(conflict.followUp).toMatch(
+			new RegExp(
+				`^Commit your uncommitted changes on ${branch} first\\. Bring your branch ${branch} up to date with main`,
+			),
+		);
 		expect(git(repo, "rev-parse", branch)).toBe(tip);
 		expect(git(row.worktreePath!, "status", "--porcelain")).toBe(worktree);
 		git(repo, "reset", "-q", "--hard", "HEAD~1");
@@ -93,7 +115,11 @@ describe("fault battery: merge", () => {
 		const meta = JSON.parse(readFileSync(metaPath, "utf8")) as Record<string, unknown>;
 		writeFileSync(metaPath, JSON.stringify({ ...meta, merging: { at: 1234, head, target, into: "main" } }));
 		git(repo, "merge", "--ff-only", "-q", target);
-		const listed = await runPi(agent, { args: ["-p", "/agent-board list"], cwd: repo, env: { AGENT_BOARD_DIR: board.storeDir } });
+		const listed = await runPi(agent, {
+			args: ["-p", "/agent-board list"],
+			cwd: repo,
+			env: { AGENT_BOARD_DIR: board.storeDir },
+		});
 		expect(listed.code, listed.stderr).toBe(0);
 		const recorded = JSON.parse(readFileSync(metaPath, "utf8")) as { merged?: unknown; merging?: unknown };
 		expect(recorded.merged).toEqual({ at: 1234, commit: target, into: "main" });
@@ -101,7 +127,10 @@ describe("fault battery: merge", () => {
 		await expect(board.merge(other.id)).rejects.toThrow(`it was merged into main as ${target.slice(0, 12)}`);
 		// An intent whose merge never moved the checkout is dropped, and nothing is recorded.
 		const never = git(repo, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "a merge that never happened");
-		writeFileSync(metaPath, JSON.stringify({ ...meta, merging: { at: 1, head: target, target: never, into: "main" } }));
+		writeFileSync(
+			metaPath,
+			JSON.stringify({ ...meta, merging: { at: 1, head: target, target: never, into: "main" } }),
+		);
 		expect((await board.get(other.id))?.merged).toBeUndefined();
 		// The read wrote nothing; the supervise step drops the intent it found.
 		expect((JSON.parse(readFileSync(metaPath, "utf8")) as { merging?: unknown }).merging).toBeDefined();

@@ -14,7 +14,14 @@ import { storePaths } from "../src/board/engine/paths.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
 import { writeRow } from "../test-support/hardening-fixtures.ts";
-import { createTestAgent, EXTENSION_ENTRY, PI_CLI, runPi, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
+import {
+	createTestAgent,
+	EXTENSION_ENTRY,
+	PI_CLI,
+	runPi,
+	waitFor,
+	type TestAgent,
+} from "../test-support/pi-harness.ts";
 
 const agents: TestAgent[] = [];
 const strays: Array<{ pid: number; start: string }> = [];
@@ -57,7 +64,16 @@ const HOSTILE_FILES = [
 
 describe("fault battery: what reaches the user", () => {
 	it("case 7: agent-made file names and contents in compare are sanitised where the engine hands them out, and in the commands", async () => {
-		const agent = agentWith({ script: { rules: [{ match: "HOSTILE-FILES", steps: [{ toolCall: { name: "bash", args: { command: HOSTILE_FILES } } }, { text: "Wrote." }] }] } });
+		const agent = agentWith({
+			script: {
+				rules: [
+					{
+						match: "HOSTILE-FILES",
+						steps: [{ toolCall: { name: "bash", args: { command: HOSTILE_FILES } } }, { text: "Wrote." }],
+					},
+				],
+			},
+		});
 		const repo = initRepo(join(agent.root, "repo"), { "README.md": "# project\n" });
 		git(repo, "config", "core.quotePath", "false");
 		const board = boardFor(agent);
@@ -73,14 +89,14 @@ describe("fault battery: what reaches the user", () => {
 		expect(diff.filter((line) => UNSAFE.test(line))).toEqual([]);
 		expect(diff).toContain(`-row ${a!.id} \ufffd reversed`);
 		expect(diff).toContain(" sep   here  end");
-		const command = (args: string) => runPi(agent, { args: ["-p", `/agent-board ${args}`], cwd: repo, env: { AGENT_BOARD_DIR: board.storeDir } });
+		const command = (args: string) =>
+			runPi(agent, { args: ["-p", `/agent-board ${args}`], cwd: repo, env: { AGENT_BOARD_DIR: board.storeDir } });
 		for (const out of [await command(`compare ${a!.id}`), await command(`compare ${a!.id} ${b!.id}`)]) {
 			expect(out.code, out.stderr).toBe(0);
 			expect(out.stdout).toContain("evil\ufffdgnp.sh");
 			expect(out.stdout).not.toMatch(UNSAFE);
 		}
 	}, 120_000);
-
 
 	it("case 9 and 10: every line of a 5,001-line list arrives through a pipe; an error row's age is its directory's, not 20790d", async () => {
 		const agent = agentWith();
@@ -98,15 +114,26 @@ describe("fault battery: what reaches the user", () => {
 		writeRow(paths, "time-zero", { statusPatch: { lastActivityAt: 0 } });
 		writeFileSync(paths.meta("broken-meta"), "{ torn");
 		const copy = join(base, "list.txt");
-		const counted = execFileSync("sh", ["-c", `"$0" "$1" -e "$2" -p "/agent-board list --all" | tee "$3" | wc -l`, process.execPath, PI_CLI, EXTENSION_ENTRY, copy], {
-			cwd: agent.cwd,
-			env: agent.env,
-			encoding: "utf8",
-			timeout: 120_000,
-		});
+		const counted = execFileSync(
+			"sh",
+			[
+				"-c",
+				`"$0" "$1" -e "$2" -p "/agent-board list --all" | tee "$3" | wc -l`,
+				process.execPath,
+				PI_CLI,
+				EXTENSION_ENTRY,
+				copy,
+			],
+			{
+				cwd: agent.cwd,
+				env: agent.env,
+				encoding: "utf8",
+				timeout: 120_000,
+			},
+		);
 		expect(Number(counted.trim())).toBe(5001);
 		const list = readFileSync(copy, "utf8");
-		const age = new RegExp(`^broken-meta\\s+error\\s+broken-meta\\s+(\\S+)\\s`, "m").exec(list)?.[1];
+		const age = /^broken-meta\s+error\s+broken-meta\s+(\S+)\s/m.exec(list)?.[1];
 		expect(age, list.slice(0, 400)).toMatch(/^\d+s$/);
 		// A time nobody recorded (0) is an unknown age.
 		expect(list).toMatch(/^time-zero\s+completed\s+row time-zero\s+\?\s/m);
@@ -115,7 +142,17 @@ describe("fault battery: what reaches the user", () => {
 	it("case 10: a stop ends a tool's child that wiped the run's tag (env -i) and left its process group (setsid)", async () => {
 		const agent = agentWith({
 			// Not the script's last command, so bash forks for it and waits: its parent link stays while it runs.
-			script: { rules: [{ match: "DETACH", steps: [{ toolCall: { name: "bash", args: { command: "env -i setsid sleep 3017; echo after" } } }, { text: "unreachable" }] }] },
+			script: {
+				rules: [
+					{
+						match: "DETACH",
+						steps: [
+							{ toolCall: { name: "bash", args: { command: "env -i setsid sleep 3017; echo after" } } },
+							{ text: "unreachable" },
+						],
+					},
+				],
+			},
 		});
 		const board = boardFor(agent, { stopGraceMs: 500 });
 		const row = await board.dispatch({ prompt: "DETACH start a child", cwd: agent.cwd });

@@ -4,7 +4,20 @@
  * reply to a queued row that is stopped before it starts (case 4), a symlinked session file and
  * loose row directories (case 2), torn, wrong-typed and hostile queue entries and run.json (case 8).
  */
-import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+	chmodSync,
+	copyFileSync,
+	existsSync,
+	linkSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	renameSync,
+	rmSync,
+	statSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { inboxNames } from "../runner/life/inbox.mjs";
@@ -13,7 +26,15 @@ import { queuedEntryName } from "../runner/life/queue.mjs";
 import { storePaths } from "../src/board/engine/paths.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { writeRow } from "../test-support/hardening-fixtures.ts";
-import { createTestAgent, PI_CLI, REPO_ROOT, runPi, userTexts, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
+import {
+	createTestAgent,
+	PI_CLI,
+	REPO_ROOT,
+	runPi,
+	userTexts,
+	waitFor,
+	type TestAgent,
+} from "../test-support/pi-harness.ts";
 
 const agents: TestAgent[] = [];
 afterAll(() => {
@@ -42,7 +63,9 @@ describe("fault battery: the control channel", () => {
 		});
 		const board = boardFor(agent);
 		// A pi whose worker role is missing (the wrapper drops our -e): the placeholder must not reach a model silently.
-		const noRole = boardFor(agent, { piCommand: ["sh", join(REPO_ROOT, "test-support/drop-extension.sh"), process.execPath, PI_CLI] });
+		const noRole = boardFor(agent, {
+			piCommand: ["sh", join(REPO_ROOT, "test-support/drop-extension.sh"), process.execPath, PI_CLI],
+		});
 		const prompt = `QUOTE-DISPATCH the engine doc says: "${PROMPT_PLACEHOLDER}" and that is all.`;
 		const exact = PROMPT_PLACEHOLDER;
 		const [row, bare, stray] = [
@@ -50,7 +73,11 @@ describe("fault battery: the control channel", () => {
 			await board.dispatch({ prompt: exact, cwd: agent.cwd }),
 			await noRole.dispatch({ prompt: "QUOTE-NOROLE never for a model", cwd: agent.cwd }),
 		];
-		await waitFor(async () => (await board.get(row.id))?.live?.waitingSince, "the first run to wait for its model", 30_000);
+		await waitFor(
+			async () => (await board.get(row.id))?.live?.waitingSince,
+			"the first run to wait for its model",
+			30_000,
+		);
 		const steerText = `QUOTE-STEER again: ${PROMPT_PLACEHOLDER}`;
 		const steered = await board.reply(row.id, steerText);
 		expect(steered.delivery).toBe("steer");
@@ -71,7 +98,9 @@ describe("fault battery: the control channel", () => {
 
 		const strayDone = await waitDone(noRole, stray.id);
 		expect(strayDone.state).toBe("failed");
-		expect(strayDone.error).toBe("the worker did not load the agent-board extension, so the prompt could not be delivered");
+		expect(strayDone.error).toBe(
+			"the worker did not load the agent-board extension, so the prompt could not be delivered",
+		);
 		expect(texts.some((text) => text.includes("QUOTE-NOROLE"))).toBe(false);
 	}, 120_000);
 });
@@ -80,7 +109,10 @@ describe("fault battery: the queue", () => {
 	it("case 4 and 8: a reply to a queued row stopped before it starts gets its receipt; torn, wrong-typed and hostile queue entries and run.json are refused with the file and field", async () => {
 		const agent = agentWith({});
 		const release = join(agent.root, "release-holder");
-		agent.writeScript({ rules: [{ match: "HOLDER", steps: [{ waitForFile: release, then: { text: "Holder done." } }] }], fallback: [{ text: "Queued run done." }] });
+		agent.writeScript({
+			rules: [{ match: "HOLDER", steps: [{ waitForFile: release, then: { text: "Holder done." } }] }],
+			fallback: [{ text: "Queued run done." }],
+		});
 		const board = boardFor(agent, { maxConcurrent: 1 });
 		const holder = await board.dispatch({ prompt: "HOLDER keeps the only slot", cwd: agent.cwd });
 		await waitFor(async () => (await board.get(holder.id))?.state === "working", "the holder to run", 30_000);
@@ -89,9 +121,16 @@ describe("fault battery: the queue", () => {
 			expect(row.state).toBe("queued");
 			return row;
 		};
-		const [replied, torn, wrongType, hostile, badConfig] = [await queued("replied"), await queued("torn"), await queued("wrong type"), await queued("hostile"), await queued("bad config")];
+		const [replied, torn, wrongType, hostile, badConfig] = [
+			await queued("replied"),
+			await queued("torn"),
+			await queued("wrong type"),
+			await queued("hostile"),
+			await queued("bad config"),
+		];
 		const store = board.storeDir;
-		const entryOf = (runId: string | undefined) => join(store, "queue", queuedEntryName(store, runId ?? "") ?? "missing");
+		const entryOf = (runId: string | undefined) =>
+			join(store, "queue", queuedEntryName(store, runId ?? "") ?? "missing");
 
 		// Case 4: the reply waits in the inbox; a stop before the run starts answers it, in the row.
 		const reply = await board.reply(replied.id, "QUEUED-REPLY also update the changelog");
@@ -99,9 +138,16 @@ describe("fault battery: the queue", () => {
 		const stopped = await board.stop(replied.id);
 		expect(stopped.state).toBe("stopped");
 		expect(stopped.receipts).toEqual([
-			expect.objectContaining({ status: "rejected", code: "not-started", reason: "the run did not start: it was stopped while queued", preview: "QUEUED-REPLY also update the changelog" }),
+			expect.objectContaining({
+				status: "rejected",
+				code: "not-started",
+				reason: "the run did not start: it was stopped while queued",
+				preview: "QUEUED-REPLY also update the changelog",
+			}),
 		]);
-		expect(stopped.recentEvents.map((event) => event.text)).toContain("message rejected (the run did not start: it was stopped while queued): QUEUED-REPLY also update the changelog");
+		expect(stopped.recentEvents.map((event) => event.text)).toContain(
+			"message rejected (the run did not start: it was stopped while queued): QUEUED-REPLY also update the changelog",
+		);
 		expect(inboxNames(stopped.runDir!)).toEqual([]);
 
 		// Case 8: entries another process tore, mistyped or pointed elsewhere.
@@ -114,7 +160,10 @@ describe("fault battery: the queue", () => {
 		writeFileSync(tornEntry, '{"rowId":"');
 		writeFileSync(wrongEntry, JSON.stringify({ rowId: 5, runId: wrongType.currentRunId, at: 1 }));
 		const hostileEntry = entryOf(hostile.currentRunId);
-		writeFileSync(hostileEntry, JSON.stringify({ ...JSON.parse(readFileSync(hostileEntry, "utf8")), runDir: outside }));
+		writeFileSync(
+			hostileEntry,
+			JSON.stringify({ ...JSON.parse(readFileSync(hostileEntry, "utf8")), runDir: outside }),
+		);
 		const planted = join(store, "queue", `${String(Date.now()).padStart(15, "0")}-run-planted.json`);
 		writeFileSync(planted, JSON.stringify({ rowId: "ghost", runId: "run-planted", runDir: outside, at: Date.now() }));
 		const configPath = join(badConfig.runDir!, "run.json");
@@ -125,8 +174,12 @@ describe("fault battery: the queue", () => {
 		expect(list.code, list.stderr).toBe(0);
 		expect(list.stdout).toMatch(new RegExp(`^${torn.id}\\s+failed\\s`, "m"));
 		expect(list.stdout).toMatch(new RegExp(`^${wrongType.id}\\s+failed\\s`, "m"));
-		expect((await board.get(torn.id))?.error).toMatch(new RegExp(`^queue entry ${escape(tornEntry)} refused: unreadable \\(`));
-		expect((await board.get(wrongType.id))?.error).toBe(`queue entry ${wrongEntry} refused: /rowId must be an id (letters, digits, "-", "_")`);
+		expect((await board.get(torn.id))?.error).toMatch(
+			new RegExp(`^queue entry ${escape(tornEntry)} refused: unreadable \\(`),
+		);
+		expect((await board.get(wrongType.id))?.error).toBe(
+			`queue entry ${wrongEntry} refused: /rowId must be an id (letters, digits, "-", "_")`,
+		);
 		for (const path of [tornEntry, wrongEntry, planted]) {
 			expect(existsSync(path), path).toBe(false);
 			expect(existsSync(`${path}.refused`), path).toBe(true);
@@ -153,7 +206,10 @@ describe("fault battery: the store's own files", () => {
 	it("case 2: a session file that is a symlink or a hard link to a file outside is never written through; loose row and run directories are error rows", async () => {
 		const agent = agentWith({ script: { rules: [], fallback: [{ text: "Done." }] } });
 		const board = boardFor(agent);
-		const [linked, hardLinked] = [await board.dispatch({ prompt: "symlinked later", cwd: agent.cwd }), await board.dispatch({ prompt: "hard linked later", cwd: agent.cwd })];
+		const [linked, hardLinked] = [
+			await board.dispatch({ prompt: "symlinked later", cwd: agent.cwd }),
+			await board.dispatch({ prompt: "hard linked later", cwd: agent.cwd }),
+		];
 		for (const row of [linked, hardLinked]) expect((await waitDone(board, row.id)).state).toBe("completed");
 		const outside = [join(agent.root, "outside-symlink.jsonl"), join(agent.root, "outside-hardlink.jsonl")];
 		copyFileSync(linked.sessionFile, outside[0]!);
@@ -164,13 +220,18 @@ describe("fault battery: the store's own files", () => {
 		for (const path of outside) chmodSync(path, 0o644);
 		const before = outside.map((path) => ({ bytes: readFileSync(path, "utf8"), mode: statSync(path).mode & 0o777 }));
 
-		for (const row of [linked, hardLinked]) expect((await board.reply(row.id, "one more thing")).delivery).toBe("new-run");
+		for (const row of [linked, hardLinked])
+			expect((await board.reply(row.id, "one more thing")).delivery).toBe("new-run");
 		const [symlinkRun, hardlinkRun] = [await waitDone(board, linked.id), await waitDone(board, hardLinked.id)];
 		expect(symlinkRun.state).toBe("failed");
 		expect(symlinkRun.error).toBe(`refusing session file ${linked.sessionFile}: is a symbolic link (not followed)`);
 		expect(hardlinkRun.state).toBe("failed");
-		expect(hardlinkRun.error).toBe(`refusing session file ${hardLinked.sessionFile}: has 2 hard links (another name for a file elsewhere)`);
-		expect(outside.map((path) => ({ bytes: readFileSync(path, "utf8"), mode: statSync(path).mode & 0o777 }))).toEqual(before);
+		expect(hardlinkRun.error).toBe(
+			`refusing session file ${hardLinked.sessionFile}: has 2 hard links (another name for a file elsewhere)`,
+		);
+		expect(outside.map((path) => ({ bytes: readFileSync(path, "utf8"), mode: statSync(path).mode & 0o777 }))).toEqual(
+			before,
+		);
 
 		// Row and run directories others can write are refused like the store's top-level ones.
 		const paths = storePaths(board.storeDir);
@@ -178,9 +239,19 @@ describe("fault battery: the store's own files", () => {
 		const looseRun = writeRow(paths, "loose-run");
 		chmodSync(paths.row(looseRow.id), 0o777);
 		chmodSync(looseRun.runDir, 0o777);
-		const list = await runPi(agent, { args: ["-p", "/agent-board show loose-row"], env: { AGENT_BOARD_DIR: board.storeDir } });
-		const runList = await runPi(agent, { args: ["-p", "/agent-board show loose-run"], env: { AGENT_BOARD_DIR: board.storeDir } });
-		expect(list.stdout).toContain(`error:     row directory: refusing ${paths.row(looseRow.id)}: writable by group or others (mode 0777); run: chmod 700 ${paths.row(looseRow.id)}`);
-		expect(runList.stdout).toContain(`error:     run directory: refusing ${looseRun.runDir}: writable by group or others (mode 0777); run: chmod 700 ${looseRun.runDir}`);
+		const list = await runPi(agent, {
+			args: ["-p", "/agent-board show loose-row"],
+			env: { AGENT_BOARD_DIR: board.storeDir },
+		});
+		const runList = await runPi(agent, {
+			args: ["-p", "/agent-board show loose-run"],
+			env: { AGENT_BOARD_DIR: board.storeDir },
+		});
+		expect(list.stdout).toContain(
+			`error:     row directory: refusing ${paths.row(looseRow.id)}: writable by group or others (mode 0777); run: chmod 700 ${paths.row(looseRow.id)}`,
+		);
+		expect(runList.stdout).toContain(
+			`error:     run directory: refusing ${looseRun.runDir}: writable by group or others (mode 0777); run: chmod 700 ${looseRun.runDir}`,
+		);
 	}, 120_000);
 });

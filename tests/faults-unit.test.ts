@@ -29,7 +29,11 @@ describe("runner lines and event log", () => {
 		expect(lines[1]).toBe(big);
 
 		const bounded = new LineSplitter({ maxLine: 100 });
-		const out = [...bounded.push(`${"y".repeat(80)}`), ...bounded.push(`${"y".repeat(80)}`), ...bounded.push(`${"y".repeat(80)}\nnext\n`)];
+		const out = [
+			...bounded.push(`${"y".repeat(80)}`),
+			...bounded.push(`${"y".repeat(80)}`),
+			...bounded.push(`${"y".repeat(80)}\nnext\n`),
+		];
 		expect(out).toEqual(["next"]);
 		expect(bounded.flush()).toBe("");
 	});
@@ -37,17 +41,37 @@ describe("runner lines and event log", () => {
 	it("logs a burst of stream deltas as one line, every other event as its own, numbered line by line", () => {
 		const lines: string[] = [];
 		const log = new EventLog((line) => lines.push(line));
-		const delta = (text: string) => ({ type: "message_update", assistantMessageEvent: { type: "text_delta", delta: text } });
+		const delta = (text: string) => ({
+			type: "message_update",
+			assistantMessageEvent: { type: "text_delta", delta: text },
+		});
 		log.add({ type: "message_start", message: { role: "assistant", content: [] } }, 1);
 		for (const [index, word] of ["Hel", "lo, ", "wor", "ld."].entries()) log.add(delta(word), 2 + index);
 		log.add({ type: "message_update", assistantMessageEvent: { type: "thinking_delta", delta: "hmm" } }, 6);
-		log.add({ type: "message_end", message: { role: "assistant", content: [{ type: "text", text: "Hello, world." }] } }, 7);
+		log.add(
+			{ type: "message_end", message: { role: "assistant", content: [{ type: "text", text: "Hello, world." }] } },
+			7,
+		);
 		log.add(delta("tail"), 8);
 		log.flush();
 		const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
 		expect(parsed.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5]);
-		expect(parsed.map((event) => event.type)).toEqual(["message_start", "message_update", "message_update", "message_end", "message_update"]);
-		expect(parsed[1]).toEqual({ seq: 2, at: 5, from: 2, type: "message_update", update: "text_delta", delta: "Hello, world.", deltas: 4 });
+		expect(parsed.map((event) => event.type)).toEqual([
+			"message_start",
+			"message_update",
+			"message_update",
+			"message_end",
+			"message_update",
+		]);
+		expect(parsed[1]).toEqual({
+			seq: 2,
+			at: 5,
+			from: 2,
+			type: "message_update",
+			update: "text_delta",
+			delta: "Hello, world.",
+			deltas: 4,
+		});
 		expect(parsed[2]).toMatchObject({ update: "thinking_delta", delta: "hmm", deltas: 1 });
 		expect(parsed[4]).toMatchObject({ delta: "tail", deltas: 1 });
 	});
@@ -56,11 +80,23 @@ describe("runner lines and event log", () => {
 describe("pi's stdout as the runner reads it", () => {
 	const sample = {
 		type: "message_end",
-		message: { role: "assistant", content: [{ type: "text", text: 'line "one"\n\ttab \\ slash \u00e9\u6f22\ud83d\ude80 \u2028 end' }], usage: { input: 12, output: -3.5e2, cost: { total: 0.25 } }, stopReason: "stop", errorMessage: null, ok: true, no: false, list: [1, [2, {}], []] },
+		message: {
+			role: "assistant",
+			content: [{ type: "text", text: 'line "one"\n\ttab \\ slash \u00e9\u6f22\ud83d\ude80 \u2028 end' }],
+			usage: { input: 12, output: -3.5e2, cost: { total: 0.25 } },
+			stopReason: "stop",
+			errorMessage: null,
+			ok: true,
+			no: false,
+			list: [1, [2, {}], []],
+		},
 	};
 
 	it("gives small and big lines the same events JSON.parse does, whatever the chunking, and clips only strings past the bound", () => {
-		const big = { ...sample, message: { ...sample.message, content: [{ type: "text", text: `${"z".repeat(BIG_LINE)}"\u00e9 tail` }] } };
+		const big = {
+			...sample,
+			message: { ...sample.message, content: [{ type: "text", text: `${"z".repeat(BIG_LINE)}"\u00e9 tail` }] },
+		};
 		const stream = `${JSON.stringify(sample)}\nnot json\n${JSON.stringify(big)}\r\n${JSON.stringify({ type: "agent_settled" })}`;
 		for (const size of [1, 7, 4096, 65536]) {
 			const reader = new JsonLines();
@@ -72,7 +108,10 @@ describe("pi's stdout as the runner reads it", () => {
 			expect(events[0]).toEqual(sample);
 			expect(events[2]).toEqual({ type: "agent_settled" });
 			const clipped = events[1] as typeof big;
-			expect({ ...clipped, message: { ...clipped.message, content: [] } }).toEqual({ ...big, message: { ...big.message, content: [] } });
+			expect({ ...clipped, message: { ...clipped.message, content: [] } }).toEqual({
+				...big,
+				message: { ...big.message, content: [] },
+			});
 			expect(clipped.message.content[0]?.text).toBe("z".repeat(MAX_STRING));
 		}
 		const parser = new ClippedJson(8);
@@ -107,7 +146,9 @@ describe("runner files on a disk that refuses writes", () => {
 		expect(files.droppedEvents).toBeGreaterThan(0);
 		expect(files.droppedStderrBytes).toBe("some stderr\n".length);
 		// Said once, not once per failed write.
-		expect(logged).toEqual([`cannot write ${join(runDir, "events.jsonl")}: ENOSPC; the run goes on and writes it when it can`]);
+		expect(logged).toEqual([
+			`cannot write ${join(runDir, "events.jsonl")}: ENOSPC; the run goes on and writes it when it can`,
+		]);
 		// status.json itself can be written here: the waiting events are tried again (and still wait).
 		expect(files.writeStatus(initialStatus("run", "row", 1))).toBe(true);
 		expect(JSON.parse(readFileSync(join(runDir, "status.json"), "utf8")).runId).toBe("run");

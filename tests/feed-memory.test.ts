@@ -30,7 +30,11 @@ describe("feed memory", () => {
 		expect(kept.stderrTail).toBeUndefined();
 		expect(kept.receipts).toBeUndefined();
 		expect(kept.latestAssistant?.length).toBe(SLIM_TEXT);
-		expect(h.feed.row("live-1")).toMatchObject({ recentEvents: heavy.recentEvents, receipts: heavy.receipts, latestAssistant: answer });
+		expect(h.feed.row("live-1")).toMatchObject({
+			recentEvents: heavy.recentEvents,
+			receipts: heavy.receipts,
+			latestAssistant: answer,
+		});
 		// The list line is the same either way: it shows the answer's start.
 		expect(h.screen(200)).toContain("finished row");
 		expect(h.screen(200)).toContain("The migration is done. Every table");

@@ -34,7 +34,12 @@ beforeAll(async () => {
 	release = join(tmpdir(), `pab-onelink-release-${process.pid}`);
 	model = await startModelServer({ chunkDelayMs: 40 });
 	repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
-	board = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], maxConcurrent: 4, env: { ...process.env } });
+	board = createBoardService({
+		storeDir: store,
+		piCommand: [process.execPath, PI_CLI],
+		maxConcurrent: 4,
+		env: { ...process.env },
+	});
 	fleet = await startFleet(board, model, ["one"], 10);
 }, 300_000);
 
@@ -46,15 +51,20 @@ afterAll(async () => {
 });
 
 const host = () => fleet[0]!.host;
-const farRun = (row: BoardRow) => join(host().user.home, ".agent-board", "store", "rows", row.id, "runs", row.currentRunId ?? "");
+const farRun = (row: BoardRow) =>
+	join(host().user.home, ".agent-board", "store", "rows", row.id, "runs", row.currentRunId ?? "");
 const linkLog = () => {
 	try {
-		return readFileSync(join(store, "targets", "one", "link", "link.log"), "utf8").split("\n").slice(-30).join("\n");
+		return readFileSync(join(store, "targets", "one", "link", "link.log"), "utf8")
+			.split("\n")
+			.slice(-30)
+			.join("\n");
 	} catch {
 		return "none";
 	}
 };
-const linkOf = (row: BoardRow) => (JSON.parse(readFileSync(join(row.runDir ?? "", "runner.json"), "utf8")) as { pid: number }).pid;
+const linkOf = (row: BoardRow) =>
+	(JSON.parse(readFileSync(join(row.runDir ?? "", "runner.json"), "utf8")) as { pid: number }).pid;
 
 async function rowsNow(ids: string[]): Promise<BoardRow[]> {
 	await board.supervise();
@@ -72,7 +82,14 @@ describe("one link for ten rows on a host", () => {
 				{
 					match: "ONE-LINK",
 					steps: [
-						{ toolCall: { name: "bash", args: { command: `while [ ! -e ${release}-$AGENT_BOARD_ROW ]; do echo tick; sleep 0.3; done; echo released` } } },
+						{
+							toolCall: {
+								name: "bash",
+								args: {
+									command: `while [ ! -e ${release}-$AGENT_BOARD_ROW ]; do echo tick; sleep 0.3; done; echo released`,
+								},
+							},
+						},
 						{ text: `Finished ${words} end.` },
 					],
 				},
@@ -84,12 +101,23 @@ describe("one link for ten rows on a host", () => {
 		const ids = set.map((row) => row.id);
 		const free = (i: number) => writeFileSync(`${release}-${ids[i]}`, "");
 		let seen: BoardRow[] = [];
-		const running = await waitFor(async () => {
-			seen = await rowsNow(ids);
-			// A row that failed ends the wait at once: it would never reach its tool.
-			return seen.filter((row) => row.live?.tool?.name === "bash").length === 10 || seen.some((row) => row.state === "failed") ? seen : undefined;
-		}, () => `all ten rows in their tool on the host (${seen.map((row) => `${row.state}${row.alive ? "" : " (no owner)"} ${row.live?.tool?.name ?? ""} ${row.error ?? row.summary}`).join("; ")}; link log: ${linkLog()})`, 300_000);
-		expect(running.filter((row) => row.state === "failed").map((row) => `${row.id}: ${row.error}`), `link log: ${linkLog()}`).toEqual([]);
+		const running = await waitFor(
+			async () => {
+				seen = await rowsNow(ids);
+				// A row that failed ends the wait at once: it would never reach its tool.
+				return seen.filter((row) => row.live?.tool?.name === "bash").length === 10 ||
+					seen.some((row) => row.state === "failed")
+					? seen
+					: undefined;
+			},
+			() =>
+				`all ten rows in their tool on the host (${seen.map((row) => `${row.state}${row.alive ? "" : " (no owner)"} ${row.live?.tool?.name ?? ""} ${row.error ?? row.summary}`).join("; ")}; link log: ${linkLog()})`,
+			300_000,
+		);
+		expect(
+			running.filter((row) => row.state === "failed").map((row) => `${row.id}: ${row.error}`),
+			`link log: ${linkLog()}`,
+		).toEqual([]);
 
 		// One process owns all ten (every runner.json names it), and it is the only link of this store.
 		const link = linkOf(running[0]!);
@@ -105,26 +133,47 @@ describe("one link for ten rows on a host", () => {
 		expect(steered.delivery).toBe("steer");
 		// The receipt file answers the reply; the row lists it once the far status that carries it is mirrored.
 		const receiptsOf = async (id: string) => (await board.get(id))?.receipts?.map((r) => [r.status, r.as]) ?? [];
-		await waitFor(async () => ((await receiptsOf(ids[2]!)).length > 0 ? true : undefined), "the steered row to list its receipt");
+		await waitFor(
+			async () => ((await receiptsOf(ids[2]!)).length > 0 ? true : undefined),
+			"the steered row to list its receipt",
+		);
 		expect(await receiptsOf(ids[2]!)).toEqual([["delivered", "steer"]]);
 		const others = await rowsNow(ids.filter((_, i) => i !== 2));
 		for (const row of others) expect(row.receipts ?? []).toEqual([]);
 
 		// The link dies mid-run; half the rows go on there and finish their tool meanwhile.
 		process.kill(link, "SIGKILL");
-		await waitFor(() => { try { return readFileSync(`/proc/${link}/stat`, "utf8").includes(") Z "); } catch { return true; } }, "the link to die");
+		await waitFor(() => {
+			try {
+				return readFileSync(`/proc/${link}/stat`, "utf8").includes(") Z ");
+			} catch {
+				return true;
+			}
+		}, "the link to die");
 		for (let i = 0; i < 5; i++) free(i);
 		// Their tool's end reaches the model from the host (a request with the tool's result), with no link here.
 		// (The steered row's asks with its steer as the latest user message.)
 		const afterTool = () => model.requests().filter((r) => r.messages.some((m) => m.role === "tool")).length;
-		await waitFor(() => (afterTool() >= 5 ? true : undefined), "five rows to go on at the host without a link", 120_000);
+		await waitFor(
+			() => (afterTool() >= 5 ? true : undefined),
+			"five rows to go on at the host without a link",
+			120_000,
+		);
 		// The next board read starts one new link, which takes over all ten.
-		const relinked = await waitFor(async () => {
-			const now = await rowsNow(ids);
-			const pids = new Set(now.filter((row) => row.alive || row.state === "completed").map((row) => (row.state === "completed" ? 0 : linkOf(row))));
-			pids.delete(0);
-			return pids.size === 1 && !pids.has(link) ? now : undefined;
-		}, "one new link for the rows", 120_000);
+		const relinked = await waitFor(
+			async () => {
+				const now = await rowsNow(ids);
+				const pids = new Set(
+					now
+						.filter((row) => row.alive || row.state === "completed")
+						.map((row) => (row.state === "completed" ? 0 : linkOf(row))),
+				);
+				pids.delete(0);
+				return pids.size === 1 && !pids.has(link) ? now : undefined;
+			},
+			"one new link for the rows",
+			120_000,
+		);
 		expect(relinked.every((row) => row.state !== "failed")).toBe(true);
 
 		// A stop reaches its row only; the rest finish.
@@ -140,9 +189,16 @@ describe("one link for ten rows on a host", () => {
 		for (const row of done) {
 			const local = readFileSync(join(row.runDir ?? "", "events.jsonl"), "utf8");
 			expect(local).toBe(readFileSync(join(farRun(row), "events.jsonl"), "utf8"));
-			const seqs = local.split("\n").filter(Boolean).map((line) => (JSON.parse(line) as { seq: number }).seq);
+			const seqs = local
+				.split("\n")
+				.filter(Boolean)
+				.map((line) => (JSON.parse(line) as { seq: number }).seq);
 			expect(seqs).toEqual(seqs.map((_, i) => i + 1));
-			expect(readFileSync(row.sessionFile).equals(readFileSync(join(host().user.home, ".agent-board", "store", "sessions", row.id, `${row.id}.jsonl`)))).toBe(true);
+			expect(
+				readFileSync(row.sessionFile).equals(
+					readFileSync(join(host().user.home, ".agent-board", "store", "sessions", row.id, `${row.id}.jsonl`)),
+				),
+			).toBe(true);
 		}
 		const after = sessionLog(host());
 		expect(after.refused).toBe(0);

@@ -6,7 +6,16 @@
  * going back to the queue while a pump may place it again.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+	chmodSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -48,7 +57,8 @@ describe("code travel for a burst, joined", () => {
 		const pushes = ["row0", "row1", "row2", "row1"].map((rowId) => lane.push({ repo, remote, rowId, commit: base }));
 		const outcomes = await Promise.allSettled(pushes);
 		expect(outcomes.filter((outcome) => outcome.status === "rejected")).toEqual([]);
-		for (const rowId of ["row0", "row1", "row2"]) expect(git(mirror, "rev-parse", `refs/agent-board/base/${rowId}`)).toBe(base);
+		for (const rowId of ["row0", "row1", "row2"])
+			expect(git(mirror, "rev-parse", `refs/agent-board/base/${rowId}`)).toBe(base);
 	});
 
 	it("joins the fetch-backs that wait into one git fetch when their rows share a base (a burst's)", async () => {
@@ -66,10 +76,16 @@ describe("code travel for a burst, joined", () => {
 		const lane = gitLane(1);
 		const landing = join(dir, "landing.git");
 		const remote = { url: far, env: { GIT_TRACE: trace } };
-		const got = await Promise.all(["row0", "row1", "row2"].map((rowId) => lane.fetch({ repo, remote, rowId, landing, base })));
+		const got = await Promise.all(
+			["row0", "row1", "row2"].map((rowId) => lane.fetch({ repo, remote, rowId, landing, base })),
+		);
 		expect(got).toEqual(Array.from({ length: 3 }, () => ({ head: base, wip: base })));
 		// The first went alone; the two that waited went together (each alone again only when the join fails).
-		expect(readFileSync(trace, "utf8").split("\n").filter((line) => line.includes("built-in: git upload-pack"))).toHaveLength(2);
+		expect(
+			readFileSync(trace, "utf8")
+				.split("\n")
+				.filter((line) => line.includes("built-in: git upload-pack")),
+		).toHaveLength(2);
 	});
 });
 
@@ -87,7 +103,17 @@ describe("host-agent link: two launches of one run meet", () => {
 		const pi = join(dir, "pi");
 		writeFileSync(pi, "#!/bin/sh\nsleep 30\n");
 		chmodSync(pi, 0o755);
-		const config = { rowId: "row1", runId: "run1", repoKey: key, base, prompt: "p", env: {}, createdAt: Date.now(), session: null, piCommand: [pi] };
+		const config = {
+			rowId: "row1",
+			runId: "run1",
+			repoKey: key,
+			base,
+			prompt: "p",
+			env: {},
+			createdAt: Date.now(),
+			session: null,
+			piCommand: [pi],
+		};
 		try {
 			await Promise.all([launchRun(far, config), launchRun(far, config)]);
 			// A spawn returns once its child has exec'd: every runner these launches started is there now.
@@ -140,7 +166,17 @@ describe("a pool's run that goes back to the queue", () => {
 		mkdirSync(poolSlots, { recursive: true });
 		writeFileSync(join(poolSlots, "slot-0.json"), JSON.stringify({ ...me, runId: "run-1", rowId: "row1" }));
 		writeFileSync(join(runDir, "runner.json"), JSON.stringify(me));
-		const back = { storeDir: store, runDir, rowId: "row1", runId: "run-1", createdAt: Date.now(), pool: "build", member: "a", members: ["a", "b"], reason: "unreachable" };
+		const back = {
+			storeDir: store,
+			runDir,
+			rowId: "row1",
+			runId: "run-1",
+			createdAt: Date.now(),
+			pool: "build",
+			member: "a",
+			members: ["a", "b"],
+			reason: "unreachable",
+		};
 		expect(returnToPool(back)).toEqual({ requeued: true });
 		// Queued with no pool slot held: the slot a pump claims for it next is the only one it has.
 		expect(queuedEntryName(store, "run-1")).toBeTruthy();

@@ -42,14 +42,34 @@ const ssh = (host: string, max: number) => ({ kind: "ssh", host, dir: ".agent-bo
 describe("a pool of targets", () => {
 	it("is added over existing targets, its limit their limits added up, and config.json refuses a pool of what is not there", async () => {
 		const targets = { a: ssh("a", 3), b: ssh("b", 5) };
-		expect(targetFromInput({ kind: "pool", members: "a, b" }, { targets })).toEqual({ kind: "pool", members: ["a", "b"], max: 8, env: [] });
-		expect(targetFromInput({ kind: "pool", members: "a,b", max: 4, env: ["X"] }, { targets })).toEqual({ kind: "pool", members: ["a", "b"], max: 4, env: ["X"] });
-		expect(() => targetFromInput({ kind: "pool", members: "a,c" }, { targets })).toThrow("--pool: c is not a target (add it first)");
-		expect(() => targetFromInput({ kind: "pool", members: "a,local" }, { targets })).toThrow('--pool: "local" is not a target\'s name');
-		expect(() => targetFromInput({ kind: "pool", members: "" }, { targets })).toThrow("--pool takes the names of its targets");
+		expect(targetFromInput({ kind: "pool", members: "a, b" }, { targets })).toEqual({
+			kind: "pool",
+			members: ["a", "b"],
+			max: 8,
+			env: [],
+		});
+		expect(targetFromInput({ kind: "pool", members: "a,b", max: 4, env: ["X"] }, { targets })).toEqual({
+			kind: "pool",
+			members: ["a", "b"],
+			max: 4,
+			env: ["X"],
+		});
+		expect(() => targetFromInput({ kind: "pool", members: "a,c" }, { targets })).toThrow(
+			"--pool: c is not a target (add it first)",
+		);
+		expect(() => targetFromInput({ kind: "pool", members: "a,local" }, { targets })).toThrow(
+			'--pool: "local" is not a target\'s name',
+		);
+		expect(() => targetFromInput({ kind: "pool", members: "" }, { targets })).toThrow(
+			"--pool takes the names of its targets",
+		);
 		const nested = { ...targets, p: { kind: "pool", members: ["a"], max: 3, env: [] } };
-		expect(() => targetFromInput({ kind: "pool", members: "p,b" }, { targets: nested })).toThrow("--pool: p is a pool itself");
-		expect(targetError({ kind: "pool", name: "p", members: [], max: 1, env: [] }, { named: true })).toBe("/members must name at least one target");
+		expect(() => targetFromInput({ kind: "pool", members: "p,b" }, { targets: nested })).toThrow(
+			"--pool: p is a pool itself",
+		);
+		expect(targetError({ kind: "pool", name: "p", members: [], max: 1, env: [] }, { named: true })).toBe(
+			"/members must name at least one target",
+		);
 
 		const store = scratch();
 		await updateBoardConfig(store, (c) => {
@@ -61,13 +81,19 @@ describe("a pool of targets", () => {
 		const config = JSON.parse(readFileSync(join(store, "config.json"), "utf8"));
 		delete config.targets.b;
 		writeFileSync(join(store, "config.json"), JSON.stringify(config));
-		expect(() => readBoardConfig(store)).toThrow(`${join(store, "config.json")}: /targets/p/members: b is not a target (add it first)`);
+		expect(() => readBoardConfig(store)).toThrow(
+			`${join(store, "config.json")}: /targets/p/members: b is not a target (add it first)`,
+		);
 	});
 
 	it("is checked member by member, each member's result kept for placement", async () => {
 		const root = scratch();
 		const store = join(root, "store");
-		const board = createBoardService({ storeDir: store, piCommand: [process.execPath, "-e", ""], env: { ...process.env } });
+		const board = createBoardService({
+			storeDir: store,
+			piCommand: [process.execPath, "-e", ""],
+			env: { ...process.env },
+		});
 		writeFileSync(join(root, "file"), "");
 		await board.targets.add("a", { kind: "fake", dir: join(root, "far-a") });
 		await board.targets.add("b", { kind: "fake", dir: join(root, "file", "far-b") });
@@ -88,21 +114,46 @@ describe("a pool of targets", () => {
 
 	it("places a run on the member with the most free slots, ties to the lowest load per core, never on one that is full, unreachable or failing", () => {
 		const now = 1_000_000;
-		const member = (name: string, max: number, live: number, extra: Partial<Candidate> = {}): Candidate => ({ name, max, live, ...extra });
+		const member = (name: string, max: number, live: number, extra: Partial<Candidate> = {}): Candidate => ({
+			name,
+			max,
+			live,
+			...extra,
+		});
 		const names = (list: Candidate[]) => list.map((m) => m.name);
-		expect(names(placementOrder([member("a", 4, 3), member("b", 4, 1), member("c", 2, 0)], now))).toEqual(["b", "c", "a"]);
+		expect(names(placementOrder([member("a", 4, 3), member("b", 4, 1), member("c", 2, 0)], now))).toEqual([
+			"b",
+			"c",
+			"a",
+		]);
 		// Equal room: the lower load per core first; a member never heard from after those that were; then the pool's order.
 		const load = (value: number, cpus: number) => ({ health: { at: now, reachable: true, load: value, cpus } });
-		expect(names(placementOrder([member("a", 4, 2), member("b", 4, 2, load(3, 2)), member("c", 4, 2, load(2, 4)), member("d", 4, 2)], now))).toEqual(["c", "b", "a", "d"]);
+		expect(
+			names(
+				placementOrder(
+					[member("a", 4, 2), member("b", 4, 2, load(3, 2)), member("c", 4, 2, load(2, 4)), member("d", 4, 2)],
+					now,
+				),
+			),
+		).toEqual(["c", "b", "a", "d"]);
 		expect(names(placementOrder([member("full", 2, 2), member("ok", 2, 1)], now))).toEqual(["ok"]);
 		const down = { health: { at: now - 1000, reachable: false, reason: "Connection refused" } };
 		expect(names(placementOrder([member("down", 8, 0, down), member("ok", 2, 1)], now))).toEqual(["ok"]);
 		// An old unreachable record keeps nothing out: the next run tries it (its link then says again).
-		expect(names(placementOrder([member("down", 8, 0, { health: { ...down.health, at: now - UNREACHABLE_HOLD_MS - 1 } })], now))).toEqual(["down"]);
+		expect(
+			names(
+				placementOrder(
+					[member("down", 8, 0, { health: { ...down.health, at: now - UNREACHABLE_HOLD_MS - 1 } })],
+					now,
+				),
+			),
+		).toEqual(["down"]);
 		const failing = { check: { at: now - 10, ok: false, failing: "pi: not found" } };
 		expect(names(placementOrder([member("bad", 8, 0, failing), member("ok", 2, 1)], now))).toEqual(["ok"]);
 		// A link that reached it after the failed check: it takes runs again.
-		expect(names(placementOrder([member("back", 8, 0, { ...failing, health: { at: now, reachable: true } })], now))).toEqual(["back"]);
+		expect(
+			names(placementOrder([member("back", 8, 0, { ...failing, health: { at: now, reachable: true } })], now)),
+		).toEqual(["back"]);
 	});
 });
 
@@ -131,9 +182,25 @@ function farRun(dir: string, repo: string, rowId: string, runId: string) {
 	const base = git(repo, "rev-parse", "HEAD");
 	ensureMirror(join(dir, "repos", `${key}.git`));
 	pushBase({ repo, remote: { url: join(dir, "repos", `${key}.git`) }, rowId, commit: base });
-	const prepared = prepareRun(dir, { rowId, runId, repoKey: key, base, prompt: "p", env: {}, createdAt: Date.now(), session: null });
-	writeFileSync(join(prepared.runDir, "runner.json"), JSON.stringify({ pid: process.pid, start: processStartTime(process.pid) }));
-	writeFileSync(join(prepared.runDir, "events.jsonl"), [1, 2].map((seq) => JSON.stringify({ seq, at: 1, type: "message_update", delta: `${runId}-${seq}` })).join("\n") + "\n");
+	const prepared = prepareRun(dir, {
+		rowId,
+		runId,
+		repoKey: key,
+		base,
+		prompt: "p",
+		env: {},
+		createdAt: Date.now(),
+		session: null,
+	});
+	writeFileSync(
+		join(prepared.runDir, "runner.json"),
+		JSON.stringify({ pid: process.pid, start: processStartTime(process.pid) }),
+	);
+	writeFileSync(
+		join(prepared.runDir, "events.jsonl"),
+		[1, 2].map((seq) => JSON.stringify({ seq, at: 1, type: "message_update", delta: `${runId}-${seq}` })).join("\n") +
+			"\n",
+	);
 	return prepared;
 }
 
@@ -156,24 +223,37 @@ describe("host-agent link: every run on one channel", () => {
 		await waitFor(() => got.filter((f) => f.t === "event").length === 3, "both runs' events");
 		expect(got[0]).toMatchObject({ t: "hello", agent: "test", cpus: expect.any(Number) });
 		const events = got.filter((f) => f.t === "event").map((f) => [f.run, f.t === "event" ? f.seq : 0]);
-		expect(events.sort()).toEqual([["run1", 1], ["run1", 2], ["run2", 2]]);
+		expect(events.sort()).toEqual([
+			["run1", 1],
+			["run1", 2],
+			["run2", 2],
+		]);
 		send({ t: "inbox", message: { id: "m1", kind: "message", text: "only for run2", at: 1 }, run: "run2" });
 		await waitFor(() => readdirOrEmpty(join(two.runDir, "inbox")).length === 1, "the message in run2's inbox");
 		expect(readdirOrEmpty(join(one.runDir, "inbox"))).toEqual([]);
 		// Appended to run1 only: the stream says which run.
-		appendFileSync(join(one.runDir, "events.jsonl"), `${JSON.stringify({ seq: 3, at: 2, type: "message_update" })}\n`);
+		appendFileSync(
+			join(one.runDir, "events.jsonl"),
+			`${JSON.stringify({ seq: 3, at: 2, type: "message_update" })}\n`,
+		);
 		await waitFor(() => got.some((f) => f.t === "event" && f.seq === 3), "run1's next event");
 		expect(got.find((f) => f.t === "event" && f.seq === 3)?.run).toBe("run1");
 		// A stop for run2 over the same channel: its "runner" (this process) is not signalled, its end is recorded.
 		writeFileSync(join(two.runDir, "runner.json"), JSON.stringify({ pid: 999_999_999, start: "0" }));
 		send({ t: "stop", row: "row2", run: "run2" });
-		await waitFor(() => got.some((f) => f.t === "result" && f.run === "run2" && f.value.stopped === true), "run2's stop");
+		await waitFor(
+			() => got.some((f) => f.t === "result" && f.run === "run2" && f.value.stopped === true),
+			"run2's stop",
+		);
 		await waitFor(() => got.some((f) => f.t === "end" && f.run === "run2"), "run2's end on the stream");
 		expect(got.some((f) => f.t === "end" && f.run === "run1")).toBe(false);
 		// A launch the host refuses closes that run only, in the host's words.
 		send({ t: "launch", config: { rowId: "row3", runId: "run3" }, run: "run3" });
 		await waitFor(() => got.some((f) => f.t === "close" && f.run === "run3"), "run3 refused");
-		expect(got.find((f) => f.t === "close")).toMatchObject({ kind: "remote", message: expect.stringContaining("bad run config") });
+		expect(got.find((f) => f.t === "close")).toMatchObject({
+			kind: "remote",
+			message: expect.stringContaining("bad run config"),
+		});
 		input.end();
 		await waitFor(() => ended, "the channel to end with its input");
 	});
@@ -201,22 +281,48 @@ describe("host-agent link: a launch that waits at the host", () => {
 		readFrames(output, (frame) => got.push(frame));
 		serveLink(far, { agent: "test", input, output, onEnd: () => undefined });
 		const send = (frame: Frame) => input.write(encodeFrame(frame));
-		const config = (runId: string, pi: string) => ({ rowId: runId.replace("run", "row"), runId, repoKey: key, base, prompt: "p", env: {}, createdAt: Date.now(), session: null, piCommand: [pi] });
+		const config = (runId: string, pi: string) => ({
+			rowId: runId.replace("run", "row"),
+			runId,
+			repoKey: key,
+			base,
+			prompt: "p",
+			env: {},
+			createdAt: Date.now(),
+			session: null,
+			piCommand: [pi],
+		});
 		send({ t: "launch", config: config("run3", stuck), run: "run3" });
-		await waitFor(() => execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).includes(stuck) || undefined, "the launch's pi --version to hang");
+		await waitFor(
+			() => execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).includes(stuck) || undefined,
+			"the launch's pi --version to hang",
+		);
 		send({ t: "follow", row: "row1", seq: 0, bytes: 0, run: "run1" });
-		await waitFor(() => got.filter((f) => f.t === "event" && f.run === "run1").length === 2, "run1's events while run3's launch waits");
+		await waitFor(
+			() => got.filter((f) => f.t === "event" && f.run === "run1").length === 2,
+			"run1's events while run3's launch waits",
+		);
 		writeFileSync(join(one.runDir, "runner.json"), JSON.stringify({ pid: 999_999_999, start: "0" }));
 		send({ t: "stop", row: "row1", run: "run1" });
-		await waitFor(() => got.some((f) => f.t === "result" && f.run === "run1" && f.value.stopped === true), "run1's stop while run3's launch waits");
+		await waitFor(
+			() => got.some((f) => f.t === "result" && f.run === "run1" && f.value.stopped === true),
+			"run1's stop while run3's launch waits",
+		);
 		// The link gives run3 up; its pi then answers: nothing is said of it, nothing started.
 		send({ t: "unfollow", run: "run3" });
 		writeFileSync(release, "");
 		send({ t: "launch", config: config("run4", old), run: "run4" });
 		await waitFor(() => got.some((f) => f.t === "close" && f.run === "run4"), "run4 refused");
-		await waitFor(() => !execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).includes(stuck) || undefined, "run3's pi to answer");
+		await waitFor(
+			() => !execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).includes(stuck) || undefined,
+			"run3's pi to answer",
+		);
 		await new Promise((resolve) => setTimeout(resolve, 200));
-		expect(got.find((f) => f.t === "close" && f.run === "run4")).toMatchObject({ kind: "remote", code: "start-failed", message: expect.stringContaining("is pi 0.1.0") });
+		expect(got.find((f) => f.t === "close" && f.run === "run4")).toMatchObject({
+			kind: "remote",
+			code: "start-failed",
+			message: expect.stringContaining("is pi 0.1.0"),
+		});
 		expect(got.some((f) => f.run === "run3")).toBe(false);
 		expect(readdirOrEmpty(join(far, "store", "rows", "row3"))).toEqual([]);
 		input.end();
@@ -235,16 +341,34 @@ describe("code travel for a burst", () => {
 	it("dispatches made at once into one repository each get their worktree (git worktree add one at a time)", async () => {
 		const root = scratch();
 		const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
-		const board = createBoardService({ storeDir: join(root, "store"), piCommand: [process.execPath, "-e", ""], env: { ...process.env } });
-		const rows = (await Promise.all(Array.from({ length: 4 }, (_, i) => board.dispatchAttempts({ prompt: `AT ONCE ${i}`, cwd: repo, count: 3 })))).flat();
+		const board = createBoardService({
+			storeDir: join(root, "store"),
+			piCommand: [process.execPath, "-e", ""],
+			env: { ...process.env },
+		});
+		const rows = (
+			await Promise.all(
+				Array.from({ length: 4 }, (_, i) =>
+					board.dispatchAttempts({ prompt: `AT ONCE ${i}`, cwd: repo, count: 3 }),
+				),
+			)
+		).flat();
 		expect(rows).toHaveLength(12);
-		expect(git(repo, "worktree", "list", "--porcelain").split("\n").filter((line) => line.startsWith("worktree ")).length).toBe(13);
+		expect(
+			git(repo, "worktree", "list", "--porcelain")
+				.split("\n")
+				.filter((line) => line.startsWith("worktree ")).length,
+		).toBe(13);
 	});
 
 	it("a burst's dispatch lets the event loop run while its worktrees are made (pi's UI draws on)", async () => {
 		const root = scratch();
 		const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
-		const board = createBoardService({ storeDir: join(root, "store"), piCommand: [process.execPath, "-e", ""], env: { ...process.env } });
+		const board = createBoardService({
+			storeDir: join(root, "store"),
+			piCommand: [process.execPath, "-e", ""],
+			env: { ...process.env },
+		});
 		let rowsWhenTicked: number | undefined;
 		const rowDirs = () => readdirSync(join(root, "store", "rows")).length;
 		const dispatched = board.dispatchAttempts({ prompt: "BURST", cwd: repo, count: 4 });
@@ -271,7 +395,9 @@ describe("code travel for a burst", () => {
 		const lane = gitLane(1);
 		const base = git(repo, "rev-parse", "HEAD");
 		const remote = { url: mirror, receivePack: wrapper };
-		await Promise.all(Array.from({ length: 6 }, (_, i) => lane.push({ repo, remote, rowId: `row${i}`, commit: base })));
+		await Promise.all(
+			Array.from({ length: 6 }, (_, i) => lane.push({ repo, remote, rowId: `row${i}`, commit: base })),
+		);
 		for (let i = 0; i < 6; i++) expect(git(mirror, "rev-parse", `refs/agent-board/base/row${i}`)).toBe(base);
 		// The first went alone (nothing waited yet); the five that waited went together.
 		expect(readFileSync(count, "utf8").trim().split("\n")).toHaveLength(2);
@@ -284,7 +410,11 @@ describe("code travel for a burst", () => {
 		const receivePack = `node ${agent} receive-pack`;
 		const push = (mirror: string, branch: string) =>
 			new Promise<{ code: number | null; stderr: string }>((resolvePush) => {
-				const child = spawn("git", ["push", "-q", `--receive-pack=${receivePack}`, mirror, `HEAD:refs/heads/${branch}`], { cwd: repo, stdio: ["ignore", "ignore", "pipe"] });
+				const child = spawn(
+					"git",
+					["push", "-q", `--receive-pack=${receivePack}`, mirror, `HEAD:refs/heads/${branch}`],
+					{ cwd: repo, stdio: ["ignore", "ignore", "pipe"] },
+				);
 				let stderr = "";
 				child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
 				child.on("exit", (code) => resolvePush({ code, stderr }));
@@ -294,12 +424,22 @@ describe("code travel for a burst", () => {
 			const mirror = join(dir, `far${round}`, "repos", "r.git");
 			const results = await Promise.all(Array.from({ length: 4 }, (_, i) => push(mirror, `b${i}`)));
 			expect(results.filter((result) => result.code !== 0).map((result) => result.stderr)).toEqual([]);
-			for (let i = 0; i < 4; i++) expect(git(mirror, "rev-parse", `refs/heads/b${i}`)).toBe(git(repo, "rev-parse", "HEAD"));
+			for (let i = 0; i < 4; i++)
+				expect(git(mirror, "rev-parse", `refs/heads/b${i}`)).toBe(git(repo, "rev-parse", "HEAD"));
 		}
 		// Two links' fetch-backs at once into a repository's new landing: both make it, settings and all.
 		const landing = join(dir, "store", "targets", ".landing", "r.git");
 		const script = `import { ensureLanding } from ${JSON.stringify(join(process.cwd(), "runner", "link", "landing.mjs"))}; ensureLanding(process.argv[1]);`;
-		const makers = Array.from({ length: 4 }, () => new Promise<number | null>((done) => spawn(process.execPath, ["--input-type=module", "-e", script, landing], { stdio: "inherit" }).on("exit", done)));
+		const makers = Array.from(
+			{ length: 4 },
+			() =>
+				new Promise<number | null>((done) =>
+					spawn(process.execPath, ["--input-type=module", "-e", script, landing], { stdio: "inherit" }).on(
+						"exit",
+						done,
+					),
+				),
+		);
 		expect(await Promise.all(makers)).toEqual([0, 0, 0, 0]);
 		expect(git(landing, "config", "gc.auto")).toBe("0");
 		// Its cause reaches the pusher on stderr (git shows it), not as a frame on git's protocol.
@@ -318,7 +458,11 @@ describe("code travel for a burst", () => {
 		const landing = join(dir, "landing.git");
 		const base = git(repo, "rev-parse", "HEAD");
 		// A dispatch burst meanwhile: worktrees added one after another in the same repository.
-		const adder = spawn("sh", ["-c", `i=0; while [ $i -lt 400 ]; do git worktree add -q ../wt$i -b b$i HEAD 2>/dev/null; i=$((i+1)); done`], { cwd: repo, stdio: "ignore" });
+		const adder = spawn(
+			"sh",
+			["-c", `i=0; while [ $i -lt 400 ]; do git worktree add -q ../wt$i -b b$i HEAD 2>/dev/null; i=$((i+1)); done`],
+			{ cwd: repo, stdio: "ignore" },
+		);
 		let adding = true;
 		adder.on("exit", () => (adding = false));
 		const failures: string[] = [];
@@ -328,11 +472,24 @@ describe("code travel for a burst", () => {
 				round += 1;
 				// New objects each round: the fetch must check them against every ref the repository has.
 				const tree = git(far, "rev-parse", "HEAD^{tree}");
-				const commit = execFileSync("git", ["commit-tree", tree, "-p", "HEAD", "-m", `round ${round}`], { cwd: far, encoding: "utf8", env: { ...process.env, GIT_AUTHOR_NAME: "a", GIT_AUTHOR_EMAIL: "a@b", GIT_COMMITTER_NAME: "a", GIT_COMMITTER_EMAIL: "a@b" } }).trim();
+				const commit = execFileSync("git", ["commit-tree", tree, "-p", "HEAD", "-m", `round ${round}`], {
+					cwd: far,
+					encoding: "utf8",
+					env: {
+						...process.env,
+						GIT_AUTHOR_NAME: "a",
+						GIT_AUTHOR_EMAIL: "a@b",
+						GIT_COMMITTER_NAME: "a",
+						GIT_COMMITTER_EMAIL: "a@b",
+					},
+				}).trim();
 				git(far, "update-ref", "refs/heads/agent-board/row1", commit);
 				git(far, "update-ref", "refs/agent-board/wip/row1", commit);
 				try {
-					expect(fetchBack({ repo, remote: { url: far }, rowId: "row1", landing, base })).toEqual({ head: commit, wip: commit });
+					expect(fetchBack({ repo, remote: { url: far }, rowId: "row1", landing, base })).toEqual({
+						head: commit,
+						wip: commit,
+					});
 				} catch (error) {
 					failures.push(error instanceof Error ? error.message : String(error));
 				}
@@ -342,7 +499,9 @@ describe("code travel for a burst", () => {
 		}
 		expect(round).toBeGreaterThan(5);
 		expect(failures).toEqual([]);
-		expect(git(repo, "rev-parse", "refs/agent-board/remote/row1")).toBe(git(far, "rev-parse", "refs/heads/agent-board/row1"));
+		expect(git(repo, "rev-parse", "refs/agent-board/remote/row1")).toBe(
+			git(far, "rev-parse", "refs/heads/agent-board/row1"),
+		);
 		// The landing never collects garbage (its refs are not the repository's).
 		expect(git(landing, "config", "gc.auto")).toBe("0");
 	});

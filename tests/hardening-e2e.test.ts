@@ -13,7 +13,14 @@ import { storePaths } from "../src/board/engine/paths.ts";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
 import { fileSnapshot, TERMINAL_CONTROL, writeRow } from "../test-support/hardening-fixtures.ts";
-import { createTestAgent, EXTENSION_ENTRY, PI_CLI, runPi, type PiRunResult, type TestAgent } from "../test-support/pi-harness.ts";
+import {
+	createTestAgent,
+	EXTENSION_ENTRY,
+	PI_CLI,
+	runPi,
+	type PiRunResult,
+	type TestAgent,
+} from "../test-support/pi-harness.ts";
 import { commandFails, notRoot, requires } from "../test-support/requires.ts";
 
 const agents: TestAgent[] = [];
@@ -31,14 +38,22 @@ function agentWithStore(text = "Done.") {
 	return { agent, store, paths: storePaths(store) };
 }
 
-const board = (agent: TestAgent) => (args: string, wrap?: string[]): Promise<PiRunResult> =>
-	wrap ? runWrapped(agent, wrap, ["-p", `/agent-board ${args}`.trim()]) : runPi(agent, { args: ["-p", `/agent-board ${args}`.trim()] });
+const board =
+	(agent: TestAgent) =>
+	(args: string, wrap?: string[]): Promise<PiRunResult> =>
+		wrap
+			? runWrapped(agent, wrap, ["-p", `/agent-board ${args}`.trim()])
+			: runPi(agent, { args: ["-p", `/agent-board ${args}`.trim()] });
 
 /** Runs pi under a wrapper command (setpriv) with the harness's isolation. */
 function runWrapped(agent: TestAgent, wrap: string[], args: string[]): Promise<PiRunResult> {
 	return new Promise((resolve, reject) => {
 		const [command = "", ...rest] = wrap;
-		const child = spawn(command, [...rest, process.execPath, PI_CLI, "-e", EXTENSION_ENTRY, ...args], { cwd: agent.cwd, env: agent.env, stdio: ["ignore", "pipe", "pipe"] });
+		const child = spawn(command, [...rest, process.execPath, PI_CLI, "-e", EXTENSION_ENTRY, ...args], {
+			cwd: agent.cwd,
+			env: agent.env,
+			stdio: ["ignore", "pipe", "pipe"],
+		});
 		let stdout = "";
 		let stderr = "";
 		child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -55,20 +70,29 @@ function runWrapped(agent: TestAgent, wrap: string[], args: string[]): Promise<P
 	});
 }
 
-
 describe("hardening against the real pi", { timeout: 120_000 }, () => {
 	it("lists and shows wrong-shaped rows as error rows naming the field, and touches no file", async () => {
 		const { agent, store, paths } = agentWithStore();
-		const cases: Record<string, { meta?: Record<string, unknown>; status?: Record<string, unknown>; reason: string }> = {
+		const cases: Record<
+			string,
+			{ meta?: Record<string, unknown>; status?: Record<string, unknown>; reason: string }
+		> = {
 			"name-42": { meta: { name: 42 }, reason: "meta.json: /name must be string" },
 			"attempt-str": { meta: { attempt: "2 of 3" }, reason: "meta.json: /attempt must be object" },
 			"summary-42": { status: { summary: 42 }, reason: "status.json: /summary must be string" },
 			"usage-x": { status: { usage: "x" }, reason: "status.json: /usage must be object" },
 			"events-1": { status: { recentEvents: [1] }, reason: "status.json: /recentEvents/0 must be object" },
-			"question-42": { status: { state: "needs_input", question: 42 }, reason: "status.json: /question must be string" },
-			"state-bogus": { status: { state: "bogus" }, reason: "status.json: /state must be equal to one of the allowed values" },
+			"question-42": {
+				status: { state: "needs_input", question: 42 },
+				reason: "status.json: /question must be string",
+			},
+			"state-bogus": {
+				status: { state: "bogus" },
+				reason: "status.json: /state must be equal to one of the allowed values",
+			},
 		};
-		for (const [id, spec] of Object.entries(cases)) writeRow(paths, id, { metaPatch: spec.meta, statusPatch: spec.status });
+		for (const [id, spec] of Object.entries(cases))
+			writeRow(paths, id, { metaPatch: spec.meta, statusPatch: spec.status });
 		writeRow(paths, "fine-row");
 		const before = fileSnapshot(store);
 
@@ -100,20 +124,27 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 
 		const list = await board(agent)("list");
 		const shown = await board(agent)(`show ${id}`);
-		for (const [what, out] of [["list", list.stdout], ["show", shown.stdout]] as const) {
+		for (const [what, out] of [
+			["list", list.stdout],
+			["show", shown.stdout],
+		] as const) {
 			expect(out, what).not.toMatch(TERMINAL_CONTROL);
 			expect(out, what).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
 			expect(out, what).not.toContain("cm0gLXJmIH4=");
 			expect(out, what).toContain("Clipboard");
 		}
 		expect(list.stdout).toMatch(new RegExp(`^${id}\\s+completed\\s.*Clipboard title clear link here done\\.`, "m"));
-		expect(shown.stdout).toContain("latest:    Clipboard  title  clear  link here done.\n           Second line \ufffdevil\ufffd bell\u2407.");
+		expect(shown.stdout).toContain(
+			"latest:    Clipboard  title  clear  link here done.\n           Second line \ufffdevil\ufffd bell\u2407.",
+		);
 
 		// Retention through the real command: the archived row's only run is its current one and stays.
 		expect((await board(agent)(`archive ${id}`)).code).toBe(0);
 		const gcRun = await board(agent)("gc --dry-run");
 		expect(gcRun.code, gcRun.stderr).toBe(0);
-		expect(gcRun.stdout).toMatch(/^gc: would free 0 B in 0 files from 0 runs of 1 archived row \(runs ended over 14 days ago, newest 1 kept\)$/m);
+		expect(gcRun.stdout).toMatch(
+			/^gc: would free 0 B in 0 files from 0 runs of 1 archived row \(runs ended over 14 days ago, newest 1 kept\)$/m,
+		);
 		expect(existsSync(join(done.runDir!, "events.jsonl"))).toBe(true);
 	});
 
@@ -177,9 +208,18 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 		writeRow(paths, "locked-row");
 		chmodSync(paths.row("locked-row"), 0o000);
 		// Root reads through chmod 000; drop the capabilities that let it (uid stays 0, so the store is still "ours").
-		const noDac = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"];
+		const noDac = [
+			"setpriv",
+			"--inh-caps=-dac_override,-dac_read_search",
+			"--bounding-set=-dac_override,-dac_read_search",
+		];
 		const wrap = process.getuid?.() === 0 ? noDac : undefined;
-		if (wrap) requires(ctx, "setpriv (to drop root's read-anything capabilities)", commandFails("setpriv", [...noDac.slice(1), "true"]));
+		if (wrap)
+			requires(
+				ctx,
+				"setpriv (to drop root's read-anything capabilities)",
+				commandFails("setpriv", [...noDac.slice(1), "true"]),
+			);
 		const list = await board(agent)("list", wrap);
 		const shown = await board(agent)("show locked-row", wrap);
 		chmodSync(paths.row("locked-row"), 0o700);
@@ -187,7 +227,9 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 		expect(list.stdout).toMatch(/^readable\s+completed\s/m);
 		expect(list.stdout).toMatch(/^locked-row\s+error\s+.*Error: meta\.json: cannot read /m);
 		expect(shown.code, shown.stderr).toBe(0);
-		expect(shown.stdout).toContain(`error:     meta.json: cannot read ${paths.meta("locked-row")}: EACCES (permission denied)`);
+		expect(shown.stdout).toContain(
+			`error:     meta.json: cannot read ${paths.meta("locked-row")}: EACCES (permission denied)`,
+		);
 	});
 
 	it("keeps listing on a read-only store and names the path and errno of a refused change", async (ctx) => {
@@ -206,14 +248,20 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 		const denied = await board(agent)("archive readable");
 		expect(denied.code).toBe(1);
 		// The row lock is the first file a meta change writes.
-		expect(denied.stderr).toContain(`cannot write ${join(paths.row("readable"), "lock")}: EROFS (read-only file system)`);
+		expect(denied.stderr).toContain(
+			`cannot write ${join(paths.row("readable"), "lock")}: EROFS (read-only file system)`,
+		);
 		expect(denied.stderr).toContain(paths.row("readable"));
 	});
 
 	it("fails a dispatch on a full disk (ENOSPC) with the path and errno, leaves no half row, and still lists", async (ctx) => {
 		requires(ctx, "root (mounting a small tmpfs)", notRoot());
 		const { agent, store, paths } = agentWithStore();
-		requires(ctx, "a tmpfs mount", commandFails("mount", ["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", store]));
+		requires(
+			ctx,
+			"a tmpfs mount",
+			commandFails("mount", ["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", store]),
+		);
 		mounts.push(store);
 		mkdirSync(paths.rows, { mode: 0o700 });
 		writeRow(paths, "before-full");
@@ -230,7 +278,9 @@ describe("hardening against the real pi", { timeout: 120_000 }, () => {
 		const dispatched = await board(agent)("dispatch this cannot fit");
 		expect(dispatched.code).toBe(1);
 		// e.g. "agent-board: dispatch failed, cannot write <store>/rows/<id>/runs/<run>/run.json: ENOSPC (no space left on device)"
-		expect(dispatched.stderr).toMatch(new RegExp(`dispatch failed, cannot write ${paths.rows}/\\S+: ENOSPC \\(no space left on device\\)`));
+		expect(dispatched.stderr).toMatch(
+			new RegExp(`dispatch failed, cannot write ${paths.rows}/\\S+: ENOSPC \\(no space left on device\\)`),
+		);
 		expect(readdirSync(paths.rows)).toEqual(["before-full"]);
 		const list = await board(agent)("list");
 		expect(list.code, list.stderr).toBe(0);

@@ -34,7 +34,15 @@ describe("retention", () => {
 		writeFileSync(paths.session("old-archived"), "session");
 		// A run whose runner is alive (this process) is never trimmed, whatever its status says.
 		const live = archivedRowWithRuns(paths, "live-archived", true, now);
-		writeFileSync(join(live[0]!, "runner.json"), JSON.stringify({ pid: process.pid, start: readFileSync(`/proc/${process.pid}/stat`, "utf8").slice(readFileSync(`/proc/${process.pid}/stat`, "utf8").lastIndexOf(")") + 2).split(" ")[19] }));
+		writeFileSync(
+			join(live[0]!, "runner.json"),
+			JSON.stringify({
+				pid: process.pid,
+				start: readFileSync(`/proc/${process.pid}/stat`, "utf8")
+					.slice(readFileSync(`/proc/${process.pid}/stat`, "utf8").lastIndexOf(")") + 2)
+					.split(" ")[19],
+			}),
+		);
 		// A symlinked log is not followed or counted.
 		const precious = join(root, "precious.log");
 		writeFileSync(precious, "keep me");
@@ -43,7 +51,16 @@ describe("retention", () => {
 
 		const dry = gc(dir, { dryRun: true, now });
 		expect(dry.files.map((file) => file.path).sort()).toEqual(
-			[join(archived[0]!, "events.jsonl"), join(archived[0]!, "runner.log"), join(archived[1]!, "events.jsonl"), join(archived[1]!, "stderr.log"), join(archived[1]!, "runner.log"), join(live[1]!, "events.jsonl"), join(live[1]!, "stderr.log"), join(live[1]!, "runner.log")].sort(),
+			[
+				join(archived[0]!, "events.jsonl"),
+				join(archived[0]!, "runner.log"),
+				join(archived[1]!, "events.jsonl"),
+				join(archived[1]!, "stderr.log"),
+				join(archived[1]!, "runner.log"),
+				join(live[1]!, "events.jsonl"),
+				join(live[1]!, "stderr.log"),
+				join(live[1]!, "runner.log"),
+			].sort(),
 		);
 		expect(dry.bytes).toBe(1000 + 10 + 2 * 1110);
 		expect(existsSync(join(archived[0]!, "events.jsonl"))).toBe(true);
@@ -52,7 +69,14 @@ describe("retention", () => {
 		const done = gc(dir, { now });
 		expect(done.bytes).toBe(dry.bytes);
 		for (const file of dry.files) expect(existsSync(file.path), file.path).toBe(false);
-		for (const kept of [join(archived[0]!, "status.json"), join(archived[0]!, "run.json"), join(archived[2]!, "events.jsonl"), paths.session("old-archived"), join(live[0]!, "events.jsonl")]) expect(existsSync(kept), kept).toBe(true);
+		for (const kept of [
+			join(archived[0]!, "status.json"),
+			join(archived[0]!, "run.json"),
+			join(archived[2]!, "events.jsonl"),
+			paths.session("old-archived"),
+			join(live[0]!, "events.jsonl"),
+		])
+			expect(existsSync(kept), kept).toBe(true);
 		for (const run of active) expect(existsSync(join(run, "events.jsonl")), run).toBe(true);
 		expect(readFileSync(precious, "utf8")).toBe("keep me");
 		expect(gc(dir, { now }).files).toEqual([]);
@@ -61,7 +85,9 @@ describe("retention", () => {
 		archivedRowWithRuns(again.paths, "r", true, now);
 		expect(gc(again.store, { dryRun: true, now, maxAgeDays: 40 }).files).toEqual([]);
 		expect(gc(again.store, { dryRun: true, now, keepRuns: 3 }).files).toEqual([]);
-		expect(gc(again.store, { dryRun: true, now, env: { AGENT_BOARD_GC_KEEP: "2", AGENT_BOARD_GC_DAYS: "5" } }).runs).toBe(1);
+		expect(
+			gc(again.store, { dryRun: true, now, env: { AGENT_BOARD_GC_KEEP: "2", AGENT_BOARD_GC_DAYS: "5" } }).runs,
+		).toBe(1);
 	});
 
 	it("runs automatically at most once a day and parses the gc subcommand", () => {

@@ -12,7 +12,8 @@ import { boardOf, openBoard, useBoardTmux } from "../test-support/tmux-board.ts"
 
 const tb = useBoardTmux();
 
-const HOSTILE = "Clipboard \x1b]52;c;cm0gLXJmIH4=\x07 title \x1b]0;pwned\x1b\\ clear \x1b[2J\x1b[H link \x1b]8;;https://evil.example\x1b\\here\x1b]8;;\x1b\\ done.";
+const HOSTILE =
+	"Clipboard \x1b]52;c;cm0gLXJmIH4=\x07 title \x1b]0;pwned\x1b\\ clear \x1b[2J\x1b[H link \x1b]8;;https://evil.example\x1b\\here\x1b]8;;\x1b\\ done.";
 
 describe("hostile model text in the dashboard", () => {
 	it("reaches the screen as plain text in the list, peek and transcript; tmux sees no title, clipboard or clear", async (ctx) => {
@@ -25,7 +26,8 @@ describe("hostile model text in the dashboard", () => {
 		expect(readFileSync(done.sessionFile, "utf8")).toContain("\\u001b]0;pwned");
 
 		const t = await tb.start(ctx, a, { width: 160, height: 40 });
-		const tm = (...args: string[]) => execFileSync("tmux", ["-L", t.socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
+		const tm = (...args: string[]) =>
+			execFileSync("tmux", ["-L", t.socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
 		tm("set-option", "-s", "set-clipboard", "on");
 		await openBoard(t);
 		const list = await t.waitForText(/Completed \(1\)[\s\S]*Clipboard\s+title\s+clear\s+link here done\./);

@@ -3,7 +3,19 @@
  * store, the store guard, half-row cleanup and prefs permissions.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+	chmodSync,
+	chownSync,
+	existsSync,
+	lstatSync,
+	mkdirSync,
+	readFileSync,
+	readdirSync,
+	rmSync,
+	statSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
@@ -60,25 +72,52 @@ describe("sanitizeText", () => {
 describe("store shapes", () => {
 	it("turns each wrong-typed field into an error row naming the file and field, and rewrites nothing", async () => {
 		const { store: dir, paths } = store();
-		const cases: Record<string, { meta?: Record<string, unknown>; status?: Record<string, unknown>; reason: string }> = {
+		const cases: Record<
+			string,
+			{ meta?: Record<string, unknown>; status?: Record<string, unknown>; reason: string }
+		> = {
 			"name-42": { meta: { name: 42 }, reason: "meta.json: /name must be string" },
 			"archived-str": { meta: { archived: "yes" }, reason: "meta.json: /archived must be boolean" },
-			"thinking-bad": { meta: { thinking: "max" }, reason: "meta.json: /thinking must be equal to one of the allowed values" },
+			"thinking-bad": {
+				meta: { thinking: "max" },
+				reason: "meta.json: /thinking must be equal to one of the allowed values",
+			},
 			"id-other": { meta: { id: "someone-else" }, reason: "meta.json: /id is" },
 			"meta-array": { meta: { currentRunId: ["x"] }, reason: "meta.json: /currentRunId must be string" },
 			"summary-42": { status: { summary: 42 }, reason: "status.json: /summary must be string" },
 			"usage-x": { status: { usage: "x" }, reason: "status.json: /usage must be object" },
 			"events-1": { status: { recentEvents: [1] }, reason: "status.json: /recentEvents/0 must be object" },
-			"question-42": { status: { state: "needs_input", question: 42 }, reason: "status.json: /question must be string" },
-			"state-bogus": { status: { state: "bogus" }, reason: "status.json: /state must be equal to one of the allowed values (queued, working" },
+			"question-42": {
+				status: { state: "needs_input", question: 42 },
+				reason: "status.json: /question must be string",
+			},
+			"state-bogus": {
+				status: { state: "bogus" },
+				reason: "status.json: /state must be equal to one of the allowed values (queued, working",
+			},
 			"options-num": { status: { questionOptions: [1] }, reason: "status.json: /questionOptions/0 must be string" },
 			"live-tool": { status: { live: { tool: { name: 1 } } }, reason: "status.json: /live/tool" },
-			"receipt-bad": { status: { receipts: [{ id: "m", status: "lost", at: 1, preview: "" }] }, reason: "status.json: /receipts/0/status" },
-			"receipt-code": { status: { receipts: [{ id: "m", status: "rejected", code: "later", at: 1, preview: "" }] }, reason: "status.json: /receipts/0/code" },
-			"settled-gone": { status: { settled: undefined }, reason: "status.json: / must have required properties settled" },
+			"receipt-bad": {
+				status: { receipts: [{ id: "m", status: "lost", at: 1, preview: "" }] },
+				reason: "status.json: /receipts/0/status",
+			},
+			"receipt-code": {
+				status: { receipts: [{ id: "m", status: "rejected", code: "later", at: 1, preview: "" }] },
+				reason: "status.json: /receipts/0/code",
+			},
+			"settled-gone": {
+				status: { settled: undefined },
+				reason: "status.json: / must have required properties settled",
+			},
 			"attempt-str": { meta: { attempt: "2 of 3" }, reason: "meta.json: /attempt must be object" },
-			"attempt-index": { meta: { attempt: { setId: "set-1", index: "1", count: 2 } }, reason: "meta.json: /attempt/index must be integer" },
-			"merged-commit": { meta: { merged: { at: 1, commit: 5, into: "main" } }, reason: "meta.json: /merged/commit must be string" },
+			"attempt-index": {
+				meta: { attempt: { setId: "set-1", index: "1", count: 2 } },
+				reason: "meta.json: /attempt/index must be integer",
+			},
+			"merged-commit": {
+				meta: { merged: { at: 1, commit: 5, into: "main" } },
+				reason: "meta.json: /merged/commit must be string",
+			},
 		};
 		const before = new Map<string, string>();
 		for (const [id, spec] of Object.entries(cases)) {
@@ -87,7 +126,12 @@ describe("store shapes", () => {
 		}
 		writeRow(paths, "good-row", {
 			statusPatch: {
-				live: { text: "hi", tool: { name: "bash", detail: "ls", startedAt: 1 }, waitingSince: 2, retry: { attempt: 1, max: 3, reason: "429", at: 3 } },
+				live: {
+					text: "hi",
+					tool: { name: "bash", detail: "ls", startedAt: 1 },
+					waitingSince: 2,
+					retry: { attempt: 1, max: 3, reason: "429", at: 3 },
+				},
 				model: "faux/faux-1",
 				receipts: [{ id: "m1", status: "delivered", as: "steer", at: 4, preview: "go" }],
 				parked: false,
@@ -104,7 +148,9 @@ describe("store shapes", () => {
 			expect(row?.state, id).toBe("error");
 			expect(row?.error, id).toContain(spec.reason);
 			const runDir = join(paths.runs(id), `run-${id}`);
-			expect(readFileSync(paths.meta(id), "utf8") + readFileSync(join(runDir, "status.json"), "utf8"), id).toBe(before.get(id));
+			expect(readFileSync(paths.meta(id), "utf8") + readFileSync(join(runDir, "status.json"), "utf8"), id).toBe(
+				before.get(id),
+			);
 		}
 		// The table and detail print every row, error rows included.
 		const table = formatTable([...rows.values()], Date.now());
@@ -125,22 +171,35 @@ describe("store shapes", () => {
 			expect(readProcess(at("neg.json", '{"pid":-1,"start":"1"}'))).toBeUndefined();
 			expect(readProcess(at("float.json", '{"pid":2.5,"start":"1"}'))).toBeUndefined();
 			expect(readProcess(at("emptystart.json", `{"pid":${process.pid},"start":""}`))).toBeUndefined();
-			expect(readProcessRecord(at("nostart.json", `{"pid":${process.pid}}`))).toEqual({ invalid: "nostart.json: / must have required properties start" });
+			expect(readProcessRecord(at("nostart.json", `{"pid":${process.pid}}`))).toEqual({
+				invalid: "nostart.json: / must have required properties start",
+			});
 			expect(readProcessRecord(join(root, "absent.json"))).toEqual({ missing: true });
-			expect(readProcess(at("ok.json", `{"pid":${process.pid},"start":"123"}`))).toEqual({ pid: process.pid, start: "123" });
+			expect(readProcess(at("ok.json", `{"pid":${process.pid},"start":"123"}`))).toEqual({
+				pid: process.pid,
+				start: "123",
+			});
 			expect(kill).not.toHaveBeenCalled();
 		} finally {
 			kill.mockRestore();
 		}
 		expect(readSlot(at("slot-0.json", ""))).toEqual({ invalid: "slot-0.json: empty file" });
-		expect(readSlot(at("slot-1.json", '{"pid":12'))).toMatchObject({ invalid: expect.stringContaining("slot-1.json: invalid JSON") });
-		expect(readSlot(at("slot-2.json", '{"pid":1234,"start":"9"}'))).toEqual({ invalid: "slot-2.json: / must have required properties runId" });
-		expect(readSlot(at("slot-3.json", '{"pid":1234,"start":"9","runId":"run-a"}'))).toEqual({ owner: { pid: 1234, start: "9", runId: "run-a" } });
+		expect(readSlot(at("slot-1.json", '{"pid":12'))).toMatchObject({
+			invalid: expect.stringContaining("slot-1.json: invalid JSON"),
+		});
+		expect(readSlot(at("slot-2.json", '{"pid":1234,"start":"9"}'))).toEqual({
+			invalid: "slot-2.json: / must have required properties runId",
+		});
+		expect(readSlot(at("slot-3.json", '{"pid":1234,"start":"9","runId":"run-a"}'))).toEqual({
+			owner: { pid: 1234, start: "9", runId: "run-a" },
+		});
 		expect(readSlot(join(root, "slot-9.json"))).toEqual({ missing: true });
 	});
 
 	it("names the field of a meta shape error", () => {
-		expect(() => checkShape(MetaSchema, { version: 1 }, "meta.json")).toThrow(/^meta\.json: \/ must have required properties/);
+		expect(() => checkShape(MetaSchema, { version: 1 }, "meta.json")).toThrow(
+			/^meta\.json: \/ must have required properties/,
+		);
 	});
 });
 
@@ -153,7 +212,11 @@ describe("dashboard over a hostile store", () => {
 		writeRow(paths, "state-bogus", { statusPatch: { state: "bogus" } });
 		writeRow(paths, "usage-x", { statusPatch: { usage: "x" } });
 		writeRow(paths, "hostile", {
-			metaPatch: { name: `evil ${HOSTILE}`, attempt: { setId: HOSTILE, index: 1, count: 2, forkOf: HOSTILE }, merged: { at: 1, commit: HOSTILE, into: HOSTILE } },
+			metaPatch: {
+				name: `evil ${HOSTILE}`,
+				attempt: { setId: HOSTILE, index: 1, count: 2, forkOf: HOSTILE },
+				merged: { at: 1, commit: HOSTILE, into: HOSTILE },
+			},
 			statusPatch: {
 				state: "needs_input",
 				question: `Which? ${HOSTILE}`,
@@ -182,7 +245,8 @@ describe("dashboard over a hostile store", () => {
 		dash.dispose();
 		expect(screens[0]).toContain("evil");
 		expect(screens[1]).toContain("Which?"); // the peek of the hostile row really rendered its question
-		for (const id of ["name-42", "events-1", "question-42", "state-bogus", "usage-x"]) expect(screens.join("\n"), id).toContain(id);
+		for (const id of ["name-42", "events-1", "question-42", "state-bogus", "usage-x"])
+			expect(screens.join("\n"), id).toContain(id);
 		expect(screens.join("\n")).toContain("status.json: /state must be equal to one of");
 		// pi-tui's truncation appends its own SGR reset (ESC[0m); no hostile input contains that one.
 		for (const screen of screens) expect(screen.replaceAll("\x1b[0m", "")).not.toMatch(TERMINAL_CONTROL);
@@ -234,7 +298,9 @@ describe("symlinks and special files in the store", () => {
 		expect(readFileSync(elsewhere.paths.meta("linked-dir"), "utf8")).toBe(elsewhereMeta);
 		expect(lstatSync(paths.meta("linked-meta")).isSymbolicLink()).toBe(true);
 		// O_NOFOLLOW holds even when the lstat check is raced: the cache reader refuses the link itself.
-		expect(() => readStatus(linkedStatus.runDir, new FileCache())).toThrow("status.json: is a symbolic link (not followed)");
+		expect(() => readStatus(linkedStatus.runDir, new FileCache())).toThrow(
+			"status.json: is a symbolic link (not followed)",
+		);
 	});
 });
 
@@ -244,17 +310,23 @@ describe("store guard", () => {
 		expect(() => guardStore(dir)).not.toThrow();
 		expect(() => guardStore(join(dir, "not-yet"))).not.toThrow();
 		chmodSync(dir, 0o777);
-		expect(() => guardStore(dir)).toThrow(`agent-board: refusing store ${dir}: writable by group or others (mode 0777); run: chmod 700 ${dir}`);
+		expect(() => guardStore(dir)).toThrow(
+			`agent-board: refusing store ${dir}: writable by group or others (mode 0777); run: chmod 700 ${dir}`,
+		);
 		const board = createBoardService({ storeDir: dir, piCommand: ["pi"] });
 		await expect(board.list()).rejects.toThrow(/refusing store .*writable by group or others/);
 		await expect(board.dispatch({ prompt: "x", cwd: "/tmp" })).rejects.toThrow(/refusing store/);
 		chmodSync(dir, 0o700);
 		chmodSync(join(dir, "rows"), 0o770);
-		expect(() => guardStore(dir)).toThrow(`refusing store directory ${join(dir, "rows")}: writable by group or others (mode 0770)`);
+		expect(() => guardStore(dir)).toThrow(
+			`refusing store directory ${join(dir, "rows")}: writable by group or others (mode 0770)`,
+		);
 		chmodSync(join(dir, "rows"), 0o700);
 		const { root: other } = store();
 		symlinkSync(other, join(dir, "slots"));
-		expect(() => guardStore(dir)).toThrow(`refusing store directory ${join(dir, "slots")}: is a symbolic link (not followed)`);
+		expect(() => guardStore(dir)).toThrow(
+			`refusing store directory ${join(dir, "slots")}: is a symbolic link (not followed)`,
+		);
 		rmSync(join(dir, "slots"));
 		expect(() => guardStore(dir)).not.toThrow();
 	});
@@ -263,16 +335,24 @@ describe("store guard", () => {
 		requires(ctx, "root (chown to another user)", notRoot());
 		const { store: dir } = store();
 		chownSync(dir, 65534, 65534);
-		expect(() => guardStore(dir)).toThrow(`agent-board: refusing store ${dir}: owned by uid 65534, not by you (uid 0)`);
+		expect(() => guardStore(dir)).toThrow(
+			`agent-board: refusing store ${dir}: owned by uid 65534, not by you (uid 0)`,
+		);
 		chownSync(dir, 0, 0);
 		expect(() => guardStore(dir)).not.toThrow();
 	});
 
 	it("names the path (the real file, not the temp) and the errno in disk errors", () => {
 		const enospc = Object.assign(new Error("ENOSPC: no space left on device, open"), { code: "ENOSPC" });
-		expect(fsErrorMessage(enospc, "/s/rows/r1/runs/run-1/.run.json.4242.3.tmp", "cannot write")).toBe("cannot write /s/rows/r1/runs/run-1/run.json: ENOSPC (no space left on device)");
-		expect(fsErrorMessage(Object.assign(new Error("x"), { code: "EROFS" }), "/s/rows/r1/meta.json")).toBe("cannot access /s/rows/r1/meta.json: EROFS (read-only file system)");
-		expect(fsErrorMessage(Object.assign(new Error("odd"), { code: "EWHAT" }), "/p", "cannot read")).toBe("cannot read /p: EWHAT (odd)");
+		expect(fsErrorMessage(enospc, "/s/rows/r1/runs/run-1/.run.json.4242.3.tmp", "cannot write")).toBe(
+			"cannot write /s/rows/r1/runs/run-1/run.json: ENOSPC (no space left on device)",
+		);
+		expect(fsErrorMessage(Object.assign(new Error("x"), { code: "EROFS" }), "/s/rows/r1/meta.json")).toBe(
+			"cannot access /s/rows/r1/meta.json: EROFS (read-only file system)",
+		);
+		expect(fsErrorMessage(Object.assign(new Error("odd"), { code: "EWHAT" }), "/p", "cannot read")).toBe(
+			"cannot read /p: EWHAT (odd)",
+		);
 	});
 
 	it("removes a half-created row dir only when it is a real directory under rows/", () => {
@@ -299,7 +379,12 @@ describe("prefs", () => {
 		chmodSync(join(dir, PREFS_FILE), 0o644);
 		await savePrefs(dir, { cwd: "/tmp", model: "faux/faux-1", thinking: "low", worktreeMode: "auto" });
 		expect(statSync(join(dir, PREFS_FILE)).mode & 0o777).toBe(0o600);
-		expect(await loadPrefs(dir)).toEqual({ cwd: "/tmp", model: "faux/faux-1", thinking: "low", worktreeMode: "auto" });
+		expect(await loadPrefs(dir)).toEqual({
+			cwd: "/tmp",
+			model: "faux/faux-1",
+			thinking: "low",
+			worktreeMode: "auto",
+		});
 		expect(readdirSync(dir).filter((name) => name.endsWith(".tmp"))).toEqual([]);
 		writeFileSync(join(dir, PREFS_FILE), '{"cwd":42}');
 		expect(await loadPrefs(dir)).toEqual({});

@@ -26,7 +26,14 @@ describe("test harness", () => {
 
 	it("plays multi-step rules: a tool call, then text after the tool result", async () => {
 		agent = createTestAgent({
-			script: { rules: [{ match: "list", steps: [{ toolCall: { name: "bash", args: { command: "echo hi-from-tool" } } }, { text: "listed" }] }] },
+			script: {
+				rules: [
+					{
+						match: "list",
+						steps: [{ toolCall: { name: "bash", args: { command: "echo hi-from-tool" } } }, { text: "listed" }],
+					},
+				],
+			},
 		});
 		const result = await runPi(agent, { args: ["--mode", "json", "-p", "--no-session", "--", "list files"] });
 		expect(result.stderr).toBe("");

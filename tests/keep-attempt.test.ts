@@ -16,7 +16,15 @@ const harness = harnessPerTest();
 
 function attempts(third: Partial<BoardRow> = {}): BoardRow[] {
 	const attempt = (index: number, patch: Partial<BoardRow> = {}) =>
-		makeRow({ id: `a${index}`, name: `Add a greeting [${index}/3]`, attempt: { setId: "set-1", index, count: 3 }, worktreePath: `/tmp/no-such-wt/a${index}`, branch: `agent-board/a${index}`, repo: "/tmp/repo", ...patch });
+		makeRow({
+			id: `a${index}`,
+			name: `Add a greeting [${index}/3]`,
+			attempt: { setId: "set-1", index, count: 3 },
+			worktreePath: `/tmp/no-such-wt/a${index}`,
+			branch: `agent-board/a${index}`,
+			repo: "/tmp/repo",
+			...patch,
+		});
 	return [attempt(1), attempt(2), attempt(3, third)];
 }
 
@@ -24,7 +32,8 @@ function attempts(third: Partial<BoardRow> = {}): BoardRow[] {
 function refuseDirty(board: FakeBoard, dirty: string[]): void {
 	const remove = board.removeWorktree.bind(board);
 	board.removeWorktree = async (id, options) => {
-		if (dirty.includes(id) && !options?.force) throw new Error(`worktree /tmp/no-such-wt/${id} has uncommitted changes; pass force to remove it anyway`);
+		if (dirty.includes(id) && !options?.force)
+			throw new Error(`worktree /tmp/no-such-wt/${id} has uncommitted changes; pass force to remove it anyway`);
 		return remove(id, options);
 	};
 }
@@ -34,7 +43,9 @@ const calls = (board: FakeBoard, method: string) => board.calls.filter((c) => c.
 describe("keep this one", () => {
 	it("refuses while another attempt still runs, and changes nothing", async () => {
 		const board = createFakeBoard(attempts({ state: "working", alive: true }));
-		await expect(planKeep(board, "a1")).rejects.toThrow("attempt #3 (a3) is still running: stop it or wait, then keep #1 (a1). Nothing was changed");
+		await expect(planKeep(board, "a1")).rejects.toThrow(
+			"attempt #3 (a3) is still running: stop it or wait, then keep #1 (a1). Nothing was changed",
+		);
 		await expect(keepAttempt(board, "a1")).rejects.toThrow("still running");
 		expect(board.calls).toEqual([]);
 		await expect(planKeep(board, "nope")).rejects.toThrow("no such row: nope");
@@ -47,10 +58,15 @@ describe("keep this one", () => {
 		refuseDirty(board, ["a3"]);
 		const result = await keepAttempt(board, "a2", { commit: true });
 		if (result.status !== "kept") throw new Error(result.status);
-		expect(calls(board, "merge")).toEqual([["a2", { dryRun: true }], ["a2", { commit: true }]]);
+		expect(calls(board, "merge")).toEqual([
+			["a2", { dryRun: true }],
+			["a2", { commit: true }],
+		]);
 		expect(result.removed).toEqual(["a1"]);
 		expect(result.archived).toEqual(["a1"]);
-		expect(result.refused).toEqual([{ id: "a3", reason: "worktree /tmp/no-such-wt/a3 has uncommitted changes; pass force to remove it anyway" }]);
+		expect(result.refused).toEqual([
+			{ id: "a3", reason: "worktree /tmp/no-such-wt/a3 has uncommitted changes; pass force to remove it anyway" },
+		]);
 		expect(board.rows.find((r) => r.id === "a3")?.archived).toBe(false);
 		// Again, forced: the kept attempt is merged already, so only the rest goes.
 		const again = await keepAttempt(board, "a2", { force: true });
@@ -72,13 +88,19 @@ describe("keep this one", () => {
 		await flushReports();
 		expect(h.top()).toBeInstanceOf(ConfirmView);
 		const question = h.screen(80).replace(/\s+/g, " ");
-		expect(question).toContain("(y/n) Keep #2 Add a greeting [2/3]: merge it into main (0 files), then archive #1, #3 and remove their worktrees?");
+		expect(question).toContain(
+			"(y/n) Keep #2 Add a greeting [2/3]: merge it into main (0 files), then archive #1, #3 and remove their worktrees?",
+		);
 		// The set stays in sight above the question.
 		expect(question).toContain("Attempt set set-1");
 		await h.press("y");
 		await flushReports();
-		expect(h.dash.status).toContain("kept #2 Add a greeting [2/3]: merged into main as 111111111111; archived 1, removed 1 worktree");
-		expect(h.screen(80).replace(/\s+/g, " ")).toContain("(y/n) Remove the worktree of #3 anyway, losing its uncommitted changes?");
+		expect(h.dash.status).toContain(
+			"kept #2 Add a greeting [2/3]: merged into main as 111111111111; archived 1, removed 1 worktree",
+		);
+		expect(h.screen(80).replace(/\s+/g, " ")).toContain(
+			"(y/n) Remove the worktree of #3 anyway, losing its uncommitted changes?",
+		);
 		await h.press("y");
 		await flushReports();
 		expect(h.dash.status).toContain("removed 1 more worktree");
@@ -94,6 +116,8 @@ describe("keep this one", () => {
 		expect(h.dash.status).toBe("Add a greeting [3/3] is still running: keep it when it is done");
 		await h.press(KEY.up, "k");
 		await flushReports();
-		expect(h.dash.status).toBe("keep: attempt #3 (a3) is still running: stop it or wait, then keep #2 (a2). Nothing was changed");
+		expect(h.dash.status).toBe(
+			"keep: attempt #3 (a3) is still running: stop it or wait, then keep #2 (a2). Nothing was changed",
+		);
 	});
 });

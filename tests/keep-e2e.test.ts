@@ -19,12 +19,28 @@ const WRITE = `printf 'attempt %s\\n' "$AGENT_BOARD_ROW" > shared.txt && printf 
 
 describe("keep this one", () => {
 	it("merges the chosen attempt, archives the others and removes their worktrees, refusing uncommitted work until forced", async () => {
-		const agent = createTestAgent({ script: { rules: [{ match: "ATTEMPT", steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }] }], fallback: [{ text: "ok" }] } });
+		const agent = createTestAgent({
+			script: {
+				rules: [
+					{
+						match: "ATTEMPT",
+						steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }],
+					},
+				],
+				fallback: [{ text: "ok" }],
+			},
+		});
 		agents.push(agent);
 		const repo = initRepo(join(agent.root, "repo"), { "shared.txt": "base\n", "README.md": "# project\n" });
 		const store = join(agent.root, "store");
 		const board = boardFor(agent);
-		const headless = (command: string) => runPi(agent, { args: ["-p", `/agent-board ${command}`], cwd: repo, env: { AGENT_BOARD_DIR: store }, timeoutMs: 180_000 });
+		const headless = (command: string) =>
+			runPi(agent, {
+				args: ["-p", `/agent-board ${command}`],
+				cwd: repo,
+				env: { AGENT_BOARD_DIR: store },
+				timeoutMs: 180_000,
+			});
 
 		const started = await board.dispatchAttempts({ prompt: "ATTEMPT: rewrite shared.txt", cwd: repo, count: 3 });
 		const [r1, r2, r3] = started.map((row) => row.id) as [string, string, string];

@@ -21,12 +21,21 @@ afterAll(() => {
 describe("live summary", () => {
 	it("counts from the marked rows only, right across a question, a crash, archive and a store without live/", async () => {
 		const agent = createTestAgent({
-			script: { rules: [{ match: "STALL", steps: [{ stall: true }] }, { match: "ASK-TEXT", steps: [{ text: "I found two configs. Should I merge them?" }] }], fallback: [{ text: "Done." }] },
+			script: {
+				rules: [
+					{ match: "STALL", steps: [{ stall: true }] },
+					{ match: "ASK-TEXT", steps: [{ text: "I found two configs. Should I merge them?" }] },
+				],
+				fallback: [{ text: "Done." }],
+			},
 		});
 		agents.push(agent);
 		const board = boardFor(agent);
 		const storeDir = board.storeDir;
-		const marks = () => readdirSync(join(storeDir, "live")).filter((name) => !name.startsWith(".")).sort();
+		const marks = () =>
+			readdirSync(join(storeDir, "live"))
+				.filter((name) => !name.startsWith("."))
+				.sort();
 		const counts = async () => {
 			const { waiting, running } = countRows(await board.liveRows!());
 			return { waiting, running };
@@ -58,9 +67,15 @@ describe("live summary", () => {
 			reads.push(args[0]);
 			return read(...args);
 		}) as typeof ctx.cache.read;
-		expect(liveRows(ctx).map((row) => row.id).sort()).toEqual([ask.id, stalled.id].sort());
+		expect(
+			liveRows(ctx)
+				.map((row) => row.id)
+				.sort(),
+		).toEqual([ask.id, stalled.id].sort());
 		expect(reads.length).toBeGreaterThan(0);
-		expect(reads.filter((path) => !path.includes(`/rows/${ask.id}/`) && !path.includes(`/rows/${stalled.id}/`))).toEqual([]);
+		expect(
+			reads.filter((path) => !path.includes(`/rows/${ask.id}/`) && !path.includes(`/rows/${stalled.id}/`)),
+		).toEqual([]);
 
 		// A runner killed with SIGKILL: reads count it out at once; the supervise step records the death
 		// and drops the mark.

@@ -27,7 +27,11 @@ const flat = (screen: string) => screen.replace(/\s+/g, " ");
 const lineOf = (screen: string, pattern: RegExp) => screen.split("\n").findIndex((line) => pattern.test(line));
 
 async function waitFlat(t: TmuxSession, text: string): Promise<string> {
-	return waitFor(() => (flat(t.screen()).includes(text) ? t.screen() : ""), () => `screen to show ${text}\n--- last screen ---\n${t.screen()}`, 30_000);
+	return waitFor(
+		() => (flat(t.screen()).includes(text) ? t.screen() : ""),
+		() => `screen to show ${text}\n--- last screen ---\n${t.screen()}`,
+		30_000,
+	);
 }
 
 async function newcomer(ctx: TestContext, width: number, height: number): Promise<void> {
@@ -38,11 +42,31 @@ async function newcomer(ctx: TestContext, width: number, height: number): Promis
 	const gate = `while [ ! -f '${gates}'/"$AGENT_BOARD_ROW" ]; do sleep 0.2; done`;
 	agent.writeScript({
 		rules: [
-			{ match: "ASK which database", steps: [{ toolCall: { name: "ask_user", args: { question: "Which database should the cache use?", options: ["Postgres", "SQLite"] } } }, { text: "Going with Postgres." }] },
-			{ match: "GATED", steps: [{ toolCall: { name: "bash", args: { command: gate } }, text: "Starting the console job." }, { text: "Console job done." }] },
+			{
+				match: "ASK which database",
+				steps: [
+					{
+						toolCall: {
+							name: "ask_user",
+							args: { question: "Which database should the cache use?", options: ["Postgres", "SQLite"] },
+						},
+					},
+					{ text: "Going with Postgres." },
+				],
+			},
+			{
+				match: "GATED",
+				steps: [
+					{ toolCall: { name: "bash", args: { command: gate } }, text: "Starting the console job." },
+					{ text: "Console job done." },
+				],
+			},
 			{ match: "also print the total", steps: [{ text: "Noted the steer: total printed." }] },
 			{ match: "STREAM", steps: [{ waitForFile: join(gates, "stream"), then: { text: WORDS } }] },
-			{ match: "greeting", steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }] },
+			{
+				match: "greeting",
+				steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }],
+			},
 			{ match: "NOTHING", steps: [{ text: "Nothing to change here." }] },
 		],
 		fallback: [{ text: "Done: wrote the file." }],
@@ -57,7 +81,12 @@ async function newcomer(ctx: TestContext, width: number, height: number): Promis
 	cloneRows(join(agent.agentDir, "agent-board"), seed.id, 1, 17);
 	const asker = await service.dispatch({ prompt: "ASK which database", cwd: repo });
 	const background = await service.dispatch({ prompt: "GATED background job", cwd: repo });
-	await waitFor(async () => (await state(asker.id)) === "needs_input" && (await service.get(background.id))?.live?.tool !== undefined, "one row asking, one running", 60_000);
+	await waitFor(
+		async () =>
+			(await state(asker.id)) === "needs_input" && (await service.get(background.id))?.live?.tool !== undefined,
+		"one row asking, one running",
+		60_000,
+	);
 
 	// From the project, the README's way: pi works in the project, not in the package's checkout.
 	const t = await tb.start(ctx, agent, { width, height, viaScript: true, cwd: repo });
@@ -142,12 +171,17 @@ async function newcomer(ctx: TestContext, width: number, height: number): Promis
 	await t.waitForText(/worktree\s+each in its own worktree/);
 	t.keys("s");
 	await t.waitForText("dispatched 2 attempts of Add a greeting to shared.txt");
-	const set = (await service.list()).filter((row) => row.attempt).sort((a, b) => (a.attempt?.index ?? 0) - (b.attempt?.index ?? 0));
+	const set = (await service.list())
+		.filter((row) => row.attempt)
+		.sort((a, b) => (a.attempt?.index ?? 0) - (b.attempt?.index ?? 0));
 	const [r1, r2] = set.map((row) => row.id) as [string, string];
-	for (const id of [r1, r2]) await waitFor(async () => (await state(id)) === "completed", "the attempts to finish", 90_000);
+	for (const id of [r1, r2])
+		await waitFor(async () => (await state(id)) === "completed", "the attempts to finish", 90_000);
 	// Told apart at any width, and not flagged as overlapping each other (both rewrote shared.txt).
 	await only(t, "greeting");
-	screen = await t.waitForText(/Add a greeting to shared\.txt \[1\/2\][\s\S]*Add a greeting to shared\.txt \[2\/2\]|Add a greeting to shared\.txt \[2\/2\][\s\S]*Add a greeting to shared\.txt \[1\/2\]/);
+	screen = await t.waitForText(
+		/Add a greeting to shared\.txt \[1\/2\][\s\S]*Add a greeting to shared\.txt \[2\/2\]|Add a greeting to shared\.txt \[2\/2\][\s\S]*Add a greeting to shared\.txt \[1\/2\]/,
+	);
 	expect(screen).not.toContain("[overlap:");
 
 	// Keep #2: merged, #1 archived with its worktree gone, after a second yes for its uncommitted work.
@@ -176,7 +210,10 @@ async function newcomer(ctx: TestContext, width: number, height: number): Promis
 	await waitFor(async () => (await state(nothing.id)) === "completed", "the row to finish", 60_000);
 	await only(t, "NOTHING to change");
 	t.keys("m");
-	await waitFlat(t, `merge: row ${nothing.id} has nothing to merge: agent-board/${nothing.id} has no changes that main lacks`);
+	await waitFlat(
+		t,
+		`merge: row ${nothing.id} has nothing to merge: agent-board/${nothing.id} has no changes that main lacks`,
+	);
 }
 
 describe("what a newcomer trips on, in real pi", { timeout: 420_000 }, () => {

@@ -1,7 +1,16 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { allSystemText, createTestAgent, type FauxCall, REPO_ROOT, runPi, systemMessages, type TestAgent, userTexts } from "../test-support/pi-harness.ts";
+import {
+	allSystemText,
+	createTestAgent,
+	type FauxCall,
+	REPO_ROOT,
+	runPi,
+	systemMessages,
+	type TestAgent,
+	userTexts,
+} from "../test-support/pi-harness.ts";
 
 const LEVELS = ["lite", "full", "ultra"] as const;
 let agent: TestAgent | undefined;
@@ -16,9 +25,16 @@ function fresh(env: NodeJS.ProcessEnv = {}): TestAgent {
 }
 
 /** Runs pi once in json print mode on a session file with the given messages (commands or prompts). */
-async function run(a: TestAgent, messages: string[], extra: { env?: NodeJS.ProcessEnv; args?: string[]; session?: string } = {}) {
+async function run(
+	a: TestAgent,
+	messages: string[],
+	extra: { env?: NodeJS.ProcessEnv; args?: string[]; session?: string } = {},
+) {
 	const session = extra.session ?? join(a.root, "session.jsonl");
-	const result = await runPi(a, { args: ["--mode", "json", "-p", "--session", session, ...(extra.args ?? []), "--", ...messages], env: extra.env });
+	const result = await runPi(a, {
+		args: ["--mode", "json", "-p", "--session", session, ...(extra.args ?? []), "--", ...messages],
+		env: extra.env,
+	});
 	expect(result.code, result.stderr).toBe(0);
 	return result;
 }
@@ -58,7 +74,10 @@ describe("/ponytail in real pi", () => {
 			expectOnlyLevel(call, "ultra");
 		}
 		const log = readFileSync(join(a.home, ".cache/ponytail/commands.log"), "utf8");
-		const lines = log.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { command: string; args: string; timestamp: string });
+		const lines = log
+			.split("\n")
+			.filter(Boolean)
+			.map((line) => JSON.parse(line) as { command: string; args: string; timestamp: string });
 		expect(lines).toHaveLength(1);
 		expect(lines[0]).toMatchObject({ command: "ponytail", args: "ultra" });
 		expect(Number.isNaN(Date.parse(lines[0]?.timestamp ?? ""))).toBe(false);
@@ -142,7 +161,11 @@ describe("/ponytail in real pi", () => {
 		writeFileSync(file, `\uFEFF${JSON.stringify({ statusBar: false, note: "keep me" })}`);
 		const result = await run(a, ["/ponytail bogus", "/ponytail default ultra", "hi"]);
 		expect(result.stderr).toContain('unknown argument "bogus". Valid: off, lite, full, ultra, status, default');
-		expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ statusBar: false, note: "keep me", defaultMode: "ultra" });
+		expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({
+			statusBar: false,
+			note: "keep me",
+			defaultMode: "ultra",
+		});
 		// The running session keeps its mode; the new default applies to the next session.
 		expect(a.calls().map(injectedLevel)).toEqual(["full"]);
 		await run(a, ["new session"], { session: join(a.root, "other.jsonl") });
@@ -176,7 +199,12 @@ describe("/ponytail in real pi", () => {
 		const a = fresh();
 		await run(a, ["/ponytail-audit", "/ponytail-debt src", "/ponytail-gain", "/ponytail-help modes?"]);
 		const texts = a.calls().map((call) => userTexts(call).at(-1) ?? "");
-		expect(texts.map((t) => /^<skill name="([\w-]+)"/.exec(t)?.[1])).toEqual(["ponytail-audit", "ponytail-debt", "ponytail-gain", "ponytail-help"]);
+		expect(texts.map((t) => /^<skill name="([\w-]+)"/.exec(t)?.[1])).toEqual([
+			"ponytail-audit",
+			"ponytail-debt",
+			"ponytail-gain",
+			"ponytail-help",
+		]);
 		expect(texts[1]?.endsWith("\n\nsrc")).toBe(true);
 		expect(texts[3]).toContain("# Ponytail help");
 	});
@@ -187,7 +215,9 @@ describe("/ponytail in real pi", () => {
 		cpSync(join(REPO_ROOT, "skills"), copy, { recursive: true });
 		await run(a, ["/ponytail-gain last change"], { args: ["--skill", copy] });
 		const text = userTexts(a.calls()[0]!).at(-1) ?? "";
-		expect(text.startsWith(`<skill name="ponytail-gain" location="${join(copy, "ponytail-gain/SKILL.md")}">`)).toBe(true);
+		expect(text.startsWith(`<skill name="ponytail-gain" location="${join(copy, "ponytail-gain/SKILL.md")}">`)).toBe(
+			true,
+		);
 		expect(text.endsWith("\n\nlast change")).toBe(true);
 	});
 
@@ -205,7 +235,9 @@ describe("/ponytail in real pi", () => {
 describe("/ponytail in plain print mode", () => {
 	it("messages go to stderr and the answer to stdout", async () => {
 		const a = fresh();
-		const result = await runPi(a, { args: ["-p", "--no-session", "--", "/ponytail ultra", "/ponytail status", "hi"] });
+		const result = await runPi(a, {
+			args: ["-p", "--no-session", "--", "/ponytail ultra", "/ponytail status", "hi"],
+		});
 		expect(result.code, result.stderr).toBe(0);
 		expect(result.stdout.trim()).toBe("ok");
 		expect(result.stderr).toContain("ponytail: current ultra, default full (from built-in)");
@@ -216,12 +248,16 @@ describe("/ponytail in plain print mode", () => {
 describe("/ponytail in rpc mode", () => {
 	it("notifies and sets the footer status through the rpc UI protocol, and injects the chosen mode", async () => {
 		const a = fresh();
-		const stdin = ["/ponytail lite", "hi"].map((message) => `${JSON.stringify({ type: "prompt", message })}\n`).join("");
+		const stdin = ["/ponytail lite", "hi"]
+			.map((message) => `${JSON.stringify({ type: "prompt", message })}\n`)
+			.join("");
 		const result = await runPi(a, { args: ["--mode", "rpc", "--no-session"], stdin });
 		expect(result.code, result.stderr).toBe(0);
 		const ui = result.events.filter((event) => event.type === "extension_ui_request");
 		expect(ui.some((event) => event.method === "notify" && event.message === "ponytail: lite")).toBe(true);
-		const statuses = ui.filter((event) => event.method === "setStatus" && event.statusKey === "ponytail").map((event) => String(event.statusText));
+		const statuses = ui
+			.filter((event) => event.method === "setStatus" && event.statusKey === "ponytail")
+			.map((event) => String(event.statusText));
 		expect(statuses.some((text) => text.includes("ponytail") && text.includes("lite"))).toBe(true);
 		expect(a.calls().map(injectedLevel)).toEqual(["lite"]);
 	});

@@ -10,7 +10,9 @@ describe("ponytail footer badge in interactive pi", () => {
 	it("shows the mode, a busy dot while the agent runs, and follows /ponytail", async (ctx) => {
 		const a = tb.agent();
 		const release = join(a.root, "release");
-		a.writeScript({ rules: [{ match: "slow", steps: [{ waitForFile: release, then: { text: "slow-reply-done" } }] }] });
+		a.writeScript({
+			rules: [{ match: "slow", steps: [{ waitForFile: release, then: { text: "slow-reply-done" } }] }],
+		});
 		const tmux = await tb.start(ctx, a);
 		const start = await tmux.waitForText(/\u25cb ponytail full/);
 		expect(start).toContain("ponytail: full");
@@ -27,8 +29,13 @@ describe("ponytail footer badge in interactive pi", () => {
 		await tmux.waitForText('Follow-up: <skill name="ponytail-help"');
 		writeFileSync(release, "");
 		await tmux.waitForText("slow-reply-done");
-		await waitFor(() => a.calls().some((call) => (userTexts(call).at(-1) ?? "").startsWith('<skill name="ponytail-help"')), "queued skill to reach the model");
-		const helpCall = a.calls().find((call) => (userTexts(call).at(-1) ?? "").startsWith('<skill name="ponytail-help"'));
+		await waitFor(
+			() => a.calls().some((call) => (userTexts(call).at(-1) ?? "").startsWith('<skill name="ponytail-help"')),
+			"queued skill to reach the model",
+		);
+		const helpCall = a
+			.calls()
+			.find((call) => (userTexts(call).at(-1) ?? "").startsWith('<skill name="ponytail-help"'));
 		expect(userTexts(helpCall!).at(-1)?.endsWith("queued-arg")).toBe(true);
 		await tmux.waitForText(/\u25cb ponytail ultra/);
 	});
@@ -42,12 +49,17 @@ describe("ponytail footer badge in interactive pi", () => {
 		await tmux.waitForText("/ponytail stat");
 		// Typed during startup, the text can land before pi wires the editor's completion provider:
 		// retyping the last letter asks again, as a user would.
-		await waitFor(() => {
-			if (/\u2192 status/.test(tmux.screen())) return true;
-			tmux.keys("BSpace");
-			tmux.type("t");
-			return false;
-		}, () => `argument completion for /ponytail stat\n--- last screen ---\n${tmux.screen()}`, 20_000, 2_000);
+		await waitFor(
+			() => {
+				if (/\u2192 status/.test(tmux.screen())) return true;
+				tmux.keys("BSpace");
+				tmux.type("t");
+				return false;
+			},
+			() => `argument completion for /ponytail stat\n--- last screen ---\n${tmux.screen()}`,
+			20_000,
+			2_000,
+		);
 		tmux.type("us ");
 		await tmux.waitForGone(/\u2192 status/);
 		tmux.keys("Enter");
@@ -59,7 +71,9 @@ describe("ponytail footer badge in interactive pi", () => {
 	it("restores the mode of the branch after /tree navigation", async (ctx) => {
 		const agent = tb.agent();
 		const session = join(agent.root, "session.jsonl");
-		const setup = await runPi(agent, { args: ["--mode", "json", "-p", "--session", session, "--", "alpha-msg", "/ponytail ultra", "beta-msg"] });
+		const setup = await runPi(agent, {
+			args: ["--mode", "json", "-p", "--session", session, "--", "alpha-msg", "/ponytail ultra", "beta-msg"],
+		});
 		expect(setup.code, setup.stderr).toBe(0);
 		const tmux = await tb.start(ctx, agent, { args: ["--session", session] });
 		await tmux.waitForText(/\u25cb ponytail ultra/);

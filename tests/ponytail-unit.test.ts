@@ -4,8 +4,19 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { appendCommandLog, commandLogFile, readCommandLog } from "../src/ponytail/command-log.ts";
 import { resolveSettings, userConfigFile, writeDefaultMode } from "../src/ponytail/config.ts";
-import { completePonytailArgs, isDeactivationPhrase, modeFromBranch, parsePonytailArgs } from "../src/ponytail/modes.ts";
-import { CONDENSED_LIMIT, condensedRules, filterForLevel, loadRulesSkill, rulesForLevel } from "../src/ponytail/rules.ts";
+import {
+	completePonytailArgs,
+	isDeactivationPhrase,
+	modeFromBranch,
+	parsePonytailArgs,
+} from "../src/ponytail/modes.ts";
+import {
+	CONDENSED_LIMIT,
+	condensedRules,
+	filterForLevel,
+	loadRulesSkill,
+	rulesForLevel,
+} from "../src/ponytail/rules.ts";
 import { expandSkill } from "../src/ponytail/skill-commands.ts";
 
 const LEVELS = ["lite", "full", "ultra"] as const;
@@ -29,10 +40,20 @@ describe("parsePonytailArgs", () => {
 		expect(parsePonytailArgs("default lite")).toEqual({ kind: "default", mode: "lite" });
 		expect(parsePonytailArgs("log")).toEqual({ kind: "log", count: 10 });
 		expect(parsePonytailArgs("log 3")).toEqual({ kind: "log", count: 3 });
-		for (const bad of ["review", "bogus", "default", "default review", "log -1", "log x", "lite extra", "default lite x"]) {
+		for (const bad of [
+			"review",
+			"bogus",
+			"default",
+			"default review",
+			"log -1",
+			"log x",
+			"lite extra",
+			"default lite x",
+		]) {
 			const parsed = parsePonytailArgs(bad);
 			expect(parsed.kind, bad).toBe("error");
-			if (parsed.kind === "error") expect(parsed.message).toContain("Valid: off, lite, full, ultra, status, default");
+			if (parsed.kind === "error")
+				expect(parsed.message).toContain("Valid: off, lite, full, ultra, status, default");
 		}
 	});
 
@@ -49,8 +70,10 @@ describe("parsePonytailArgs", () => {
 
 describe("isDeactivationPhrase", () => {
 	it("matches the whole message only, ignoring case and trailing punctuation", () => {
-		for (const yes of ["stop ponytail", "Stop Ponytail!", "normal mode.", "  NORMAL   MODE?! "]) expect(isDeactivationPhrase(yes), yes).toBe(true);
-		for (const no of ["add a normal mode toggle", "please stop ponytail now", "normal", "stop ponytails"]) expect(isDeactivationPhrase(no), no).toBe(false);
+		for (const yes of ["stop ponytail", "Stop Ponytail!", "normal mode.", "  NORMAL   MODE?! "])
+			expect(isDeactivationPhrase(yes), yes).toBe(true);
+		for (const no of ["add a normal mode toggle", "please stop ponytail now", "normal", "stop ponytails"])
+			expect(isDeactivationPhrase(no), no).toBe(false);
 	});
 });
 
@@ -58,7 +81,15 @@ describe("modeFromBranch", () => {
 	it("returns the last valid stored mode on the branch", () => {
 		const entry = (mode: unknown) => ({ type: "custom", customType: "ponytail-mode", data: { mode } });
 		expect(modeFromBranch([])).toBeUndefined();
-		expect(modeFromBranch([entry("lite"), { type: "message" }, entry("ultra"), entry("bogus"), { type: "custom", customType: "other", data: { mode: "off" } }])).toBe("ultra");
+		expect(
+			modeFromBranch([
+				entry("lite"),
+				{ type: "message" },
+				entry("ultra"),
+				entry("bogus"),
+				{ type: "custom", customType: "other", data: { mode: "off" } },
+			]),
+		).toBe("ultra");
 	});
 });
 
@@ -80,7 +111,8 @@ describe("rules from SKILL.md", () => {
 	});
 
 	it("filters a synthetic skill: general lines stay, other levels' lines go", () => {
-		const text = "---\nname: x\n---\nkeep\n| **lite** | a |\n| **ultra** | b |\n- lite: c\n- ultra: d\n- general: e\n";
+		const text =
+			"---\nname: x\n---\nkeep\n| **lite** | a |\n| **ultra** | b |\n- lite: c\n- ultra: d\n- general: e\n";
 		expect(filterForLevel(`\uFEFF${text}`, "ultra")).toBe("keep\n| **ultra** | b |\n- ultra: d\n- general: e");
 	});
 
@@ -111,10 +143,25 @@ describe("resolveSettings", () => {
 		const user = join(dir, "user.json");
 		writeFileSync(project, JSON.stringify({ defaultMode: "lite" }));
 		writeFileSync(user, `\uFEFF${JSON.stringify({ defaultMode: "ultra", statusBar: false })}`);
-		expect(resolveSettings({ env: { PONYTAIL_DEFAULT_MODE: "off" }, projectFile: project, userFile: user })).toMatchObject({ defaultMode: "off", source: "env PONYTAIL_DEFAULT_MODE" });
-		expect(resolveSettings({ env: {}, projectFile: project, userFile: user })).toMatchObject({ defaultMode: "lite", source: project, statusBar: false });
-		expect(resolveSettings({ env: {}, userFile: user })).toMatchObject({ defaultMode: "ultra", source: user, warnings: [] });
-		expect(resolveSettings({ env: {}, userFile: join(dir, "missing.json") })).toMatchObject({ defaultMode: "full", source: "built-in", statusBar: true, warnings: [] });
+		expect(
+			resolveSettings({ env: { PONYTAIL_DEFAULT_MODE: "off" }, projectFile: project, userFile: user }),
+		).toMatchObject({ defaultMode: "off", source: "env PONYTAIL_DEFAULT_MODE" });
+		expect(resolveSettings({ env: {}, projectFile: project, userFile: user })).toMatchObject({
+			defaultMode: "lite",
+			source: project,
+			statusBar: false,
+		});
+		expect(resolveSettings({ env: {}, userFile: user })).toMatchObject({
+			defaultMode: "ultra",
+			source: user,
+			warnings: [],
+		});
+		expect(resolveSettings({ env: {}, userFile: join(dir, "missing.json") })).toMatchObject({
+			defaultMode: "full",
+			source: "built-in",
+			statusBar: true,
+			warnings: [],
+		});
 	});
 
 	it("warns about broken files and bad values, naming them, and falls back", () => {
@@ -131,8 +178,14 @@ describe("resolveSettings", () => {
 	});
 
 	it("condensed workers get no badge and a quiet start; env switches override config", () => {
-		expect(resolveSettings({ env: { PONYTAIL_CONDENSED: "1" }, userFile: "/nonexistent/x.json" })).toMatchObject({ condensed: true, statusBar: false, quietStartup: true });
-		expect(resolveSettings({ env: { PONYTAIL_STATUS: "0", PONYTAIL_QUIET: "1" }, userFile: "/nonexistent/x.json" })).toMatchObject({ statusBar: false, quietStartup: true });
+		expect(resolveSettings({ env: { PONYTAIL_CONDENSED: "1" }, userFile: "/nonexistent/x.json" })).toMatchObject({
+			condensed: true,
+			statusBar: false,
+			quietStartup: true,
+		});
+		expect(
+			resolveSettings({ env: { PONYTAIL_STATUS: "0", PONYTAIL_QUIET: "1" }, userFile: "/nonexistent/x.json" }),
+		).toMatchObject({ statusBar: false, quietStartup: true });
 	});
 
 	it("user config path follows XDG_CONFIG_HOME, else HOME/.config", () => {
@@ -160,10 +213,17 @@ describe("command log", () => {
 	it("appends JSON lines, reads the last N, rotates at the limit, and can be switched off", () => {
 		const dir = scratch();
 		const file = join(dir, "ponytail", "commands.log");
-		for (let i = 0; i < 5; i++) appendCommandLog(file, { command: "ponytail", args: String(i), timestamp: `t${i}` }, 200);
+		for (let i = 0; i < 5; i++)
+			appendCommandLog(file, { command: "ponytail", args: String(i), timestamp: `t${i}` }, 200);
 		expect(statSync(`${file}.1`).size).toBeGreaterThanOrEqual(200);
 		const last = readCommandLog(file, 2);
-		expect(last.map((e) => e.args)).toEqual(readFileSync(file, "utf8").trim().split("\n").slice(-2).map((l) => (JSON.parse(l) as { args: string }).args));
+		expect(last.map((e) => e.args)).toEqual(
+			readFileSync(file, "utf8")
+				.trim()
+				.split("\n")
+				.slice(-2)
+				.map((l) => (JSON.parse(l) as { args: string }).args),
+		);
 		expect(last.at(-1)).toEqual({ command: "ponytail", args: "4", timestamp: "t4" });
 		expect(commandLogFile({ XDG_CACHE_HOME: "/c" })).toBe("/c/ponytail/commands.log");
 		expect(commandLogFile({ HOME: "/h" })).toBe("/h/.cache/ponytail/commands.log");

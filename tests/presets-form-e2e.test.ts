@@ -22,7 +22,10 @@ describe("a preset from the form, on the real engine", () => {
 		const agent = createTestAgent({ script: { rules: [{ match: "FORM-PRESET", steps: [{ text: "Checked." }] }] } });
 		agents.push(agent);
 		mkdirSync(join(agent.agentDir, "agents"), { recursive: true });
-		writeFileSync(join(agent.agentDir, "agents", "careful.md"), "---\nname: careful\ndescription: Slow and careful\nmodel: faux/faux-2\nthinking: low\nponytail: ultra\n---\n\nFORM-PRESET-SYSTEM: check twice.\n");
+		writeFileSync(
+			join(agent.agentDir, "agents", "careful.md"),
+			"---\nname: careful\ndescription: Slow and careful\nmodel: faux/faux-2\nthinking: low\nponytail: ultra\n---\n\nFORM-PRESET-SYSTEM: check twice.\n",
+		);
 		const service = boardFor(agent);
 		const h = await dashboardHarness([], { service, cwd: agent.cwd, prefs: {} });
 		try {
@@ -30,12 +33,22 @@ describe("a preset from the form, on the real engine", () => {
 			expect(h.screen()).toMatch(/preset\s+careful/);
 			await h.press("s");
 			await flushReports();
-			const [row] = await waitFor(async () => {
-				const rows = await service.list();
-				return rows.length === 1 ? rows : undefined;
-			}, "the dispatched row", 30_000);
+			const [row] = await waitFor(
+				async () => {
+					const rows = await service.list();
+					return rows.length === 1 ? rows : undefined;
+				},
+				"the dispatched row",
+				30_000,
+			);
 			const done = await waitDone(service, row!.id, 60_000);
-			expect(done).toMatchObject({ state: "completed", preset: "careful", model: "faux/faux-2", thinking: "low", ponytailMode: "ultra" });
+			expect(done).toMatchObject({
+				state: "completed",
+				preset: "careful",
+				model: "faux/faux-2",
+				thinking: "low",
+				ponytailMode: "ultra",
+			});
 			const [call] = agent.calls().filter((c) => userTexts(c)[0] === "FORM-PRESET check the config");
 			expect(call?.model).toBe("faux-2");
 			expect(allSystemText(call!)).toContain("FORM-PRESET-SYSTEM: check twice.");

@@ -82,14 +82,25 @@ describe("preset files", () => {
 	it("reads a project's presets and rules only when pi trusts the project; the project's preset wins on a name", () => {
 		const { agentDir, project } = layout();
 		writeFileSync(join(agentDir, "agents", "reviewer.md"), REVIEWER);
-		writeFileSync(join(project, ".pi", "agents", "reviewer.md"), "---\nname: reviewer\ndescription: the project's\nmodel: faux/faux-1\n---\n");
+		writeFileSync(
+			join(project, ".pi", "agents", "reviewer.md"),
+			"---\nname: reviewer\ndescription: the project's\nmodel: faux/faux-1\n---\n",
+		);
 		writeFileSync(join(project, ".pi", "agent-board", "rules.md"), "## Rules\n- always: ask me\n");
 		const cwd = join(project, "src");
-		expect(loadPresets(cwd, agentDir).map((p) => [p.name, p.source, p.model])).toEqual([["reviewer", "user", "faux/faux-2"]]);
+		expect(loadPresets(cwd, agentDir).map((p) => [p.name, p.source, p.model])).toEqual([
+			["reviewer", "user", "faux/faux-2"],
+		]);
 		expect(rulesPaths(cwd, agentDir)).toEqual([userRulesPath(agentDir)]);
 		writeFileSync(join(agentDir, "trust.json"), JSON.stringify({ [project]: true }));
-		expect(loadPresets(cwd, agentDir).map((p) => [p.name, p.source, p.model])).toEqual([["reviewer", "project", "faux/faux-1"]]);
-		expect(rulesPaths(cwd, agentDir, "/p/rules.md")).toEqual(["/p/rules.md", join(project, ".pi", "agent-board", "rules.md"), userRulesPath(agentDir)]);
+		expect(loadPresets(cwd, agentDir).map((p) => [p.name, p.source, p.model])).toEqual([
+			["reviewer", "project", "faux/faux-1"],
+		]);
+		expect(rulesPaths(cwd, agentDir, "/p/rules.md")).toEqual([
+			"/p/rules.md",
+			join(project, ".pi", "agent-board", "rules.md"),
+			userRulesPath(agentDir),
+		]);
 		// A saved "do not trust" wins over defaultProjectTrust: always.
 		writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ defaultProjectTrust: "always" }));
 		writeFileSync(join(agentDir, "trust.json"), JSON.stringify({ [project]: false }));
@@ -118,21 +129,59 @@ describe("what a preset fills", () => {
 	});
 
 	it("sets the form's choices; the remembered ones come back with no preset", () => {
-		const remembered = initialChoices({ model: "faux/faux-1", worktreeMode: "none" }, ["faux/faux-1", "faux/faux-2"], "/w", ["dev"]);
-		expect(presetChoices(preset, remembered)).toEqual({ ...remembered, preset: "reviewer", model: "faux/faux-2", thinking: "high", target: "dev", worktree: "worktree", count: "2" });
+		const remembered = initialChoices(
+			{ model: "faux/faux-1", worktreeMode: "none" },
+			["faux/faux-1", "faux/faux-2"],
+			"/w",
+			["dev"],
+		);
+		expect(presetChoices(preset, remembered)).toEqual({
+			...remembered,
+			preset: "reviewer",
+			model: "faux/faux-2",
+			thinking: "high",
+			target: "dev",
+			worktree: "worktree",
+			count: "2",
+		});
 		expect(remembered).toMatchObject({ preset: "none", model: "faux/faux-1", worktree: "none", target: "local" });
 	});
 });
 
 describe("subcommands", () => {
 	it("parses dispatch --preset/--budget, budget and supervisor replay", () => {
-		expect(parseSubcommand("dispatch --preset reviewer --budget 2k look at the diff")).toMatchObject({ ok: true, name: "dispatch", text: "look at the diff", preset: "reviewer", budget: { tokens: 2000 } });
-		expect(parseSubcommand("dispatch --budget lots x")).toMatchObject({ ok: false, error: expect.stringContaining("--budget needs an amount") });
-		expect(parseSubcommand("budget abc 100k")).toEqual({ ok: true, name: "budget", id: "abc", amount: { tokens: 100_000 } });
-		expect(parseSubcommand("budget abc")).toMatchObject({ ok: false, error: expect.stringContaining("budget needs an amount") });
+		expect(parseSubcommand("dispatch --preset reviewer --budget 2k look at the diff")).toMatchObject({
+			ok: true,
+			name: "dispatch",
+			text: "look at the diff",
+			preset: "reviewer",
+			budget: { tokens: 2000 },
+		});
+		expect(parseSubcommand("dispatch --budget lots x")).toMatchObject({
+			ok: false,
+			error: expect.stringContaining("--budget needs an amount"),
+		});
+		expect(parseSubcommand("budget abc 100k")).toEqual({
+			ok: true,
+			name: "budget",
+			id: "abc",
+			amount: { tokens: 100_000 },
+		});
+		expect(parseSubcommand("budget abc")).toMatchObject({
+			ok: false,
+			error: expect.stringContaining("budget needs an amount"),
+		});
 		expect(parseSubcommand("supervisor")).toEqual({ ok: true, name: "supervisor", replay: false });
-		expect(parseSubcommand("supervisor replay --since 2h")).toMatchObject({ ok: true, name: "supervisor", replay: true, since: expect.any(Number) });
-		expect(parseSubcommand("supervisor replay --since whenever")).toMatchObject({ ok: false, error: expect.stringContaining('cannot read "whenever"') });
+		expect(parseSubcommand("supervisor replay --since 2h")).toMatchObject({
+			ok: true,
+			name: "supervisor",
+			replay: true,
+			since: expect.any(Number),
+		});
+		expect(parseSubcommand("supervisor replay --since whenever")).toMatchObject({
+			ok: false,
+			error: expect.stringContaining('cannot read "whenever"'),
+		});
 		expect(parseSubcommand("supervisor frob")).toMatchObject({ ok: false });
 	});
 

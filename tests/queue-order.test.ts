@@ -7,7 +7,16 @@
  * evidence is each claim's `olderWaiting` (0 in FIFO).
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import {
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	utimesSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -93,7 +102,11 @@ function actor(store: string, args: string[], steps: { pause?: string; fail?: st
 					resolve(line.startsWith("done") ? "done" : line);
 				} else if (exit !== undefined) {
 					waiters.delete(check);
-					reject(new Error(`actor ${args.join(" ")} ${exit} before ${events.join(" or ")}; it said: ${lines.join(" | ")}`));
+					reject(
+						new Error(
+							`actor ${args.join(" ")} ${exit} before ${events.join(" or ")}; it said: ${lines.join(" | ")}`,
+						),
+					);
 				}
 			};
 			waiters.add(check);
@@ -199,7 +212,10 @@ describe("queue order", () => {
 		expect(tryClaimSlot(join(store, "slots"), 1, me)).toBeUndefined();
 		pump.go();
 		expect(await pump.result()).toEqual({ started: ["run-y"] });
-		expect(JSON.parse(readFileSync(join(store, "slots", "slot-0.json"), "utf8"))).toMatchObject({ runId: "run-y", rowId: "y" });
+		expect(JSON.parse(readFileSync(join(store, "slots", "slot-0.json"), "utf8"))).toMatchObject({
+			runId: "run-y",
+			rowId: "y",
+		});
 	});
 
 	it("a slot judged stale is broken only as judged: a breaker that judged slowly does not take the slot another breaker re-took", () => {
@@ -284,7 +300,11 @@ describe("queue order", () => {
 			expect(existsSync(join(a, "claim.json"))).toBe(false);
 			expect(runOwner(store, a, status(a))).toBe("queue");
 			// The slot its dead claimer named for it is freed with it: b's alone is left.
-			expect(readdirSync(join(store, "slots")).map((name) => (JSON.parse(readFileSync(join(store, "slots", name), "utf8")) as { runId: string }).runId)).toEqual(["run-b"]);
+			expect(
+				readdirSync(join(store, "slots")).map(
+					(name) => (JSON.parse(readFileSync(join(store, "slots", name), "utf8")) as { runId: string }).runId,
+				),
+			).toEqual(["run-b"]);
 			// a starts next, as the oldest waiting; c waits.
 			expect(pumpHere(store, 2)).toEqual({ started: ["run-a"] });
 			expect(claims(store)["run-a"]).toMatchObject({ purpose: "start", olderWaiting: 0 });
@@ -385,5 +405,15 @@ describe("queue order", () => {
 function deadClaim(point: "claimed" | "spawn", name: string): object {
 	const [, at, runId] = /^(\d{15})-(.+)\.json$/.exec(name)!;
 	const entry = { rowId: runId!.replace(/^run-/, ""), runId, at: Number(at) };
-	return point === "claimed" ? entry : { by: 999_999, start: "1", purpose: "start", at: Date.now(), olderWaiting: 0, slot: "slot-0.json", queued: entry };
+	return point === "claimed"
+		? entry
+		: {
+				by: 999_999,
+				start: "1",
+				purpose: "start",
+				at: Date.now(),
+				olderWaiting: 0,
+				slot: "slot-0.json",
+				queued: entry,
+			};
 }

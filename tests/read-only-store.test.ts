@@ -30,9 +30,12 @@ afterAll(() => {
 	for (const agent of agents) agent.cleanup();
 });
 
-
 /** Runners and links of a store (anything started for its runs names a file under it). */
-const started = (store: string) => scanProcs((argv) => argv.some((a) => /(job-runner|target-link)\.mjs$/.test(a)) && argv.some((a) => a.startsWith(`${store}/`)));
+const started = (store: string) =>
+	scanProcs(
+		(argv) =>
+			argv.some((a) => /(job-runner|target-link)\.mjs$/.test(a)) && argv.some((a) => a.startsWith(`${store}/`)),
+	);
 
 describe("a store this user can only read", () => {
 	it("list, show and the board's first paint print every row, change nothing and start no process", async (ctx) => {
@@ -59,7 +62,13 @@ describe("a store this user can only read", () => {
 		// A target run whose link died: a writer would start a new link for it.
 		const relink = writeRow(paths, "lost-link", { state: "working", at: old, metaPatch: { target: "box" } });
 		writeFileSync(join(relink.runDir, "runner.json"), JSON.stringify({ pid: 999_998, start: "1" }));
-		writeFileSync(join(store, "config.json"), JSON.stringify({ version: 1, targets: { box: { kind: "container", engine: "podman", image: "w:1", max: 2, env: [] } } }));
+		writeFileSync(
+			join(store, "config.json"),
+			JSON.stringify({
+				version: 1,
+				targets: { box: { kind: "container", engine: "podman", image: "w:1", max: 2, env: [] } },
+			}),
+		);
 		// The engine the reconcile of leftovers would run: a podman that leaves a mark outside the store.
 		const bin = join(agent.root, "bin");
 		const engineUsed = join(agent.root, "podman-was-run");
@@ -87,14 +96,19 @@ describe("a store this user can only read", () => {
 		expect(shown.stdout).toContain("error:     runner died");
 
 		// The board's first paint, on the same store, in this process.
-		const engine = createBoardService({ storeDir: store, env: { ...agent.env, PATH: path }, piCommand: [process.execPath, PI_CLI] });
+		const engine = createBoardService({
+			storeDir: store,
+			env: { ...agent.env, PATH: path },
+			piCommand: [process.execPath, PI_CLI],
+		});
 		const feed = new BoardFeed(() => engine);
 		const { dash } = boardOn(engine, { rows: 30, cwd: agent.cwd, feed });
 		try {
 			await dash.start();
 			await feed.refresh("all");
 			const screen = dash.render(120).join("\n");
-			for (const name of ["row done-row", "row dead-runner", "row in-queue", "row live-row", "row lost-link"]) expect(screen).toContain(name);
+			for (const name of ["row done-row", "row dead-runner", "row in-queue", "row live-row", "row lost-link"])
+				expect(screen).toContain(name);
 			expect(screen).toMatch(/Failed: runner died/);
 		} finally {
 			dash.dispose();

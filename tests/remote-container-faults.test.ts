@@ -52,11 +52,12 @@ afterAll(async () => {
 	if (root) rmSync(root, { recursive: true, force: true });
 });
 
-
 const workspace = (row: BoardRow, target = "box") => join(store, "targets", target, "work", row.id);
-const inspect = (row: BoardRow, format: string) => spawnSync("podman", ["inspect", "--format", format, `ab-${row.currentRunId}`], { encoding: "utf8" }).stdout.trim();
+const inspect = (row: BoardRow, format: string) =>
+	spawnSync("podman", ["inspect", "--format", format, `ab-${row.currentRunId}`], { encoding: "utf8" }).stdout.trim();
 
-const rowWhere = (id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 90_000) => rowWhereOn(board, id, what, test, timeoutMs);
+const rowWhere = (id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 90_000) =>
+	rowWhereOn(board, id, what, test, timeoutMs);
 
 /** Processes of ours on this machine (any argv word) whose command is `command` and that name the run's container. */
 function enginePids(row: BoardRow, command: string): number[] {
@@ -65,7 +66,20 @@ function enginePids(row: BoardRow, command: string): number[] {
 		.map((p) => p.pid);
 }
 
-const HOLD = { match: "HOLD", steps: [{ toolCall: { name: "bash", args: { command: "echo one > one.txt && while [ ! -e .git/release ]; do sleep 0.1; done && echo two > two.txt" } } }, { text: "Kept going." }] };
+const HOLD = {
+	match: "HOLD",
+	steps: [
+		{
+			toolCall: {
+				name: "bash",
+				args: {
+					command: "echo one > one.txt && while [ ! -e .git/release ]; do sleep 0.1; done && echo two > two.txt",
+				},
+			},
+		},
+		{ text: "Kept going." },
+	],
+};
 
 /** A row whose tool wrote one.txt and waits for .git/release in its workspace. */
 async function holding(what: string): Promise<BoardRow> {
@@ -98,7 +112,10 @@ describe("container rows that hold", () => {
 		const waitClients = enginePids(row, "podman");
 		expect(waitClients.length).toBe(1);
 		for (const pid of waitClients) process.kill(pid, "SIGKILL");
-		await waitFor(() => enginePids(row, "podman").some((pid) => !waitClients.includes(pid)) || undefined, "a new wait client");
+		await waitFor(
+			() => enginePids(row, "podman").some((pid) => !waitClients.includes(pid)) || undefined,
+			"a new wait client",
+		);
 		await stillRunning(row);
 		await completes(row);
 	}, 180_000);
@@ -123,39 +140,95 @@ describe("container rows that hold", () => {
 		// Its first process, and so everything in it, dies: nothing records its end inside.
 		process.kill(Number(inspect(row, "{{.State.Pid}}")), "SIGKILL");
 		const died = await waitDone(board, row.id, 90_000);
-		expect(died).toMatchObject({ state: "failed", errorCode: "runner-died", error: "its container ended and its engine lost track of it (its monitor, conmon, is gone)" });
+		expect(died).toMatchObject({
+			state: "failed",
+			errorCode: "runner-died",
+			error: "its container ended and its engine lost track of it (its monitor, conmon, is gone)",
+		});
 		expect(readFileSync(join(died.worktreePath ?? "", "one.txt"), "utf8")).toBe("one\n");
 		// The containers podman lost track of go with the board's reconcile, like any it no longer needs.
 		const later = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: process.env });
-		await waitFor(async () => {
-			await later.supervise();
-			return containersOfStore(store).every((name) => !name.startsWith("ab-run-")) || undefined;
-		}, "no run container left", 90_000);
+		await waitFor(
+			async () => {
+				await later.supervise();
+				return containersOfStore(store).every((name) => !name.startsWith("ab-run-")) || undefined;
+			},
+			"no run container left",
+			90_000,
+		);
 	}, 180_000);
 
 	it("says work not fetched when the agent replaced .git with a gitdir file", async (ctx) => {
 		requires(ctx, "podman", missing);
-		model.setScript({ rules: [{ match: "GITDIR", steps: [{ toolCall: { name: "bash", args: { command: "echo w > w.txt && mv .git .git-moved && echo 'gitdir: .git-moved' > .git" } } }, { text: "Moved it." }] }] });
+		model.setScript({
+			rules: [
+				{
+					match: "GITDIR",
+					steps: [
+						{
+							toolCall: {
+								name: "bash",
+								args: { command: "echo w > w.txt && mv .git .git-moved && echo 'gitdir: .git-moved' > .git" },
+							},
+						},
+						{ text: "Moved it." },
+					],
+				},
+			],
+		});
 		const row = await board.dispatch({ prompt: "GITDIR replace it", cwd: repo, target: "box" });
 		const done = await waitDone(board, row.id, 120_000);
 		expect(done).toMatchObject({ state: "failed", errorCode: "work-not-fetched" });
-		expect(done.error).toBe(`work not fetched: ${join(workspace(row), ".git")} is not a directory any more (replaced from inside the container): nothing fetched, the workspace is kept (the run ended completed on box)`);
+		expect(done.error).toBe(
+			`work not fetched: ${join(workspace(row), ".git")} is not a directory any more (replaced from inside the container): nothing fetched, the workspace is kept (the run ended completed on box)`,
+		);
 	}, 180_000);
 
 	it("says out of memory at the limit when the OOM killer takes the worker", async (ctx) => {
 		requires(ctx, "podman", missing);
 		// The worker's score raised, then a tool eats the container's memory: the kernel kills the worker.
-		model.setScript({ rules: [{ match: "MEMORY", steps: [{ toolCall: { name: "bash", args: { command: `echo 1000 > /proc/$PPID/oom_score_adj && node -e "const a = []; for (;;) a.push(Buffer.alloc(1e7, 1))"` } } }, { text: "never" }] }] });
+		model.setScript({
+			rules: [
+				{
+					match: "MEMORY",
+					steps: [
+						{
+							toolCall: {
+								name: "bash",
+								args: {
+									command: `echo 1000 > /proc/$PPID/oom_score_adj && node -e "const a = []; for (;;) a.push(Buffer.alloc(1e7, 1))"`,
+								},
+							},
+						},
+						{ text: "never" },
+					],
+				},
+			],
+		});
 		const row = await board.dispatch({ prompt: "MEMORY eat it", cwd: repo, target: "mem" });
 		const done = await waitDone(board, row.id, 120_000);
-		expect(done).toMatchObject({ state: "failed", errorCode: "out-of-memory", error: "out of memory (limit 256m): the kernel killed the worker" });
+		expect(done).toMatchObject({
+			state: "failed",
+			errorCode: "out-of-memory",
+			error: "out of memory (limit 256m): the kernel killed the worker",
+		});
 	}, 180_000);
 
 	it("says killed from outside for podman stop and rm -f", async (ctx) => {
 		requires(ctx, "podman", missing);
-		model.setScript({ rules: [{ match: "OUTSIDE", steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }] }] });
-		const rows = await Promise.all(["stop", "rm -f"].map((how) => board.dispatch({ prompt: `OUTSIDE ${how}`, cwd: repo, target: "box" })));
-		for (const row of rows) await rowWhere(row.id, "the tool to run in the container", (r) => r.live?.tool?.name === "bash");
+		model.setScript({
+			rules: [
+				{
+					match: "OUTSIDE",
+					steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }],
+				},
+			],
+		});
+		const rows = await Promise.all(
+			["stop", "rm -f"].map((how) => board.dispatch({ prompt: `OUTSIDE ${how}`, cwd: repo, target: "box" })),
+		);
+		for (const row of rows)
+			await rowWhere(row.id, "the tool to run in the container", (r) => r.live?.tool?.name === "bash");
 		const [stopped, removed] = (await Promise.all(rows.map((row) => board.get(row.id)))) as [BoardRow, BoardRow];
 		spawnSync("podman", ["stop", `ab-${stopped.currentRunId}`], { stdio: "ignore" });
 		spawnSync("podman", ["rm", "-f", `ab-${removed.currentRunId}`], { stdio: "ignore" });

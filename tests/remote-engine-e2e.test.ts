@@ -45,8 +45,20 @@ beforeAll(async () => {
 	// The user's pi home: each run gets its provider's part of it, in the station.
 	process.env.PI_CODING_AGENT_DIR = writeAgentDir(model, join(root, "agent"));
 	repo = initRepo(join(root, "repo"), { "edit.txt": "v1\n", "shared.txt": "base\n" });
-	board = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: { ...process.env, PAB_FORWARDED: FORWARDED } });
-	await board.targets.add("far", { kind: "container", engine: "podman", image: engine.image, engineHost: engine.url, engineIdentity: engine.identity, network: "host", env: ["PAB_FORWARDED"] });
+	board = createBoardService({
+		storeDir: store,
+		piCommand: [process.execPath, PI_CLI],
+		env: { ...process.env, PAB_FORWARDED: FORWARDED },
+	});
+	await board.targets.add("far", {
+		kind: "container",
+		engine: "podman",
+		image: engine.image,
+		engineHost: engine.url,
+		engineIdentity: engine.identity,
+		network: "host",
+		env: ["PAB_FORWARDED"],
+	});
 }, 300_000);
 
 afterAll(async () => {
@@ -57,11 +69,20 @@ afterAll(async () => {
 	if (root) rmSync(root, { recursive: true, force: true });
 });
 
-async function rowWhere(id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 90_000): Promise<BoardRow> {
-	return waitFor(async () => {
-		const row = await board.get(id);
-		return row && test(row) ? row : undefined;
-	}, what, timeoutMs);
+async function rowWhere(
+	id: string,
+	what: string,
+	test: (row: BoardRow) => boolean,
+	timeoutMs = 90_000,
+): Promise<BoardRow> {
+	return waitFor(
+		async () => {
+			const row = await board.get(id);
+			return row && test(row) ? row : undefined;
+		},
+		what,
+		timeoutMs,
+	);
 }
 
 /** Processes in the station (as the engine's user sees them: `podman top`). */
@@ -71,18 +92,49 @@ describe("a container target on a remote engine", () => {
 	it("checks, runs a row in the engine's station, steers and answers in place, brings the code back, merges and runs again", async (ctx) => {
 		requires(ctx, "sshd, podman and uidmap", missing);
 		const check = await board.targets.check("far");
-		expect(check.items.map((i) => `${i.ok ? "ok" : "FAIL"} ${i.name}`)).toEqual(["ok engine", "ok station", "ok node", "ok pi", "ok git", "ok dir", "ok disk", "ok board files"]);
+		expect(check.items.map((i) => `${i.ok ? "ok" : "FAIL"} ${i.name}`)).toEqual([
+			"ok engine",
+			"ok station",
+			"ok node",
+			"ok pi",
+			"ok git",
+			"ok dir",
+			"ok disk",
+			"ok board files",
+		]);
 		// The station: the engine user's container, with no mount of this machine's paths.
-		const mounts = engine.podman(["inspect", "--format", "{{range .Mounts}}{{.Type}}:{{.Destination}} {{end}}", stationName(store, "far")]).trim();
+		const mounts = engine
+			.podman([
+				"inspect",
+				"--format",
+				"{{range .Mounts}}{{.Type}}:{{.Destination}} {{end}}",
+				stationName(store, "far"),
+			])
+			.trim();
 		expect(mounts).toBe("volume:/srv/agent-board");
 
 		const words = Array.from({ length: 30 }, (_, n) => `w${n}`).join(" ");
 		model.setScript({
 			rules: [
-				{ match: "STEER-ENGINE", steps: [{ toolCall: { name: "ask_user", args: { question: "Which colour?", options: ["blue", "red"] } } }, { text: `Done in blue. ${words} end.` }] },
+				{
+					match: "STEER-ENGINE",
+					steps: [
+						{ toolCall: { name: "ask_user", args: { question: "Which colour?", options: ["blue", "red"] } } },
+						{ text: `Done in blue. ${words} end.` },
+					],
+				},
 				{
 					match: "ENGINE-TASK",
-					steps: [{ toolCall: { name: "bash", args: { command: `pwd > where.txt && echo v2 > edit.txt && git add -A && git -c user.name=a -c user.email=b commit -qm agent-change && echo wip > wip.txt && echo "FWD=$PAB_FORWARDED" && while [ ! -e /tmp/release ]; do sleep 0.1; done` } } }],
+					steps: [
+						{
+							toolCall: {
+								name: "bash",
+								args: {
+									command: `pwd > where.txt && echo v2 > edit.txt && git add -A && git -c user.name=a -c user.email=b commit -qm agent-change && echo wip > wip.txt && echo "FWD=$PAB_FORWARDED" && while [ ! -e /tmp/release ]; do sleep 0.1; done`,
+								},
+							},
+						},
+					],
 				},
 			],
 		});
@@ -113,12 +165,17 @@ describe("a container target on a remote engine", () => {
 			["delivered", "answer"],
 		]);
 		const events = readFileSync(join(done.runDir ?? "", "events.jsonl"), "utf8");
-		const seqs = events.split("\n").filter(Boolean).map((line) => (JSON.parse(line) as { seq: number }).seq);
+		const seqs = events
+			.split("\n")
+			.filter(Boolean)
+			.map((line) => (JSON.parse(line) as { seq: number }).seq);
 		expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
 		expect(events).toContain(`FWD=${FORWARDED}`);
 
 		// The code came back from the station's workspace, committed and not, and merges here.
-		expect(readFileSync(join(done.worktreePath ?? "", "where.txt"), "utf8").trim()).toBe(`/srv/agent-board/work/${row.id}`);
+		expect(readFileSync(join(done.worktreePath ?? "", "where.txt"), "utf8").trim()).toBe(
+			`/srv/agent-board/work/${row.id}`,
+		);
 		expect(readFileSync(join(done.worktreePath ?? "", "wip.txt"), "utf8")).toBe("wip\n");
 		const merged = await board.merge(row.id, { commit: true });
 		expect(merged.status).toBe("merged");
@@ -126,7 +183,17 @@ describe("a container target on a remote engine", () => {
 		expect(git(repo, "log", "--format=%s")).toContain("agent-change");
 
 		// A reply to the finished row runs again in the station, with the conversation and the merged branch.
-		model.setScript({ rules: [{ match: "ENGINE-AGAIN", steps: [{ toolCall: { name: "bash", args: { command: "git log -1 --format=%s && cat wip.txt" } } }, { text: "Again." }] }] });
+		model.setScript({
+			rules: [
+				{
+					match: "ENGINE-AGAIN",
+					steps: [
+						{ toolCall: { name: "bash", args: { command: "git log -1 --format=%s && cat wip.txt" } } },
+						{ text: "Again." },
+					],
+				},
+			],
+		});
 		const again = await board.reply(row.id, "ENGINE-AGAIN one more thing");
 		expect(again.delivery).toBe("new-run");
 		const resumed = await waitDone(board, row.id, 120_000);
@@ -134,11 +201,16 @@ describe("a container target on a remote engine", () => {
 		const request = model.requests().find((r) => r.prompt === "ENGINE-AGAIN one more thing");
 		expect(JSON.stringify(request?.messages)).toContain("Done in blue.");
 		// The row's credentials left the station with its run.
-		await waitFor(() => !engine.podman(["exec", stationName(store, "far"), "ls", "/srv/agent-board/homes"]).includes(row.id), "the row's pi home to leave the station");
+		await waitFor(
+			() => !engine.podman(["exec", stationName(store, "far"), "ls", "/srv/agent-board/homes"]).includes(row.id),
+			"the row's pi home to leave the station",
+		);
 
 		// Its worktree removed here removes its workspace in the station too.
 		const removed = await board.removeWorktree(row.id, { force: true });
-		expect(removed.far).toContain(`removed its workspace in ${stationName(store, "far")} too (/srv/agent-board/work/${row.id})`);
+		expect(removed.far).toContain(
+			`removed its workspace in ${stationName(store, "far")} too (/srv/agent-board/work/${row.id})`,
+		);
 		expect(engine.podman(["exec", stationName(store, "far"), "ls", "/srv/agent-board/work"])).not.toContain(row.id);
 	}, 420_000);
 
@@ -149,27 +221,47 @@ describe("a container target on a remote engine", () => {
 
 	it("shows the engine unreachable with its words and recovers; a stop through a new link ends the run in the station; a removed station is made again", async (ctx) => {
 		requires(ctx, "sshd, podman and uidmap", missing);
-		model.setScript({ rules: [{ match: "ENGINE-STALL", steps: [{ toolCall: { name: "bash", args: { command: "sleep 311" } } }, { text: "never" }] }] });
+		model.setScript({
+			rules: [
+				{
+					match: "ENGINE-STALL",
+					steps: [{ toolCall: { name: "bash", args: { command: "sleep 311" } } }, { text: "never" }],
+				},
+			],
+		});
 		const row = await board.dispatch({ prompt: "ENGINE-STALL wait", cwd: repo, target: "far" });
 		await rowWhere(row.id, "the tool to run in the station", (r) => r.live?.tool?.name === "bash");
 		expect(inStation()).toContain("sleep 311");
 
 		// The engine's machine goes away (its sshd and every connection): the run goes on there.
 		await engine.host.stop();
-		const away = await rowWhere(row.id, "the row to show the engine unreachable", (r) => /cannot reach its engine/.test(r.unreachable?.reason ?? ""));
+		const away = await rowWhere(row.id, "the row to show the engine unreachable", (r) =>
+			/cannot reach its engine/.test(r.unreachable?.reason ?? ""),
+		);
 		expect(away).toMatchObject({ state: "working", alive: true });
 		expect(away.summary).toMatch(/^unreachable since \d\d:\d\d:\d\d: /);
 		await engine.host.start();
-		const back = await rowWhere(row.id, "the row to come back", (r) => r.unreachable === undefined && r.live?.tool?.name === "bash");
+		const back = await rowWhere(
+			row.id,
+			"the row to come back",
+			(r) => r.unreachable === undefined && r.live?.tool?.name === "bash",
+		);
 		expect(inStation()).toContain("sleep 311");
 
 		// The link dies (this machine restarted): a stop goes through a new link, which ends it in the station.
 		const link = JSON.parse(readFileSync(join(back.runDir ?? "", "runner.json"), "utf8")) as { pid: number };
 		process.kill(link.pid, "SIGKILL");
-		await waitFor(() => !existsSync(`/proc/${link.pid}`) || readFileSync(`/proc/${link.pid}/stat`, "utf8").includes(") Z "), "the link to die");
+		await waitFor(
+			() => !existsSync(`/proc/${link.pid}`) || readFileSync(`/proc/${link.pid}/stat`, "utf8").includes(") Z "),
+			"the link to die",
+		);
 		const stopped = await board.stop(row.id);
 		expect(stopped.state).toBe("stopped");
-		await waitFor(() => !inStation().includes("sleep 311") && !inStation().includes(row.currentRunId ?? "-"), "nothing of the run left in the station", 60_000);
+		await waitFor(
+			() => !inStation().includes("sleep 311") && !inStation().includes(row.currentRunId ?? "-"),
+			"nothing of the run left in the station",
+			60_000,
+		);
 
 		// The station removed from outside mid-run (its volume stays): the row ends as a host's reboot
 		// does, and the next row gets a new station on the same volume.

@@ -8,7 +8,16 @@
  * reason) and leaves nothing behind; and a target on this machine as this user (ssh to yourself) runs to
  * its end and stops without its far side ending the local link.
  */
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import {
+	chownSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	truncateSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -55,8 +64,13 @@ function hostFile(path: string, text: string, mode = 0o644): string {
 
 /** Nothing of the run is left here (its link, or anything it started) or at the host (host-agent, runner, worker). */
 async function nothingLeft(row: BoardRow): Promise<void> {
-	await waitFor(() => runTaggedProcs([row.currentRunId ?? ""]).length === 0 && procsMentioning(row.runDir ?? "").length === 0, "no local process of the run", 30_000);
-	const onlySshd = () => host.user.processes().every((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "sshd");
+	await waitFor(
+		() => runTaggedProcs([row.currentRunId ?? ""]).length === 0 && procsMentioning(row.runDir ?? "").length === 0,
+		"no local process of the run",
+		30_000,
+	);
+	const onlySshd = () =>
+		host.user.processes().every((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "sshd");
 	await waitFor(onlySshd, "nothing of the host user but its ssh sessions", 60_000);
 }
 
@@ -66,10 +80,14 @@ describe("remote launches that end", () => {
 		hostFile(join(host.user.home, "bin", "pi-old"), "#!/bin/sh\necho 1.5.0\n", 0o755);
 		await board.targets.add("old", { kind: "ssh", host: host.alias, sshConfig: host.configFile, pi: "pi-old" });
 		const dispatched = Date.now();
-		const rows = await Promise.all([1, 2].map((n) => board.dispatch({ prompt: `OLD-PI ${n} never runs`, cwd: repo, target: "old" })));
+		const rows = await Promise.all(
+			[1, 2].map((n) => board.dispatch({ prompt: `OLD-PI ${n} never runs`, cwd: repo, target: "old" })),
+		);
 		for (const row of rows) {
 			const done = await waitDone(board, row.id, 90_000);
-			console.log(`launch error on the host: row ${row.id} failed ${(done.endedAt ?? 0) - dispatched} ms after its dispatch`);
+			console.log(
+				`launch error on the host: row ${row.id} failed ${(done.endedAt ?? 0) - dispatched} ms after its dispatch`,
+			);
 			expect(done).toMatchObject({ state: "failed", errorCode: "start-failed" });
 			expect(done.error).toMatch(/^cannot start on old: pi-old is pi 1\.5\.0; the board needs pi 1\.6\.x/);
 			expect((await board.stop(row.id)).state).toBe("failed");
@@ -88,7 +106,9 @@ describe("remote launches that end", () => {
 		expect((await board.reply(row.id, "SESSION-TWO again")).delivery).toBe("new-run");
 		const done = await waitDone(board, row.id, 90_000);
 		expect(done).toMatchObject({ state: "failed", errorCode: "session-too-large" });
-		expect(done.error).toBe(`cannot start on h: session ${farSession} is 2.0 GiB, over the 1 GiB a session may be: it is not sent, mirrored or resumed`);
+		expect(done.error).toBe(
+			`cannot start on h: session ${farSession} is 2.0 GiB, over the 1 GiB a session may be: it is not sent, mirrored or resumed`,
+		);
 		await nothingLeft(done);
 		rmSync(farSession, { force: true });
 	}, 180_000);
@@ -96,10 +116,18 @@ describe("remote launches that end", () => {
 	it("ends a row stopped while its launch hangs at the host", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		// `--version` that never answers: the launch waits at the host until pi's check gives up (a minute).
-		hostFile(join(host.user.home, "bin", "pi-stuck"), "#!/bin/sh\nexec node -e 'setTimeout(() => undefined, 600000)' pi-stuck\n", 0o755);
+		hostFile(
+			join(host.user.home, "bin", "pi-stuck"),
+			"#!/bin/sh\nexec node -e 'setTimeout(() => undefined, 600000)' pi-stuck\n",
+			0o755,
+		);
 		await board.targets.add("stuck", { kind: "ssh", host: host.alias, sshConfig: host.configFile, pi: "pi-stuck" });
 		const row = await board.dispatch({ prompt: "STUCK never runs", cwd: repo, target: "stuck" });
-		await waitFor(() => procsMentioning("pi-stuck").length > 0 || undefined, "the launch to hang at the host", 60_000);
+		await waitFor(
+			() => procsMentioning("pi-stuck").length > 0 || undefined,
+			"the launch to hang at the host",
+			60_000,
+		);
 		const asked = Date.now();
 		await board.stop(row.id);
 		const done = await waitDone(board, row.id, 40_000);
@@ -113,14 +141,28 @@ describe("remote launches that end", () => {
 	it("refuses a launch on a host whose --dir has less than the documented free space", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const small = mkdtempSync(join(tmpdir(), "pab-small-dir-"));
-		requires(ctx, "a tmpfs mount", commandFails("mount", ["-t", "tmpfs", "-o", "size=64m,mode=0755", "tmpfs", small]));
+		requires(
+			ctx,
+			"a tmpfs mount",
+			commandFails("mount", ["-t", "tmpfs", "-o", "size=64m,mode=0755", "tmpfs", small]),
+		);
 		mounts.unshift(small);
 		chownSync(small, host.user.uid, host.user.gid);
-		await board.targets.add("small", { kind: "ssh", host: host.alias, sshConfig: host.configFile, dir: small, dirAbsolute: true });
+		await board.targets.add("small", {
+			kind: "ssh",
+			host: host.alias,
+			sshConfig: host.configFile,
+			dir: small,
+			dirAbsolute: true,
+		});
 		const row = await board.dispatch({ prompt: "SMALL never runs", cwd: repo, target: "small" });
 		const done = await waitDone(board, row.id, 90_000);
 		expect(done).toMatchObject({ state: "failed", errorCode: "disk-full" });
-		expect(done.error).toMatch(new RegExp(`^cannot start on small: only [\\d.]+ MiB free in ${small}; a run there needs 1 GiB \\(free some space, or choose another --dir\\)$`));
+		expect(done.error).toMatch(
+			new RegExp(
+				`^cannot start on small: only [\\d.]+ MiB free in ${small}; a run there needs 1 GiB \\(free some space, or choose another --dir\\)$`,
+			),
+		);
 		expect(existsSync(join(small, "store", "rows", row.id))).toBe(false);
 		await nothingLeft(done);
 	}, 180_000);
@@ -131,26 +173,57 @@ describe("remote launches that end", () => {
 		const before = readFileSync(config, "utf8");
 		const outside = join(tmpdir(), `pab-outside-${process.pid}`);
 		const refusals: [Record<string, unknown>, string][] = [
-			[{ kind: "container", engine: "podman", image: "--volume=/:/hostroot" }, `--image "--volume=/:/hostroot" starts with "-": an engine would read it as an option, not an image`],
-			[{ kind: "container", engine: "podman", image: "Not An Image" }, `--image "Not An Image" is not an image reference`],
-			[{ kind: "container", engine: "podman", image: "w:1", network: "container:other" }, `--network "container:other" joins another container's or process's namespaces`],
+			[
+				{ kind: "container", engine: "podman", image: "--volume=/:/hostroot" },
+				`--image "--volume=/:/hostroot" starts with "-": an engine would read it as an option, not an image`,
+			],
+			[
+				{ kind: "container", engine: "podman", image: "Not An Image" },
+				`--image "Not An Image" is not an image reference`,
+			],
+			[
+				{ kind: "container", engine: "podman", image: "w:1", network: "container:other" },
+				`--network "container:other" joins another container's or process's namespaces`,
+			],
 			[{ kind: "ssh", host: host.alias, max: 257 }, "--max must be a whole number from 1 to 256 (got 257)"],
-			[{ kind: "ssh", host: host.alias, dir: "../../../tmp/pab-escape" }, `--dir "../../../tmp/pab-escape" leaves the login's home`],
+			[
+				{ kind: "ssh", host: host.alias, dir: "../../../tmp/pab-escape" },
+				`--dir "../../../tmp/pab-escape" leaves the login's home`,
+			],
 			[{ kind: "ssh", host: host.alias, dir: outside }, `--dir "${outside}" is absolute: give --dir-absolute too`],
 		];
-		for (const [input, words] of refusals) await expect(board.targets.add("bad", { kind: String(input.kind), ...input })).rejects.toThrow(words);
+		for (const [input, words] of refusals)
+			await expect(board.targets.add("bad", { kind: String(input.kind), ...input })).rejects.toThrow(words);
 		expect(readFileSync(config, "utf8")).toBe(before);
 		expect(existsSync(join(local, "store", "targets", "bad"))).toBe(false);
 		// The command line says the same, and takes --dir-absolute as a flag without a value.
-		expect(parseTargetsCommand(`add x --ssh ${host.alias} --dir ${outside} --dir-absolute --max 2`)).toEqual({ ok: true, action: "add", name: "x", input: { kind: "ssh", host: host.alias, dir: outside, dirAbsolute: true, max: 2 } });
+		expect(parseTargetsCommand(`add x --ssh ${host.alias} --dir ${outside} --dir-absolute --max 2`)).toEqual({
+			ok: true,
+			action: "add",
+			name: "x",
+			input: { kind: "ssh", host: host.alias, dir: outside, dirAbsolute: true, max: 2 },
+		});
 		// With --dir-absolute the directory outside the home is used, and check --install creates it there.
 		mkdirSync(outside, { recursive: true });
 		chownSync(outside, host.user.uid, host.user.gid);
-		await board.targets.add("abs", { kind: "ssh", host: host.alias, sshConfig: host.configFile, dir: join(outside, "board"), dirAbsolute: true });
+		await board.targets.add("abs", {
+			kind: "ssh",
+			host: host.alias,
+			sshConfig: host.configFile,
+			dir: join(outside, "board"),
+			dirAbsolute: true,
+		});
 		expect((await board.targets.list()).find((t) => t.name === "abs")?.where).toContain(join(outside, "board"));
 		expect((await board.targets.check("abs", { install: true })).ok).toBe(true);
 		expect(existsSync(join(outside, "board", "pkg"))).toBe(true);
-		expect(JSON.parse(readFileSync(config, "utf8")).targets.abs).toEqual({ kind: "ssh", host: host.alias, sshConfig: host.configFile, dir: join(outside, "board"), max: 4, env: [] });
+		expect(JSON.parse(readFileSync(config, "utf8")).targets.abs).toEqual({
+			kind: "ssh",
+			host: host.alias,
+			sshConfig: host.configFile,
+			dir: join(outside, "board"),
+			max: 4,
+			env: [],
+		});
 		rmSync(outside, { recursive: true, force: true });
 	}, 120_000);
 });
@@ -161,9 +234,21 @@ describe("what a user typed, echoed back", () => {
 		const typed = "\x1b]0;pwned\x07\x1b[2Jnope\x9b31m";
 		const parsed = parseSubcommand(`show ${typed}`);
 		if (!parsed.ok) throw new Error("show did not parse");
-		const said = await runSubcommand(board, parsed, repo).then(() => "", (error: Error) => error.message);
+		const said = await runSubcommand(board, parsed, repo).then(
+			() => "",
+			(error: Error) => error.message,
+		);
 		expect(said).toBe('no row "\\u001b]0;pwned\\u0007\\u001b[2Jnope\\u009b31m" (see /agent-board list --all)');
-		for (const refused of [await board.stop(typed).then(() => "", (error: Error) => error.message), await board.get(typed).then(() => "", (error: Error) => error.message)]) {
+		for (const refused of [
+			await board.stop(typed).then(
+				() => "",
+				(error: Error) => error.message,
+			),
+			await board.get(typed).then(
+				() => "",
+				(error: Error) => error.message,
+			),
+		]) {
 			expect(refused).toContain('"\\u001b]0;pwned\\u0007\\u001b[2Jnope\\u009b31m"');
 			expect(refused).not.toMatch(/[\x1b\x07\x9b]/);
 		}
@@ -181,11 +266,26 @@ describe("a target on this machine as this user", () => {
 		self = await startSshHost({ self: true, alias: "pab-self" });
 		self.user.writePiConfig({ models: model.modelsJson(), auth: model.authJson(), settings: model.settingsJson() });
 		const far = join(self.user.home, "far");
-		await board.targets.add("me", { kind: "ssh", host: self.alias, sshConfig: self.configFile, dir: far, dirAbsolute: true });
+		await board.targets.add("me", {
+			kind: "ssh",
+			host: self.alias,
+			sshConfig: self.configFile,
+			dir: far,
+			dirAbsolute: true,
+		});
 		model.setScript({
 			rules: [
-				{ match: "SELF-DONE", steps: [{ toolCall: { name: "bash", args: { command: "echo mine > self.txt" } } }, { text: "Wrote it." }] },
-				{ match: "SELF-STALL", steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }] },
+				{
+					match: "SELF-DONE",
+					steps: [
+						{ toolCall: { name: "bash", args: { command: "echo mine > self.txt" } } },
+						{ text: "Wrote it." },
+					],
+				},
+				{
+					match: "SELF-STALL",
+					steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }],
+				},
 			],
 		});
 		// The far runner ends every process of its run when it finishes: never the link here.
@@ -203,10 +303,14 @@ describe("a target on this machine as this user", () => {
 
 		// A stop ends the far run (its runner ends everything it started) and the link records it.
 		const stalled = await board.dispatch({ prompt: "SELF-STALL wait", cwd: repo, target: "me" });
-		const tooling = await waitFor(async () => {
-			const now = await board.get(stalled.id);
-			return now?.live?.tool?.name === "bash" ? now : undefined;
-		}, "the tool to run at the target", 60_000);
+		const tooling = await waitFor(
+			async () => {
+				const now = await board.get(stalled.id);
+				return now?.live?.tool?.name === "bash" ? now : undefined;
+			},
+			"the tool to run at the target",
+			60_000,
+		);
 		const stallLink = JSON.parse(readFileSync(join(tooling.runDir ?? "", "runner.json"), "utf8")) as { pid: number };
 		const asked = Date.now();
 		await board.stop(stalled.id);
@@ -214,6 +318,10 @@ describe("a target on this machine as this user", () => {
 		console.log(`ssh to oneself: stopped ${Date.now() - asked} ms after the stop`);
 		expect(JSON.parse(readFileSync(join(tooling.runDir ?? "", "runner.json"), "utf8")).pid).toBe(stallLink.pid);
 		expect(existsSync(join(tooling.runDir ?? "", "link-respawns.json"))).toBe(false);
-		await waitFor(() => runTaggedProcs([stalled.currentRunId ?? "", `${stalled.currentRunId}@far`]).length === 0, "no process of the run on either side", 30_000);
+		await waitFor(
+			() => runTaggedProcs([stalled.currentRunId ?? "", `${stalled.currentRunId}@far`]).length === 0,
+			"no process of the run on either side",
+			30_000,
+		);
 	}, 240_000);
 });

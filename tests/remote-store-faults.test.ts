@@ -39,7 +39,10 @@ beforeAll(async () => {
 
 const RULES = [
 	{ match: "STALL", steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }] },
-	{ match: "AGAIN", steps: [{ toolCall: { name: "bash", args: { command: "echo again > again.txt" } } }, { text: "Again." }] },
+	{
+		match: "AGAIN",
+		steps: [{ toolCall: { name: "bash", args: { command: "echo again > again.txt" } } }, { text: "Again." }],
+	},
 ];
 
 afterAll(async () => {
@@ -48,25 +51,53 @@ afterAll(async () => {
 });
 
 const farRoot = (dir = ".agent-board") => join(host.user.home, dir);
-const farRun = (row: BoardRow, dir?: string) => join(farRoot(dir), "store", "rows", row.id, "runs", row.currentRunId ?? "");
+const farRun = (row: BoardRow, dir?: string) =>
+	join(farRoot(dir), "store", "rows", row.id, "runs", row.currentRunId ?? "");
 
-const rowWhere = (id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 60_000) => rowWhereOn(board, id, what, test, timeoutMs);
+const rowWhere = (id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 60_000) =>
+	rowWhereOn(board, id, what, test, timeoutMs);
 
-const onlySshd = () => host.user.processes().every((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "sshd");
-const seqsOf = (text: string) => text.split("\n").filter((line) => line && line.length < 1024 * 1024).map((line) => (JSON.parse(line) as { seq: number }).seq);
+const onlySshd = () =>
+	host.user.processes().every((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "sshd");
+const seqsOf = (text: string) =>
+	text
+		.split("\n")
+		.filter((line) => line && line.length < 1024 * 1024)
+		.map((line) => (JSON.parse(line) as { seq: number }).seq);
 
 describe("a far store that goes wrong", () => {
 	it("fails a tampered run naming each file and limit, while every real event and the work come back", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const release = join(tmpdir(), `pab-tamper-release-${process.pid}`);
 		rmSync(release, { force: true });
-		model.setScript({ rules: [...RULES, { match: "TAMPER", steps: [{ toolCall: { name: "bash", args: { command: `echo real > real.txt && while [ ! -e ${release} ]; do sleep 0.1; done && echo after > after.txt` } } }, { text: "Done here." }] }] });
+		model.setScript({
+			rules: [
+				...RULES,
+				{
+					match: "TAMPER",
+					steps: [
+						{
+							toolCall: {
+								name: "bash",
+								args: {
+									command: `echo real > real.txt && while [ ! -e ${release} ]; do sleep 0.1; done && echo after > after.txt`,
+								},
+							},
+						},
+						{ text: "Done here." },
+					],
+				},
+			],
+		});
 		const row = await board.dispatch({ prompt: "TAMPER the far store", cwd: repo, target: "h" });
 		const working = await rowWhere(row.id, "the tool to run on the host", (r) => r.live?.tool?.name === "bash");
 		const far = farRun(working);
 		// As the host user could: a 20 MB line in events.jsonl, the session grown to 2 GiB (sparse), and
 		// run.json's cwd pointed at another repository of the host's.
-		appendFileSync(join(far, "events.jsonl"), `${JSON.stringify({ seq: 999_999, at: 1, type: "message_end", pad: "x".repeat(20 * 1024 * 1024) })}\n`);
+		appendFileSync(
+			join(far, "events.jsonl"),
+			`${JSON.stringify({ seq: 999_999, at: 1, type: "message_end", pad: "x".repeat(20 * 1024 * 1024) })}\n`,
+		);
 		const farSession = join(farRoot(), "store", "sessions", row.id, `${row.id}.jsonl`);
 		truncateSync(farSession, 2 * 1024 ** 3);
 		const decoy = initRepo(join(host.user.home, "decoy"), { "decoy.txt": "not the row's work\n" });
@@ -79,8 +110,14 @@ describe("a far store that goes wrong", () => {
 		expect(done.state).toBe("failed");
 		expect(["mirror-incomplete", "session-too-large", "far-tampered"]).toContain(done.errorCode);
 		expect(done.error).toContain(`${join(far, "events.jsonl")} on the target: skipped 1 line(s) over 1 MiB`);
-		expect(done.error).toMatch(new RegExp(`${farSession.replace(/[.]/g, "\\.")} on the target is 2(\\.0)? GiB, over the 1 GiB a session may be: not mirrored`));
-		expect(done.error).toContain(`${join(far, "run.json")} on the target names /cwd ${JSON.stringify(decoy)}, not a directory of the row's workspace`);
+		expect(done.error).toMatch(
+			new RegExp(
+				`${farSession.replace(/[.]/g, "\\.")} on the target is 2(\\.0)? GiB, over the 1 GiB a session may be: not mirrored`,
+			),
+		);
+		expect(done.error).toContain(
+			`${join(far, "run.json")} on the target names /cwd ${JSON.stringify(decoy)}, not a directory of the row's workspace`,
+		);
 		expect(done.error).toContain("(the run ended completed on h)");
 		// Every event the runner wrote arrived, once, in order; the junk line did not.
 		const farEvents = readFileSync(join(far, "events.jsonl"), "utf8");
@@ -89,7 +126,9 @@ describe("a far store that goes wrong", () => {
 		expect(localEvents).toContain("Done here.");
 		expect(localEvents).not.toContain("xxxxxxxx");
 		// The skipped line counts as a dropped event, as one a runner could not write does.
-		expect(JSON.parse(readFileSync(join(done.runDir ?? "", "status.json"), "utf8"))).toMatchObject({ droppedEvents: 1 });
+		expect(JSON.parse(readFileSync(join(done.runDir ?? "", "status.json"), "utf8"))).toMatchObject({
+			droppedEvents: 1,
+		});
 		// The work is the row's workspace's, not what run.json named.
 		expect(readFileSync(join(done.worktreePath ?? "", "real.txt"), "utf8")).toBe("real\n");
 		expect(readFileSync(join(done.worktreePath ?? "", "after.txt"), "utf8")).toBe("after\n");
@@ -117,24 +156,44 @@ describe("a far store that goes wrong", () => {
 
 	it("ends a row under the supervise step once its link, far runner and worker are gone, whatever took them", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
-		const rows = await Promise.all(["files kept", "files gone"].map((what) => board.dispatch({ prompt: `STALL ${what}`, cwd: repo, target: "h" })));
-		for (const row of rows) await rowWhere(row.id, "the tool to run on the host", (r) => r.live?.tool?.name === "bash");
+		const rows = await Promise.all(
+			["files kept", "files gone"].map((what) =>
+				board.dispatch({ prompt: `STALL ${what}`, cwd: repo, target: "h" }),
+			),
+		);
+		for (const row of rows)
+			await rowWhere(row.id, "the tool to run on the host", (r) => r.live?.tool?.name === "bash");
 		const [kept, gone] = await Promise.all(rows.map(async (row) => (await board.get(row.id)) as BoardRow));
 		for (const row of [kept, gone] as BoardRow[]) {
 			const pidOf = (file: string) => (JSON.parse(readFileSync(file, "utf8")) as { pid: number }).pid;
-			for (const pid of [pidOf(join(row.runDir ?? "", "runner.json")), pidOf(join(farRun(row), "runner.json")), pidOf(join(farRun(row), "worker.json"))]) process.kill(pid, "SIGKILL");
+			for (const pid of [
+				pidOf(join(row.runDir ?? "", "runner.json")),
+				pidOf(join(farRun(row), "runner.json")),
+				pidOf(join(farRun(row), "worker.json")),
+			])
+				process.kill(pid, "SIGKILL");
 		}
 		rmSync(farRun(gone as BoardRow), { recursive: true, force: true });
 		// The board's tick: the supervise step every 2 s (the pass without inotify), until both end.
 		const began = Date.now();
-		const ended = await waitFor(async () => {
-			await board.supervise();
-			const now = await Promise.all(rows.map((row) => board.get(row.id)));
-			return now.every((row) => row && !row.alive && row.state !== "working" && row.state !== "queued") ? now : (await new Promise((r) => setTimeout(r, 2000)), undefined);
-		}, "both rows to end", 120_000);
+		const ended = await waitFor(
+			async () => {
+				await board.supervise();
+				const now = await Promise.all(rows.map((row) => board.get(row.id)));
+				return now.every((row) => row && !row.alive && row.state !== "working" && row.state !== "queued")
+					? now
+					: (await new Promise((r) => setTimeout(r, 2000)), undefined);
+			},
+			"both rows to end",
+			120_000,
+		);
 		console.log(`guard: both rows ended ${Date.now() - began} ms after the supervise steps began`);
 		expect(ended[0]).toMatchObject({ state: "failed", error: "runner died" });
-		expect(ended[1]).toMatchObject({ state: "failed", errorCode: "far-run-gone", error: `the run's directory on the target is gone: ${farRun(gone as BoardRow)}` });
+		expect(ended[1]).toMatchObject({
+			state: "failed",
+			errorCode: "far-run-gone",
+			error: `the run's directory on the target is gone: ${farRun(gone as BoardRow)}`,
+		});
 		await waitFor(onlySshd, "nothing of the host user but its ssh sessions", 60_000);
 	}, 240_000);
 
@@ -143,13 +202,26 @@ describe("a far store that goes wrong", () => {
 		const row = await board.dispatch({ prompt: "STALL for a cut", cwd: repo, target: "h" });
 		const working = await rowWhere(row.id, "the tool to run on the host", (r) => r.live?.tool?.name === "bash");
 		const link = JSON.parse(readFileSync(join(working.runDir ?? "", "runner.json"), "utf8")) as { pid: number };
-		const children = execFileSync("ps", ["-o", "pid=,comm=", "--ppid", String(link.pid)], { encoding: "utf8" }).split("\n").map((l) => l.trim().split(/\s+/)).filter(([, comm]) => comm === "ssh");
+		const children = execFileSync("ps", ["-o", "pid=,comm=", "--ppid", String(link.pid)], { encoding: "utf8" })
+			.split("\n")
+			.map((l) => l.trim().split(/\s+/))
+			.filter(([, comm]) => comm === "ssh");
 		expect(children.length).toBeGreaterThan(0);
 		for (const [pid] of children) process.kill(Number(pid), "SIGKILL");
 		const log = join(working.runDir ?? "", "runner.log");
-		await waitFor(() => / unreachable \(retry in \d+ ms\): the connection to pab-host was cut \(its (run|follow|link) channel ended by SIGKILL\)/.test(readFileSync(log, "utf8")) || undefined, "the link to say the connection was cut");
+		await waitFor(
+			() =>
+				/ unreachable \(retry in \d+ ms\): the connection to pab-host was cut \(its (run|follow|link) channel ended by SIGKILL\)/.test(
+					readFileSync(log, "utf8"),
+				) || undefined,
+			"the link to say the connection was cut",
+		);
 		expect(readFileSync(log, "utf8")).not.toContain("exit null");
-		await rowWhere(row.id, "the row to follow again", (r) => r.unreachable === undefined && r.live?.tool?.name === "bash");
+		await rowWhere(
+			row.id,
+			"the row to follow again",
+			(r) => r.unreachable === undefined && r.live?.tool?.name === "bash",
+		);
 		expect((await board.stop(row.id)).state).toBe("stopped");
 	}, 240_000);
 

@@ -20,7 +20,9 @@ describe("requires", () => {
 		requires(ctx, "root", undefined);
 		expect(notes).toEqual([]);
 		vi.stubEnv("CI", "true");
-		expect(() => requires(ctx, "root", "running as uid 1000, not root")).toThrow("requires root: running as uid 1000, not root (under CI=true a missing prerequisite fails the test)");
+		expect(() => requires(ctx, "root", "running as uid 1000, not root")).toThrow(
+			"requires root: running as uid 1000, not root (under CI=true a missing prerequisite fails the test)",
+		);
 		expect(notes).toEqual([]);
 		vi.stubEnv("CI", "");
 		expect(() => requires(ctx, "root", "running as uid 1000, not root")).toThrow("skipped");

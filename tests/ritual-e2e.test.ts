@@ -25,14 +25,19 @@ import {
 const NOTE = ".tasks/handoffs/note.md";
 /** Blank line inside, trailing spaces: print mode must pass it through untouched, then add one "\n". */
 const ANSWER = "task-done\n\nsecond paragraph  ";
-const WRITE_NOTE = { toolCall: { name: "bash", args: { command: `mkdir -p .tasks/handoffs && printf 'handoff\\n' > ${NOTE}` } } };
+const WRITE_NOTE = {
+	toolCall: { name: "bash", args: { command: `mkdir -p .tasks/handoffs && printf 'handoff\\n' > ${NOTE}` } },
+};
 
 /** The task takes a tool call and then answers; the ritual writes a note with a tool call, then answers. */
 const SCRIPT: FauxScript = {
 	rules: [
 		{ match: RITUAL_MARKER, steps: [WRITE_NOTE, { text: `wrote ${NOTE}` }] },
 		{ match: "do the task two", steps: [{ text: "task-two-done" }] },
-		{ match: "do the task", steps: [{ toolCall: { name: "bash", args: { command: "echo working" } } }, { text: ANSWER }] },
+		{
+			match: "do the task",
+			steps: [{ toolCall: { name: "bash", args: { command: "echo working" } } }, { text: ANSWER }],
+		},
 		{ match: "fail the task", steps: [{ error: "invalid request: scripted hard failure" }] },
 	],
 	fallback: [{ text: "unexpected prompt" }],
@@ -88,9 +93,17 @@ function notes(project: string): string[] {
  * running prompt when stdin ends), then closing it makes pi quit, which is where the ritual
  * would run in print mode. The timeout is a hang guard.
  */
-function promptOverRpc(testAgent: TestAgent, cwd: string, message: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function promptOverRpc(
+	testAgent: TestAgent,
+	cwd: string,
+	message: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
 	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, [PI_CLI, "-e", EXTENSION_ENTRY, "--mode", "rpc", "--no-session"], { cwd, env: testAgent.env, stdio: ["pipe", "pipe", "pipe"] });
+		const child = spawn(process.execPath, [PI_CLI, "-e", EXTENSION_ENTRY, "--mode", "rpc", "--no-session"], {
+			cwd,
+			env: testAgent.env,
+			stdio: ["pipe", "pipe", "pipe"],
+		});
 		let stdout = "";
 		let stderr = "";
 		child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
@@ -153,7 +166,10 @@ describe("headless close ritual: stdout is the task's answer", () => {
 		expect(totalRitualPrompts(calls)).toBe(1);
 		const ritualCall = calls.find((call) => ritualCount(call) === 1)!;
 		// The ritual saw both tasks: the note can cover the whole run.
-		expect(userTexts(ritualCall).filter((text) => text.startsWith("do the task"))).toEqual(["do the task one", "do the task two"]);
+		expect(userTexts(ritualCall).filter((text) => text.startsWith("do the task"))).toEqual([
+			"do the task one",
+			"do the task two",
+		]);
 		expect(notes(project)).toEqual(["note.md"]);
 	});
 
@@ -221,10 +237,19 @@ describe("headless close ritual: when it does not run", () => {
 	it("waits for auto-retry: a transient task error that pi retries gets the ritual once, after the retried answer", async () => {
 		agent = createTestAgent({
 			settings: { retry: { enabled: true, maxRetries: 2, baseDelayMs: 10 } },
-			script: { ...SCRIPT, rules: [{ match: "do the task", steps: [{ error: "503 service unavailable (scripted)" }] }, ...SCRIPT.rules] },
+			script: {
+				...SCRIPT,
+				rules: [
+					{ match: "do the task", steps: [{ error: "503 service unavailable (scripted)" }] },
+					...SCRIPT.rules,
+				],
+			},
 		});
 		writeFileSync(join(agent.agentDir, "faux-script-after-error.json"), JSON.stringify(SCRIPT));
-		copyFileSync(join(REPO_ROOT, "test-support/faux-transient-error-extension.ts"), join(agent.agentDir, "extensions", "faux-transient-error.ts"));
+		copyFileSync(
+			join(REPO_ROOT, "test-support/faux-transient-error-extension.ts"),
+			join(agent.agentDir, "extensions", "faux-transient-error.ts"),
+		);
 		const project = makeProject(agent);
 		const result = await runPi(agent, { cwd: project, args: [...PRINT, "do the task"] });
 		expect(result.stderr).toBe("");
@@ -248,7 +273,9 @@ describe("headless close ritual: a failing ritual", () => {
 		const result = await runPi(agent, { cwd: project, args: [...PRINT, "do the task"] });
 		expect(result.code).toBe(0);
 		expect(result.stdout).toBe(`${ANSWER}\n`);
-		expect(result.stderr).toBe("session-handoff ritual failed (the task's answer stands): ritual provider down [31mred\n");
+		expect(result.stderr).toBe(
+			"session-handoff ritual failed (the task's answer stands): ritual provider down [31mred\n",
+		);
 		expect(totalRitualPrompts(agent.calls())).toBe(1);
 		expect(agent.calls()).toHaveLength(3);
 		expect(notes(project)).toEqual([]);
@@ -260,7 +287,9 @@ describe("headless close ritual: a failing ritual", () => {
 		const result = await runPi(agent, { cwd: project, args: [...PRINT, "do the task"] });
 		expect(result.code).toBe(0);
 		expect(result.stdout).toBe(`${ANSWER}\n`);
-		expect(result.stderr).toBe("session-handoff ritual failed (the task's answer stands): no new note appeared in .tasks/handoffs/\n");
+		expect(result.stderr).toBe(
+			"session-handoff ritual failed (the task's answer stands): no new note appeared in .tasks/handoffs/\n",
+		);
 		expect(totalRitualPrompts(agent.calls())).toBe(1);
 	});
 });

@@ -7,7 +7,12 @@ import { hasTriggerLine, isOptedIn, type ProjectFacts, TRIGGER_LINE } from "../s
 import { probeProject } from "../src/ritual/probe.ts";
 import { RITUAL_MARKER, ritualPrompt, SKILL_PATH } from "../src/ritual/prompt.ts";
 
-const opted: ProjectFacts = { agentsMd: `# Rules\n\n${TRIGGER_LINE}\n`, claudeMd: undefined, hasTasksDir: true, hasGit: true };
+const opted: ProjectFacts = {
+	agentsMd: `# Rules\n\n${TRIGGER_LINE}\n`,
+	claudeMd: undefined,
+	hasTasksDir: true,
+	hasGit: true,
+};
 
 describe("hasTriggerLine", () => {
 	it("finds the trigger as a line of its own, with or without markdown decoration", () => {
@@ -52,7 +57,12 @@ describe("probeProject", () => {
 
 	it("reads the instruction files and sees .tasks/ and .git (a worktree's .git file counts)", () => {
 		dir = mkdtempSync(join(tmpdir(), "pab-ritual-probe-"));
-		expect(probeProject(dir)).toEqual({ agentsMd: undefined, claudeMd: undefined, hasTasksDir: false, hasGit: false });
+		expect(probeProject(dir)).toEqual({
+			agentsMd: undefined,
+			claudeMd: undefined,
+			hasTasksDir: false,
+			hasGit: false,
+		});
 		writeFileSync(join(dir, "CLAUDE.md"), TRIGGER_LINE);
 		writeFileSync(join(dir, ".git"), "gitdir: /elsewhere\n");
 		mkdirSync(join(dir, ".tasks"));

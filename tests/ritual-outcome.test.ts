@@ -30,14 +30,26 @@ describe("judgeRitual", () => {
 	});
 
 	it("succeeds when the turn answered and a new note appeared", () => {
-		expect(judgeRitual([prompt, answer("toolUse"), { role: "toolResult" }, answer("stop")], ["n.md"])).toEqual({ ok: true, notes: ["n.md"] });
+		expect(judgeRitual([prompt, answer("toolUse"), { role: "toolResult" }, answer("stop")], ["n.md"])).toEqual({
+			ok: true,
+			notes: ["n.md"],
+		});
 	});
 
 	it("names the reason otherwise", () => {
-		expect(judgeRitual([prompt, answer("error", "provider down")], [])).toEqual({ ok: false, reason: "provider down" });
+		expect(judgeRitual([prompt, answer("error", "provider down")], [])).toEqual({
+			ok: false,
+			reason: "provider down",
+		});
 		expect(judgeRitual([prompt, answer("error")], [])).toEqual({ ok: false, reason: "the model request failed" });
-		expect(judgeRitual([prompt, answer("aborted")], ["n.md"])).toEqual({ ok: false, reason: "the model request was aborted" });
-		expect(judgeRitual([prompt, answer("stop")], [])).toEqual({ ok: false, reason: "no new note appeared in .tasks/handoffs/" });
+		expect(judgeRitual([prompt, answer("aborted")], ["n.md"])).toEqual({
+			ok: false,
+			reason: "the model request was aborted",
+		});
+		expect(judgeRitual([prompt, answer("stop")], [])).toEqual({
+			ok: false,
+			reason: "no new note appeared in .tasks/handoffs/",
+		});
 		expect(judgeRitual([], ["n.md"])).toEqual({ ok: false, reason: "the ritual turn did not run (no model reply)" });
 	});
 });

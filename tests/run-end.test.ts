@@ -36,7 +36,10 @@ function run(store: string, rowId: string, state: RunStatus["state"], options: {
 	const runId = `run-${rowId}`;
 	const runDir = join(store, "rows", rowId, "runs", runId);
 	mkdirSync(runDir, { recursive: true, mode: 0o700 });
-	writeFileSync(join(runDir, "status.json"), JSON.stringify({ ...initialStatus(runId, rowId, Date.now() - 60_000), state }));
+	writeFileSync(
+		join(runDir, "status.json"),
+		JSON.stringify({ ...initialStatus(runId, rowId, Date.now() - 60_000), state }),
+	);
 	writeFileSync(join(runDir, "run.json"), "{}");
 	// pid 999999 with this start time is nobody: the owner is gone.
 	if (options.runner) writeFileSync(join(runDir, "runner.json"), JSON.stringify({ pid: 999_999, start: "1" }));
@@ -44,15 +47,22 @@ function run(store: string, rowId: string, state: RunStatus["state"], options: {
 	return runDir;
 }
 
-const statusOf = (runDir: string): RunStatus => JSON.parse(readFileSync(join(runDir, "status.json"), "utf8")) as RunStatus;
+const statusOf = (runDir: string): RunStatus =>
+	JSON.parse(readFileSync(join(runDir, "status.json"), "utf8")) as RunStatus;
 
 /** The one shape: state, code, reason (a failed run's error), a coded receipt in the file and in the status. */
-function expectEnded(runDir: string, end: { state: "failed" | "stopped"; code: string; error?: string | RegExp }, receipt: { code: keyof typeof RECEIPT_REASONS; detail?: string }) {
+function expectEnded(
+	runDir: string,
+	end: { state: "failed" | "stopped"; code: string; error?: string | RegExp },
+	receipt: { code: keyof typeof RECEIPT_REASONS; detail?: string },
+) {
 	const status = statusOf(runDir);
 	expect(status).toMatchObject({ state: end.state, errorCode: end.code, endedAt: expect.any(Number) });
 	if (end.error) expect(status.error).toMatch(end.error);
 	else expect(status.error).toBeUndefined();
-	const reason = receipt.detail ? `${RECEIPT_REASONS[receipt.code]}: ${receipt.detail}` : RECEIPT_REASONS[receipt.code];
+	const reason = receipt.detail
+		? `${RECEIPT_REASONS[receipt.code]}: ${receipt.detail}`
+		: RECEIPT_REASONS[receipt.code];
 	const expected = { status: "rejected", code: receipt.code, reason, preview: "are you there?" };
 	expect(status.receipts).toEqual([expect.objectContaining(expected)]);
 	const id = status.receipts?.[0]?.id ?? "";
@@ -65,22 +75,45 @@ describe("ending a run from outside", () => {
 		const runDir = run(store, "q1", "queued");
 		enqueue(store, { rowId: "q1", runId: "run-q1", target: "gone" });
 		pumpQueue(store, { maxConcurrent: 1, node: process.execPath, env: process.env });
-		expectEnded(runDir, { state: "failed", code: "start-failed", error: "target gone does not exist any more (it was removed while this run waited)" }, { code: "not-started", detail: "it failed before it started" });
+		expectEnded(
+			runDir,
+			{
+				state: "failed",
+				code: "start-failed",
+				error: "target gone does not exist any more (it was removed while this run waited)",
+			},
+			{ code: "not-started", detail: "it failed before it started" },
+		);
 	});
 
 	it("stop of a queued run, and of a run whose runner is gone", async () => {
 		const store = scratch();
 		// The only local slot is held by a live claimer: what is dispatched waits in the queue.
 		mkdirSync(join(store, "slots"), { recursive: true, mode: 0o700 });
-		writeFileSync(join(store, "slots", "slot-0.json"), JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), runId: "busy" }));
+		writeFileSync(
+			join(store, "slots", "slot-0.json"),
+			JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), runId: "busy" }),
+		);
 		const board = createBoardService({ storeDir: store, maxConcurrent: 1, piCommand: ["false"] });
 		const row = await board.dispatch({ prompt: "wait in the queue", cwd: scratch() });
 		expect((await board.reply(row.id, "are you there?")).delivery).toBe("queued");
 		expect((await board.stop(row.id)).state).toBe("stopped");
-		expectEnded(join(store, "rows", row.id, "runs", row.currentRunId ?? ""), { state: "stopped", code: "stopped" }, { code: "not-started", detail: "it was stopped while queued" });
+		expectEnded(
+			join(store, "rows", row.id, "runs", row.currentRunId ?? ""),
+			{ state: "stopped", code: "stopped" },
+			{ code: "not-started", detail: "it was stopped while queued" },
+		);
 
 		const orphan = run(store, "o1", "working", { runner: true });
-		writeFileSync(join(store, "rows", "o1", "meta.json"), JSON.stringify({ ...JSON.parse(readFileSync(join(store, "rows", row.id, "meta.json"), "utf8")), id: "o1", currentRunId: "run-o1", sessionFile: join(store, "sessions", "o1.jsonl") }));
+		writeFileSync(
+			join(store, "rows", "o1", "meta.json"),
+			JSON.stringify({
+				...JSON.parse(readFileSync(join(store, "rows", row.id, "meta.json"), "utf8")),
+				id: "o1",
+				currentRunId: "run-o1",
+				sessionFile: join(store, "sessions", "o1.jsonl"),
+			}),
+		);
 		expect((await board.stop("o1")).state).toBe("stopped");
 		expectEnded(orphan, { state: "stopped", code: "stopped" }, { code: "run-ended" });
 	});
@@ -93,7 +126,11 @@ describe("ending a run from outside", () => {
 		expectEnded(died, { state: "failed", code: "runner-died", error: "runner died" }, { code: "run-ended" });
 		const never = run(store, "n1", "queued");
 		expect(await settleUnowned(store, never, { spawnWith })).toBe("ended");
-		expectEnded(never, { state: "failed", code: "never-started", error: "runner never started" }, { code: "run-ended" });
+		expectEnded(
+			never,
+			{ state: "failed", code: "never-started", error: "runner never started" },
+			{ code: "run-ended" },
+		);
 	});
 
 	it("the far side: a runner gone at the target (a host reboot)", async () => {
@@ -105,8 +142,18 @@ describe("ending a run from outside", () => {
 
 	it("the container driver: a container that exited without its runner recording an end", async () => {
 		const store = scratch();
-		const target = { kind: "container", name: "box", engine: "podman" as const, image: "w", max: 1, env: [], memory: "256m" };
-		const link = { target, storeDir: store, rowId: "c1", runId: "run-c1" } as unknown as Parameters<typeof recordEnd>[0];
+		const target = {
+			kind: "container",
+			name: "box",
+			engine: "podman" as const,
+			image: "w",
+			max: 1,
+			env: [],
+			memory: "256m",
+		};
+		const link = { target, storeDir: store, rowId: "c1", runId: "run-c1" } as unknown as Parameters<
+			typeof recordEnd
+		>[0];
 		const runDir = containerDirs(link).run;
 		run(join(store, "targets", "box", "store"), "c1", "working", { runner: true });
 		// The engine says the container is gone (a podman on PATH that knows no container).
@@ -120,6 +167,14 @@ describe("ending a run from outside", () => {
 		} finally {
 			process.env.PATH = path;
 		}
-		expectEnded(runDir, { state: "failed", code: "killed-outside", error: "its container was killed (exit 137: killed from outside, or out of memory with --memory 256m)" }, { code: "run-ended" });
+		expectEnded(
+			runDir,
+			{
+				state: "failed",
+				code: "killed-outside",
+				error: "its container was killed (exit 137: killed from outside, or out of memory with --memory 256m)",
+			},
+			{ code: "run-ended" },
+		);
 	});
 });

@@ -19,9 +19,17 @@ describe("slot sweep", () => {
 		const slots = join(store, "slots");
 		mkdirSync(slots, { recursive: true });
 		// A claimer that has exited: its pid is gone (or reused with another start time).
-		const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
-		writeFileSync(join(slots, "slot-0.json"), JSON.stringify({ pid: Number(gone.stdout), start: "1", runId: "run-over" }));
-		writeFileSync(join(slots, "slot-1.json"), JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), runId: "run-live" }));
+		const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+			encoding: "utf8",
+		});
+		writeFileSync(
+			join(slots, "slot-0.json"),
+			JSON.stringify({ pid: Number(gone.stdout), start: "1", runId: "run-over" }),
+		);
+		writeFileSync(
+			join(slots, "slot-1.json"),
+			JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), runId: "run-live" }),
+		);
 		writeFileSync(join(slots, "slot-2.json"), "");
 		const { started, error } = pumpQueue(store, { maxConcurrent: 4, node: process.execPath, env: {} });
 		expect({ started, error }).toEqual({ started: [], error: undefined });

@@ -40,7 +40,14 @@ describe("lazy start-up", () => {
 		const hi = await runPi(agent, { args: ["-p", "--no-session", "--", "hi"], env, timeoutMs: 120_000 });
 		expect(hi.code, hi.stderr).toBe(0);
 		const atStart = traced();
-		const files = [...new Set(atStart.map((line) => line.split(" ")[1]!).filter((path) => path.startsWith(boardSrc)).map((path) => path.slice(boardSrc.length)))];
+		const files = [
+			...new Set(
+				atStart
+					.map((line) => line.split(" ")[1]!)
+					.filter((path) => path.startsWith(boardSrc))
+					.map((path) => path.slice(boardSrc.length)),
+			),
+		];
 		// The trace works: the entry was read.
 		expect(files).toContain("index.ts");
 		expect(files.filter((file) => !LIGHT.includes(file))).toEqual([]);
@@ -55,6 +62,12 @@ describe("lazy start-up", () => {
 		expect(used.some((line) => line.endsWith(`${boardSrc}runtime.ts`))).toBe(true);
 		expect(used.some((line) => line.includes(join(board.storeDir, "rows", row.id)))).toBe(true);
 		// Only serve's argument parser and the settings switch come with the board; the server's code stays out.
-		expect([...new Set(used.filter((line) => line.includes(webSrc)).map((line) => line.split(" ")[1]!.slice(webSrc.length)))].sort()).toEqual(["serve-args.ts", "web-files.ts", "web-setting.ts"]);
+		expect(
+			[
+				...new Set(
+					used.filter((line) => line.includes(webSrc)).map((line) => line.split(" ")[1]!.slice(webSrc.length)),
+				),
+			].sort(),
+		).toEqual(["serve-args.ts", "web-files.ts", "web-setting.ts"]);
 	}, 240_000);
 });

@@ -24,7 +24,9 @@ afterAll(() => {
 
 describe("safety pass cost", () => {
 	it("reads only live rows; sees a SIGKILLed runner and a missed inotify event", async () => {
-		const agent = createTestAgent({ script: { rules: [{ match: "STALL", steps: [{ stall: true }] }], fallback: [{ text: "Done." }] } });
+		const agent = createTestAgent({
+			script: { rules: [{ match: "STALL", steps: [{ stall: true }] }], fallback: [{ text: "Done." }] },
+		});
 		agents.push(agent);
 		const board = boardFor(agent);
 		const storeDir = board.storeDir;
@@ -63,7 +65,11 @@ describe("safety pass cost", () => {
 		// A runner killed with SIGKILL changes no file: the pass still reports its row, and it is failed.
 		const runner = JSON.parse(readFileSync(join(stalled.runDir!, "runner.json"), "utf8")) as { pid: number };
 		process.kill(runner.pid, "SIGKILL");
-		await waitFor(async () => (await pass({ delivered: 1 })).includes(stalled.id), "the pass to notice the dead runner", 20_000);
+		await waitFor(
+			async () => (await pass({ delivered: 1 })).includes(stalled.id),
+			"the pass to notice the dead runner",
+			20_000,
+		);
 		expect(await waitDone(board, stalled.id)).toMatchObject({ state: "failed", error: "runner died" });
 		expect(ctx.liveRows.size).toBe(0);
 

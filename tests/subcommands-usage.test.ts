@@ -6,7 +6,8 @@ import { subcommandHelp } from "../src/board/subcommands/help.ts";
 import { COMMAND_DESCRIPTION, readmeBlock, SUBCOMMAND_TABLE, USAGE } from "../src/board/subcommands/usage.ts";
 import { REPO_ROOT } from "../test-support/pi-harness.ts";
 
-const START = "<!-- subcommands: generated from src/board/subcommands/usage.ts (npm run readme-usage); a test fails on drift -->";
+const START =
+	"<!-- subcommands: generated from src/board/subcommands/usage.ts (npm run readme-usage); a test fails on drift -->";
 
 describe("the subcommand table", () => {
 	it("is what the README shows, byte for byte", () => {

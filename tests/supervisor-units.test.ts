@@ -47,7 +47,13 @@ describe("the fixed classifier", () => {
 	});
 
 	it("leaves routine questions alone and tells their class", () => {
-		for (const question of ["Should I continue with the refactor?", "Which test runner should I use?", "Add a unit test for the parser too?", "Use tabs or spaces?", "Rename removeItem to dropItem in the API docs?"]) {
+		for (const question of [
+			"Should I continue with the refactor?",
+			"Which test runner should I use?",
+			"Add a unit test for the parser too?",
+			"Use tabs or spaces?",
+			"Rename removeItem to dropItem in the API docs?",
+		]) {
 			expect(neverClass(question), question).toBeUndefined();
 		}
 		expect(routineClass({ question: "Should I continue?" })).toBe("confirm");
@@ -58,7 +64,10 @@ describe("the fixed classifier", () => {
 	});
 
 	it("reads the options too: an option that deletes makes the question one that deletes", () => {
-		expect(questionNeverClass({ question: "How should I clean up?", options: ["keep everything", "delete the old data"] })?.name).toBe("delete");
+		expect(
+			questionNeverClass({ question: "How should I clean up?", options: ["keep everything", "delete the old data"] })
+				?.name,
+		).toBe("delete");
 	});
 });
 
@@ -67,7 +76,14 @@ describe("rules files", () => {
 
 	it("reads the list under Rules and keeps everything else as plain words", () => {
 		expect(set.errors).toEqual([]);
-		expect(set.rules.map((rule) => rule.label)).toEqual(["rules.md:6", "rules.md:7", "rules.md:8", "rules.md:9", "rules.md:10", "rules.md:11"]);
+		expect(set.rules.map((rule) => rule.label)).toEqual([
+			"rules.md:6",
+			"rules.md:7",
+			"rules.md:8",
+			"rules.md:9",
+			"rules.md:10",
+			"rules.md:11",
+		]);
 		expect(set.words).toContain("We use pnpm and vitest.");
 		expect(set.words).toContain("Plain words again.");
 		expect(set.words).not.toContain('"yes"');
@@ -77,15 +93,30 @@ describe("rules files", () => {
 		const row = { rowId: "mx1-abc", rowName: "task", target: undefined, preset: undefined };
 		expect(firstMatch(set.rules, { question: "Should I continue?" }, row)?.label).toBe("rules.md:6");
 		expect(firstMatch(set.rules, { question: "Which test runner?" }, row)?.label).toBe("rules.md:7");
-		expect(firstMatch(set.rules, { question: "Which DB for the cache?", options: ["sqlite", "postgres"] }, row)?.label).toBe("rules.md:8");
-		expect(firstMatch(set.rules, { question: "Rename it?" }, { ...row, target: "prod-box" })?.label).toBe("rules.md:9");
-		expect(firstMatch(set.rules, { question: "Rename it?" }, { ...row, preset: "reviewer" })?.label).toBe("rules.md:10");
-		expect(firstMatch(set.rules, { question: "Rename it?", options: ["do it", "skip"] }, { ...row, rowName: "nightly build" })?.label).toBe("rules.md:11");
+		expect(
+			firstMatch(set.rules, { question: "Which DB for the cache?", options: ["sqlite", "postgres"] }, row)?.label,
+		).toBe("rules.md:8");
+		expect(firstMatch(set.rules, { question: "Rename it?" }, { ...row, target: "prod-box" })?.label).toBe(
+			"rules.md:9",
+		);
+		expect(firstMatch(set.rules, { question: "Rename it?" }, { ...row, preset: "reviewer" })?.label).toBe(
+			"rules.md:10",
+		);
+		expect(
+			firstMatch(
+				set.rules,
+				{ question: "Rename it?", options: ["do it", "skip"] },
+				{ ...row, rowName: "nightly build" },
+			)?.label,
+		).toBe("rules.md:11");
 		expect(firstMatch(set.rules, { question: "Rename it?" }, row)).toBeUndefined();
 	});
 
 	it("names the file and line of a rule it cannot read, and keeps a colon inside quotes", () => {
-		const bad = parseRules("## Rules\n- when question says \"a: b\": answer \"x: y\"\n- whenever: yes\n- when class is sometimes: ask me\n- when question matches /[/: decide\n- always: frobnicate\nloose text\n", "r.md");
+		const bad = parseRules(
+			'## Rules\n- when question says "a: b": answer "x: y"\n- whenever: yes\n- when class is sometimes: ask me\n- when question matches /[/: decide\n- always: frobnicate\nloose text\n',
+			"r.md",
+		);
 		expect(bad.rules.map((rule) => rule.action)).toEqual([{ kind: "answer", text: "x: y" }]);
 		expect(bad.errors).toEqual([
 			expect.stringMatching(/^r\.md:3: a rule starts with "when"/),
@@ -97,7 +128,7 @@ describe("rules files", () => {
 	});
 
 	it("joins files most specific first", () => {
-		const project = parseRules("## Rules\n- when question says \"continue\": answer \"no\"\n", "project.md");
+		const project = parseRules('## Rules\n- when question says "continue": answer "no"\n', "project.md");
 		const joined = joinRules([project, set]);
 		expect(firstMatch(joined.rules, { question: "continue?" }, {})?.label).toBe("project.md:2");
 	});
@@ -108,18 +139,33 @@ describe("the decision", () => {
 	const row = { rowId: "r1", rowName: "task" };
 
 	it("answers from a rule and names it", () => {
-		expect(decide({ question: "Should I continue?" }, set, row)).toEqual({ kind: "answer", text: "yes", rule: "rules.md:6", ruleText: 'when question says "continue" or "proceed": answer "yes"' });
-		expect(decide({ question: "Which database?", options: ["sqlite", "postgres"] }, set, row)).toMatchObject({ kind: "answer", text: "postgres", rule: "rules.md:8" });
+		expect(decide({ question: "Should I continue?" }, set, row)).toEqual({
+			kind: "answer",
+			text: "yes",
+			rule: "rules.md:6",
+			ruleText: 'when question says "continue" or "proceed": answer "yes"',
+		});
+		expect(decide({ question: "Which database?", options: ["sqlite", "postgres"] }, set, row)).toMatchObject({
+			kind: "answer",
+			text: "postgres",
+			rule: "rules.md:8",
+		});
 	});
 
 	it("leaves what no rule covers to the model, and a rule's 'ask me' to the user", () => {
 		expect(decide({ question: "Rename it?" }, set, row)).toEqual({ kind: "model", rule: "model" });
-		expect(decide({ question: "Rename it?" }, set, { ...row, preset: "reviewer" })).toMatchObject({ kind: "model", rule: "rules.md:10" });
-		expect(decide({ question: "Rename it?" }, set, { ...row, target: "prod-box" })).toMatchObject({ kind: "escalate", note: "asked you because: rules.md:9 says ask me" });
+		expect(decide({ question: "Rename it?" }, set, { ...row, preset: "reviewer" })).toMatchObject({
+			kind: "model",
+			rule: "rules.md:10",
+		});
+		expect(decide({ question: "Rename it?" }, set, { ...row, target: "prod-box" })).toMatchObject({
+			kind: "escalate",
+			note: "asked you because: rules.md:9 says ask me",
+		});
 	});
 
 	it("never answers a question that deletes, even when a rule says yes to everything", () => {
-		const yes = parseRules("## Rules\n- always: answer \"yes\"\n", "yes.md");
+		const yes = parseRules('## Rules\n- always: answer "yes"\n', "yes.md");
 		expect(decide({ question: "Continue?" }, yes, row)).toMatchObject({ kind: "answer", text: "yes" });
 		expect(decide({ question: "delete the production database?" }, yes, row)).toEqual({
 			kind: "escalate",
@@ -129,16 +175,24 @@ describe("the decision", () => {
 	});
 
 	it("sends every question to the user while the rules do not read", () => {
-		const broken = joinRules([parseRules("## Rules\n- when: answer \"x\"\n", "b.md"), set]);
-		expect(decide({ question: "Should I continue?" }, broken, row)).toMatchObject({ kind: "escalate", rule: "rules error" });
+		const broken = joinRules([parseRules('## Rules\n- when: answer "x"\n', "b.md"), set]);
+		expect(decide({ question: "Should I continue?" }, broken, row)).toMatchObject({
+			kind: "escalate",
+			rule: "rules error",
+		});
 	});
 
 	it("a choice the question does not offer goes to the user", () => {
-		expect(decide({ question: "Which db?", options: ["only one"] }, set, row)).toMatchObject({ kind: "escalate", note: expect.stringContaining("chooses option 2") });
+		expect(decide({ question: "Which db?", options: ["only one"] }, set, row)).toMatchObject({
+			kind: "escalate",
+			note: expect.stringContaining("chooses option 2"),
+		});
 	});
 
 	it("checks the model's answer with the classifier too", () => {
-		expect(answerRefused("yes, and drop the table afterwards")).toBe("asked you because: the supervisor's answer may delete something (never answered for you)");
+		expect(answerRefused("yes, and drop the table afterwards")).toBe(
+			"asked you because: the supervisor's answer may delete something (never answered for you)",
+		);
 		expect(answerRefused("use vitest")).toBeUndefined();
 	});
 });
@@ -159,8 +213,14 @@ describe("the supervisor model's request and reply", () => {
 	});
 
 	it("reads the last JSON line; anything else is no decision", () => {
-		expect(parseDecision('thinking...\n{"decision":"answer","answer":"vitest"}')).toEqual({ kind: "answer", text: "vitest" });
-		expect(parseDecision('```json\n{"decision":"ask","why":"it is about taste"}\n```')).toEqual({ kind: "ask", why: "it is about taste" });
+		expect(parseDecision('thinking...\n{"decision":"answer","answer":"vitest"}')).toEqual({
+			kind: "answer",
+			text: "vitest",
+		});
+		expect(parseDecision('```json\n{"decision":"ask","why":"it is about taste"}\n```')).toEqual({
+			kind: "ask",
+			why: "it is about taste",
+		});
 		expect(parseDecision("sure, vitest")).toEqual({ kind: "invalid" });
 		expect(parseDecision('{"decision":"answer","answer":""}')).toEqual({ kind: "invalid" });
 	});

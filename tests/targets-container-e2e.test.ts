@@ -20,7 +20,12 @@ import { git, initRepo } from "../test-support/git-repo.ts";
 import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { podmanMissing, requires } from "../test-support/requires.ts";
-import { containersOfStore, procsMentioning, removeContainersOfStore, threeAttemptsMergeOne } from "../test-support/target-helpers.ts";
+import {
+	containersOfStore,
+	procsMentioning,
+	removeContainersOfStore,
+	threeAttemptsMergeOne,
+} from "../test-support/target-helpers.ts";
 import { ensureWorkerImage } from "../test-support/worker-image.ts";
 
 const missing = podmanMissing();
@@ -43,17 +48,49 @@ beforeAll(async () => {
 	// The user's pi home: the loopback provider (the rows') and another one whose secrets stay here.
 	const agentDir = join(root, "user agent");
 	mkdirSync(agentDir);
-	writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { ...(model.modelsJson().providers as object), other: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "SECRET-OTHER-MODELS-KEY", models: [{ id: "o" }] } } }));
-	writeFileSync(join(agentDir, "auth.json"), JSON.stringify({ ...model.authJson(), other: { type: "api_key", key: "SECRET-OTHER-AUTH-KEY" } }));
-	writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ ...model.settingsJson(), packages: ["npm:not-here"] }));
+	writeFileSync(
+		join(agentDir, "models.json"),
+		JSON.stringify({
+			providers: {
+				...(model.modelsJson().providers as object),
+				other: {
+					baseUrl: "http://127.0.0.1:9/v1",
+					api: "openai-completions",
+					apiKey: "SECRET-OTHER-MODELS-KEY",
+					models: [{ id: "o" }],
+				},
+			},
+		}),
+	);
+	writeFileSync(
+		join(agentDir, "auth.json"),
+		JSON.stringify({ ...model.authJson(), other: { type: "api_key", key: "SECRET-OTHER-AUTH-KEY" } }),
+	);
+	writeFileSync(
+		join(agentDir, "settings.json"),
+		JSON.stringify({ ...model.settingsJson(), packages: ["npm:not-here"] }),
+	);
 	// The link makes each run's pi home from the board's pi agent dir.
 	process.env.PI_CODING_AGENT_DIR = agentDir;
 	writeFileSync(canary, "CANARY-IN-THE-USERS-HOME\n", { mode: 0o600 });
 	repo = initRepo(join(root, "my repo"), { "edit.txt": "v1\n", "shared.txt": "base\n" });
-	board = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: { ...process.env, PAB_FORWARDED: FORWARDED } });
-	await board.targets.add("box", { kind: "container", engine: "podman", image, network: "host", env: ["PAB_FORWARDED"] });
+	board = createBoardService({
+		storeDir: store,
+		piCommand: [process.execPath, PI_CLI],
+		env: { ...process.env, PAB_FORWARDED: FORWARDED },
+	});
+	await board.targets.add("box", {
+		kind: "container",
+		engine: "podman",
+		image,
+		network: "host",
+		env: ["PAB_FORWARDED"],
+	});
 	// targets check prepares the start cache once per image and package version: every run here starts warm.
-	checked = await check({ kind: "container", name: "box", engine: "podman", image, network: "host", env: [], max: 4 }, { storeDir: store, agentDir });
+	checked = await check(
+		{ kind: "container", name: "box", engine: "podman", image, network: "host", env: [], max: 4 },
+		{ storeDir: store, agentDir },
+	);
 }, 300_000);
 
 afterAll(async () => {
@@ -65,15 +102,24 @@ afterAll(async () => {
 	if (root) rmSync(root, { recursive: true, force: true });
 });
 
-
-const farRun = (row: BoardRow) => join(store, "targets", "box", "store", "rows", row.id, "runs", row.currentRunId ?? "");
+const farRun = (row: BoardRow) =>
+	join(store, "targets", "box", "store", "rows", row.id, "runs", row.currentRunId ?? "");
 const workspace = (row: BoardRow) => join(store, "targets", "box", "work", row.id);
 
-async function rowWhere(id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 60_000): Promise<BoardRow> {
-	return waitFor(async () => {
-		const row = await board.get(id);
-		return row && test(row) ? row : undefined;
-	}, what, timeoutMs);
+async function rowWhere(
+	id: string,
+	what: string,
+	test: (row: BoardRow) => boolean,
+	timeoutMs = 60_000,
+): Promise<BoardRow> {
+	return waitFor(
+		async () => {
+			const row = await board.get(id);
+			return row && test(row) ? row : undefined;
+		},
+		what,
+		timeoutMs,
+	);
 }
 
 describe("container targets on the board", () => {
@@ -107,7 +153,13 @@ describe("container targets on the board", () => {
 		const words = Array.from({ length: 30 }, (_, n) => `w${n}`).join(" ");
 		model.setScript({
 			rules: [
-				{ match: "STEER-CTR", steps: [{ toolCall: { name: "ask_user", args: { question: "Which colour?", options: ["blue", "red"] } } }, { text: `Done in blue. ${words} end.` }] },
+				{
+					match: "STEER-CTR",
+					steps: [
+						{ toolCall: { name: "ask_user", args: { question: "Which colour?", options: ["blue", "red"] } } },
+						{ text: `Done in blue. ${words} end.` },
+					],
+				},
 				{ match: "CTR-TASK", steps: [{ toolCall: { name: "bash", args: { command: probe } } }] },
 			],
 		});
@@ -123,14 +175,22 @@ describe("container targets on the board", () => {
 		expect(containersOfStore(store)).toContain(`ab-${row.currentRunId}`);
 		go();
 
-		const working = await rowWhere(row.id, "the bash tool to run in the container", (r) => r.live?.tool?.name === "bash");
+		const working = await rowWhere(
+			row.id,
+			"the bash tool to run in the container",
+			(r) => r.live?.tool?.name === "bash",
+		);
 		const worker = JSON.parse(readFileSync(join(farRun(working), "worker.json"), "utf8")) as { pid: number };
 		expect((await board.reply(row.id, "STEER-CTR use blue", { receiptTimeoutMs: 60_000 })).delivery).toBe("steer");
 		writeFileSync(join(workspace(row), ".git", "release"), "");
 
 		const asking = await rowWhere(row.id, "the question in place", (r) => r.state === "needs_input" && r.alive);
 		expect(asking.question).toBe("Which colour?");
-		const streamed = rowWhere(row.id, "streamed words before the message ends", (r) => /w\d+/.test(r.live?.text ?? "") && !r.live?.text?.includes("end."));
+		const streamed = rowWhere(
+			row.id,
+			"streamed words before the message ends",
+			(r) => /w\d+/.test(r.live?.text ?? "") && !r.live?.text?.includes("end."),
+		);
 		expect((await board.reply(row.id, "blue", { receiptTimeoutMs: 60_000 })).delivery).toBe("answer");
 		await streamed;
 		const done = await waitDone(board, row.id, 90_000);
@@ -143,11 +203,23 @@ describe("container targets on the board", () => {
 		// One worker in the container served the task, the steer and the answer.
 		expect(JSON.parse(readFileSync(join(farRun(done), "worker.json"), "utf8"))).toMatchObject({ pid: worker.pid });
 		const events = readFileSync(join(done.runDir ?? "", "events.jsonl"), "utf8");
-		const seqs = events.split("\n").filter(Boolean).map((line) => (JSON.parse(line) as { seq: number }).seq);
+		const seqs = events
+			.split("\n")
+			.filter(Boolean)
+			.map((line) => (JSON.parse(line) as { seq: number }).seq);
 		expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
-		expect(readFileSync(done.sessionFile).equals(readFileSync(join(store, "targets", "box", "store", "sessions", row.id, `${row.id}.jsonl`)))).toBe(true);
+		expect(
+			readFileSync(done.sessionFile).equals(
+				readFileSync(join(store, "targets", "box", "store", "sessions", row.id, `${row.id}.jsonl`)),
+			),
+		).toBe(true);
 
-		const toolResult = events.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { type: string; result?: string }).find((e) => e.type === "tool_execution_end")?.result ?? "";
+		const toolResult =
+			events
+				.split("\n")
+				.filter(Boolean)
+				.map((line) => JSON.parse(line) as { type: string; result?: string })
+				.find((e) => e.type === "tool_execution_end")?.result ?? "";
 		expect(toolResult).toContain("No such file or directory");
 		expect(toolResult).not.toContain("CANARY-IN-THE-USERS-HOME");
 		expect(toolResult).toContain(model.apiKey);
@@ -167,23 +239,58 @@ describe("container targets on the board", () => {
 
 		// A reply to the finished row is a new run in the same workspace, with the conversation, moved
 		// (inside a container) to the local branch the merge committed on.
-		model.setScript({ rules: [{ match: "CTR-AGAIN", steps: [{ toolCall: { name: "bash", args: { command: "git log -1 --format=%s && git status --porcelain && cat wip.txt" } } }, { text: "Again." }] }] });
+		model.setScript({
+			rules: [
+				{
+					match: "CTR-AGAIN",
+					steps: [
+						{
+							toolCall: {
+								name: "bash",
+								args: { command: "git log -1 --format=%s && git status --porcelain && cat wip.txt" },
+							},
+						},
+						{ text: "Again." },
+					],
+				},
+			],
+		});
 		expect((await board.reply(row.id, "CTR-AGAIN one more thing")).delivery).toBe("new-run");
 		const resumed = await waitDone(board, row.id, 90_000);
 		expect(resumed).toMatchObject({ state: "completed", latestAssistant: "Again." });
-		expect(JSON.stringify(model.requests().find((r) => r.prompt === "CTR-AGAIN one more thing")?.messages)).toContain("Done in blue.");
-		const again = readFileSync(join(resumed.runDir ?? "", "events.jsonl"), "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as { type: string; result?: string }).find((e) => e.type === "tool_execution_end")?.result ?? "";
+		expect(JSON.stringify(model.requests().find((r) => r.prompt === "CTR-AGAIN one more thing")?.messages)).toContain(
+			"Done in blue.",
+		);
+		const again =
+			readFileSync(join(resumed.runDir ?? "", "events.jsonl"), "utf8")
+				.split("\n")
+				.filter(Boolean)
+				.map((line) => JSON.parse(line) as { type: string; result?: string })
+				.find((e) => e.type === "tool_execution_end")?.result ?? "";
 		expect(again).toBe(`${git(done.worktreePath ?? "", "log", "-1", "--format=%s")}\nwip\n`);
 		await waitFor(() => containersOfStore(store).length === 0 || undefined, "the container to be removed");
 	}, 240_000);
 
 	it("stop removes the container; a SIGKILLed link, the supervise step, then stop leaves none; a container killed from outside fails its row with the reason", async (ctx) => {
 		requires(ctx, "podman", missing);
-		model.setScript({ rules: [{ match: "CTR-STALL", steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }] }] });
-		const rows = await Promise.all(["stop", "link", "kill"].map((what) => board.dispatch({ prompt: `CTR-STALL ${what}`, cwd: repo, target: "box" })));
+		model.setScript({
+			rules: [
+				{
+					match: "CTR-STALL",
+					steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }],
+				},
+			],
+		});
+		const rows = await Promise.all(
+			["stop", "link", "kill"].map((what) =>
+				board.dispatch({ prompt: `CTR-STALL ${what}`, cwd: repo, target: "box" }),
+			),
+		);
 		const [plain, orphaned, killed] = rows as [BoardRow, BoardRow, BoardRow];
-		for (const row of rows) await rowWhere(row.id, "the tool to run in the container", (r) => r.live?.tool?.name === "bash");
-		const runContainers = () => containersOfStore(store).filter((name) => rows.some((row) => name === `ab-${row.currentRunId}`));
+		for (const row of rows)
+			await rowWhere(row.id, "the tool to run in the container", (r) => r.live?.tool?.name === "bash");
+		const runContainers = () =>
+			containersOfStore(store).filter((name) => rows.some((row) => name === `ab-${row.currentRunId}`));
 		expect(runContainers()).toHaveLength(3);
 
 		expect((await board.stop(plain.id)).state).toBe("stopped");
@@ -215,7 +322,8 @@ describe("container targets on the board", () => {
 			whileRunning: async (rows) => {
 				const seen = new Set<string>();
 				await waitFor(() => {
-					for (const name of containersOfStore(store)) if (rows.some((row) => name === `ab-${row.currentRunId}`)) seen.add(name);
+					for (const name of containersOfStore(store))
+						if (rows.some((row) => name === `ab-${row.currentRunId}`)) seen.add(name);
 					return seen.size === 3 || undefined;
 				}, "three containers, one per attempt");
 			},
@@ -224,20 +332,56 @@ describe("container targets on the board", () => {
 
 	it("bad input fails the row with the reason and leaves no container: a missing image, no engine, a network that cannot reach the model", async (ctx) => {
 		requires(ctx, "podman", missing);
-		await board.targets.add("gone", { kind: "container", engine: "podman", image: "localhost/pab-no-such-image:1", network: "host" });
-		await board.targets.add("offline", { kind: "container", engine: "podman", image: (await ensureWorkerImage()).tag, network: "none" });
+		await board.targets.add("gone", {
+			kind: "container",
+			engine: "podman",
+			image: "localhost/pab-no-such-image:1",
+			network: "host",
+		});
+		await board.targets.add("offline", {
+			kind: "container",
+			engine: "podman",
+			image: (await ensureWorkerImage()).tag,
+			network: "none",
+		});
 		// A target whose link (one per target, started by the first run handed to it) finds no engine on its PATH.
-		await board.targets.add("bare", { kind: "container", engine: "podman", image: (await ensureWorkerImage()).tag, network: "host" });
+		await board.targets.add("bare", {
+			kind: "container",
+			engine: "podman",
+			image: (await ensureWorkerImage()).tag,
+			network: "host",
+		});
 		const bin = join(root, "bin without podman");
 		mkdirSync(bin);
 		symlinkSync(spawnSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).stdout.trim(), join(bin, "git"));
-		const noEngine = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: { ...process.env, PATH: bin } });
-		const rows = await Promise.all([board.dispatch({ prompt: "CTR-NEVER image", cwd: repo, target: "gone" }), noEngine.dispatch({ prompt: "CTR-NEVER engine", cwd: repo, target: "bare" }), board.dispatch({ prompt: "CTR-NEVER network", cwd: repo, target: "offline" })]);
+		const noEngine = createBoardService({
+			storeDir: store,
+			piCommand: [process.execPath, PI_CLI],
+			env: { ...process.env, PATH: bin },
+		});
+		const rows = await Promise.all([
+			board.dispatch({ prompt: "CTR-NEVER image", cwd: repo, target: "gone" }),
+			noEngine.dispatch({ prompt: "CTR-NEVER engine", cwd: repo, target: "bare" }),
+			board.dispatch({ prompt: "CTR-NEVER network", cwd: repo, target: "offline" }),
+		]);
 		const [image, engine, network] = await Promise.all(rows.map((row) => waitDone(board, row.id, 90_000)));
-		expect(image).toMatchObject({ state: "failed", error: expect.stringMatching(/^cannot start on gone: the image localhost\/pab-no-such-image:1 is not on podman's machine \(the board never pulls\): build it from the package's Dockerfile: podman build -t localhost\/pab-no-such-image:1 - < /) });
-		expect(engine).toMatchObject({ state: "failed", error: expect.stringMatching(/^cannot start on bare: podman is not installed or not on PATH: install podman/) });
+		expect(image).toMatchObject({
+			state: "failed",
+			error: expect.stringMatching(
+				/^cannot start on gone: the image localhost\/pab-no-such-image:1 is not on podman's machine \(the board never pulls\): build it from the package's Dockerfile: podman build -t localhost\/pab-no-such-image:1 - < /,
+			),
+		});
+		expect(engine).toMatchObject({
+			state: "failed",
+			error: expect.stringMatching(/^cannot start on bare: podman is not installed or not on PATH: install podman/),
+		});
 		// pi's own words: the provider on this machine's loopback is not there for --network none.
-		expect(network).toMatchObject({ state: "failed", error: expect.stringMatching(/^Connection error\.: connect ECONNREFUSED 127\.0\.0\.1:\d+$/) });
-		expect(containersOfStore(store).filter((name) => rows.some((row) => name === `ab-${row.currentRunId}`))).toEqual([]);
+		expect(network).toMatchObject({
+			state: "failed",
+			error: expect.stringMatching(/^Connection error\.: connect ECONNREFUSED 127\.0\.0\.1:\d+$/),
+		});
+		expect(containersOfStore(store).filter((name) => rows.some((row) => name === `ab-${row.currentRunId}`))).toEqual(
+			[],
+		);
 	}, 120_000);
 });

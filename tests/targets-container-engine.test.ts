@@ -49,8 +49,22 @@ beforeAll(async () => {
 afterAll(() => {
 	if (missing) return;
 	// Every container of this file's stores (a failed test may leave one).
-	const listed = spawnSync("podman", ["ps", "-a", "--filter", "label=agent-board.store", "--format", '{{.Names}}\t{{index .Labels "agent-board.store"}}'], { encoding: "utf8" }).stdout;
-	const ours = listed.split("\n").filter((line) => line.split("\t")[1]?.startsWith(store)).map((line) => line.split("\t")[0] ?? "");
+	const listed = spawnSync(
+		"podman",
+		[
+			"ps",
+			"-a",
+			"--filter",
+			"label=agent-board.store",
+			"--format",
+			'{{.Names}}\t{{index .Labels "agent-board.store"}}',
+		],
+		{ encoding: "utf8" },
+	).stdout;
+	const ours = listed
+		.split("\n")
+		.filter((line) => line.split("\t")[1]?.startsWith(store))
+		.map((line) => line.split("\t")[0] ?? "");
 	if (ours.length) spawnSync("podman", ["rm", "-f", ...ours], { stdio: "ignore" });
 	for (const dir of [store, hostMarks]) if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -70,16 +84,47 @@ function containerRun(rowId: string, storeDir = store): ContainerRun {
 		subdir: "",
 		agentDir: join(storeDir, "agent"),
 		forwarded: {},
-		config: { rowId, runId, repoKey: repoKey(repo), base, prompt: "unused", env: {}, createdAt: Date.now(), session: null },
+		config: {
+			rowId,
+			runId,
+			repoKey: repoKey(repo),
+			base,
+			prompt: "unused",
+			env: {},
+			createdAt: Date.now(),
+			session: null,
+		},
 	};
 }
 
 /** The run's dirs and workspace as startRun makes them, and a container that only sleeps (no pi here). */
 async function startSleeper(run: ContainerRun): Promise<void> {
 	const dirs = containerDirs(run);
-	const prepared = prepareRun(dirs.dir, run.config, { clone: { source: repo }, inside: () => containerPlace(run.rowId) });
+	const prepared = prepareRun(dirs.dir, run.config, {
+		clone: { source: repo },
+		inside: () => containerPlace(run.rowId),
+	});
 	mkdirSync(dirs.piHome, { recursive: true });
-	const argv = containerRunArgs({ engine: "podman", image, network: "none", env: [], storeDir: run.storeDir, rowId: run.rowId, runId: run.runId, mounts: { pkg: PACKAGE_ROOT, run: prepared.runDir, session: join(dirs.store, "sessions", run.rowId), piHome: dirs.piHome, workspace: prepared.worktree, objects: prepared.objects }, uid: 0, gid: 0, command: ["sleep", "600"] });
+	const argv = containerRunArgs({
+		engine: "podman",
+		image,
+		network: "none",
+		env: [],
+		storeDir: run.storeDir,
+		rowId: run.rowId,
+		runId: run.runId,
+		mounts: {
+			pkg: PACKAGE_ROOT,
+			run: prepared.runDir,
+			session: join(dirs.store, "sessions", run.rowId),
+			piHome: dirs.piHome,
+			workspace: prepared.worktree,
+			objects: prepared.objects,
+		},
+		uid: 0,
+		gid: 0,
+		command: ["sleep", "600"],
+	});
 	await engineRun("podman", argv);
 }
 
@@ -91,11 +136,24 @@ describe("container engine work", () => {
 		const work = containerDirs(run).work;
 		// What an agent can write in its workspace: a trap that says where it ran.
 		const trap = join(work, ".git", "trap.sh");
-		writeFileSync(trap, `#!/bin/sh\nif [ -d "${hostMarks}" ]; then echo "$1" >> "${hostMarks}/ran-here"; else echo "$1" >> .git/ran-inside; fi\ncase "$1" in clean|smudge) exec cat ;; esac\nexit 0\n`);
+		writeFileSync(
+			trap,
+			`#!/bin/sh\nif [ -d "${hostMarks}" ]; then echo "$1" >> "${hostMarks}/ran-here"; else echo "$1" >> .git/ran-inside; fi\ncase "$1" in clean|smudge) exec cat ;; esac\nexit 0\n`,
+		);
 		chmodSync(trap, 0o755);
 		const config = join(work, ".git", "config");
-		writeFileSync(config, `${readFileSync(config, "utf8")}[core]\n\tfsmonitor = .git/trap.sh fsmonitor\n\talternateRefsCommand = .git/trap.sh alternate-refs\n\tsshCommand = .git/trap.sh ssh\n[filter "trap"]\n\tclean = .git/trap.sh clean\n\tsmudge = .git/trap.sh smudge\n[uploadpack]\n\tpackObjectsHook = .git/trap.sh pack-objects\n`);
-		for (const hook of ["post-checkout", "pre-commit", "reference-transaction", "post-index-change", "pre-auto-gc", "post-merge"]) {
+		writeFileSync(
+			config,
+			`${readFileSync(config, "utf8")}[core]\n\tfsmonitor = .git/trap.sh fsmonitor\n\talternateRefsCommand = .git/trap.sh alternate-refs\n\tsshCommand = .git/trap.sh ssh\n[filter "trap"]\n\tclean = .git/trap.sh clean\n\tsmudge = .git/trap.sh smudge\n[uploadpack]\n\tpackObjectsHook = .git/trap.sh pack-objects\n`,
+		);
+		for (const hook of [
+			"post-checkout",
+			"pre-commit",
+			"reference-transaction",
+			"post-index-change",
+			"pre-auto-gc",
+			"post-merge",
+		]) {
 			writeFileSync(join(work, ".git", "hooks", hook), `#!/bin/sh\nexec ${trap} ${hook}\n`);
 			chmodSync(join(work, ".git", "hooks", hook), 0o755);
 		}
@@ -141,7 +199,14 @@ describe("container engine work", () => {
 		for (const run of runs) {
 			await startSleeper(run);
 			// A stand-in for the link: it records itself as the run's owner and lives on.
-			const child = spawn(process.execPath, ["-e", `require("fs").writeFileSync(${JSON.stringify(join(containerDirs(run).run, "runner.json"))}, JSON.stringify({ pid: process.pid, start: require("fs").readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ")[19] })); setInterval(() => {}, 1e6);`], { stdio: "ignore" });
+			const child = spawn(
+				process.execPath,
+				[
+					"-e",
+					`require("fs").writeFileSync(${JSON.stringify(join(containerDirs(run).run, "runner.json"))}, JSON.stringify({ pid: process.pid, start: require("fs").readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ")[19] })); setInterval(() => {}, 1e6);`,
+				],
+				{ stdio: "ignore" },
+			);
 			starters.push(child);
 		}
 		const ownerAlive = (runId: string): boolean => {
@@ -153,12 +218,16 @@ describe("container engine work", () => {
 		starters[1]?.kill("SIGKILL");
 		await waitFor(() => !ownerAlive(runs[1]?.runId ?? ""), "the SIGKILLed owner to be gone");
 		// The caller says which runs are live: here, a run whose owner is dead cannot be resumed.
-		const result = await reconcile(own, runs[0]!.target as ContainerRun["target"], (_row, runId) => ownerAlive(runId));
+		const result = await reconcile(own, runs[0]!.target as ContainerRun["target"], (_row, runId) =>
+			ownerAlive(runId),
+		);
 		expect(result).toEqual({ removed: [containerName(runs[1]!.runId)] });
 		expect(containersOfStore(own)).toEqual([containerName(runs[0]!.runId)]);
 		expect(await alive(runs[0]!)).toBe(true);
 		starters[0]?.kill("SIGKILL");
-		expect((await reconcile(own, runs[0]!.target as ContainerRun["target"], () => false)).removed).toEqual([containerName(runs[0]!.runId)]);
+		expect((await reconcile(own, runs[0]!.target as ContainerRun["target"], () => false)).removed).toEqual([
+			containerName(runs[0]!.runId),
+		]);
 		expect(containersOfStore(own)).toEqual([]);
 	});
 
@@ -179,7 +248,9 @@ describe("container engine work", () => {
 		try {
 			const full = containerRun("full", small);
 			await startSleeper(full);
-			spawnSync("dd", ["if=/dev/urandom", `of=${join(containerDirs(full).work, "filler")}`, "bs=64k", "count=100"], { stdio: "ignore" });
+			spawnSync("dd", ["if=/dev/urandom", `of=${join(containerDirs(full).work, "filler")}`, "bs=64k", "count=100"], {
+				stdio: "ignore",
+			});
 			const error = await snapshot(full).catch((e: unknown) => e);
 			expect(error).toBeInstanceOf(EngineError);
 			expect(error).toMatchObject({ code: "disk-full" });
@@ -202,33 +273,59 @@ describe("targets check for a container target", () => {
 	});
 	afterAll(() => server?.close());
 
-	const lines = (items: { name: string; ok: boolean; detail: string; fix?: string }[]): string[] => items.map((i) => `${i.ok ? "ok" : "FAIL"} ${i.name}: ${i.detail}${i.fix ? ` -> ${i.fix}` : ""}`);
+	const lines = (items: { name: string; ok: boolean; detail: string; fix?: string }[]): string[] =>
+		items.map((i) => `${i.ok ? "ok" : "FAIL"} ${i.name}: ${i.detail}${i.fix ? ` -> ${i.fix}` : ""}`);
 
 	it("says what is wrong and how to fix it: no network, image missing, image without pi and git, no engine, remote engine", async (ctx) => {
 		requires(ctx, "podman", missing);
 		const none = await checkContainerTarget({ engine: "podman", image, network: "none" }, { baseUrl: url });
-		expect(none.items.find((i) => i.name === "network")).toMatchObject({ ok: false, detail: expect.stringContaining(`the model provider ${url} cannot be reached from --network none`), fix: expect.stringContaining("--network none has no network at all") });
+		expect(none.items.find((i) => i.name === "network")).toMatchObject({
+			ok: false,
+			detail: expect.stringContaining(`the model provider ${url} cannot be reached from --network none`),
+			fix: expect.stringContaining("--network none has no network at all"),
+		});
 
 		const absent = await checkContainerTarget({ engine: "podman", image: "localhost/pab-no-such-image:1" });
-		expect(lines(absent.items)[1]).toMatch(/^FAIL image: the image localhost\/pab-no-such-image:1 is not on podman's machine \(the board never pulls\) \(podman: .*image not known\) -> build it from the package's Dockerfile: podman build -t localhost\/pab-no-such-image:1 - < \/.*docker\/worker\.Dockerfile$/);
+		expect(lines(absent.items)[1]).toMatch(
+			/^FAIL image: the image localhost\/pab-no-such-image:1 is not on podman's machine \(the board never pulls\) \(podman: .*image not known\) -> build it from the package's Dockerfile: podman build -t localhost\/pab-no-such-image:1 - < \/.*docker\/worker\.Dockerfile$/,
+		);
 
 		const bare = await ensureImageWithout(image, ["/usr/local/bin/pi", "/usr/bin/git"], "nopi");
 		const noPi = await checkContainerTarget({ engine: "podman", image: bare, network: "none" });
-		expect(noPi.items.filter((i) => !i.ok).map((i) => `${i.name}: ${i.detail}`)).toEqual(["pi: pi: not found on the image's PATH", "git: git: not found on the image's PATH"]);
-		expect(noPi.items.find((i) => i.name === "pi")?.fix).toMatch(/node >= 22\.19, pi 1\.6, bash and git: build it from the package's Dockerfile/);
+		expect(noPi.items.filter((i) => !i.ok).map((i) => `${i.name}: ${i.detail}`)).toEqual([
+			"pi: pi: not found on the image's PATH",
+			"git: git: not found on the image's PATH",
+		]);
+		expect(noPi.items.find((i) => i.name === "pi")?.fix).toMatch(
+			/node >= 22\.19, pi 1\.6, bash and git: build it from the package's Dockerfile/,
+		);
 
 		const path = process.env.PATH;
 		process.env.PATH = mkdtempSync(join(tmpdir(), "pab-empty-path-"));
 		try {
 			const noEngine = await checkContainerTarget({ engine: "podman", image });
-			expect(lines(noEngine.items)).toEqual(["FAIL engine: podman is not installed or not on PATH -> install podman (apt-get install podman), or choose the other engine with --container"]);
+			expect(lines(noEngine.items)).toEqual([
+				"FAIL engine: podman is not installed or not on PATH -> install podman (apt-get install podman), or choose the other engine with --container",
+			]);
 		} finally {
 			process.env.PATH = path;
 		}
-		const down = await engineRun("podman", ["--remote", "--url", `unix://${join(store, "no engine.sock")}`, "info"]).catch((e: unknown) => e);
-		expect(down).toMatchObject({ code: "engine-down", message: expect.stringMatching(/^podman cannot reach its engine: start its service/) });
+		const down = await engineRun("podman", [
+			"--remote",
+			"--url",
+			`unix://${join(store, "no engine.sock")}`,
+			"info",
+		]).catch((e: unknown) => e);
+		expect(down).toMatchObject({
+			code: "engine-down",
+			message: expect.stringMatching(/^podman cannot reach its engine: start its service/),
+		});
 
 		const remote = await checkContainerTarget({ engine: "docker", image, engineHost: "ssh://me@box" });
-		expect(lines(remote.items)).toEqual([expect.stringMatching(/^FAIL engine host: ssh:\/\/me@box: a remote engine \(--engine-host\) cannot mount this machine's run dirs: its runs go through its station container.* -> check and run it as a target/)]);
+		expect(lines(remote.items)).toEqual([
+			expect.stringMatching(
+				/^FAIL engine host: ssh:\/\/me@box: a remote engine \(--engine-host\) cannot mount this machine's run dirs: its runs go through its station container.* -> check and run it as a target/,
+			),
+		]);
 	});
 });

@@ -30,13 +30,23 @@ afterAll(() => {
 
 describe("a third kind of target", () => {
 	it("is added, checked, dispatched to, listed, shown, stopped and removed through the unchanged subcommands", async () => {
-		const agent = createTestAgent({ script: { rules: [{ match: "SLOW", steps: [{ stall: true }] }], fallback: [{ text: "Done on the fake target." }] } });
+		const agent = createTestAgent({
+			script: {
+				rules: [{ match: "SLOW", steps: [{ stall: true }] }],
+				fallback: [{ text: "Done on the fake target." }],
+			},
+		});
 		agents.push(agent);
 		const root = mkdtempSync(join(tmpdir(), "pab-fake-kind-"));
 		dirs.push(root);
 		const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
 		const far = join(root, "far");
-		const board = createBoardService({ storeDir: join(root, "store"), piCommand: [process.execPath, PI_CLI], env: { ...agent.env, NODE_OPTIONS: `--import=${REGISTER}` }, safetyPollMs: 300 });
+		const board = createBoardService({
+			storeDir: join(root, "store"),
+			piCommand: [process.execPath, PI_CLI],
+			env: { ...agent.env, NODE_OPTIONS: `--import=${REGISTER}` },
+			safetyPollMs: 300,
+		});
 		const unwatch = board.watch(() => undefined);
 		const run = async (args: string): Promise<string> => {
 			const parsed = parseSubcommand(args);
@@ -44,9 +54,13 @@ describe("a third kind of target", () => {
 			return runSubcommand(board, parsed, repo);
 		};
 
-		expect(await run(`targets add far --fake ${far} --pi "${process.execPath} ${PI_CLI}" --max 2`)).toBe(`added target far: a directory here (${far}), up to 2 at a time\ncheck it: /agent-board targets check far`);
+		expect(await run(`targets add far --fake ${far} --pi "${process.execPath} ${PI_CLI}" --max 2`)).toBe(
+			`added target far: a directory here (${far}), up to 2 at a time\ncheck it: /agent-board targets check far`,
+		);
 		expect(await run("targets check far")).toContain("far: ready");
-		expect(await run("targets")).toMatch(new RegExp(`^far\\s+a directory here \\(${far}\\)\\s+0/2\\s+0\\s+-\\s+ok$`, "m"));
+		expect(await run("targets")).toMatch(
+			new RegExp(`^far\\s+a directory here \\(${far}\\)\\s+0/2\\s+0\\s+-\\s+ok$`, "m"),
+		);
 
 		const dispatched = await run("dispatch --on far say that you are done");
 		const id = /^dispatched (\S+)/.exec(dispatched)?.[1] ?? "";
@@ -60,14 +74,26 @@ describe("a third kind of target", () => {
 		expect(shown).toContain("Done on the fake target.");
 
 		const slow = /^dispatched (\S+)/.exec(await run("dispatch --on far SLOW keep working"))?.[1] ?? "";
-		const working = await waitFor(async () => {
-			const row = await board.get(slow);
-			return row?.state === "working" && row.alive && row.runDir && existsSync(join(row.runDir, "link.json")) ? row : undefined;
-		}, "the slow row to start at the far side", 120_000);
-		await expect(run("targets remove far")).rejects.toThrow(`target far has 1 row(s) running or waiting there (${slow})`);
+		const working = await waitFor(
+			async () => {
+				const row = await board.get(slow);
+				return row?.state === "working" && row.alive && row.runDir && existsSync(join(row.runDir, "link.json"))
+					? row
+					: undefined;
+			},
+			"the slow row to start at the far side",
+			120_000,
+		);
+		await expect(run("targets remove far")).rejects.toThrow(
+			`target far has 1 row(s) running or waiting there (${slow})`,
+		);
 		expect(await run(`stop ${slow}`)).toBe(`stopped ${slow}: stopped`);
 		// Nothing of the run is left: the link, host-agent, the far runner and its pi all carried its tag.
-		await waitFor(() => runProcesses(working.currentRunId ?? "").length === 0, "every process of the stopped run to exit", 30_000);
+		await waitFor(
+			() => runProcesses(working.currentRunId ?? "").length === 0,
+			"every process of the stopped run to exit",
+			30_000,
+		);
 		expect(await run("targets remove far")).toBe("removed target far");
 		expect(await run("targets")).not.toContain("far");
 		unwatch();

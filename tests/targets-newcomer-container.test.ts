@@ -40,7 +40,11 @@ beforeAll(async () => {
 	root = mkdtempSync(join(tmpdir(), "pab-newcomer-ctr-"));
 	store = join(root, "store");
 	repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
-	board = createBoardService({ storeDir: store, piCommand: [process.execPath, PI_CLI], env: { ...agent.env, PI_CODING_AGENT_DIR: agentDir } });
+	board = createBoardService({
+		storeDir: store,
+		piCommand: [process.execPath, PI_CLI],
+		env: { ...agent.env, PI_CODING_AGENT_DIR: agentDir },
+	});
 	// The engine's default network (a bridge): the one whose helpers a PATH without /usr/sbin misses.
 	await board.targets.add("bridge", { kind: "container", engine: "podman", image });
 	await board.targets.add("box", { kind: "container", engine: "podman", image, network: "host" });
@@ -62,12 +66,23 @@ describe("a new user's container target", () => {
 		process.env.PATH = NO_SBIN;
 		let check;
 		try {
-			check = await board.targets.check("bridge", { progress: { checking: (what) => seen.push(`checking ${what}`), item: (item: CheckItem) => seen.push(`${item.ok ? "ok" : "FAIL"} ${item.name}`) } });
+			check = await board.targets.check("bridge", {
+				progress: {
+					checking: (what) => seen.push(`checking ${what}`),
+					item: (item: CheckItem) => seen.push(`${item.ok ? "ok" : "FAIL"} ${item.name}`),
+				},
+			});
 		} finally {
 			process.env.PATH = saved;
 		}
 		const container = check.items.find((item) => item.name === "container");
-		expect(container).toMatchObject({ ok: false, detail: expect.stringMatching(/^podman could not start a container of .*: podman failed \(exit \d+\) \(podman: .*(iptables|netavark|aardvark)/), fix: expect.stringContaining("on PATH (for root, /usr/sbin and /sbin)") });
+		expect(container).toMatchObject({
+			ok: false,
+			detail: expect.stringMatching(
+				/^podman could not start a container of .*: podman failed \(exit \d+\) \(podman: .*(iptables|netavark|aardvark)/,
+			),
+			fix: expect.stringContaining("on PATH (for root, /usr/sbin and /sbin)"),
+		});
 		expect(check.items.some((item) => item.name === "node")).toBe(false);
 		// Each line said when it was known, after what it checks and before the next step begins.
 		expect(seen).toEqual([
@@ -83,7 +98,11 @@ describe("a new user's container target", () => {
 
 	it("prints the check as a report in headless pi, fails the command, and says what it checks as it goes", async (ctx) => {
 		requires(ctx, "podman", missing);
-		const result = await runPi(agent, { args: ["-p", "/agent-board targets check bridge"], env: { AGENT_BOARD_DIR: store, PATH: NO_SBIN }, timeoutMs: 240_000 });
+		const result = await runPi(agent, {
+			args: ["-p", "/agent-board targets check bridge"],
+			env: { AGENT_BOARD_DIR: store, PATH: NO_SBIN },
+			timeoutMs: 240_000,
+		});
 		expect(result.code).toBe(1);
 		const lines = result.stdout.trim().split("\n");
 		expect(lines[0]).toMatch(/^ok {4}engine +podman \d/);

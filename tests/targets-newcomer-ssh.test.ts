@@ -28,7 +28,11 @@ let fixture: SshBoard | undefined;
 
 beforeAll(async () => {
 	if (missing) return;
-	fixture = await startSshBoard("pab-newcomer-ssh-", { env: (server) => ({ PAB_MODEL_KEY: server.apiKey }), bare: true, check: false });
+	fixture = await startSshBoard("pab-newcomer-ssh-", {
+		env: (server) => ({ PAB_MODEL_KEY: server.apiKey }),
+		bare: true,
+		check: false,
+	});
 	({ host, model, local, repo, board } = fixture);
 }, 120_000);
 
@@ -44,8 +48,24 @@ describe("a new user's ssh target", () => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const bare = await board.targets.check("h", { install: true });
 		expect(bare.ok).toBe(false);
-		expect(bare.items.map((item) => item.name)).toEqual(["reachable", "node", "pi", "model", "git", "dir", "disk", "board files"]);
-		expect(bare.items.filter((item) => !item.ok)).toEqual([{ name: "model", ok: false, detail: "no model configured on the host", fix: expect.stringContaining("copy your models.json/settings.json") }]);
+		expect(bare.items.map((item) => item.name)).toEqual([
+			"reachable",
+			"node",
+			"pi",
+			"model",
+			"git",
+			"dir",
+			"disk",
+			"board files",
+		]);
+		expect(bare.items.filter((item) => !item.ok)).toEqual([
+			{
+				name: "model",
+				ok: false,
+				detail: "no model configured on the host",
+				fix: expect.stringContaining("copy your models.json/settings.json"),
+			},
+		]);
 
 		const row = await board.dispatch({ prompt: "never answered", cwd: repo, target: "h" });
 		const failed = await waitDone(board, row.id, 120_000);
@@ -58,12 +78,25 @@ describe("a new user's ssh target", () => {
 		host.user.writePiConfig({ models, settings: model.settingsJson() });
 		const keyless = await board.targets.check("h");
 		expect(keyless.items.find((item) => item.name === "model")).toMatchObject({ ok: false });
-		await board.targets.add("hk", { kind: "ssh", host: host.alias, sshConfig: host.configFile, env: ["PAB_MODEL_KEY"] });
+		await board.targets.add("hk", {
+			kind: "ssh",
+			host: host.alias,
+			sshConfig: host.configFile,
+			env: ["PAB_MODEL_KEY"],
+		});
 		const keyed = await board.targets.check("hk");
-		expect(keyed.items.find((item) => item.name === "model")).toEqual({ name: "model", ok: true, detail: `runs use ${LOOPBACK_PROVIDER}/${LOOPBACK_MODEL} (the host's pi configuration)` });
+		expect(keyed.items.find((item) => item.name === "model")).toEqual({
+			name: "model",
+			ok: true,
+			detail: `runs use ${LOOPBACK_PROVIDER}/${LOOPBACK_MODEL} (the host's pi configuration)`,
+		});
 		expect(keyed.ok).toBe(true);
 		model.setScript({ rules: [], fallback: [{ text: "Done on the host." }] });
-		const done = await waitDone(board, (await board.dispatch({ prompt: "keyed run", cwd: repo, target: "hk" })).id, 120_000);
+		const done = await waitDone(
+			board,
+			(await board.dispatch({ prompt: "keyed run", cwd: repo, target: "hk" })).id,
+			120_000,
+		);
 		expect(done).toMatchObject({ state: "completed", latestAssistant: "Done on the host." });
 	}, 300_000);
 
@@ -78,7 +111,9 @@ describe("a new user's ssh target", () => {
 		expect(removed.far).toBe(`removed its workspace on h too (${host.alias}:${farWork(row.id)})`);
 		expect(existsSync(farWork(row.id))).toBe(false);
 		// Its branch and refs left the host's mirror too (asked as the host's user: the mirror is theirs).
-		const refs = await host.ssh(`git -C .agent-board/repos/*.git for-each-ref --format='%(refname)' | grep -c ${row.id} || true`);
+		const refs = await host.ssh(
+			`git -C .agent-board/repos/*.git for-each-ref --format='%(refname)' | grep -c ${row.id} || true`,
+		);
 		expect(refs.stdout.trim()).toBe("0");
 
 		// A host that cannot be reached: the local worktree goes, and the board says where the other stays.
@@ -87,7 +122,9 @@ describe("a new user's ssh target", () => {
 		await host.stop();
 		try {
 			const kept = await board.removeWorktree(other.id);
-			expect(kept.far).toMatch(new RegExp(`^its workspace on h stays at ${host.alias}:\\.agent-board/work/${other.id}: .+`));
+			expect(kept.far).toMatch(
+				new RegExp(`^its workspace on h stays at ${host.alias}:\\.agent-board/work/${other.id}: .+`),
+			);
 			expect((await board.get(other.id))?.worktreePath).toBeUndefined();
 		} finally {
 			await host.start();
@@ -105,7 +142,11 @@ describe("a local run that fails at start", () => {
 		// A pi home with no model at all: what a new user's pi has before /login.
 		const empty = join(agent.root, "no-models");
 		mkdirSync(empty);
-		const bare = createBoardService({ storeDir: join(agent.root, "store"), piCommand: [process.execPath, PI_CLI], env: { ...agent.env, PI_CODING_AGENT_DIR: empty } });
+		const bare = createBoardService({
+			storeDir: join(agent.root, "store"),
+			piCommand: [process.execPath, PI_CLI],
+			env: { ...agent.env, PI_CODING_AGENT_DIR: empty },
+		});
 		const row = await bare.dispatch({ prompt: "never answered", cwd: agent.cwd });
 		expect(await waitDone(bare, row.id, 60_000)).toMatchObject({ state: "failed", error: NO_KEY });
 	}, 120_000);

@@ -54,11 +54,20 @@ afterAll(async () => {
 const farRoot = () => join(host.user.home, ".agent-board");
 const farRun = (row: BoardRow) => join(farRoot(), "store", "rows", row.id, "runs", row.currentRunId ?? "");
 
-async function rowWhere(id: string, what: string, test: (row: BoardRow) => boolean, timeoutMs = 60_000): Promise<BoardRow> {
-	return waitFor(async () => {
-		const row = await board.get(id);
-		return row && test(row) ? row : undefined;
-	}, what, timeoutMs);
+async function rowWhere(
+	id: string,
+	what: string,
+	test: (row: BoardRow) => boolean,
+	timeoutMs = 60_000,
+): Promise<BoardRow> {
+	return waitFor(
+		async () => {
+			const row = await board.get(id);
+			return row && test(row) ? row : undefined;
+		},
+		what,
+		timeoutMs,
+	);
 }
 
 /** The link's ssh children (the follow channel); the master runs apart from it. */
@@ -71,14 +80,27 @@ function linkSshChildren(row: BoardRow): number[] {
 		.map(([pid]) => Number(pid));
 }
 
-const seqs = (path: string) => readFileSync(path, "utf8").split("\n").filter(Boolean).map((line) => (JSON.parse(line) as { seq: number }).seq);
+const seqs = (path: string) =>
+	readFileSync(path, "utf8")
+		.split("\n")
+		.filter(Boolean)
+		.map((line) => (JSON.parse(line) as { seq: number }).seq);
 
 describe("ssh targets on the board", () => {
 	it("checks and installs, runs on the host as its user, streams, steers and answers in place across a killed ssh client, and merges locally", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const check = await board.targets.check("h", { install: true });
 		expect(check.items.filter((item) => !item.ok)).toEqual([]);
-		expect(check.items.map((item) => item.name)).toEqual(["reachable", "node", "pi", "model", "git", "dir", "disk", "board files"]);
+		expect(check.items.map((item) => item.name)).toEqual([
+			"reachable",
+			"node",
+			"pi",
+			"model",
+			"git",
+			"dir",
+			"disk",
+			"board files",
+		]);
 
 		// Outside the worktree, where this test (root) can create it and the host user can see it.
 		const release = join(tmpdir(), `pab-release-${process.pid}`);
@@ -86,10 +108,25 @@ describe("ssh targets on the board", () => {
 		const words = Array.from({ length: 40 }, (_, n) => `w${n}`).join(" ");
 		model.setScript({
 			rules: [
-				{ match: "STEER-SSH", steps: [{ toolCall: { name: "ask_user", args: { question: "Which colour?", options: ["blue", "red"] } } }, { text: `Done in blue. ${words} end.` }] },
+				{
+					match: "STEER-SSH",
+					steps: [
+						{ toolCall: { name: "ask_user", args: { question: "Which colour?", options: ["blue", "red"] } } },
+						{ text: `Done in blue. ${words} end.` },
+					],
+				},
 				{
 					match: "SSH-TASK",
-					steps: [{ toolCall: { name: "bash", args: { command: `id -un > who.txt && echo v2 > edit.txt && git add -A && git -c user.name=a -c user.email=b commit -qm agent-change && echo wip > wip.txt && echo "FWD=$PAB_FORWARDED" && while [ ! -e ${release} ]; do sleep 0.1; done` } } }],
+					steps: [
+						{
+							toolCall: {
+								name: "bash",
+								args: {
+									command: `id -un > who.txt && echo v2 > edit.txt && git add -A && git -c user.name=a -c user.email=b commit -qm agent-change && echo wip > wip.txt && echo "FWD=$PAB_FORWARDED" && while [ ! -e ${release} ]; do sleep 0.1; done`,
+								},
+							},
+						},
+					],
 				},
 			],
 		});
@@ -108,7 +145,19 @@ describe("ssh targets on the board", () => {
 			{ name: "h", running: 1, queued: 0 },
 		]);
 		// The shared master connection outlives runs: it carries no run's tag, so it never holds a slot.
-		const master = spawnSync("ssh", ["-F", host.configFile, "-o", `ControlPath=${controlPathFor(join(local, "store", "targets", "h"))}`, "-O", "check", host.alias], { encoding: "utf8" });
+		const master = spawnSync(
+			"ssh",
+			[
+				"-F",
+				host.configFile,
+				"-o",
+				`ControlPath=${controlPathFor(join(local, "store", "targets", "h"))}`,
+				"-O",
+				"check",
+				host.alias,
+			],
+			{ encoding: "utf8" },
+		);
 		const masterPid = Number(/pid=(\d+)/.exec(master.stderr)?.[1]);
 		expect(masterPid).toBeGreaterThan(1);
 		expect(readFileSync(`/proc/${masterPid}/environ`, "utf8")).not.toContain("AGENT_BOARD_RUN_ID");
@@ -127,7 +176,11 @@ describe("ssh targets on the board", () => {
 		const asking = await rowWhere(row.id, "the question in place", (r) => r.state === "needs_input" && r.alive);
 		expect(asking.question).toBe("Which colour?");
 		expect(existsSync(`/proc/${farWorker.pid}`)).toBe(true);
-		const streamed = rowWhere(row.id, "streamed words before the message ends", (r) => /w\d+/.test(r.live?.text ?? "") && !r.live?.text?.includes("end."));
+		const streamed = rowWhere(
+			row.id,
+			"streamed words before the message ends",
+			(r) => /w\d+/.test(r.live?.text ?? "") && !r.live?.text?.includes("end."),
+		);
 		const answered = await board.reply(row.id, "blue", { receiptTimeoutMs: 30_000 });
 		expect(answered.delivery).toBe("answer");
 		await streamed;
@@ -143,8 +196,14 @@ describe("ssh targets on the board", () => {
 		// Every event arrived once, in order; the session came back byte for byte.
 		const localSeqs = seqs(join(done.runDir ?? "", "events.jsonl"));
 		expect(localSeqs).toEqual(Array.from({ length: localSeqs.length }, (_, i) => i + 1));
-		expect(readFileSync(join(done.runDir ?? "", "events.jsonl"), "utf8")).toBe(readFileSync(join(farRun(done), "events.jsonl"), "utf8"));
-		expect(readFileSync(done.sessionFile).equals(readFileSync(join(farRoot(), "store", "sessions", row.id, `${row.id}.jsonl`)))).toBe(true);
+		expect(readFileSync(join(done.runDir ?? "", "events.jsonl"), "utf8")).toBe(
+			readFileSync(join(farRun(done), "events.jsonl"), "utf8"),
+		);
+		expect(
+			readFileSync(done.sessionFile).equals(
+				readFileSync(join(farRoot(), "store", "sessions", row.id, `${row.id}.jsonl`)),
+			),
+		).toBe(true);
 		const toolOutput = readFileSync(join(done.runDir ?? "", "events.jsonl"), "utf8");
 		expect(toolOutput).toContain(`FWD=${FORWARDED}`);
 
@@ -159,7 +218,17 @@ describe("ssh targets on the board", () => {
 
 		// A reply to the finished row is a new run on the host, with the conversation and the merged
 		// branch (its commit pushed; the host's worktree, whose files are that commit's, moves to it).
-		model.setScript({ rules: [{ match: "SSH-AGAIN", steps: [{ toolCall: { name: "bash", args: { command: "git log -1 --format=%s && cat wip.txt" } } }, { text: "Again." }] }] });
+		model.setScript({
+			rules: [
+				{
+					match: "SSH-AGAIN",
+					steps: [
+						{ toolCall: { name: "bash", args: { command: "git log -1 --format=%s && cat wip.txt" } } },
+						{ text: "Again." },
+					],
+				},
+			],
+		});
 		const again = await board.reply(row.id, "SSH-AGAIN one more thing");
 		expect(again.delivery).toBe("new-run");
 		const resumed = await waitDone(board, row.id, 90_000);
@@ -172,29 +241,51 @@ describe("ssh targets on the board", () => {
 
 	it("shows a host that went away as unreachable with ssh's reason, recovers, and a stop leaves nothing of the host user", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
-		model.setScript({ rules: [{ match: "SSH-STALL", steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }] }] });
+		model.setScript({
+			rules: [
+				{
+					match: "SSH-STALL",
+					steps: [{ toolCall: { name: "bash", args: { command: "sleep 300" } } }, { text: "never" }],
+				},
+			],
+		});
 		const row = await board.dispatch({ prompt: "SSH-STALL wait", cwd: repo, target: "h" });
 		await rowWhere(row.id, "the tool to run on the host", (r) => r.live?.tool?.name === "bash");
-		await expect(board.targets.remove("h")).rejects.toThrow(`target h has 1 row(s) running or waiting there (${row.id}): stop them first`);
+		await expect(board.targets.remove("h")).rejects.toThrow(
+			`target h has 1 row(s) running or waiting there (${row.id}): stop them first`,
+		);
 
 		await host.stop();
 		// Lost, then refused on the reconnect: ssh's own words on the row.
-		const away = await rowWhere(row.id, "the row to show the host unreachable", (r) => /Connection refused/.test(r.unreachable?.reason ?? ""));
+		const away = await rowWhere(row.id, "the row to show the host unreachable", (r) =>
+			/Connection refused/.test(r.unreachable?.reason ?? ""),
+		);
 		expect(away).toMatchObject({ state: "working", alive: true });
 		expect(away.summary).toMatch(/^unreachable since \d\d:\d\d:\d\d: /);
-		expect((await board.targets.list()).find((t) => t.name === "h")).toMatchObject({ running: 1, unreachable: { since: away.unreachable?.since } });
+		expect((await board.targets.list()).find((t) => t.name === "h")).toMatchObject({
+			running: 1,
+			unreachable: { since: away.unreachable?.since },
+		});
 		await host.start();
-		const back = await rowWhere(row.id, "the row to come back", (r) => r.unreachable === undefined && r.live?.tool?.name === "bash");
+		const back = await rowWhere(
+			row.id,
+			"the row to come back",
+			(r) => r.unreachable === undefined && r.live?.tool?.name === "bash",
+		);
 
 		// The link dies (the board's machine restarted): the run goes on at the host, and a stop now goes
 		// through a new link that ends it there.
 		const link = JSON.parse(readFileSync(join(back.runDir ?? "", "runner.json"), "utf8")) as { pid: number };
 		process.kill(link.pid, "SIGKILL");
-		await waitFor(() => !existsSync(`/proc/${link.pid}`) || readFileSync(`/proc/${link.pid}/stat`, "utf8").includes(") Z "), "the link to die");
+		await waitFor(
+			() => !existsSync(`/proc/${link.pid}`) || readFileSync(`/proc/${link.pid}/stat`, "utf8").includes(") Z "),
+			"the link to die",
+		);
 		const stopped = await board.stop(row.id);
 		expect(stopped.state).toBe("stopped");
 		expect(JSON.parse(readFileSync(join(back.runDir ?? "", "runner.json"), "utf8")).pid).not.toBe(link.pid);
-		const onlySshd = () => host.user.processes().every((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "sshd");
+		const onlySshd = () =>
+			host.user.processes().every((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "sshd");
 		await waitFor(onlySshd, "nothing of the host user but its ssh sessions", 30_000);
 
 		// The host "reboots" mid-run (every process of its user dies): the row ends, recorded as such.
@@ -218,12 +309,24 @@ describe("ssh targets on the board", () => {
 		mkdirSync(empty, { recursive: true });
 		git(empty, "init", "-q");
 		const before = (await board.list()).length;
-		await expect(board.dispatch({ prompt: "x", cwd: repo, target: "nowhere" })).rejects.toThrow("unknown target nowhere (targets: local, h; add one with /agent-board targets add)");
-		await expect(board.dispatch({ prompt: "x", cwd: plain, target: "h" })).rejects.toThrow(`running on h (code travels there by git) needs a git repository: ${plain} is not inside one`);
-		await expect(board.dispatch({ prompt: "x", cwd: empty, target: "h" })).rejects.toThrow("needs a commit to branch from");
-		await expect(board.targets.add("h", { kind: "ssh", host: host.alias })).rejects.toThrow("a target named h exists already");
-		await expect(board.targets.add("local", { kind: "ssh", host: host.alias })).rejects.toThrow('"local" is this machine');
-		await expect(board.targets.add("x", { kind: "ssh", host: "-oProxyCommand=evil" })).rejects.toThrow("not an ssh host");
+		await expect(board.dispatch({ prompt: "x", cwd: repo, target: "nowhere" })).rejects.toThrow(
+			"unknown target nowhere (targets: local, h; add one with /agent-board targets add)",
+		);
+		await expect(board.dispatch({ prompt: "x", cwd: plain, target: "h" })).rejects.toThrow(
+			`running on h (code travels there by git) needs a git repository: ${plain} is not inside one`,
+		);
+		await expect(board.dispatch({ prompt: "x", cwd: empty, target: "h" })).rejects.toThrow(
+			"needs a commit to branch from",
+		);
+		await expect(board.targets.add("h", { kind: "ssh", host: host.alias })).rejects.toThrow(
+			"a target named h exists already",
+		);
+		await expect(board.targets.add("local", { kind: "ssh", host: host.alias })).rejects.toThrow(
+			'"local" is this machine',
+		);
+		await expect(board.targets.add("x", { kind: "ssh", host: "-oProxyCommand=evil" })).rejects.toThrow(
+			"not an ssh host",
+		);
 		expect((await board.list()).length).toBe(before);
 
 		// A changed host key: ssh's own words on the row; nothing started there.
@@ -231,7 +334,9 @@ describe("ssh targets on the board", () => {
 		const refused = await board.dispatch({ prompt: "SSH-KEY never runs", cwd: repo, target: "h" });
 		const failed = await waitDone(board, refused.id, 60_000);
 		expect(failed.state).toBe("failed");
-		expect(failed.error).toMatch(/^cannot start on h: host key changed \(ssh: .*has changed and you have requested strict checking/);
+		expect(failed.error).toMatch(
+			/^cannot start on h: host key changed \(ssh: .*has changed and you have requested strict checking/,
+		);
 		expect(existsSync(join(farRoot(), "store", "rows", refused.id))).toBe(false);
 		const check = await board.targets.check("h");
 		expect(check).toMatchObject({ ok: false, items: [{ name: "reachable", ok: false }] });
@@ -240,15 +345,33 @@ describe("ssh targets on the board", () => {
 
 		// A user the host does not let in: ssh's words on the row, the target then removed.
 		await board.targets.add("w", { kind: "ssh", host: `nobody@${host.alias}`, sshConfig: host.configFile });
-		const denied = await waitDone(board, (await board.dispatch({ prompt: "SSH-USER never runs", cwd: repo, target: "w" })).id, 60_000);
+		const denied = await waitDone(
+			board,
+			(await board.dispatch({ prompt: "SSH-USER never runs", cwd: repo, target: "w" })).id,
+			60_000,
+		);
 		expect(denied.error).toMatch(/^cannot start on w: authentication failed \(ssh: .*Permission denied/);
 		await board.targets.remove("w");
 
 		// A dir the host user cannot write: the check says so and how to fix it; a dispatch fails with the host's words.
-		await board.targets.add("ro", { kind: "ssh", host: host.alias, sshConfig: host.configFile, dir: "/root/pab-not-yours", dirAbsolute: true });
+		await board.targets.add("ro", {
+			kind: "ssh",
+			host: host.alias,
+			sshConfig: host.configFile,
+			dir: "/root/pab-not-yours",
+			dirAbsolute: true,
+		});
 		const roCheck = await board.targets.check("ro", { install: true });
-		expect(roCheck.items.find((item) => item.name === "dir")).toMatchObject({ ok: false, detail: expect.stringContaining("/root/pab-not-yours"), fix: expect.stringContaining("--dir") });
-		const ro = await waitDone(board, (await board.dispatch({ prompt: "SSH-RO never runs", cwd: repo, target: "ro" })).id, 60_000);
+		expect(roCheck.items.find((item) => item.name === "dir")).toMatchObject({
+			ok: false,
+			detail: expect.stringContaining("/root/pab-not-yours"),
+			fix: expect.stringContaining("--dir"),
+		});
+		const ro = await waitDone(
+			board,
+			(await board.dispatch({ prompt: "SSH-RO never runs", cwd: repo, target: "ro" })).id,
+			60_000,
+		);
 		expect(ro.error).toMatch(/^cannot start on ro: .*Permission denied/);
 		await board.targets.remove("ro");
 		expect((await board.targets.list()).map((t) => t.name)).toEqual(["local", "h"]);

@@ -28,7 +28,15 @@ describe("targets in the board (tmux)", () => {
 		const gate = join(agent.root, "gate");
 		initRepo(agent.cwd, { "README.md": "hi\n" });
 		agent.writeScript({
-			rules: [{ match: "hold", steps: [{ toolCall: { name: "bash", args: { command: `while [ ! -f ${gate} ]; do sleep 0.2; done` } } }, { text: "Released." }] }],
+			rules: [
+				{
+					match: "hold",
+					steps: [
+						{ toolCall: { name: "bash", args: { command: `while [ ! -f ${gate} ]; do sleep 0.2; done` } } },
+						{ text: "Released." },
+					],
+				},
+			],
 			fallback: [{ text: "ok" }],
 		});
 		const service = boardOf(agent);
@@ -48,7 +56,10 @@ describe("targets in the board (tmux)", () => {
 		// strip, notices, OS notifications, then local.
 		for (const key of ["Down", "Down", "Down"]) t.keys(key);
 		await press(t, "Enter", /local: runs at a time\s+2/);
-		await waitFor(async () => (await service.get(second.id))?.alive === true, "the queued row to start under the new limit");
+		await waitFor(
+			async () => (await service.get(second.id))?.alive === true,
+			"the queued row to start under the new limit",
+		);
 		await press(t, "Escape", "Working (2)");
 		await t.waitForGone("Queued (");
 
@@ -92,6 +103,10 @@ describe("targets in the board (tmux)", () => {
 		await press(t, "Enter", /target:\s+far/);
 
 		writeFileSync(gate, "");
-		await waitFor(async () => (await service.get(second.id))?.state === "completed", "the released rows to finish", 60_000);
+		await waitFor(
+			async () => (await service.get(second.id))?.state === "completed",
+			"the released rows to finish",
+			60_000,
+		);
 	});
 });

@@ -1,6 +1,16 @@
 /** Pure parts of the target seam: frames, ssh argv and reasons, versions (containers: targets-container-units). */
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+	chmodSync,
+	cpSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	statSync,
+	writeFileSync,
+} from "node:fs";
 import { PassThrough } from "node:stream";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,7 +19,15 @@ import { encodeFrame, MAX_FRAME_BYTES, parseFrame, readFrames, type Frame } from
 import { checkHost, nodeVersionOk, piVersionOk } from "../runner/far/host-check.mjs";
 import { packageVersion, shippedFiles } from "../runner/far/package-files.mjs";
 import { installScript } from "../runner/kinds/ssh/pkg-install.mjs";
-import { controlPathFor, gitRemote, parseSshHost, shellQuote, sshArgv, sshEnv, sshFailure } from "../runner/kinds/ssh/ssh-transport.mjs";
+import {
+	controlPathFor,
+	gitRemote,
+	parseSshHost,
+	shellQuote,
+	sshArgv,
+	sshEnv,
+	sshFailure,
+} from "../runner/kinds/ssh/ssh-transport.mjs";
 import { REPO_ROOT } from "../test-support/pi-harness.ts";
 
 const temps: string[] = [];
@@ -31,7 +49,15 @@ describe("frames", () => {
 			{ t: "inbox", message: { id: "m1", kind: "message", text: "line1\nline2" } },
 		];
 		for (const frame of frames) expect(parseFrame(encodeFrame(frame).slice(0, -1))).toEqual(frame);
-		for (const bad of ['{"t":"event","seq":-1,"line":""}', '{"t":"git","head":"zz","wip":"zz"}', '{"t":"session","offset":0,"data":"!!"}', '{"t":"nope"}', "[]", "not json", '{"t":"receipt","receipt":{}}']) {
+		for (const bad of [
+			'{"t":"event","seq":-1,"line":""}',
+			'{"t":"git","head":"zz","wip":"zz"}',
+			'{"t":"session","offset":0,"data":"!!"}',
+			'{"t":"nope"}',
+			"[]",
+			"not json",
+			'{"t":"receipt","receipt":{}}',
+		]) {
 			expect(parseFrame(bad)).toBeUndefined();
 		}
 		const stream = new PassThrough();
@@ -59,7 +85,15 @@ describe("ssh transport", () => {
 		expect(parseSshHost("ssh://me@dev:2222")).toEqual({ destination: "me@dev", port: 2222 });
 		expect(parseSshHost("ssh://[::1]:22/")).toEqual({ destination: "::1", port: 22 });
 		expect(parseSshHost("ssh://box")).toEqual({ destination: "box" });
-		for (const bad of ["", "-oProxyCommand=touch /tmp/x", "a b", "box;rm -rf ~", "ssh://h:99999", "ssh://u@h/path/x", "box\n"]) {
+		for (const bad of [
+			"",
+			"-oProxyCommand=touch /tmp/x",
+			"a b",
+			"box;rm -rf ~",
+			"ssh://h:99999",
+			"ssh://u@h/path/x",
+			"box\n",
+		]) {
 			expect(() => parseSshHost(bad), bad).toThrow();
 		}
 	});
@@ -68,12 +102,24 @@ describe("ssh transport", () => {
 		const target = { host: "ssh://me@dev:2222", sshConfig: "/cfg/ssh config", controlPath: "/store/targets/dev/cm" };
 		const argv = sshArgv(target, ["node", "/d/pkg/v1/runner/far/host-agent.mjs", "follow", "/d/it's here", "3"]);
 		expect(argv.slice(0, 4)).toEqual(["-F", "/cfg/ssh config", "-p", "2222"]);
-		for (const option of ["BatchMode=yes", "ControlMaster=auto", "ControlPath=/store/targets/dev/cm", "ControlPersist=600"]) expect(argv).toContain(option);
-		expect(argv.slice(-3)).toEqual(["--", "me@dev", "node /d/pkg/v1/runner/far/host-agent.mjs follow '/d/it'\\''s here' 3"]);
+		for (const option of [
+			"BatchMode=yes",
+			"ControlMaster=auto",
+			"ControlPath=/store/targets/dev/cm",
+			"ControlPersist=600",
+		])
+			expect(argv).toContain(option);
+		expect(argv.slice(-3)).toEqual([
+			"--",
+			"me@dev",
+			"node /d/pkg/v1/runner/far/host-agent.mjs follow '/d/it'\\''s here' 3",
+		]);
 		expect(shellQuote("$(reboot)")).toBe("'$(reboot)'");
 		const git = gitRemote(target, "/d/repos/r.git");
 		expect(git.url).toBe("ssh://me@dev:2222/d/repos/r.git");
-		expect(git.env.GIT_SSH_COMMAND).toBe("ssh -F '/cfg/ssh config' -o BatchMode=yes -o ControlMaster=auto -o ControlPath=/store/targets/dev/cm -o ControlPersist=600 -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -o ConnectTimeout=15");
+		expect(git.env.GIT_SSH_COMMAND).toBe(
+			"ssh -F '/cfg/ssh config' -o BatchMode=yes -o ControlMaster=auto -o ControlPath=/store/targets/dev/cm -o ControlPersist=600 -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -o ConnectTimeout=15",
+		);
 		expect(sshEnv({ AGENT_BOARD_RUN_ID: "r1", PATH: "/bin" })).toEqual({ PATH: "/bin" });
 	});
 
@@ -88,12 +134,27 @@ describe("ssh transport", () => {
 	});
 
 	it("turns ssh's stderr into a short reason with ssh's own words", () => {
-		expect(sshFailure("ssh: connect to host 127.0.0.1 port 2299: Connection refused\r\n", 255)).toEqual({ kind: "unreachable", reason: "unreachable (ssh: connect to host 127.0.0.1 port 2299: Connection refused)" });
+		expect(sshFailure("ssh: connect to host 127.0.0.1 port 2299: Connection refused\r\n", 255)).toEqual({
+			kind: "unreachable",
+			reason: "unreachable (ssh: connect to host 127.0.0.1 port 2299: Connection refused)",
+		});
 		expect(sshFailure("me@box: Permission denied (publickey).\r\n", 255)?.kind).toBe("auth");
-		expect(sshFailure("ssh: Could not resolve hostname nobox: Name or service not known\r\n", 255)?.reason).toContain("Could not resolve hostname nobox");
-		const changed = "@@@@@@@@@@@\r\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\r\n@@@@@@@@@@@\r\nHost key for [127.0.0.1]:2299 has changed and you have requested strict checking.\r\nHost key verification failed.\r\n";
-		expect(sshFailure(changed, 255)).toEqual({ kind: "host-key-changed", reason: "host key changed (ssh: Host key for [127.0.0.1]:2299 has changed and you have requested strict checking.)" });
-		expect(sshFailure("No ED25519 host key is known for [h]:1 and you have requested strict checking.\r\nHost key verification failed.\r\n", 255)?.kind).toBe("host-key-unknown");
+		expect(sshFailure("ssh: Could not resolve hostname nobox: Name or service not known\r\n", 255)?.reason).toContain(
+			"Could not resolve hostname nobox",
+		);
+		const changed =
+			"@@@@@@@@@@@\r\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\r\n@@@@@@@@@@@\r\nHost key for [127.0.0.1]:2299 has changed and you have requested strict checking.\r\nHost key verification failed.\r\n";
+		expect(sshFailure(changed, 255)).toEqual({
+			kind: "host-key-changed",
+			reason:
+				"host key changed (ssh: Host key for [127.0.0.1]:2299 has changed and you have requested strict checking.)",
+		});
+		expect(
+			sshFailure(
+				"No ED25519 host key is known for [h]:1 and you have requested strict checking.\r\nHost key verification failed.\r\n",
+				255,
+			)?.kind,
+		).toBe("host-key-unknown");
 		expect(sshFailure("\x1b]0;evil\x07weird\r\n", 255)?.reason).not.toMatch(/\x1b|\x07/);
 		expect(sshFailure("bash: node: command not found\n", 127)).toBeUndefined();
 	});
@@ -117,7 +178,7 @@ describe("package version and install script", () => {
 		writeFileSync(join(root, "src/index.ts"), `${readFileSync(join(root, "src/index.ts"), "utf8")}\n`);
 		expect(packageVersion(root)).not.toBe(version);
 		const script = installScript("/h/it's", "0.1.0-abc");
-		expect(script).toContain("tar -xf - -C \"$t\"");
+		expect(script).toContain('tar -xf - -C "$t"');
 		expect(script).toContain("'/h/it'\\''s/pkg/0.1.0-abc'");
 	});
 
@@ -152,8 +213,18 @@ describe("package version and install script", () => {
 
 describe("host check", () => {
 	it("reports each requirement with what was found", () => {
-		expect([nodeVersionOk("v22.19.0"), nodeVersionOk("v22.18.9"), nodeVersionOk("v24.0.0"), nodeVersionOk("v20.19.1")]).toEqual([true, false, true, false]);
-		expect([piVersionOk("1.6.0"), piVersionOk("1.6"), piVersionOk("1.7.0"), piVersionOk("1.60.0")]).toEqual([true, true, false, false]);
+		expect([
+			nodeVersionOk("v22.19.0"),
+			nodeVersionOk("v22.18.9"),
+			nodeVersionOk("v24.0.0"),
+			nodeVersionOk("v20.19.1"),
+		]).toEqual([true, false, true, false]);
+		expect([piVersionOk("1.6.0"), piVersionOk("1.6"), piVersionOk("1.7.0"), piVersionOk("1.60.0")]).toEqual([
+			true,
+			true,
+			false,
+			false,
+		]);
 		const root = temp();
 		const fakePi = join(root, "fake-pi");
 		writeFileSync(fakePi, "#!/bin/sh\necho 1.5.2\n");
@@ -172,6 +243,9 @@ describe("host check", () => {
 		expect(missing.pi.error).toBe("not found on PATH");
 		expect(missing.pkg.present).toBe(false);
 		// A dir that cannot be created (a file is in the way): not writable, with the reason.
-		expect(checkHost(join(fakePi, "dir")).dir).toMatchObject({ ok: false, error: expect.stringContaining("ENOTDIR") });
+		expect(checkHost(join(fakePi, "dir")).dir).toMatchObject({
+			ok: false,
+			error: expect.stringContaining("ENOTDIR"),
+		});
 	});
 });

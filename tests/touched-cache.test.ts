@@ -20,13 +20,30 @@ const WRITE = `printf 'attempt %s\\n' "$AGENT_BOARD_ROW" > shared.txt && printf 
 
 describe("touched files cache", () => {
 	it("a repeat list runs no git; a changed worktree is recomputed alone", async () => {
-		const agent = createTestAgent({ script: { rules: [{ match: "ATTEMPT", steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }] }], fallback: [{ text: "ok" }] } });
+		const agent = createTestAgent({
+			script: {
+				rules: [
+					{
+						match: "ATTEMPT",
+						steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }],
+					},
+				],
+				fallback: [{ text: "ok" }],
+			},
+		});
 		agents.push(agent);
 		const repo = initRepo(join(agent.root, "repo"), { "shared.txt": "base\n", "README.md": "# project\n" });
 		const board = boardFor(agent);
 		// Three rows of their own (not one attempt set: attempts of a set never overlap each other).
 		const started = [];
-		for (const n of [1, 2, 3]) started.push(await board.dispatch({ prompt: `ATTEMPT: rewrite shared.txt, take ${n}`, cwd: repo, worktreeMode: "worktree" }));
+		for (const n of [1, 2, 3])
+			started.push(
+				await board.dispatch({
+					prompt: `ATTEMPT: rewrite shared.txt, take ${n}`,
+					cwd: repo,
+					worktreeMode: "worktree",
+				}),
+			);
 		for (const row of started) await waitDone(board, row.id);
 
 		// A git that logs where it ran, first on PATH for the lists below.
@@ -61,7 +78,9 @@ describe("touched files cache", () => {
 			expect(rerun.length).toBeGreaterThan(0);
 			expect(rerun.filter((cwd) => cwd !== changed.worktreePath && cwd !== repo)).toEqual([]);
 			expect(rerun).toContain(changed.worktreePath);
-			const persisted = JSON.parse(readFileSync(join(board.storeDir, "rows", changed.id, "touched.json"), "utf8")) as { files: string[] };
+			const persisted = JSON.parse(
+				readFileSync(join(board.storeDir, "rows", changed.id, "touched.json"), "utf8"),
+			) as { files: string[] };
 			expect(persisted.files).toContain("later.txt");
 		} finally {
 			process.env.PATH = savedPath;

@@ -16,24 +16,50 @@ const text = (t: string) => [{ type: "text", text: t }];
 const SESSION = [
 	JSON.stringify({ type: "session", id: "s" }),
 	message({ role: "user", content: text("job please") }),
-	message({ role: "assistant", content: [{ type: "text", text: "Starting." }, { type: "toolCall", name: "bash", arguments: { command: "make" } }] }),
+	message({
+		role: "assistant",
+		content: [
+			{ type: "text", text: "Starting." },
+			{ type: "toolCall", name: "bash", arguments: { command: "make" } },
+		],
+	}),
 	message({ role: "toolResult", toolName: "bash", content: text("(no output)") }),
 	message({ role: "user", content: text("steer text here") }),
 	message({ role: "assistant", content: text("ok, steered") }),
 	message({ role: "user", content: text("follow up text") }),
 	message({ role: "assistant", content: text("ok, followed up") }),
 	message({ role: "user", content: text("another run, ask me") }),
-	message({ role: "assistant", content: [{ type: "toolCall", name: "ask_user", arguments: { question: "Which?", options: ["A", "B"] } }] }),
-	message({ role: "toolResult", toolName: "ask_user", content: text("The user answered: B please"), details: { question: "Which?", options: ["A", "B"], answered: true, answer: "B please" } }),
+	message({
+		role: "assistant",
+		content: [{ type: "toolCall", name: "ask_user", arguments: { question: "Which?", options: ["A", "B"] } }],
+	}),
+	message({
+		role: "toolResult",
+		toolName: "ask_user",
+		content: text("The user answered: B please"),
+		details: { question: "Which?", options: ["A", "B"], answered: true, answer: "B please" },
+	}),
 	message({ role: "assistant", content: text("Asked done.") }),
 ].join("\n");
 
-const receipt = (as: "steer" | "followUp" | "answer", preview: string, at: number) => ({ id: `m${at}`, status: "delivered" as const, as, at, preview });
+const receipt = (as: "steer" | "followUp" | "answer", preview: string, at: number) => ({
+	id: `m${at}`,
+	status: "delivered" as const,
+	as,
+	at,
+	preview,
+});
 
 describe("the messages a user sent, in the transcript", () => {
 	it("are marked where they landed: steer, follow-up, an answer in ask_user's place, and a reply that began a new run", () => {
-		const entries = withSent(parseTranscript(SESSION), [receipt("steer", "steer text here", 1), receipt("followUp", "follow up text", 2)], [receipt("answer", "B please", 3)]);
-		const users = entries.filter((entry) => entry.role === "user").map((entry) => [entry.sent ?? "prompt", entry.text, entry.waiting === true]);
+		const entries = withSent(
+			parseTranscript(SESSION),
+			[receipt("steer", "steer text here", 1), receipt("followUp", "follow up text", 2)],
+			[receipt("answer", "B please", 3)],
+		);
+		const users = entries
+			.filter((entry) => entry.role === "user")
+			.map((entry) => [entry.sent ?? "prompt", entry.text, entry.waiting === true]);
 		expect(users).toEqual([
 			["prompt", "job please", false],
 			["steer", "steer text here", false],
@@ -43,7 +69,20 @@ describe("the messages a user sent, in the transcript", () => {
 		]);
 		// The answer replaces the tool's own line; the question stays as the tool call.
 		expect(entries.some((entry) => entry.text.includes("The user answered"))).toBe(false);
-		expect(entries.map((entry) => entry.role)).toEqual(["user", "assistant", "tool", "tool", "user", "assistant", "user", "assistant", "user", "tool", "user", "assistant"]);
+		expect(entries.map((entry) => entry.role)).toEqual([
+			"user",
+			"assistant",
+			"tool",
+			"tool",
+			"user",
+			"assistant",
+			"user",
+			"assistant",
+			"user",
+			"tool",
+			"user",
+			"assistant",
+		]);
 	});
 
 	it("a steer delivered while a tool runs shows at the end, waiting, until it lands; a long one matches on its preview", () => {

@@ -13,7 +13,14 @@ import { requires } from "../test-support/requires.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { chromiumMissing, launchBrowser, overflowing, screenshot, type Browser } from "../test-support/browser.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
-import { allSystemText, createTestAgent, runPi, userTexts, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
+import {
+	allSystemText,
+	createTestAgent,
+	runPi,
+	userTexts,
+	waitFor,
+	type TestAgent,
+} from "../test-support/pi-harness.ts";
 import { serveFromPi, type Served } from "../test-support/web-server.ts";
 import type { BoardEngine } from "../src/board/engine/service.ts";
 import { liveRecord } from "../src/web/web-files.ts";
@@ -57,12 +64,27 @@ async function setup(ctx: TestContext): Promise<World> {
 		script: {
 			rules: [
 				{ match: "STREAM-ME", steps: [{ text: `Begin ${STREAM_WORDS} finished.` }] },
-				{ match: "ASK-DB", steps: [{ toolCall: { name: "ask_user", args: { question: "Which database?", options: ["pg", "sqlite"] } } }, { text: "Using the answer now." }] },
-				{ match: "LONG-TOOL", steps: [{ toolCall: { name: "bash", args: { command: "while [ ! -e RELEASE ]; do sleep 0.1; done" } } }, { text: "Plan A finished." }] },
+				{
+					match: "ASK-DB",
+					steps: [
+						{ toolCall: { name: "ask_user", args: { question: "Which database?", options: ["pg", "sqlite"] } } },
+						{ text: "Using the answer now." },
+					],
+				},
+				{
+					match: "LONG-TOOL",
+					steps: [
+						{ toolCall: { name: "bash", args: { command: "while [ ! -e RELEASE ]; do sleep 0.1; done" } } },
+						{ text: "Plan A finished." },
+					],
+				},
 				{ match: "STEER-NOW", steps: [{ text: "Steered: switching to plan B." }] },
 				{ match: "FOLLOW-NEXT", steps: [{ text: "Follow-up answered." }] },
 				{ match: "STALL-ME", steps: [{ stall: true }] },
-				{ match: "ATTEMPT", steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }] },
+				{
+					match: "ATTEMPT",
+					steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }],
+				},
 				{ match: "XSS-ME", steps: [{ text: XSS }] },
 			],
 			fallback: [{ text: "ok" }],
@@ -71,7 +93,10 @@ async function setup(ctx: TestContext): Promise<World> {
 	made.agent = agent;
 	// A preset in pi's agents/*.md format, for the new-agent form.
 	mkdirSync(join(agent.agentDir, "agents"), { recursive: true });
-	writeFileSync(join(agent.agentDir, "agents", "quick.md"), "---\nname: quick\ndescription: answers fast\nmodel: faux/faux-2\n---\nPRESET-SYSTEM-TEXT be quick.\n");
+	writeFileSync(
+		join(agent.agentDir, "agents", "quick.md"),
+		"---\nname: quick\ndescription: answers fast\nmodel: faux/faux-2\n---\nPRESET-SYSTEM-TEXT be quick.\n",
+	);
 	const store = join(agent.root, "store");
 	const repo = initRepo(join(agent.root, "repo"), { "shared.txt": "base\n" });
 	const board = boardFor(agent);
@@ -97,14 +122,19 @@ async function rowByPrompt(board: BoardEngine, text: string) {
 	return waitFor(async () => (await board.list()).find((row) => row.name.includes(text)), `a row for ${text}`, 30_000);
 }
 
-async function dispatchFromPage(page: Page, prompt: string, options: { model?: string; cwd?: string; count?: string } = {}): Promise<void> {
+async function dispatchFromPage(
+	page: Page,
+	prompt: string,
+	options: { model?: string; cwd?: string; count?: string } = {},
+): Promise<void> {
 	await page.click("#new");
 	await page.fill("textarea.prompt", prompt);
 	if (options.model || options.cwd || options.count) {
 		await page.click("details summary");
 		if (options.model) await page.locator("label.field", { hasText: "model" }).locator("input").fill(options.model);
 		if (options.cwd) await page.locator("label.field", { hasText: "cwd" }).locator("input").fill(options.cwd);
-		if (options.count) await page.locator("label.field", { hasText: "attempts" }).locator("select").selectOption(options.count);
+		if (options.count)
+			await page.locator("label.field", { hasText: "attempts" }).locator("select").selectOption(options.count);
 	}
 	await page.click("button:has-text('Start')");
 	await page.locator(".sheet").waitFor({ state: "hidden" });
@@ -125,10 +155,14 @@ describe("the board in a browser", () => {
 		// Words arrive while the run still works: the page shows them on a working row, before the answer ends.
 		const selector = `li.row[data-id="${streaming.id}"]`;
 		const live = `[document.querySelector('${selector} .glyph')?.textContent, document.querySelector('${selector} .stream')?.textContent ?? ""]`;
-		await waitFor(async () => {
-			const [glyph, text] = (await page.evaluate(live)) as [string, string];
-			return glyph === ">" && /streamed\d/.test(text) && !text.includes("finished");
-		}, "streamed words on a working row", 30_000);
+		await waitFor(
+			async () => {
+				const [glyph, text] = (await page.evaluate(live)) as [string, string];
+				return glyph === ">" && /streamed\d/.test(text) && !text.includes("finished");
+			},
+			"streamed words on a working row",
+			30_000,
+		);
 		await card(page, streaming.id).locator(".glyph", { hasText: "+" }).waitFor({ timeout: 60_000 });
 		// The list shows the start of a long answer; the opened row shows it whole.
 		await card(page, streaming.id).locator(".row-head").click();
@@ -143,7 +177,11 @@ describe("the board in a browser", () => {
 		await layoutShot(page, "question-360");
 		await card(page, asking.id).locator("button.choice", { hasText: "sqlite" }).click();
 		const done = await waitDone(board, asking.id);
-		expect(done).toMatchObject({ state: "completed", latestAssistant: "Using the answer now.", currentRunId: asking.currentRunId });
+		expect(done).toMatchObject({
+			state: "completed",
+			latestAssistant: "Using the answer now.",
+			currentRunId: asking.currentRunId,
+		});
 		// Answered in place: the same worker process made the next request, with the answer as the tool's result.
 		const calls = agent.calls().filter((call) => userTexts(call).some((text) => text.includes("ASK-DB")));
 		expect(calls).toHaveLength(2);
@@ -178,7 +216,9 @@ describe("the board in a browser", () => {
 		expect(JSON.stringify(followCall?.messages)).toContain("Steered: switching to plan B.");
 
 		const stalled = await board.dispatch({ prompt: "STALL-ME forever", cwd: agent.cwd });
-		await card(page, stalled.id).locator(".activity", { hasText: "waiting for the model" }).waitFor({ timeout: 30_000 });
+		await card(page, stalled.id)
+			.locator(".activity", { hasText: "waiting for the model" })
+			.waitFor({ timeout: 30_000 });
 		await card(page, stalled.id).locator(".row-head").click();
 		const stop = card(page, stalled.id).locator("button.danger");
 		await stop.click();
@@ -190,10 +230,16 @@ describe("the board in a browser", () => {
 	it("compares an attempt set and merges one with the TUI's plan; the other's conflict offers the follow-up", async (ctx) => {
 		const { page, board, repo } = await setup(ctx);
 		await dispatchFromPage(page, "ATTEMPT rewrite shared.txt", { cwd: repo, count: "2" });
-		const rows = await waitFor(async () => {
-			const found = (await board.list()).filter((row) => row.name.includes("ATTEMPT"));
-			return found.length === 2 ? found.sort((a, b) => (a.attempt?.index ?? 0) - (b.attempt?.index ?? 0)) : undefined;
-		}, "two attempts", 30_000);
+		const rows = await waitFor(
+			async () => {
+				const found = (await board.list()).filter((row) => row.name.includes("ATTEMPT"));
+				return found.length === 2
+					? found.sort((a, b) => (a.attempt?.index ?? 0) - (b.attempt?.index ?? 0))
+					: undefined;
+			},
+			"two attempts",
+			30_000,
+		);
 		for (const row of rows) expect((await waitDone(board, row.id, 120_000)).state).toBe("completed");
 		const [first, second] = rows as [(typeof rows)[number], (typeof rows)[number]];
 		await card(page, first.id).locator(".glyph", { hasText: "+" }).waitFor({ timeout: 30_000 });
@@ -206,7 +252,9 @@ describe("the board in a browser", () => {
 		await layoutShot(page, "compare-360");
 		await page.locator(".attempt", { hasText: "#1" }).locator("button", { hasText: "Merge this one" }).click();
 		await page.locator(".sheet-title", { hasText: "Merge" }).waitFor();
-		expect(await page.locator(".sheet-content p").first().textContent()).toMatch(/^Merge .*ATTEMPT.* \(agent-board\/.*\) into main: .*uncommitted change.*\?$/);
+		expect(await page.locator(".sheet-content p").first().textContent()).toMatch(
+			/^Merge .*ATTEMPT.* \(agent-board\/.*\) into main: .*uncommitted change.*\?$/,
+		);
 		await page.locator(".sheet-content button.primary", { hasText: "Merge" }).click();
 		await page.locator(".toast", { hasText: `into main` }).waitFor({ timeout: 60_000 });
 		expect(git(repo, "show", "HEAD:shared.txt")).toBe(`attempt ${first.id}`);
@@ -215,7 +263,9 @@ describe("the board in a browser", () => {
 		await page.locator(".attempt", { hasText: "merged → main" }).waitFor();
 		const head = git(repo, "rev-parse", "HEAD");
 		await page.locator(".attempt", { hasText: "#2" }).locator("button", { hasText: "Merge this one" }).click();
-		await page.locator(".sheet-content p.warning", { hasText: "will conflict in shared.txt" }).waitFor({ timeout: 60_000 });
+		await page
+			.locator(".sheet-content p.warning", { hasText: "will conflict in shared.txt" })
+			.waitFor({ timeout: 60_000 });
 		await page.locator(".sheet-content button.primary", { hasText: "Merge" }).click();
 		const followUp = page.locator(".merge-result textarea");
 		await followUp.waitFor({ timeout: 60_000 });
@@ -255,9 +305,18 @@ describe("the board in a browser", () => {
 		expect(await card(page, row.id).locator(".name").textContent()).toContain("<script>");
 		await card(page, row.id).locator(".row-head").click();
 		await card(page, row.id).locator(".details pre", { hasText: "markup stays text" }).waitFor();
-		expect(await page.evaluate("[window.__pwned ?? null, document.querySelectorAll('main img, main script').length]")).toEqual([null, 0]);
+		expect(
+			await page.evaluate("[window.__pwned ?? null, document.querySelectorAll('main img, main script').length]"),
+		).toEqual([null, 0]);
 		await page.locator(".toast", { hasText: "completed" }).first().waitFor();
-		await waitFor(async () => ((await page.evaluate("window.__notes")) as string[]).some((title) => title.startsWith("XSS-ME") && title.endsWith("completed")), "a system notification", 10_000);
+		await waitFor(
+			async () =>
+				((await page.evaluate("window.__notes")) as string[]).some(
+					(title) => title.startsWith("XSS-ME") && title.endsWith("completed"),
+				),
+			"a system notification",
+			10_000,
+		);
 		await page.evaluate("window.scrollTo(0, 0)");
 		await layoutShot(page, "board-360");
 		await layoutShot(page, "board-360-whole", true);
@@ -281,7 +340,8 @@ describe("the board in a browser", () => {
 
 	it("lives on without pi: a second pi's board sees the same rows; rotate logs the browser out; stop ends it", async (ctx) => {
 		const { page, store, agent, served, board } = await setup(ctx);
-		const command = (args: string) => runPi(agent, { args: ["-p", `/agent-board ${args}`], env: { AGENT_BOARD_DIR: store }, timeoutMs: 120_000 });
+		const command = (args: string) =>
+			runPi(agent, { args: ["-p", `/agent-board ${args}`], env: { AGENT_BOARD_DIR: store }, timeoutMs: 120_000 });
 		const listed = await command("list");
 		expect(listed.code, listed.stderr).toBe(0);
 		for (const row of await board.list()) expect(listed.stdout).toContain(row.id);

@@ -26,7 +26,8 @@ afterAll(() => {
 /** The package as `pi install` leaves it: under a node_modules, with its own dependencies and none of pi's. */
 function installedCopy(agent: TestAgent): string {
 	const dir = join(agent.agentDir, "npm", "node_modules", "pi-agent-board");
-	for (const part of ["package.json", "src", "runner"]) cpSync(join(REPO_ROOT, part), join(dir, part), { recursive: true });
+	for (const part of ["package.json", "src", "runner"])
+		cpSync(join(REPO_ROOT, part), join(dir, part), { recursive: true });
 	mkdirSync(join(dir, "node_modules"), { recursive: true });
 	cpSync(join(REPO_ROOT, "node_modules", "uqr"), join(dir, "node_modules", "uqr"), { recursive: true });
 	return dir;
@@ -40,7 +41,13 @@ describe("the web server, installed", () => {
 		agents.push(agent);
 		const copy = installedCopy(agent);
 		const store = join(agent.root, "store");
-		const pi = (command: string) => runPi(agent, { withExtension: false, args: ["-e", join(copy, "src", "index.ts"), "-p", `/agent-board ${command}`], env: { AGENT_BOARD_DIR: store }, timeoutMs: 120_000 });
+		const pi = (command: string) =>
+			runPi(agent, {
+				withExtension: false,
+				args: ["-e", join(copy, "src", "index.ts"), "-p", `/agent-board ${command}`],
+				env: { AGENT_BOARD_DIR: store },
+				timeoutMs: 120_000,
+			});
 		const started = await pi("serve --port 0");
 		expect(started.code, started.stderr).toBe(0);
 		const login = LOGIN.exec(started.stdout);
@@ -51,10 +58,13 @@ describe("the web server, installed", () => {
 		const record = liveRecord(store);
 		if (!record) throw new Error("no server record");
 		// The server runs the copy's engine with the packages of the pi that started it, and lives on after that pi exited.
-		expect(readFileSync(logPath(store), "utf8")).toContain(`loading the board engine from ${copy} with pi's packages from ${join(REPO_ROOT, "node_modules", "@earendil-works", "pi-coding-agent")}`);
+		expect(readFileSync(logPath(store), "utf8")).toContain(
+			`loading the board engine from ${copy} with pi's packages from ${join(REPO_ROOT, "node_modules", "@earendil-works", "pi-coding-agent")}`,
+		);
 		expect(isAlive(record.pid, record.start)).toBe(true);
 		expect(statSync(webDir(store)).mode & 0o777).toBe(0o700);
-		for (const file of [recordPath(store), tokenPath(store), logPath(store)]) expect(statSync(file).mode & 0o777, file).toBe(0o600);
+		for (const file of [recordPath(store), tokenPath(store), logPath(store)])
+			expect(statSync(file).mode & 0o777, file).toBe(0o600);
 		expect(readFileSync(logPath(store), "utf8")).not.toContain(token);
 
 		const port = record.port;
@@ -71,18 +81,55 @@ describe("the web server, installed", () => {
 		const good = { cookie, origin, "x-csrf-token": csrf, "content-type": "application/json" };
 
 		// A real dispatch through the API: the server starts the worker with the pi that started it.
-		const dispatched = await rawRequest(port, "POST", "/api/dispatch", good, JSON.stringify({ prompt: "web dispatch", cwd: agent.cwd }));
+		const dispatched = await rawRequest(
+			port,
+			"POST",
+			"/api/dispatch",
+			good,
+			JSON.stringify({ prompt: "web dispatch", cwd: agent.cwd }),
+		);
 		expect(dispatched.status, dispatched.body).toBe(200);
 		const id = String(JSON.parse(dispatched.body).rows[0]);
 		const board = boardFor(agent);
 		expect((await waitDone(board, id)).latestAssistant).toBe("Done from the web.");
 
 		const endpoints: [string, string][] = [
-			...["/", "/index.html", "/app.js", "/style.css", "/sw.js", "/manifest.webmanifest", "/icon.svg", "/no-such-file", "/api/session", "/api/events", "/api/rows", "/api/rows?archived=1", `/api/rows/${id}`, `/api/rows/${id}/compare`, `/api/rows/${id}/merge-plan`, "/api/dispatch"].map((path): [string, string] => ["GET", path]),
-			...["/api/dispatch", `/api/rows/${id}/reply`, `/api/rows/${id}/stop`, `/api/rows/${id}/archive`, `/api/rows/${id}/unarchive`, `/api/rows/${id}/viewed`, `/api/rows/${id}/merge`].map((path): [string, string] => ["POST", path]),
+			...[
+				"/",
+				"/index.html",
+				"/app.js",
+				"/style.css",
+				"/sw.js",
+				"/manifest.webmanifest",
+				"/icon.svg",
+				"/no-such-file",
+				"/api/session",
+				"/api/events",
+				"/api/rows",
+				"/api/rows?archived=1",
+				`/api/rows/${id}`,
+				`/api/rows/${id}/compare`,
+				`/api/rows/${id}/merge-plan`,
+				"/api/dispatch",
+			].map((path): [string, string] => ["GET", path]),
+			...[
+				"/api/dispatch",
+				`/api/rows/${id}/reply`,
+				`/api/rows/${id}/stop`,
+				`/api/rows/${id}/archive`,
+				`/api/rows/${id}/unarchive`,
+				`/api/rows/${id}/viewed`,
+				`/api/rows/${id}/merge`,
+			].map((path): [string, string] => ["POST", path]),
 		];
 		const body = JSON.stringify({ text: "hi", prompt: "should not start", cwd: agent.cwd });
-		const statuses = async (headers: Record<string, string>) => Promise.all(endpoints.map(async ([method, path]) => `${method} ${path} ${(await rawRequest(port, method, path, headers, method === "POST" ? body : undefined)).status}`));
+		const statuses = async (headers: Record<string, string>) =>
+			Promise.all(
+				endpoints.map(
+					async ([method, path]) =>
+						`${method} ${path} ${(await rawRequest(port, method, path, headers, method === "POST" ? body : undefined)).status}`,
+				),
+			);
 		const all = (status: number) => endpoints.map(([method, path]) => `${method} ${path} ${status}`);
 		const { cookie: _drop, ...noCookie } = good;
 		expect(await statuses(noCookie)).toEqual(all(401));
@@ -92,13 +139,18 @@ describe("the web server, installed", () => {
 		const posts = endpoints.filter(([method]) => method === "POST");
 		for (const [method, path] of posts) {
 			expect((await rawRequest(port, method, path, { ...good, "x-csrf-token": "" }, body)).status, path).toBe(403);
-			expect((await rawRequest(port, method, path, { ...good, "x-csrf-token": "x".repeat(43) }, body)).status, path).toBe(403);
+			expect(
+				(await rawRequest(port, method, path, { ...good, "x-csrf-token": "x".repeat(43) }, body)).status,
+				path,
+			).toBe(403);
 			const { origin: _o, ...noOrigin } = good;
 			expect((await rawRequest(port, method, path, noOrigin, body)).status, path).toBe(403);
 		}
 		expect((await rawRequest(port, "GET", "/login?token=wrong")).status).toBe(401);
 		expect((await rawRequest(port, "GET", "/login")).status).toBe(401);
-		expect((await rawRequest(port, "GET", `/login?token=${token}`, { host: `attacker.example:${port}` })).status).toBe(403);
+		expect(
+			(await rawRequest(port, "GET", `/login?token=${token}`, { host: `attacker.example:${port}` })).status,
+		).toBe(403);
 		// Nothing the refused requests asked for happened.
 		const after = await board.get(id);
 		expect(after).toMatchObject({ archived: false, state: "completed" });
@@ -109,10 +161,14 @@ describe("the web server, installed", () => {
 		expect(page.status).toBe(200);
 		expect(String(page.headers["content-security-policy"])).toContain("script-src 'self'; style-src 'self'");
 		expect(String(page.headers["content-security-policy"])).toContain("require-trusted-types-for 'script'");
-		expect(String((await rawRequest(port, "GET", "/")).headers["content-security-policy"])).toContain("default-src 'none'");
+		expect(String((await rawRequest(port, "GET", "/")).headers["content-security-policy"])).toContain(
+			"default-src 'none'",
+		);
 		expect(page.body).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>|\son[a-z]+=|\sstyle=/i);
 		for (const name of readdirSync(join(REPO_ROOT, "src", "web", "page")).filter((file) => file.endsWith(".js"))) {
-			expect(readFileSync(join(REPO_ROOT, "src", "web", "page", name), "utf8"), name).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/);
+			expect(readFileSync(join(REPO_ROOT, "src", "web", "page", name), "utf8"), name).not.toMatch(
+				/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/,
+			);
 		}
 
 		// Rotation: the old cookie is refused at once, the new login works.
@@ -159,7 +215,11 @@ describe("the switch in the board's settings", () => {
 			expect(h.screen()).toMatch(/the board in a browser \(web server\)\s+on/);
 			await h.press(KEY.enter);
 			// The status line says it once the server is gone.
-			await waitFor(async () => (await settle(), h.screen().includes(`agent-board web: stopped (pid ${record?.pid})`)), "the server to stop", 30_000);
+			await waitFor(
+				async () => (await settle(), h.screen().includes(`agent-board web: stopped (pid ${record?.pid})`)),
+				"the server to stop",
+				30_000,
+			);
 			expect(record && isAlive(record.pid, record.start)).toBe(false);
 			expect(liveRecord(store)).toBeUndefined();
 		} finally {

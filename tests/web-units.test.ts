@@ -15,7 +15,15 @@ import { parseServeArgs } from "../src/web/serve-args.ts";
 import { checkRequest, cookieValue, csrfFor, hostAllowed, newToken } from "../src/web/server/auth.ts";
 import { packageDir, piModules, piRootFromScript, resolveImport } from "../src/web/server/pi-modules.mjs";
 import { pageRow } from "../src/web/server/row-json.ts";
-import { claimRecord, dropRecord, liveRecord, readToken, recordPath, tokenPath, writeToken } from "../src/web/web-files.ts";
+import {
+	claimRecord,
+	dropRecord,
+	liveRecord,
+	readToken,
+	recordPath,
+	tokenPath,
+	writeToken,
+} from "../src/web/web-files.ts";
 
 // Not through the pi harness: this file starts no pi and stays in the unit tier.
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
@@ -34,9 +42,18 @@ function store(): string {
 describe("serve arguments", () => {
 	it("parses start, stop, status and rotate, and refuses the rest with a reason", () => {
 		expect(parseServeArgs("", {})).toEqual({ ok: true, serve: { action: "start", port: 7878, host: "127.0.0.1" } });
-		expect(parseServeArgs("", { AGENT_BOARD_WEB_PORT: "9100" })).toEqual({ ok: true, serve: { action: "start", port: 9100, host: "127.0.0.1" } });
-		expect(parseServeArgs("--port 0 --host 0.0.0.0")).toEqual({ ok: true, serve: { action: "start", port: 0, host: "0.0.0.0" } });
-		expect(parseServeArgs("--port=9000 --host=[::1]", { AGENT_BOARD_WEB_PORT: "9100" })).toEqual({ ok: true, serve: { action: "start", port: 9000, host: "::1" } });
+		expect(parseServeArgs("", { AGENT_BOARD_WEB_PORT: "9100" })).toEqual({
+			ok: true,
+			serve: { action: "start", port: 9100, host: "127.0.0.1" },
+		});
+		expect(parseServeArgs("--port 0 --host 0.0.0.0")).toEqual({
+			ok: true,
+			serve: { action: "start", port: 0, host: "0.0.0.0" },
+		});
+		expect(parseServeArgs("--port=9000 --host=[::1]", { AGENT_BOARD_WEB_PORT: "9100" })).toEqual({
+			ok: true,
+			serve: { action: "start", port: 9000, host: "::1" },
+		});
 		expect(parseServeArgs("--stop")).toEqual({ ok: true, serve: { action: "stop" } });
 		expect(parseServeArgs("--status")).toEqual({ ok: true, serve: { action: "status" } });
 		expect(parseServeArgs("--rotate")).toEqual({ ok: true, serve: { action: "rotate" } });
@@ -64,19 +81,46 @@ describe("who may talk to the server", () => {
 
 	it("refuses a request without the cookie (401), for a rebound name (403), from another origin (403), a change without the CSRF token (403)", () => {
 		expect(checkRequest({ method: "GET", host }, token, "127.0.0.1")).toMatchObject({ ok: false, status: 401 });
-		expect(checkRequest({ method: "GET", host, cookie: "agent_board_web=wrong" }, token, "127.0.0.1")).toMatchObject({ ok: false, status: 401 });
+		expect(checkRequest({ method: "GET", host, cookie: "agent_board_web=wrong" }, token, "127.0.0.1")).toMatchObject({
+			ok: false,
+			status: 401,
+		});
 		expect(checkRequest({ method: "GET", host, cookie }, token, "127.0.0.1")).toEqual({ ok: true });
-		expect(checkRequest({ method: "GET", host: "evil.example:7878", cookie }, token, "127.0.0.1")).toMatchObject({ ok: false, status: 403 });
-		expect(checkRequest({ method: "GET", host, origin: "http://evil.example", cookie }, token, "127.0.0.1")).toMatchObject({ ok: false, status: 403 });
-		expect(checkRequest({ method: "POST", host, origin, cookie }, token, "127.0.0.1")).toMatchObject({ ok: false, status: 403, reason: "wrong CSRF token" });
-		expect(checkRequest({ method: "POST", host, cookie, csrf }, token, "127.0.0.1")).toMatchObject({ ok: false, status: 403, reason: "no Origin" });
-		expect(checkRequest({ method: "POST", host, origin: "http://localhost:7878", cookie, csrf }, token, "127.0.0.1")).toMatchObject({ ok: false, status: 403 });
+		expect(checkRequest({ method: "GET", host: "evil.example:7878", cookie }, token, "127.0.0.1")).toMatchObject({
+			ok: false,
+			status: 403,
+		});
+		expect(
+			checkRequest({ method: "GET", host, origin: "http://evil.example", cookie }, token, "127.0.0.1"),
+		).toMatchObject({ ok: false, status: 403 });
+		expect(checkRequest({ method: "POST", host, origin, cookie }, token, "127.0.0.1")).toMatchObject({
+			ok: false,
+			status: 403,
+			reason: "wrong CSRF token",
+		});
+		expect(checkRequest({ method: "POST", host, cookie, csrf }, token, "127.0.0.1")).toMatchObject({
+			ok: false,
+			status: 403,
+			reason: "no Origin",
+		});
+		expect(
+			checkRequest({ method: "POST", host, origin: "http://localhost:7878", cookie, csrf }, token, "127.0.0.1"),
+		).toMatchObject({ ok: false, status: 403 });
 		expect(checkRequest({ method: "POST", host, origin, cookie, csrf }, token, "127.0.0.1")).toEqual({ ok: true });
 	});
 
 	it("takes IP addresses, localhost and the name it listens on as Host, never another name", () => {
-		for (const ok of ["127.0.0.1:7878", "localhost:9000", "[::1]:7878", "192.168.1.20:7878", "10.0.0.2"]) expect(hostAllowed(ok, "127.0.0.1"), ok).toBe(true);
-		for (const bad of [undefined, "", "attacker.example:7878", "127.0.0.1.nip.io:7878", "localhost.attacker.example", "a b"]) expect(hostAllowed(bad, "127.0.0.1"), String(bad)).toBe(false);
+		for (const ok of ["127.0.0.1:7878", "localhost:9000", "[::1]:7878", "192.168.1.20:7878", "10.0.0.2"])
+			expect(hostAllowed(ok, "127.0.0.1"), ok).toBe(true);
+		for (const bad of [
+			undefined,
+			"",
+			"attacker.example:7878",
+			"127.0.0.1.nip.io:7878",
+			"localhost.attacker.example",
+			"a b",
+		])
+			expect(hostAllowed(bad, "127.0.0.1"), String(bad)).toBe(false);
 		expect(hostAllowed("devbox.lan:7878", "devbox.lan")).toBe(true);
 	});
 });
@@ -117,7 +161,16 @@ describe("a row as the page gets it", () => {
 			live: { text: "hello world", tool: { name: "ask_user", detail: "Which db?", startedAt: 4 } },
 		} satisfies BoardRow;
 		const page = pageRow(row);
-		expect(page).toMatchObject({ id: "r1", name: "fix the parser\ufffd", group: 1, question: "Which <b>db</b>?␇", options: ["<img src=x onerror=alert(1)>", "sqlite"], liveText: "hello world", target: "local", unread: true });
+		expect(page).toMatchObject({
+			id: "r1",
+			name: "fix the parser\ufffd",
+			group: 1,
+			question: "Which <b>db</b>?␇",
+			options: ["<img src=x onerror=alert(1)>", "sqlite"],
+			liveText: "hello world",
+			target: "local",
+			unread: true,
+		});
 		expect(page.live?.tool).toEqual({ name: "ask_user", detail: "Which db?", startedAt: 4 });
 		expect(pageRow({ ...row, pinned: true }).group).toBe(0);
 	});
@@ -128,8 +181,12 @@ describe("pi's packages for the server", () => {
 		const root = piRootFromScript(PI_CLI);
 		expect(root).toBe(join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent"));
 		expect(piRootFromScript("/nonexistent/cli.js")).toBeUndefined();
-		expect(resolveImport(root ?? "", "typebox/compile")).toBe(join(REPO_ROOT, "node_modules/typebox/build/compile/index.mjs"));
-		expect(resolveImport(root ?? "", "@earendil-works/pi-ai")).toBe(join(REPO_ROOT, "node_modules/@earendil-works/pi-ai/dist/index.js"));
+		expect(resolveImport(root ?? "", "typebox/compile")).toBe(
+			join(REPO_ROOT, "node_modules/typebox/build/compile/index.mjs"),
+		);
+		expect(resolveImport(root ?? "", "@earendil-works/pi-ai")).toBe(
+			join(REPO_ROOT, "node_modules/@earendil-works/pi-ai/dist/index.js"),
+		);
 		expect(packageDir("/", "no-such-package")).toBeUndefined();
 		const modules = piModules(root, "/nonexistent");
 		expect(typeof modules.createJiti).toBe("function");

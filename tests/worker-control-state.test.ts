@@ -46,7 +46,10 @@ describe("protocol lines", () => {
 	it("marks malformed runner lines invalid, keeping an id so the sender still gets a receipt", () => {
 		expect(parseRunnerLine("not json")).toEqual({ type: "invalid" });
 		expect(parseRunnerLine('{"type":"message","id":"m1","text":"x"}')).toEqual({ type: "invalid", id: "m1" });
-		expect(parseRunnerLine('{"type":"message","id":"m1","text":"x","deliverAs":"later"}')).toEqual({ type: "invalid", id: "m1" });
+		expect(parseRunnerLine('{"type":"message","id":"m1","text":"x","deliverAs":"later"}')).toEqual({
+			type: "invalid",
+			id: "m1",
+		});
 		expect(parseWorkerLine('{"type":"receipt","id":"m1","status":"maybe"}')).toBeUndefined();
 		expect(parseWorkerLine('{"type":"receipt","id":"m1","status":"rejected","code":"run-ended"}')).toEqual({
 			type: "receipt",
@@ -55,12 +58,17 @@ describe("protocol lines", () => {
 			code: "run-ended",
 		});
 		// A code the runner does not know is dropped, never passed on as text.
-		expect(parseWorkerLine('{"type":"receipt","id":"m1","status":"rejected","code":"please retry"}')).toEqual({ type: "receipt", id: "m1", status: "rejected" });
+		expect(parseWorkerLine('{"type":"receipt","id":"m1","status":"rejected","code":"please retry"}')).toEqual({
+			type: "receipt",
+			id: "m1",
+			status: "rejected",
+		});
 	});
 
 	it("reads the fd and the park timeout from the environment", () => {
 		expect(controlFd({ AGENT_BOARD_CONTROL_FD: "3" })).toBe(3);
-		for (const bad of [undefined, "", "1", "x", "-3", "3.5"]) expect(controlFd({ AGENT_BOARD_CONTROL_FD: bad })).toBeUndefined();
+		for (const bad of [undefined, "", "1", "x", "-3", "3.5"])
+			expect(controlFd({ AGENT_BOARD_CONTROL_FD: bad })).toBeUndefined();
 		expect(askWaitMs({})).toBe(600_000);
 		expect(askWaitMs({ AGENT_BOARD_ASK_WAIT: "1.5" })).toBe(1500);
 		expect(askWaitMs({ AGENT_BOARD_ASK_WAIT: "soon" })).toBe(600_000);
@@ -128,7 +136,10 @@ describe("WorkerControl", () => {
 		await control.beforeSettle(() => false, immediate);
 		control.onSettled();
 		control.onLine({ type: "message", id: "late", text: "x", deliverAs: "steer" });
-		expect(sent).toEqual([{ type: "closed" }, { type: "receipt", id: "late", status: "rejected", code: "run-ended" }]);
+		expect(sent).toEqual([
+			{ type: "closed" },
+			{ type: "receipt", id: "late", status: "rejected", code: "run-ended" },
+		]);
 	});
 
 	it("stays open at before-settle when a message arrived meanwhile (pi continues with it)", async () => {

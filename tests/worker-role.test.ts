@@ -8,8 +8,23 @@ import { join } from "node:path";
 import type { Message, ToolResultMessage } from "@earendil-works/pi-ai";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { PROMPT_PLACEHOLDER } from "../runner/protocol.mjs";
-import { createTestAgent, REPO_ROOT, userTexts, waitFor, type FauxCall, type PiEvent, type TestAgent } from "../test-support/pi-harness.ts";
-import { allCommandLines, isClosed, isReceipt, spawnWorker, toolStarted, type WorkerProcess } from "../test-support/worker-channel.ts";
+import {
+	createTestAgent,
+	REPO_ROOT,
+	userTexts,
+	waitFor,
+	type FauxCall,
+	type PiEvent,
+	type TestAgent,
+} from "../test-support/pi-harness.ts";
+import {
+	allCommandLines,
+	isClosed,
+	isReceipt,
+	spawnWorker,
+	toolStarted,
+	type WorkerProcess,
+} from "../test-support/worker-channel.ts";
 
 const HOLD_SETTLED = join(REPO_ROOT, "test-support/hold-settled-extension.ts");
 
@@ -97,7 +112,9 @@ describe("prompt over the control channel", () => {
 				.filter(Boolean)
 				.map((line) => JSON.parse(line) as { type: string; message?: Message })
 				.filter((entry) => entry.type === "message" && entry.message?.role === "user");
-			expect(userEntries.map((entry) => entry.message && userTexts({ messages: [entry.message] } as FauxCall)[0])).toEqual([text]);
+			expect(
+				userEntries.map((entry) => entry.message && userTexts({ messages: [entry.message] } as FauxCall)[0]),
+			).toEqual([text]);
 			expect(session).not.toContain(PROMPT_PLACEHOLDER);
 			expect(worker.readySent()).toBe(true);
 			expect(worker.lines).toEqual([{ type: "closed" }]);
@@ -121,7 +138,15 @@ describe("messages into a running worker", () => {
 		const agent = newAgent();
 		const release = join(agent.root, "release-steer");
 		agent.writeScript({
-			rules: [{ match: "STEER-TASK", steps: [{ toolCall: { name: "bash", args: { command: waitForFileCommand(release, "steer") } } }, { text: "task done" }] }],
+			rules: [
+				{
+					match: "STEER-TASK",
+					steps: [
+						{ toolCall: { name: "bash", args: { command: waitForFileCommand(release, "steer") } } },
+						{ text: "task done" },
+					],
+				},
+			],
 			fallback: [{ text: "acting on the steer" }],
 		});
 		const worker = start(agent);
@@ -130,7 +155,12 @@ describe("messages into a running worker", () => {
 		worker.send({ type: "prompt", text: "STEER-TASK go" });
 		await worker.waitForEvent(toolStarted("bash"), "the bash tool to start");
 		worker.send({ type: "message", id: "m1", text: "STEER: use the other branch", deliverAs: "steer" });
-		expect(await worker.waitForLine(isReceipt("m1"), "receipt m1")).toEqual({ type: "receipt", id: "m1", status: "delivered", as: "steer" });
+		expect(await worker.waitForLine(isReceipt("m1"), "receipt m1")).toEqual({
+			type: "receipt",
+			id: "m1",
+			status: "delivered",
+			as: "steer",
+		});
 		writeFileSync(release, "");
 		expect((await worker.exited()).code).toBe(0);
 
@@ -148,14 +178,27 @@ describe("messages into a running worker", () => {
 		const agent = newAgent();
 		const release = join(agent.root, "release-follow");
 		agent.writeScript({
-			rules: [{ match: "FOLLOW-TASK", steps: [{ toolCall: { name: "bash", args: { command: waitForFileCommand(release, "follow") } } }, { text: "task done" }] }],
+			rules: [
+				{
+					match: "FOLLOW-TASK",
+					steps: [
+						{ toolCall: { name: "bash", args: { command: waitForFileCommand(release, "follow") } } },
+						{ text: "task done" },
+					],
+				},
+			],
 			fallback: [{ text: "follow-up handled" }],
 		});
 		const worker = start(agent);
 		worker.send({ type: "prompt", text: "FOLLOW-TASK go" });
 		await worker.waitForEvent(toolStarted("bash"), "the bash tool to start");
 		worker.send({ type: "message", id: "f1", text: "FOLLOW: then write the changelog", deliverAs: "followUp" });
-		expect(await worker.waitForLine(isReceipt("f1"), "receipt f1")).toEqual({ type: "receipt", id: "f1", status: "delivered", as: "followUp" });
+		expect(await worker.waitForLine(isReceipt("f1"), "receipt f1")).toEqual({
+			type: "receipt",
+			id: "f1",
+			status: "delivered",
+			as: "followUp",
+		});
 		writeFileSync(release, "");
 		expect((await worker.exited()).code).toBe(0);
 
@@ -175,11 +218,19 @@ describe("messages into a running worker", () => {
 		worker.send({ type: "prompt", text: "just answer" });
 		await worker.waitForLine(isClosed, "closed");
 		worker.send({ type: "message", id: "late", text: "too late", deliverAs: "steer" });
-		expect(await worker.waitForLine(isReceipt("late"), "receipt late")).toEqual({ type: "receipt", id: "late", status: "rejected", code: "run-ended" });
+		expect(await worker.waitForLine(isReceipt("late"), "receipt late")).toEqual({
+			type: "receipt",
+			id: "late",
+			status: "rejected",
+			code: "run-ended",
+		});
 		writeFileSync(hold, "");
 		expect((await worker.exited()).code).toBe(0);
 		expect(agent.calls()).toHaveLength(1);
-		expect(worker.lines).toEqual([{ type: "closed" }, { type: "receipt", id: "late", status: "rejected", code: "run-ended" }]);
+		expect(worker.lines).toEqual([
+			{ type: "closed" },
+			{ type: "receipt", id: "late", status: "rejected", code: "run-ended" },
+		]);
 	});
 });
 
@@ -188,7 +239,10 @@ describe("ask_user waits in place", () => {
 		rules: [
 			{
 				match: "ASK-TASK",
-				steps: [{ toolCall: { name: "ask_user", args: { question: "Which color?", options: ["red", "blue"] } } }, { text: "painting it" }],
+				steps: [
+					{ toolCall: { name: "ask_user", args: { question: "Which color?", options: ["red", "blue"] } } },
+					{ text: "painting it" },
+				],
 			},
 		],
 		fallback: [{ text: "unexpected" }],
@@ -202,13 +256,20 @@ describe("ask_user waits in place", () => {
 		const started = await worker.waitForEvent(toolStarted("ask_user"), "ask_user to start");
 		expect(started.args).toEqual({ question: "Which color?", options: ["red", "blue"] });
 		worker.send({ type: "message", id: "a1", text: "blue, please", deliverAs: "steer" });
-		expect(await worker.waitForLine(isReceipt("a1"), "receipt a1")).toEqual({ type: "receipt", id: "a1", status: "delivered", as: "answer" });
+		expect(await worker.waitForLine(isReceipt("a1"), "receipt a1")).toEqual({
+			type: "receipt",
+			id: "a1",
+			status: "delivered",
+			as: "answer",
+		});
 		expect((await worker.exited()).code).toBe(0);
 
 		const calls = agent.calls();
 		expect(calls.map((call) => call.pid)).toEqual([worker.pid, worker.pid]);
 		const results = toolResults(calls[1]!);
-		expect(results.map((result) => result.content)).toEqual([[{ type: "text", text: "The user answered: blue, please" }]]);
+		expect(results.map((result) => result.content)).toEqual([
+			[{ type: "text", text: "The user answered: blue, please" }],
+		]);
 		// The answer is the tool result, not an extra user message.
 		expect(userTexts(calls[1]!)).toEqual(["ASK-TASK paint"]);
 		expect(details(toolEnd(worker.events(), "ask_user"))).toMatchObject({ answered: true, answer: "blue, please" });
@@ -220,7 +281,11 @@ describe("ask_user waits in place", () => {
 		const worker = start(agent, { env: { AGENT_BOARD_ASK_WAIT: "1" } });
 		worker.send({ type: "prompt", text: "ASK-TASK paint" });
 		expect((await worker.exited()).code).toBe(0);
-		expect(details(toolEnd(worker.events(), "ask_user"))).toEqual({ parked: true, question: "Which color?", options: ["red", "blue"] });
+		expect(details(toolEnd(worker.events(), "ask_user"))).toEqual({
+			parked: true,
+			question: "Which color?",
+			options: ["red", "blue"],
+		});
 		expect(agent.calls()).toHaveLength(1);
 		expect(worker.lines).toEqual([{ type: "closed" }]);
 	});
@@ -246,7 +311,11 @@ describe("ask_user waits in place", () => {
 		// No channel means no prompt delivery either: such a worker gets its prompt as an argument.
 		const worker = start(agent, { noChannel: true, promptArg: "ASK-TASK paint" });
 		expect((await worker.exited()).code).toBe(0);
-		expect(details(toolEnd(worker.events(), "ask_user"))).toEqual({ parked: true, question: "Which color?", options: ["red", "blue"] });
+		expect(details(toolEnd(worker.events(), "ask_user"))).toEqual({
+			parked: true,
+			question: "Which color?",
+			options: ["red", "blue"],
+		});
 		expect(agent.calls()).toHaveLength(1);
 	});
 });
@@ -256,7 +325,20 @@ describe("the runner goes away", () => {
 		const agent = newAgent();
 		const marker = `orphan-${Date.now()}`;
 		agent.writeScript({
-			rules: [{ match: "LONG-TASK", steps: [{ toolCall: { name: "bash", args: { command: waitForFileCommand(join(agent.root, "never"), marker) } } }, { text: "unexpected" }] }],
+			rules: [
+				{
+					match: "LONG-TASK",
+					steps: [
+						{
+							toolCall: {
+								name: "bash",
+								args: { command: waitForFileCommand(join(agent.root, "never"), marker) },
+							},
+						},
+						{ text: "unexpected" },
+					],
+				},
+			],
 		});
 		const worker = start(agent);
 		worker.send({ type: "prompt", text: "LONG-TASK go" });
@@ -264,13 +346,20 @@ describe("the runner goes away", () => {
 		await waitFor(() => allCommandLines().some(({ cmdline }) => cmdline.includes(marker)), "the tool's shell");
 		worker.closeChannel();
 		await worker.exited();
-		await waitFor(() => !allCommandLines().some(({ cmdline }) => cmdline.includes(marker)), "the tool's shell to end");
+		await waitFor(
+			() => !allCommandLines().some(({ cmdline }) => cmdline.includes(marker)),
+			"the tool's shell to end",
+		);
 		expect(agent.calls()).toHaveLength(1);
 	});
 
 	it("closing fd 3 while ask_user waits exits pi", async () => {
 		const agent = newAgent();
-		agent.writeScript({ rules: [{ steps: [{ toolCall: { name: "ask_user", args: { question: "Still there?" } } }, { text: "unexpected" }] }] });
+		agent.writeScript({
+			rules: [
+				{ steps: [{ toolCall: { name: "ask_user", args: { question: "Still there?" } } }, { text: "unexpected" }] },
+			],
+		});
 		const worker = start(agent);
 		worker.send({ type: "prompt", text: "ask me" });
 		await worker.waitForEvent(toolStarted("ask_user"), "ask_user to start");
@@ -279,4 +368,3 @@ describe("the runner goes away", () => {
 		expect(agent.calls()).toHaveLength(1);
 	});
 });
-

@@ -16,7 +16,21 @@ afterAll(() => agent?.cleanup());
 describe("a local worker's temp dir", () => {
 	it("is the store's private tmp, where jiti caches the extension when the shared one cannot be written", async () => {
 		const shared = join(`${process.env.TMPDIR ?? "/tmp"}`, `pab-shared-tmp-${process.pid}`);
-		agent = createTestAgent({ script: { rules: [{ match: "TMP", steps: [{ toolCall: { name: "bash", args: { command: 'echo "TMPDIR=$TMPDIR"' } } }, { text: "Done." }] }], fallback: [{ text: "ok" }] }, env: { TMPDIR: shared } });
+		agent = createTestAgent({
+			script: {
+				rules: [
+					{
+						match: "TMP",
+						steps: [
+							{ toolCall: { name: "bash", args: { command: 'echo "TMPDIR=$TMPDIR"' } } },
+							{ text: "Done." },
+						],
+					},
+				],
+				fallback: [{ text: "ok" }],
+			},
+			env: { TMPDIR: shared },
+		});
 		mkdirSync(shared, { recursive: true });
 		// What another user's /tmp/jiti is to this one: jiti cannot make or write its cache there.
 		writeFileSync(join(shared, "jiti"), "not a directory\n");

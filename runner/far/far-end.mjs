@@ -32,7 +32,10 @@ export function runnerAlive(runDir) {
  * @param {string} runDir @param {{ alive?: () => boolean }} [options]
  */
 export function recordDeath(runDir, options = {}) {
-	return endOrphan(runDir, diedEnd(runDir), { alive: options.alive ?? (() => runnerAlive(runDir)), kill: { graceMs: 200, tag: farTag } });
+	return endOrphan(runDir, diedEnd(runDir), {
+		alive: options.alive ?? (() => runnerAlive(runDir)),
+		kill: { graceMs: 200, tag: farTag },
+	});
 }
 
 /**
@@ -64,6 +67,12 @@ export async function stopFarRun(runDir, options = {}) {
 		signalVerified(runner.pid, runner.start, "SIGKILL");
 	}
 	const left = await endRunProcesses(farTag(runId), { graceMs: 500 });
-	const final = typeof safeStatus(runDir)?.endedAt === "number" ? safeStatus(runDir) : await endOrphan(runDir, stoppedEnd(), { alive: () => runnerAlive(runDir), kill: { graceMs: 200, tag: farTag } });
+	const final =
+		typeof safeStatus(runDir)?.endedAt === "number"
+			? safeStatus(runDir)
+			: await endOrphan(runDir, stoppedEnd(), {
+					alive: () => runnerAlive(runDir),
+					kill: { graceMs: 200, tag: farTag },
+				});
 	return { status: final, left };
 }

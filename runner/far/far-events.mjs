@@ -33,7 +33,9 @@ export function eventReader({ runDir, path, fromSeq, send, flag }) {
 		} catch {
 			value = undefined;
 		}
-		const record = /** @type {Record<string, unknown> | undefined} */ (value && typeof value === "object" && !Array.isArray(value) ? value : undefined);
+		const record = /** @type {Record<string, unknown> | undefined} */ (
+			value && typeof value === "object" && !Array.isArray(value) ? value : undefined
+		);
 		const seq = record?.seq;
 		if (typeof seq !== "number" || !Number.isSafeInteger(seq)) {
 			skipped.shape += 1;

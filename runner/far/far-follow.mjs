@@ -82,7 +82,13 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 		const size = sizeInside(sessionDir, sessionFile);
 		if (size < 0 || size === sessionOffset) return false;
 		if (size > MAX_SESSION_BYTES) {
-			if (!sessionFlagged) send({ t: "flag", code: "session-too-large", file: sessionFile, reason: `${sessionFile} on the target is ${sizeWords(size)}, over the ${sizeWords(MAX_SESSION_BYTES)} a session may be: not mirrored` });
+			if (!sessionFlagged)
+				send({
+					t: "flag",
+					code: "session-too-large",
+					file: sessionFile,
+					reason: `${sessionFile} on the target is ${sizeWords(size)}, over the ${sizeWords(MAX_SESSION_BYTES)} a session may be: not mirrored`,
+				});
 			sessionFlagged = true;
 			return false;
 		}
@@ -90,9 +96,19 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 		let reset = size < sessionOffset;
 		if (reset) sessionOffset = 0;
 		for (let sent = 0; sessionOffset < size && sent < budget; ) {
-			const bytes = readInside(sessionDir, sessionFile, sessionOffset, Math.min(size, sessionOffset + SESSION_CHUNK_BYTES));
+			const bytes = readInside(
+				sessionDir,
+				sessionFile,
+				sessionOffset,
+				Math.min(size, sessionOffset + SESSION_CHUNK_BYTES),
+			);
 			if (!bytes || bytes.length === 0) return false;
-			send({ t: "session", offset: sessionOffset, data: bytes.toString("base64"), ...(reset ? { reset: true } : {}) });
+			send({
+				t: "session",
+				offset: sessionOffset,
+				data: bytes.toString("base64"),
+				...(reset ? { reset: true } : {}),
+			});
 			sessionOffset += bytes.length;
 			sent += bytes.length;
 			reset = false;
@@ -105,7 +121,10 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 		for (const name of listInside(dir)) {
 			if (!name.endsWith(".json") || name.startsWith(".") || receiptsSent.has(name)) continue;
 			try {
-				send({ t: "receipt", receipt: JSON.parse(String(readInside(runDir, join(dir, name), 0, 64 * 1024) ?? "")) });
+				send({
+					t: "receipt",
+					receipt: JSON.parse(String(readInside(runDir, join(dir, name), 0, 64 * 1024) ?? "")),
+				});
 				receiptsSent.add(name);
 			} catch {
 				// Torn, unreadable or not a plain file: tried again on the next pass.
@@ -114,7 +133,10 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 	};
 
 	const readStatus = () => {
-		const text = sizeInside(runDir, join(runDir, "status.json")) <= 1024 * 1024 ? readInside(runDir, join(runDir, "status.json"))?.toString("utf8") : undefined;
+		const text =
+			sizeInside(runDir, join(runDir, "status.json")) <= 1024 * 1024
+				? readInside(runDir, join(runDir, "status.json"))?.toString("utf8")
+				: undefined;
 		if (text === undefined || text === lastStatus) return;
 		try {
 			send({ t: "status", status: JSON.parse(text) });
@@ -148,7 +170,13 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 		cwdSeen = seen;
 		const inside = typeof cwd === "string" && (cwd === options.cwdOf || cwd.startsWith(`${options.cwdOf}/`));
 		cwdFlagged = !inside;
-		if (!inside) send({ t: "flag", code: "far-tampered", file: join(runDir, "run.json"), reason: `${join(runDir, "run.json")} on the target names /cwd ${JSON.stringify(cwd)}, not a directory of the row's workspace ${options.cwdOf}: ignored (snapshots read the workspace)` });
+		if (!inside)
+			send({
+				t: "flag",
+				code: "far-tampered",
+				file: join(runDir, "run.json"),
+				reason: `${join(runDir, "run.json")} on the target names /cwd ${JSON.stringify(cwd)}, not a directory of the row's workspace ${options.cwdOf}: ignored (snapshots read the workspace)`,
+			});
 	};
 
 	const readGit = () => {
@@ -215,13 +243,21 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 					// A runner gone without its end (killed, host rebooted), or one that never recorded itself:
 					// record it, then report it.
 					const ranOrLate = lstatOk(join(runDir, "runner.json")) || Date.now() - began > RUNNER_START_GRACE_MS;
-					if (status && typeof status.endedAt !== "number" && ranOrLate) status = await recordDeath(runDir, { alive: options.alive });
-					if (!status && ranOrLate) return gone(`the run's status on the target is gone or unreadable: ${join(runDir, "status.json")}`);
+					if (status && typeof status.endedAt !== "number" && ranOrLate)
+						status = await recordDeath(runDir, { alive: options.alive });
+					if (!status && ranOrLate)
+						return gone(`the run's status on the target is gone or unreadable: ${join(runDir, "status.json")}`);
 					if (status && typeof status.endedAt === "number") {
 						drain(true);
 						gitDue = true;
 						readGit();
-						const held = { seq: events.lastSeq, sessionBytes: Math.max(0, Math.min(sizeInside(sessionDir, sessionFile), sessionFlagged ? sessionOffset : Infinity)) };
+						const held = {
+							seq: events.lastSeq,
+							sessionBytes: Math.max(
+								0,
+								Math.min(sizeInside(sessionDir, sessionFile), sessionFlagged ? sessionOffset : Infinity),
+							),
+						};
 						send({ t: "end", status, held });
 						close({});
 						return;
@@ -287,7 +323,10 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 				subdir("inbox");
 				writeJsonAtomic(join(runDir, "inbox", name), message);
 			} catch (error) {
-				send({ t: "error", message: `cannot write ${join(runDir, "inbox", name)}: ${error instanceof Error ? error.message : String(error)}` });
+				send({
+					t: "error",
+					message: `cannot write ${join(runDir, "inbox", name)}: ${error instanceof Error ? error.message : String(error)}`,
+				});
 			}
 		},
 		/** Re-checks now (the link learnt something, e.g. the container exited). */

@@ -25,7 +25,10 @@ export const mirrorLockPath = (mirror) => join(mirror, "agent-board.lock");
  */
 export async function withMirrorLock(mirror, fn) {
 	ensureMirror(mirror);
-	return withLockFile(mirrorLockPath(mirror), fn, { timeoutMs: MIRROR_WAIT_MS, what: "a push into the host's mirror takes too long" });
+	return withLockFile(mirrorLockPath(mirror), fn, {
+		timeoutMs: MIRROR_WAIT_MS,
+		what: "a push into the host's mirror takes too long",
+	});
 }
 
 /**

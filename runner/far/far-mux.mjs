@@ -43,7 +43,13 @@ export function serveLink(dir, options) {
 	const fail = (run, kind, error) => {
 		runs.delete(run);
 		const code = error instanceof BoardError ? error.code : undefined;
-		send({ t: "close", run, kind, message: error instanceof Error ? error.message : String(error), ...(code ? { code } : {}) });
+		send({
+			t: "close",
+			run,
+			kind,
+			message: error instanceof Error ? error.message : String(error),
+			...(code ? { code } : {}),
+		});
 	};
 
 	/** @param {string} run @param {string} runDir @param {{ seq: number, bytes: number }} from */
@@ -106,7 +112,8 @@ export function serveLink(dir, options) {
 		/** @type {MuxRun} */
 		const entry = { waiting: asking.waiting, launch: { config, from } };
 		try {
-			if (needs.want.includes("session") && config.session) entry.launch = { config, from, receiver: sessionReceiver(needs.session, config.session) };
+			if (needs.want.includes("session") && config.session)
+				entry.launch = { config, from, receiver: sessionReceiver(needs.session, config.session) };
 		} catch (error) {
 			return fail(run, "remote", error);
 		}
@@ -137,7 +144,11 @@ export function serveLink(dir, options) {
 			const result = await stopFarRun(targetPaths(dir, row, run).run);
 			send({ t: "result", run, value: { stopped: true, status: result.status, left: result.left } });
 		} catch (error) {
-			send({ t: "result", run, value: { stopped: false, error: error instanceof Error ? error.message : String(error) } });
+			send({
+				t: "result",
+				run,
+				value: { stopped: false, error: error instanceof Error ? error.message : String(error) },
+			});
 		}
 	}
 

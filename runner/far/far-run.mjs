@@ -47,9 +47,17 @@ export function checkFarConfig(value) {
 	if (typeof v.repoKey !== "string" || !KEY.test(v.repoKey)) throw bad("repoKey");
 	if (typeof v.base !== "string" || !/^[0-9a-f]{40,64}$/.test(v.base)) throw bad("base");
 	if (typeof v.prompt !== "string") throw bad("prompt");
-	if (v.subdir !== undefined && (typeof v.subdir !== "string" || v.subdir.startsWith("/") || v.subdir.split("/").includes(".."))) throw bad("subdir");
+	if (
+		v.subdir !== undefined &&
+		(typeof v.subdir !== "string" || v.subdir.startsWith("/") || v.subdir.split("/").includes(".."))
+	)
+		throw bad("subdir");
 	if (!v.env || typeof v.env !== "object" || Object.values(v.env).some((x) => typeof x !== "string")) throw bad("env");
-	if (v.piCommand !== undefined && (!Array.isArray(v.piCommand) || v.piCommand.length === 0 || v.piCommand.some((x) => typeof x !== "string"))) throw bad("piCommand");
+	if (
+		v.piCommand !== undefined &&
+		(!Array.isArray(v.piCommand) || v.piCommand.length === 0 || v.piCommand.some((x) => typeof x !== "string"))
+	)
+		throw bad("piCommand");
 	if (typeof v.createdAt !== "number") throw bad("createdAt");
 	const s = /** @type {Record<string, unknown> | null | undefined} */ (v.session);
 	if (s != null && (typeof s.size !== "number" || typeof s.sha256 !== "string")) throw bad("session");
@@ -90,23 +98,55 @@ export function prepareRun(dir, config, options = {}) {
 	const tmp = join(dir, "tmp");
 	if (farRunStarted(paths.run)) throw new Error(`run ${config.runId} already started at ${paths.run}`);
 	for (const path of [paths.run, dirname(paths.session), join(paths.store, "notify"), tmp]) ensureDir(path);
-	if (config.session === null && existsSync(paths.session)) renameSync(paths.session, `${paths.session}.aside-${Date.now()}`);
+	if (config.session === null && existsSync(paths.session))
+		renameSync(paths.session, `${paths.session}.aside-${Date.now()}`);
 	/** @type {{ head: string, action: string, objects?: string }} */
 	let workspace;
-	if (options.clone) workspace = ensureClone({ source: options.clone.source, worktree: paths.work, rowId: config.rowId, base: config.base });
+	if (options.clone)
+		workspace = ensureClone({
+			source: options.clone.source,
+			worktree: paths.work,
+			rowId: config.rowId,
+			base: config.base,
+		});
 	else {
 		const mirror = targetMirrorPath(dir, config.repoKey);
 		ensureMirror(mirror);
 		workspace = syncWorktree({ mirror, worktree: paths.work, rowId: config.rowId, base: config.base });
 	}
 	/** @type {FarPlace} */
-	const place = options.inside?.(paths) ?? { layout: "target", runDir: paths.run, storeDir: paths.store, sessionFile: paths.session, cwd: join(paths.work, config.subdir ?? ""), extensionPath: join(PACKAGE_ROOT, "src", "index.ts"), tmp };
+	const place = options.inside?.(paths) ?? {
+		layout: "target",
+		runDir: paths.run,
+		storeDir: paths.store,
+		sessionFile: paths.session,
+		cwd: join(paths.work, config.subdir ?? ""),
+		extensionPath: join(PACKAGE_ROOT, "src", "index.ts"),
+		tmp,
+	};
 	const { tmp: tmpDir, ...where } = place;
 	// A private TMPDIR: a shared host's /tmp/jiti belongs to whoever ran pi first, and without a
 	// writable cache pi compiles our extension on every start.
-	writeJsonAtomic(join(paths.run, "run.json"), buildRunConfig(portableRun(config), { ...where, piCommand: config.piCommand ?? ["pi"], maxConcurrent: 1, env: { TMPDIR: tmpDir } }));
-	if (!existsSync(join(paths.run, "status.json"))) writeJsonAtomic(join(paths.run, "status.json"), initialStatus(config.runId, config.rowId, config.createdAt));
-	return { runDir: paths.run, worktree: paths.work, sessionFile: paths.session, head: workspace.head, action: workspace.action, objects: workspace.objects, session: fileDigest(paths.session) };
+	writeJsonAtomic(
+		join(paths.run, "run.json"),
+		buildRunConfig(portableRun(config), {
+			...where,
+			piCommand: config.piCommand ?? ["pi"],
+			maxConcurrent: 1,
+			env: { TMPDIR: tmpDir },
+		}),
+	);
+	if (!existsSync(join(paths.run, "status.json")))
+		writeJsonAtomic(join(paths.run, "status.json"), initialStatus(config.runId, config.rowId, config.createdAt));
+	return {
+		runDir: paths.run,
+		worktree: paths.work,
+		sessionFile: paths.session,
+		head: workspace.head,
+		action: workspace.action,
+		objects: workspace.objects,
+		session: fileDigest(paths.session),
+	};
 }
 
 /**
@@ -114,7 +154,8 @@ export function prepareRun(dir, config, options = {}) {
  * (start.json, made with O_EXCL just before the spawn; the runner records itself a moment later).
  * @param {string} runDir
  */
-export const farRunStarted = (runDir) => existsSync(join(runDir, "runner.json")) || existsSync(join(runDir, "start.json"));
+export const farRunStarted = (runDir) =>
+	existsSync(join(runDir, "runner.json")) || existsSync(join(runDir, "start.json"));
 
 /**
  * Starts the run's runner detached (it outlives this ssh session); the runner records itself, and
@@ -132,5 +173,8 @@ export function startRun(runDir) {
 	// starting, before it records itself); the one that does not create start.json leaves it to the other.
 	if (!createExclusive(join(runDir, "start.json"), JSON.stringify({ pid: process.pid, at: Date.now() }))) return;
 	// The far side's own tag: an end here never reaches a link on this machine (ssh to oneself).
-	spawnRunner(runDir, join(runDir, "slot.json"), process.execPath, { ...process.env, [RUN_TAG]: runTag(String(config.runId), "target") });
+	spawnRunner(runDir, join(runDir, "slot.json"), process.execPath, {
+		...process.env,
+		[RUN_TAG]: runTag(String(config.runId), "target"),
+	});
 }

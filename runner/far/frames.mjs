@@ -93,13 +93,30 @@ function frameBody(f) {
 	switch (f.t) {
 		case "hello": {
 			if (typeof f.agent !== "string" || !isCount(f.pid)) return undefined;
-			const load = isLoad(f.load) && isCount(f.cpus) ? { load: /** @type {number} */ (f.load), cpus: /** @type {number} */ (f.cpus) } : {};
+			const load =
+				isLoad(f.load) && isCount(f.cpus)
+					? { load: /** @type {number} */ (f.load), cpus: /** @type {number} */ (f.cpus) }
+					: {};
 			return { t: "hello", agent: f.agent, pid: /** @type {number} */ (f.pid), ...load };
 		}
 		case "stat":
-			return isLoad(f.load) && isCount(f.cpus) && isCount(f.at) ? { t: "stat", load: /** @type {number} */ (f.load), cpus: /** @type {number} */ (f.cpus), at: /** @type {number} */ (f.at) } : undefined;
+			return isLoad(f.load) && isCount(f.cpus) && isCount(f.at)
+				? {
+						t: "stat",
+						load: /** @type {number} */ (f.load),
+						cpus: /** @type {number} */ (f.cpus),
+						at: /** @type {number} */ (f.at),
+					}
+				: undefined;
 		case "follow":
-			return isRunId(f.row) && isCount(f.seq) && isCount(f.bytes) ? { t: "follow", row: /** @type {string} */ (f.row), seq: /** @type {number} */ (f.seq), bytes: /** @type {number} */ (f.bytes) } : undefined;
+			return isRunId(f.row) && isCount(f.seq) && isCount(f.bytes)
+				? {
+						t: "follow",
+						row: /** @type {string} */ (f.row),
+						seq: /** @type {number} */ (f.seq),
+						bytes: /** @type {number} */ (f.bytes),
+					}
+				: undefined;
 		case "launch":
 			return isObject(f.config) ? { t: "launch", config: f.config } : undefined;
 		case "stop":
@@ -108,33 +125,60 @@ function frameBody(f) {
 			return { t: "unfollow" };
 		case "close":
 			if (typeof f.kind !== "string" || typeof f.message !== "string") return undefined;
-			return { t: "close", kind: f.kind, message: f.message, ...(isCode(f.code) ? { code: /** @type {string} */ (f.code) } : {}) };
+			return {
+				t: "close",
+				kind: f.kind,
+				message: f.message,
+				...(isCode(f.code) ? { code: /** @type {string} */ (f.code) } : {}),
+			};
 		case "status":
 			return isObject(f.status) ? { t: f.t, status: f.status } : undefined;
 		case "end": {
 			if (!isObject(f.status)) return undefined;
-			const held = isObject(f.held) && isCount(f.held.seq) && isCount(f.held.sessionBytes) ? { seq: /** @type {number} */ (f.held.seq), sessionBytes: /** @type {number} */ (f.held.sessionBytes) } : undefined;
+			const held =
+				isObject(f.held) && isCount(f.held.seq) && isCount(f.held.sessionBytes)
+					? { seq: /** @type {number} */ (f.held.seq), sessionBytes: /** @type {number} */ (f.held.sessionBytes) }
+					: undefined;
 			return { t: "end", status: f.status, ...(held ? { held } : {}) };
 		}
 		case "event":
-			return isCount(f.seq) && typeof f.line === "string" && !f.line.includes("\n") ? { t: "event", seq: /** @type {number} */ (f.seq), line: f.line } : undefined;
+			return isCount(f.seq) && typeof f.line === "string" && !f.line.includes("\n")
+				? { t: "event", seq: /** @type {number} */ (f.seq), line: f.line }
+				: undefined;
 		case "receipt":
-			return isObject(f.receipt) && typeof f.receipt.id === "string" ? { t: "receipt", receipt: f.receipt } : undefined;
+			return isObject(f.receipt) && typeof f.receipt.id === "string"
+				? { t: "receipt", receipt: f.receipt }
+				: undefined;
 		case "session":
 			if (!isCount(f.offset) || typeof f.data !== "string" || !BASE64.test(f.data)) return undefined;
-			return { t: "session", offset: /** @type {number} */ (f.offset), data: f.data, ...(f.reset === true ? { reset: true } : {}) };
+			return {
+				t: "session",
+				offset: /** @type {number} */ (f.offset),
+				data: f.data,
+				...(f.reset === true ? { reset: true } : {}),
+			};
 		case "git":
-			return isSha(f.head) && isSha(f.wip) ? { t: "git", head: /** @type {string} */ (f.head), wip: /** @type {string} */ (f.wip) } : undefined;
+			return isSha(f.head) && isSha(f.wip)
+				? { t: "git", head: /** @type {string} */ (f.head), wip: /** @type {string} */ (f.wip) }
+				: undefined;
 		case "error":
 			if (typeof f.message !== "string") return undefined;
 			return { t: "error", message: f.message, ...(isCode(f.code) ? { code: /** @type {string} */ (f.code) } : {}) };
 		case "flag":
 			if (!isCode(f.code) || typeof f.file !== "string" || typeof f.reason !== "string") return undefined;
-			return { t: "flag", code: /** @type {string} */ (f.code), file: f.file, reason: f.reason, ...(isCount(f.count) ? { count: /** @type {number} */ (f.count) } : {}) };
+			return {
+				t: "flag",
+				code: /** @type {string} */ (f.code),
+				file: f.file,
+				reason: f.reason,
+				...(isCount(f.count) ? { count: /** @type {number} */ (f.count) } : {}),
+			};
 		case "result":
 			return isObject(f.value) ? { t: "result", value: f.value } : undefined;
 		case "inbox":
-			return isObject(f.message) && typeof f.message.id === "string" ? { t: "inbox", message: f.message } : undefined;
+			return isObject(f.message) && typeof f.message.id === "string"
+				? { t: "inbox", message: f.message }
+				: undefined;
 		case "config":
 			return isObject(f.config) ? { t: "config", config: f.config } : undefined;
 		case "done":

@@ -29,10 +29,18 @@ export const wipRef = (rowId) => `refs/agent-board/wip/${rowId}`;
  */
 export function git(cwd, args, env, input) {
 	try {
-		return execFileSync("git", args, { cwd, encoding: "utf8", stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"], ...(input === undefined ? {} : { input }), env: env ? { ...process.env, ...env } : undefined }).trim();
+		return execFileSync("git", args, {
+			cwd,
+			encoding: "utf8",
+			stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+			...(input === undefined ? {} : { input }),
+			env: env ? { ...process.env, ...env } : undefined,
+		}).trim();
 	} catch (error) {
 		const stderr = String(/** @type {{ stderr?: unknown }} */ (error).stderr ?? "").trim();
-		throw new Error(`git ${args[0]} in ${cwd}: ${stderr || (error instanceof Error ? error.message : String(error))}`);
+		throw new Error(
+			`git ${args[0]} in ${cwd}: ${stderr || (error instanceof Error ? error.message : String(error))}`,
+		);
 	}
 }
 
@@ -147,15 +155,18 @@ export function syncWorktree({ mirror, worktree, rowId, base }) {
 			git(mirror, ["worktree", "add", "-q", "-b", branch, worktree, base]);
 			return { head: base, action: "created" };
 		} catch (error) {
-			if (!revParse(mirror, `${base}^{commit}`)) throw new Error(`base commit ${base} is not in ${mirror} (push it first)`);
+			if (!revParse(mirror, `${base}^{commit}`))
+				throw new Error(`base commit ${base} is not in ${mirror} (push it first)`);
 			if (!revParse(mirror, `refs/heads/${branch}`)) throw error;
 		}
 		// The branch exists (an earlier run here): its worktree was removed, so it is registered again.
 		git(mirror, ["worktree", "prune"]);
 		git(mirror, ["worktree", "add", "-q", worktree, branch]);
-	} else if (!revParse(mirror, `${base}^{commit}`)) throw new Error(`base commit ${base} is not in ${mirror} (push it first)`);
+	} else if (!revParse(mirror, `${base}^{commit}`))
+		throw new Error(`base commit ${base} is not in ${mirror} (push it first)`);
 	const symbolic = git(worktree, ["symbolic-ref", "-q", "HEAD"]);
-	if (symbolic !== `refs/heads/${branch}`) throw new Error(`${worktree} is on ${symbolic || "a detached HEAD"}, not ${branch}`);
+	if (symbolic !== `refs/heads/${branch}`)
+		throw new Error(`${worktree} is on ${symbolic || "a detached HEAD"}, not ${branch}`);
 	const head = git(worktree, ["rev-parse", "HEAD"]);
 	if (head === base) return { head, action: "unchanged" };
 	const tree = worktreeTree(worktree);
@@ -168,7 +179,9 @@ export function syncWorktree({ mirror, worktree, rowId, base }) {
 		return { head: base, action: "fast-forward" };
 	}
 	if (isAncestor(worktree, base, head)) return { head, action: "kept" };
-	throw new Error(`the workspace ${worktree} has work that is not in the pushed base ${base.slice(0, 12)} (fetch it back first)`);
+	throw new Error(
+		`the workspace ${worktree} has work that is not in the pushed base ${base.slice(0, 12)} (fetch it back first)`,
+	);
 }
 
 /**

@@ -177,7 +177,10 @@ async function run(dir, fromSeq, sessionFrom) {
 	const needs = await launchNeeds(dir, config);
 	if (!needs.started) {
 		send({ t: "result", value: { want: needs.want, runDir: needs.runDir } });
-		await receiveUntilDone(input, needs.want.includes("session") ? { path: needs.session, digest: config.session } : undefined);
+		await receiveUntilDone(
+			input,
+			needs.want.includes("session") ? { path: needs.session, digest: config.session } : undefined,
+		);
 		await launchRun(dir, config);
 	}
 	send({ t: "result", value: { started: true, runDir: needs.runDir } });
@@ -230,7 +233,10 @@ async function main() {
 			need(args, 1, "check <dir>");
 			const first = process.stdin.isTTY ? undefined : await stdinFrames().next();
 			const config = first?.t === "config" ? first.config : {};
-			return send({ t: "result", value: checkHost(abs(String(args[0])), /** @type {{ pi?: string[], pkgVersion?: string }} */ (config)) });
+			return send({
+				t: "result",
+				value: checkHost(abs(String(args[0])), /** @type {{ pi?: string[], pkgVersion?: string }} */ (config)),
+			});
 		}
 		case "receive-pack":
 			need(args, 1, "receive-pack <repo.git>");
@@ -255,7 +261,9 @@ async function main() {
 			need(args, 2, "snapshot <worktree> <rowId>");
 			return send({ t: "result", value: snapshotWip(abs(String(args[0])), String(args[1])) });
 		default:
-			throw new Error(`unknown verb "${verb}" (check, receive-pack, upload-pack, link, follow, run, stop, snapshot)`);
+			throw new Error(
+				`unknown verb "${verb}" (check, receive-pack, upload-pack, link, follow, run, stop, snapshot)`,
+			);
 	}
 }
 

@@ -35,7 +35,10 @@ function firstLine(command, args) {
 function why(error) {
 	const e = /** @type {{ code?: string, stderr?: unknown, message?: string }} */ (error);
 	if (e.code === "ENOENT") return "not found on PATH";
-	const stderr = String(e.stderr ?? "").trim().split("\n").pop();
+	const stderr = String(e.stderr ?? "")
+		.trim()
+		.split("\n")
+		.pop();
 	return stderr || e.message || String(error);
 }
 
@@ -89,8 +92,24 @@ export function checkModel(piCommand, env, tmp) {
 	const probe = join(probeDir, "model-probe.mjs");
 	try {
 		fs.writeFileSync(probe, MODEL_PROBE, { mode: 0o600 });
-		const args = [...piCommand.slice(1), "--mode", "json", "-p", "--no-session", "-e", probe, "--", "agent-board model check"];
-		const out = execFileSync(piCommand[0] ?? "pi", args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 60000, cwd: probeDir, env: { ...process.env, ...env, TMPDIR: tmp } });
+		const args = [
+			...piCommand.slice(1),
+			"--mode",
+			"json",
+			"-p",
+			"--no-session",
+			"-e",
+			probe,
+			"--",
+			"agent-board model check",
+		];
+		const out = execFileSync(piCommand[0] ?? "pi", args, {
+			encoding: "utf8",
+			stdio: ["ignore", "pipe", "pipe"],
+			timeout: 60000,
+			cwd: probeDir,
+			env: { ...process.env, ...env, TMPDIR: tmp },
+		});
 		const line = out.split("\n").find((l) => l.startsWith('{"type":"agent_board_model"'));
 		if (!line) return { ok: false, error: "pi did not answer the model check" };
 		const found = JSON.parse(line);
@@ -98,7 +117,13 @@ export function checkModel(piCommand, env, tmp) {
 		return { ok: !!model && found.ready === true, ...(model ? { model } : {}), ready: found.ready === true };
 	} catch (error) {
 		const e = /** @type {{ code?: string, stderr?: unknown, message?: string }} */ (error);
-		return { ok: false, error: e.code === "ENOENT" ? "pi not found on PATH" : firstError(String(e.stderr ?? "")) || e.message || String(error) };
+		return {
+			ok: false,
+			error:
+				e.code === "ENOENT"
+					? "pi not found on PATH"
+					: firstError(String(e.stderr ?? "")) || e.message || String(error),
+		};
 	} finally {
 		fs.rmSync(probeDir, { recursive: true, force: true });
 	}
@@ -151,10 +176,22 @@ export function checkHost(dir, config = {}) {
 	} catch (error) {
 		disk.error = why(error);
 	}
-	const pkg = { version: config.pkgVersion ?? "", present: !!config.pkgVersion && fs.existsSync(join(path, "pkg", config.pkgVersion, ".complete")) };
+	const pkg = {
+		version: config.pkgVersion ?? "",
+		present: !!config.pkgVersion && fs.existsSync(join(path, "pkg", config.pkgVersion, ".complete")),
+	};
 	// Only a pi of the right series is asked: another would fail every run anyway, for its own reason.
 	const model = pi.ok ? checkModel(piCommand, config.env ?? {}, join(path, "tmp")) : undefined;
-	return { ok: node.ok && pi.ok && git.ok && dirState.ok && disk.ok && pkg.present && (model?.ok ?? false), node, pi, git, dir: dirState, disk, pkg, ...(model ? { model } : {}) };
+	return {
+		ok: node.ok && pi.ok && git.ok && dirState.ok && disk.ok && pkg.present && (model?.ok ?? false),
+		node,
+		pi,
+		git,
+		dir: dirState,
+		disk,
+		pkg,
+		...(model ? { model } : {}),
+	};
 }
 
 /** One line per requirement for `targets check`. @typedef {import("../../src/board/engine/types.ts").CheckItem} CheckItem */
@@ -162,10 +199,27 @@ export function checkHost(dir, config = {}) {
 /** @param {ReturnType<typeof checkModel>} model @param {string} where @returns {CheckItem} */
 function modelItem(model, where) {
 	if (model.ok) return { name: "model", ok: true, detail: `runs use ${model.model} (the host's pi configuration)` };
-	if (model.error) return { name: "model", ok: false, detail: `pi could not say which model a run would use: ${model.error}`, fix: `run pi -p hi on ${where} yourself to see what fails` };
-	if (!model.model) return { name: "model", ok: false, detail: "no model configured on the host", fix: `copy your models.json/settings.json (and auth.json) to ~/.pi/agent on ${where}, or set one with --env / a preset` };
+	if (model.error)
+		return {
+			name: "model",
+			ok: false,
+			detail: `pi could not say which model a run would use: ${model.error}`,
+			fix: `run pi -p hi on ${where} yourself to see what fails`,
+		};
+	if (!model.model)
+		return {
+			name: "model",
+			ok: false,
+			detail: "no model configured on the host",
+			fix: `copy your models.json/settings.json (and auth.json) to ~/.pi/agent on ${where}, or set one with --env / a preset`,
+		};
 	const provider = model.model.split("/")[0] ?? "";
-	return { name: "model", ok: false, detail: `runs would use ${model.model}, which has no key on the host`, fix: `log in there (pi auth login ${provider}), copy your auth.json, or forward its key with --env <NAME>` };
+	return {
+		name: "model",
+		ok: false,
+		detail: `runs would use ${model.model}, which has no key on the host`,
+		fix: `log in there (pi auth login ${provider}), copy your auth.json, or forward its key with --env <NAME>`,
+	};
 }
 
 /** @param {number} bytes */
@@ -186,19 +240,54 @@ export function checkItems(report, options) {
 	const items = [
 		node.ok
 			? { name: "node", ok: true, detail: `node ${node.version}` }
-			: { name: "node", ok: false, detail: `node ${node.version} is too old (needs ${node.need})`, fix: `install node >= ${MIN_NODE.join(".")} on ${where} where a non-interactive shell finds it first` },
+			: {
+					name: "node",
+					ok: false,
+					detail: `node ${node.version} is too old (needs ${node.need})`,
+					fix: `install node >= ${MIN_NODE.join(".")} on ${where} where a non-interactive shell finds it first`,
+				},
 		pi.ok
 			? { name: "pi", ok: true, detail: `pi ${pi.version} (${pi.command})` }
-			: { name: "pi", ok: false, detail: pi.error ? `${pi.command}: ${pi.error}` : `${pi.command} is pi ${pi.version} (needs ${pi.need})`, fix: `install pi ${PI_SERIES} on ${where} (npm install -g @earendil-works/pi-coding-agent@${PI_SERIES}), or name it with --pi <command>` },
+			: {
+					name: "pi",
+					ok: false,
+					detail: pi.error ? `${pi.command}: ${pi.error}` : `${pi.command} is pi ${pi.version} (needs ${pi.need})`,
+					fix: `install pi ${PI_SERIES} on ${where} (npm install -g @earendil-works/pi-coding-agent@${PI_SERIES}), or name it with --pi <command>`,
+				},
 		...(model ? [modelItem(model, where)] : []),
-		git.ok ? { name: "git", ok: true, detail: `git ${git.version}` } : { name: "git", ok: false, detail: `git: ${git.error}`, fix: `install git on ${where}` },
-		dir.ok ? { name: "dir", ok: true, detail: `${dir.path} is writable` } : { name: "dir", ok: false, detail: `${dir.path}: ${dir.error}`, fix: `make ${dir.path} writable by the login user, or choose another with --dir` },
+		git.ok
+			? { name: "git", ok: true, detail: `git ${git.version}` }
+			: { name: "git", ok: false, detail: `git: ${git.error}`, fix: `install git on ${where}` },
+		dir.ok
+			? { name: "dir", ok: true, detail: `${dir.path} is writable` }
+			: {
+					name: "dir",
+					ok: false,
+					detail: `${dir.path}: ${dir.error}`,
+					fix: `make ${dir.path} writable by the login user, or choose another with --dir`,
+				},
 		disk.ok
 			? { name: "disk", ok: true, detail: `${gib(disk.freeBytes ?? 0)} free` }
-			: { name: "disk", ok: false, detail: disk.error ? `free space unknown: ${disk.error}` : `${gib(disk.freeBytes ?? 0)} free in ${dir.path} (needs ${gib(disk.need)})`, fix: `free space on ${where}, or choose another --dir` },
+			: {
+					name: "disk",
+					ok: false,
+					detail: disk.error
+						? `free space unknown: ${disk.error}`
+						: `${gib(disk.freeBytes ?? 0)} free in ${dir.path} (needs ${gib(disk.need)})`,
+					fix: `free space on ${where}, or choose another --dir`,
+				},
 	];
 	if (pkg.version) {
-		items.push(pkg.present ? { name: "board files", ok: true, detail: `version ${pkg.version} installed` } : { name: "board files", ok: false, detail: `version ${pkg.version} is not installed in ${dir.path}/pkg`, fix: `/agent-board targets check ${target} --install (copies them over ssh)` });
+		items.push(
+			pkg.present
+				? { name: "board files", ok: true, detail: `version ${pkg.version} installed` }
+				: {
+						name: "board files",
+						ok: false,
+						detail: `version ${pkg.version} is not installed in ${dir.path}/pkg`,
+						fix: `/agent-board targets check ${target} --install (copies them over ssh)`,
+					},
+		);
 	}
 	return items;
 }

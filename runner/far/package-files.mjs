@@ -21,7 +21,8 @@ export function shippedFiles(root = PACKAGE_ROOT) {
 	const walk = (path) => {
 		const stat = statSync(path);
 		if (stat.isDirectory()) {
-			for (const name of readdirSync(path).sort()) if (!name.startsWith(".") && name !== "node_modules") walk(join(path, name));
+			for (const name of readdirSync(path).sort())
+				if (!name.startsWith(".") && name !== "node_modules") walk(join(path, name));
 		} else if (stat.isFile()) files.push(relative(root, path));
 	};
 	for (const top of SHIPPED) walk(join(root, top));
@@ -66,4 +67,3 @@ export function packageVersion(root = PACKAGE_ROOT) {
 	const version = String(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version);
 	return `${version}-${hash.digest("hex").slice(0, 12)}`;
 }
-

@@ -10,7 +10,12 @@ import { PI_SERIES, piVersionOk } from "./host-check.mjs";
 
 /** The executable `name` runs, as a non-interactive shell would find it. @param {string} name */
 export function which(name) {
-	const candidates = name.includes("/") ? [name] : (process.env.PATH ?? "").split(delimiter).filter(Boolean).map((dir) => join(dir, name));
+	const candidates = name.includes("/")
+		? [name]
+		: (process.env.PATH ?? "")
+				.split(delimiter)
+				.filter(Boolean)
+				.map((dir) => join(dir, name));
 	for (const path of candidates) {
 		try {
 			accessSync(path, constants.X_OK);
@@ -34,7 +39,13 @@ const VERSION_TIMEOUT_MS = 60_000;
 export function piChecked(dir, command) {
 	return piCheck(dir, command, (exe, args) => {
 		try {
-			return { out: execFileSync(exe, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: VERSION_TIMEOUT_MS }) };
+			return {
+				out: execFileSync(exe, args, {
+					encoding: "utf8",
+					stdio: ["ignore", "pipe", "pipe"],
+					timeout: VERSION_TIMEOUT_MS,
+				}),
+			};
 		} catch (error) {
 			return { error };
 		}
@@ -71,7 +82,9 @@ async function askAsync(dir, command) {
 	const [exe, args] = asked;
 	/** @type {{ out?: string, error?: unknown }} */
 	const answer = await new Promise((resolvePromise) => {
-		execFile(exe, args, { encoding: "utf8", timeout: VERSION_TIMEOUT_MS }, (error, stdout, stderr) => resolvePromise(error ? { error: Object.assign(error, { stderr }) } : { out: stdout }));
+		execFile(exe, args, { encoding: "utf8", timeout: VERSION_TIMEOUT_MS }, (error, stdout, stderr) =>
+			resolvePromise(error ? { error: Object.assign(error, { stderr }) } : { out: stdout }),
+		);
 	});
 	return piCheck(dir, command, () => answer);
 }
@@ -84,9 +97,16 @@ async function askAsync(dir, command) {
 function piCheck(dir, command, ask) {
 	const [name = "pi", ...rest] = command;
 	const exe = which(name);
-	if (!exe) return { ok: false, reason: `pi not found: ${name} is not on this host's non-interactive PATH (install pi ${PI_SERIES}, or name it with --pi <command>)` };
+	if (!exe)
+		return {
+			ok: false,
+			reason: `pi not found: ${name} is not on this host's non-interactive PATH (install pi ${PI_SERIES}, or name it with --pi <command>)`,
+		};
 	const stat = statSync(exe);
-	const key = createHash("sha256").update(JSON.stringify([command, process.env.PATH ?? "", exe, stat.size, stat.mtimeMs, stat.ino])).digest("hex").slice(0, 16);
+	const key = createHash("sha256")
+		.update(JSON.stringify([command, process.env.PATH ?? "", exe, stat.size, stat.mtimeMs, stat.ino]))
+		.digest("hex")
+		.slice(0, 16);
 	const file = join(dir, "state", `pi-${key}.json`);
 	let version = "";
 	try {
@@ -98,8 +118,14 @@ function piCheck(dir, command, ask) {
 		const answer = ask(exe, [...rest, "--version"]);
 		if (answer.error !== undefined || answer.out === undefined) {
 			const error = answer.error;
-			const stderr = String(/** @type {{ stderr?: unknown }} */ (error ?? {}).stderr ?? "").trim().split("\n").pop();
-			return { ok: false, reason: `${command.join(" ")} --version failed: ${stderr || (error instanceof Error ? error.message : String(error))}` };
+			const stderr = String(/** @type {{ stderr?: unknown }} */ (error ?? {}).stderr ?? "")
+				.trim()
+				.split("\n")
+				.pop();
+			return {
+				ok: false,
+				reason: `${command.join(" ")} --version failed: ${stderr || (error instanceof Error ? error.message : String(error))}`,
+			};
 		}
 		version = answer.out.trim().split("\n").pop()?.trim() ?? "";
 		// The first pass of piCheckedAsync learns what to ask; it records nothing.
@@ -111,5 +137,10 @@ function piCheck(dir, command, ask) {
 			// Asked again next time.
 		}
 	}
-	return piVersionOk(version) ? { ok: true, version } : { ok: false, reason: `${command.join(" ")} is pi ${version}; the board needs pi ${PI_SERIES}.x (install it, or name another with --pi <command>)` };
+	return piVersionOk(version)
+		? { ok: true, version }
+		: {
+				ok: false,
+				reason: `${command.join(" ")} is pi ${version}; the board needs pi ${PI_SERIES}.x (install it, or name another with --pi <command>)`,
+			};
 }

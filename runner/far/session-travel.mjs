@@ -25,7 +25,10 @@ export function sizeWords(bytes) {
 
 /** A session over the limit, in words that name it. @param {string} path @param {number} size @param {string} [where] */
 export function sessionTooLarge(path, size, where = "") {
-	return new BoardError("session-too-large", `session ${path}${where ? ` on ${where}` : ""} is ${sizeWords(size)}, over the ${sizeWords(MAX_SESSION_BYTES)} a session may be: it is not sent, mirrored or resumed`);
+	return new BoardError(
+		"session-too-large",
+		`session ${path}${where ? ` on ${where}` : ""} is ${sizeWords(size)}, over the ${sizeWords(MAX_SESSION_BYTES)} a session may be: it is not sent, mirrored or resumed`,
+	);
 }
 
 /**
@@ -90,7 +93,8 @@ export function sessionReceiver(path, expected) {
 			return new Promise((resolvePromise, reject) => {
 				out.end(() => {
 					const sha256 = hash.digest("hex");
-					if (size !== expected.size || sha256 !== expected.sha256) return reject(new Error(`session transfer incomplete: ${size} of ${expected.size} bytes`));
+					if (size !== expected.size || sha256 !== expected.sha256)
+						return reject(new Error(`session transfer incomplete: ${size} of ${expected.size} bytes`));
 					renameSync(temp, path);
 					resolvePromise(size);
 				});
@@ -98,4 +102,3 @@ export function sessionReceiver(path, expected) {
 		},
 	};
 }
-

@@ -10,7 +10,12 @@ import { join, resolve } from "node:path";
 
 /** @param {string} cwd @param {string[]} args */
 function gitIn(cwd, args) {
-	return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 60000 }).trim();
+	return execFileSync("git", args, {
+		cwd,
+		encoding: "utf8",
+		stdio: ["ignore", "pipe", "pipe"],
+		timeout: 60000,
+	}).trim();
 }
 
 /**
@@ -35,7 +40,11 @@ export function removeWork(dir, rowId) {
 			rmSync(path, { recursive: true, force: true });
 			gitIn(mirror, ["worktree", "prune"]);
 		}
-		for (const ref of [`refs/heads/agent-board/${rowId}`, `refs/agent-board/base/${rowId}`, `refs/agent-board/wip/${rowId}`]) {
+		for (const ref of [
+			`refs/heads/agent-board/${rowId}`,
+			`refs/agent-board/base/${rowId}`,
+			`refs/agent-board/wip/${rowId}`,
+		]) {
 			try {
 				gitIn(mirror, ["update-ref", "-d", ref]);
 			} catch {

@@ -68,11 +68,13 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const invalid = (message) => new BoardError("invalid", message);
 
 /** @param {unknown} value */
-const isLimit = (value) => typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= MAX_TARGET_MAX;
+const isLimit = (value) =>
+	typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= MAX_TARGET_MAX;
 
 /** No control characters in anything that ends up in a command line or a path. @param {string} flag */
 export const plain = (flag) => (/** @type {unknown} */ value) => {
-	if (typeof value !== "string" || !value || /[\x00-\x1f\x7f]/.test(value)) throw invalid(`${flag} must be non-empty, without control characters`);
+	if (typeof value !== "string" || !value || /[\x00-\x1f\x7f]/.test(value))
+		throw invalid(`${flag} must be non-empty, without control characters`);
 	return value;
 };
 
@@ -86,7 +88,8 @@ export const COMMON_FIELDS = {
 		default: DEFAULT_TARGET_MAX,
 		check: (value) => (isLimit(value) ? undefined : `must be a whole number from 1 to ${MAX_TARGET_MAX}`),
 		input: (value) => {
-			if (!isLimit(value)) throw invalid(`--max must be a whole number from 1 to ${MAX_TARGET_MAX} (got ${JSON.stringify(value)})`);
+			if (!isLimit(value))
+				throw invalid(`--max must be a whole number from 1 to ${MAX_TARGET_MAX} (got ${JSON.stringify(value)})`);
 			return value;
 		},
 	},
@@ -96,10 +99,15 @@ export const COMMON_FIELDS = {
 		flag: "--env",
 		value: "<NAME>",
 		default: [],
-		check: (value) => (Array.isArray(value) && value.every((name) => typeof name === "string" && ENV_NAME.test(name)) ? undefined : "must be a list of variable names"),
+		check: (value) =>
+			Array.isArray(value) && value.every((name) => typeof name === "string" && ENV_NAME.test(name))
+				? undefined
+				: "must be a list of variable names",
 		input: (value) => {
 			const names = /** @type {unknown[]} */ (Array.isArray(value) ? value : [value]);
-			for (const name of names) if (typeof name !== "string" || !ENV_NAME.test(name)) throw invalid(`--env takes a variable's name, not its value (got ${JSON.stringify(name)})`);
+			for (const name of names)
+				if (typeof name !== "string" || !ENV_NAME.test(name))
+					throw invalid(`--env takes a variable's name, not its value (got ${JSON.stringify(name)})`);
 			return [...new Set(names)];
 		},
 	},
@@ -107,11 +115,14 @@ export const COMMON_FIELDS = {
 
 /** @param {Field} field @param {unknown} value @returns {string | undefined} */
 function fieldError(field, value) {
-	if (field.type === "string" && (typeof value !== "string" || (field.required && !value))) return field.required ? "must be a non-empty string" : "must be a string";
+	if (field.type === "string" && (typeof value !== "string" || (field.required && !value)))
+		return field.required ? "must be a non-empty string" : "must be a string";
 	if (field.type === "number" && (typeof value !== "number" || !Number.isFinite(value))) return "must be a number";
-	if (field.type === "words" && (!Array.isArray(value) || !value.every((word) => typeof word === "string"))) return "must be a list of strings";
+	if (field.type === "words" && (!Array.isArray(value) || !value.every((word) => typeof word === "string")))
+		return "must be a list of strings";
 	if (field.type === "flag" && typeof value !== "boolean") return "must be true or false";
-	if (field.oneOf && !field.oneOf.includes(/** @type {string} */ (value))) return `must be one of ${field.oneOf.join(", ")}`;
+	if (field.oneOf && !field.oneOf.includes(/** @type {string} */ (value)))
+		return `must be one of ${field.oneOf.join(", ")}`;
 	return field.check?.(value);
 }
 
@@ -161,7 +172,13 @@ export function usageOf(kind) {
 	for (const [, field] of fieldsOf(kind)) {
 		if (!field.flag || field.hidden) continue;
 		const flag = field.type === "flag" ? field.flag : `${field.flag} ${field.value}`;
-		words.push(field.selects || (field.required && field.default === undefined) ? flag : field.flag === "--env" ? `[${flag}]...` : `[${flag}]`);
+		words.push(
+			field.selects || (field.required && field.default === undefined)
+				? flag
+				: field.flag === "--env"
+					? `[${flag}]...`
+					: `[${flag}]`,
+		);
 	}
 	return words.join(" ");
 }

@@ -60,13 +60,19 @@ export const isTargetName = (name) => TARGET_NAME.test(name) && name !== LOCAL_T
  */
 export function targetFromInput(input, board = {}) {
 	const kind = typeof input.kind === "string" ? known.get(input.kind) : undefined;
-	if (!kind) throw invalid(`a target is ${allKinds().map((k) => selectorUsage(k)).join(" or ")}`);
+	if (!kind)
+		throw invalid(
+			`a target is ${allKinds()
+				.map((k) => selectorUsage(k))
+				.join(" or ")}`,
+		);
 	const config = configFromInput(kind, kind.members && input.max === undefined ? { ...input, max: 1 } : input);
 	if (!kind.members) return config;
 	const targets = board.targets ?? {};
 	const problem = groupError(config, targets);
 	if (problem) throw invalid(`--${kind.kind}: ${problem}`);
-	if (input.max === undefined) config.max = kind.members(config).reduce((sum, name) => sum + (targets[name]?.max ?? 0), 0);
+	if (input.max === undefined)
+		config.max = kind.members(config).reduce((sum, name) => sum + (targets[name]?.max ?? 0), 0);
 	return config;
 }
 
@@ -84,7 +90,8 @@ export function groupError(config, targets) {
 	for (const name of membersOf(config) ?? []) {
 		const member = targets[name];
 		if (!member) return `${name} is not a target (add it first)`;
-		if (membersOf(member)) return `${name} is a ${kindOf(member).what} itself (a member runs runs: ssh, container, ...)`;
+		if (membersOf(member))
+			return `${name} is a ${kindOf(member).what} itself (a member runs runs: ssh, container, ...)`;
 	}
 	return undefined;
 }

@@ -56,12 +56,19 @@ function configError(value, options = {}) {
 	if (config.maxRunning !== undefined && !isLimit(config.maxRunning)) return "/maxRunning must be a whole number >= 1";
 	if (!isObject(config.targets)) return "/targets must be object";
 	for (const [name, target] of Object.entries(/** @type {Record<string, unknown>} */ (config.targets))) {
-		if (!isTargetName(name)) return `/targets/${name} is not a target name (1-32 of a-z, 0-9, "-"; not ${LOCAL_TARGET})`;
-		const error = options.limits ? (isLimit(/** @type {{ max?: unknown }} */ (target ?? {}).max) ? undefined : "/max must be a whole number >= 1") : targetError(target);
+		if (!isTargetName(name))
+			return `/targets/${name} is not a target name (1-32 of a-z, 0-9, "-"; not ${LOCAL_TARGET})`;
+		const error = options.limits
+			? isLimit(/** @type {{ max?: unknown }} */ (target ?? {}).max)
+				? undefined
+				: "/max must be a whole number >= 1"
+			: targetError(target);
 		if (error) return `/targets/${name}${error.startsWith("/") ? error : ` ${error}`}`;
 	}
 	if (options.limits) return undefined;
-	const targets = /** @type {Record<string, import("../../src/board/engine/types.ts").TargetConfig>} */ (config.targets);
+	const targets = /** @type {Record<string, import("../../src/board/engine/types.ts").TargetConfig>} */ (
+		config.targets
+	);
 	for (const [name, target] of Object.entries(targets)) {
 		const error = groupError(target, targets);
 		if (error) return `/targets/${name}/members: ${error}`;
@@ -103,7 +110,10 @@ export function readLimits(storeRoot) {
 	if (read.value === undefined) return { targets, groups, configs };
 	const error = configError(read.value, { limits: true });
 	if (error) return { targets, groups, configs, error: `${path}: ${error}` };
-	const config = /** @type {{ maxRunning?: number, targets: Record<string, import("../../src/board/engine/types.ts").TargetConfig> }} */ (read.value);
+	const config =
+		/** @type {{ maxRunning?: number, targets: Record<string, import("../../src/board/engine/types.ts").TargetConfig> }} */ (
+			read.value
+		);
 	for (const [name, target] of Object.entries(config.targets)) {
 		targets.set(name, target.max);
 		configs.set(name, target);
@@ -137,8 +147,17 @@ export async function updateBoardConfig(storeDir, change) {
 
 /** A new target's name: a path component and a filter word, not "local", not taken. @param {BoardConfig} config @param {unknown} name */
 export function checkNewTargetName(config, name) {
-	if (name === LOCAL_TARGET) throw new BoardError("invalid", `"${LOCAL_TARGET}" is this machine and always exists; choose another name`);
-	if (typeof name !== "string" || !isTargetName(name)) throw new BoardError("invalid", `target name must be 1-32 of a-z, 0-9 and "-", starting with a letter or digit (got ${JSON.stringify(name)})`);
-	if (config.targets[name]) throw new BoardError("invalid", `a target named ${name} exists already (remove it first, or choose another name)`);
+	if (name === LOCAL_TARGET)
+		throw new BoardError("invalid", `"${LOCAL_TARGET}" is this machine and always exists; choose another name`);
+	if (typeof name !== "string" || !isTargetName(name))
+		throw new BoardError(
+			"invalid",
+			`target name must be 1-32 of a-z, 0-9 and "-", starting with a letter or digit (got ${JSON.stringify(name)})`,
+		);
+	if (config.targets[name])
+		throw new BoardError(
+			"invalid",
+			`a target named ${name} exists already (remove it first, or choose another name)`,
+		);
 	return name;
 }

@@ -23,7 +23,10 @@ import { appendSpend, SpendLedger } from "./spend-ledger.mjs";
  */
 
 /** @param {unknown} value @returns {import("./budget.mjs").Limit | undefined} */
-const limitOf = (value) => (value !== undefined && limitError(value) === undefined ? /** @type {import("./budget.mjs").Limit} */ (value) : undefined);
+const limitOf = (value) =>
+	value !== undefined && limitError(value) === undefined
+		? /** @type {import("./budget.mjs").Limit} */ (value)
+		: undefined;
 
 export class BudgetGate {
 	/**
@@ -58,7 +61,9 @@ export class BudgetGate {
 		}
 		for (const name of names) {
 			if (name === this.run.runId) continue;
-			const usage = /** @type {Record<string, unknown> | undefined} */ (readJsonObject(join(runsDir, name, "status.json"))?.usage);
+			const usage = /** @type {Record<string, unknown> | undefined} */ (
+				readJsonObject(join(runsDir, name, "status.json"))?.usage
+			);
 			if (typeof usage?.totalTokens === "number") tokens += usage.totalTokens;
 			if (typeof usage?.cost === "number") cost += usage.cost;
 		}
@@ -92,7 +97,9 @@ export class BudgetGate {
 		return {
 			row: { tokens: this.prior.tokens + this.runSpend.tokens, cost: this.prior.cost + this.runSpend.cost },
 			...(limits.set && setId ? { set: this.ledger.sum((line) => line.set === setId, since, now) } : {}),
-			...(limits.target ? { target: this.ledger.sum((line) => (line.target ?? "local") === here, dayStart, now) } : {}),
+			...(limits.target
+				? { target: this.ledger.sum((line) => (line.target ?? "local") === here, dayStart, now) }
+				: {}),
 			...(limits.day ? { day: this.ledger.sum(() => true, dayStart, now) } : {}),
 		};
 	}
@@ -103,7 +110,15 @@ export class BudgetGate {
 		const cost = this.runSpend.cost - this.logged.cost;
 		if (Object.keys(read.limits).length === 0 || (tokens <= 0 && cost <= 0)) return;
 		try {
-			appendSpend(this.run.storeDir, { at: now, row: this.run.rowId, run: this.run.runId, ...(read.setId ? { set: read.setId } : {}), ...(this.run.target ? { target: this.run.target } : {}), tokens, cost });
+			appendSpend(this.run.storeDir, {
+				at: now,
+				row: this.run.rowId,
+				run: this.run.runId,
+				...(read.setId ? { set: read.setId } : {}),
+				...(this.run.target ? { target: this.run.target } : {}),
+				tokens,
+				cost,
+			});
 			this.logged = { ...this.runSpend };
 		} catch {
 			// A full disk: the line goes with the next turn's.
@@ -142,7 +157,12 @@ export class BudgetGate {
 		this.status.questionOptions = options;
 		this.status.questionSource = "budget";
 		if (this.status.budget) this.status.budget.paused = true;
-		this.hooks.note(question, { scope: crossed.scope, unit: crossed.unit, limit: crossed.limit, spent: crossed.spent });
+		this.hooks.note(question, {
+			scope: crossed.scope,
+			unit: crossed.unit,
+			limit: crossed.limit,
+			spent: crossed.spent,
+		});
 		this.hooks.changed();
 	}
 
@@ -158,7 +178,9 @@ export class BudgetGate {
 		this.status.questionOptions = undefined;
 		this.status.questionSource = undefined;
 		if (this.status.budget) this.status.budget.paused = undefined;
-		const limit = this.status.budget ? formatLimit({ [this.status.budget.unit]: this.status.budget.limit }) : "no limit";
+		const limit = this.status.budget
+			? formatLimit({ [this.status.budget.unit]: this.status.budget.limit })
+			: "no limit";
 		this.hooks.note(`budget raised (${limit}); going on`, {});
 		this.hooks.send({ type: "go", id });
 		this.hooks.changed();

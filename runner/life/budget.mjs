@@ -11,7 +11,12 @@
 /** @typedef {{ scope: Scope, unit: "tokens" | "cost", limit: number, spent: number }} Crossed */
 
 export const SCOPES = /** @type {const} */ (["row", "set", "target", "day"]);
-const SCOPE_WORDS = /** @type {const} */ ({ row: "this row's", set: "the attempt set's", target: "the target's daily", day: "the board's daily" });
+const SCOPE_WORDS = /** @type {const} */ ({
+	row: "this row's",
+	set: "the attempt set's",
+	target: "the target's daily",
+	day: "the board's daily",
+});
 
 /** @param {unknown} value */
 const isAmount = (value) => typeof value === "number" && Number.isFinite(value) && value > 0;
@@ -21,9 +26,11 @@ const isAmount = (value) => typeof value === "number" && Number.isFinite(value) 
  * @param {unknown} value
  */
 export function limitError(value) {
-	if (value === null || typeof value !== "object" || Array.isArray(value)) return "must be an object { tokens?, cost? }";
+	if (value === null || typeof value !== "object" || Array.isArray(value))
+		return "must be an object { tokens?, cost? }";
 	const limit = /** @type {Record<string, unknown>} */ (value);
-	for (const key of ["tokens", "cost"]) if (limit[key] !== undefined && !isAmount(limit[key])) return `/${key} must be a number > 0`;
+	for (const key of ["tokens", "cost"])
+		if (limit[key] !== undefined && !isAmount(limit[key])) return `/${key} must be a number > 0`;
 	return undefined;
 }
 
@@ -33,7 +40,12 @@ export function limitError(value) {
  * @returns {Limit | undefined}
  */
 export function parseAmount(text) {
-	const t = text.trim().toLowerCase().replace(/,/g, "").replace(/\s*tokens?$/, "").replace(/\s*tok$/, "");
+	const t = text
+		.trim()
+		.toLowerCase()
+		.replace(/,/g, "")
+		.replace(/\s*tokens?$/, "")
+		.replace(/\s*tok$/, "");
 	const cost = /^\$\s*(\d+(?:\.\d+)?)$|^(\d+(?:\.\d+)?)\s*(?:\$|usd|dollars?)$/.exec(t);
 	if (cost) {
 		const value = Number(cost[1] ?? cost[2]);
@@ -64,7 +76,8 @@ export function formatLimit(limit) {
 }
 
 /** @param {Crossed} crossed */
-const amount = (crossed) => (crossed.unit === "tokens" ? `${formatTokens(crossed.limit)} tokens` : formatCost(crossed.limit));
+const amount = (crossed) =>
+	crossed.unit === "tokens" ? `${formatTokens(crossed.limit)} tokens` : formatCost(crossed.limit);
 
 /**
  * The first limit reached (spent >= limit), most specific scope first, or undefined.
@@ -76,8 +89,10 @@ export function crossedLimit(spends, limits) {
 		const limit = limits[scope];
 		const spent = spends[scope];
 		if (!limit || !spent) continue;
-		if (limit.tokens !== undefined && spent.tokens >= limit.tokens) return { scope, unit: "tokens", limit: limit.tokens, spent: spent.tokens };
-		if (limit.cost !== undefined && spent.cost >= limit.cost) return { scope, unit: "cost", limit: limit.cost, spent: spent.cost };
+		if (limit.tokens !== undefined && spent.tokens >= limit.tokens)
+			return { scope, unit: "tokens", limit: limit.tokens, spent: spent.tokens };
+		if (limit.cost !== undefined && spent.cost >= limit.cost)
+			return { scope, unit: "cost", limit: limit.cost, spent: spent.cost };
 	}
 	return undefined;
 }

@@ -30,7 +30,12 @@ function entryOf(storeRoot, runDir, text) {
 		return undefined;
 	}
 	if (!claim || typeof claim !== "object") return undefined;
-	const dead = claim.by === undefined ? claim : claim.purpose === "start" && !isAlive(claim.by, claim.start) ? claim.queued : undefined;
+	const dead =
+		claim.by === undefined
+			? claim
+			: claim.purpose === "start" && !isAlive(claim.by, claim.start)
+				? claim.queued
+				: undefined;
 	const entry = entryFrom(dead);
 	if (typeof entry === "string" || runDirOf(storeRoot, entry.rowId, entry.runId) !== runDir) return undefined;
 	return entry;
@@ -71,7 +76,8 @@ export function returnDeadClaim(storeRoot, runDir) {
 	if (!entry || runProcesses(entry.runId).length > 0) return false;
 	return withQueueLock(queueDir(storeRoot), () => {
 		// A claim without its claimer's record is judged again now: a live claimer would have written it.
-		if (ownerText(claimPath) !== judged || !neverStarted(runDir) || entryOf(storeRoot, runDir, judged) === undefined) return false;
+		if (ownerText(claimPath) !== judged || !neverStarted(runDir) || entryOf(storeRoot, runDir, judged) === undefined)
+			return false;
 		releaseRunSlots(storeRoot, entry.runId, (fn) => fn());
 		// The entry first: a reader looking for the run finds it in one of the two.
 		writeJsonAtomic(join(queueDir(storeRoot), entryName(entry)), entry);

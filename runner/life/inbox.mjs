@@ -85,7 +85,12 @@ function validMessage(value) {
 	const m = /** @type {Record<string, unknown>} */ (value);
 	if (!m || typeof m !== "object" || typeof m.id !== "string") return false;
 	if (m.kind === "stop") return true;
-	return m.kind === "message" && typeof m.text === "string" && (m.deliverAs === undefined || isOneOf(DELIVER_AS, m.deliverAs)) && (m.answers === undefined || typeof m.answers === "string");
+	return (
+		m.kind === "message" &&
+		typeof m.text === "string" &&
+		(m.deliverAs === undefined || isOneOf(DELIVER_AS, m.deliverAs)) &&
+		(m.answers === undefined || typeof m.answers === "string")
+	);
 }
 
 /**
@@ -121,7 +126,8 @@ function readClaimed(path, id) {
 		return { id, rejected: "unreadable", detail: error instanceof Error ? error.message : String(error) };
 	}
 	if (!validMessage(value) || value.id !== id) return { id, rejected: "malformed" };
-	if (value.text !== undefined && Buffer.byteLength(value.text) > MAX_MESSAGE_BYTES) return { id, rejected: "too-large" };
+	if (value.text !== undefined && Buffer.byteLength(value.text) > MAX_MESSAGE_BYTES)
+		return { id, rejected: "too-large" };
 	return value;
 }
 
@@ -131,7 +137,14 @@ function readClaimed(path, id) {
  * @returns {Receipt}
  */
 export function rejectionReceipt(id, code, at, preview = "", detail) {
-	return { id, status: "rejected", code, reason: detail ? `${RECEIPT_REASONS[code]}: ${detail}` : RECEIPT_REASONS[code], at, preview };
+	return {
+		id,
+		status: "rejected",
+		code,
+		reason: detail ? `${RECEIPT_REASONS[code]}: ${detail}` : RECEIPT_REASONS[code],
+		at,
+		preview,
+	};
 }
 
 /** @param {string} runDir @param {Receipt} receipt */

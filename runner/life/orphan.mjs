@@ -48,7 +48,11 @@ export async function settleUnowned(storeRoot, runDir, options) {
 		if (owned(status)) return "owned";
 		if (options.how !== "stopped" && returnDeadClaim(storeRoot, runDir)) return "requeued";
 		if (options.target && relink(storeRoot, runDir, options.target, options.spawnWith)) return "relinked";
-		await endOrphan(runDir, options.how === "stopped" ? stoppedEnd() : () => diedEnd(runDir), { alive: owned, kill: { graceMs: 0 }, lockHeld: true });
+		await endOrphan(runDir, options.how === "stopped" ? stoppedEnd() : () => diedEnd(runDir), {
+			alive: owned,
+			kill: { graceMs: 0 },
+			lockHeld: true,
+		});
 		return "ended";
 	} finally {
 		release();

@@ -16,7 +16,11 @@
  * @param {{ state: string, alive: boolean }} row @returns {{ phase: Phase, why: string }}
  */
 export function phase(row) {
-	if (row.alive) return { phase: "live", why: row.state === "needs_input" ? "asking" : row.state === "queued" ? "starting" : "running" };
+	if (row.alive)
+		return {
+			phase: "live",
+			why: row.state === "needs_input" ? "asking" : row.state === "queued" ? "starting" : "running",
+		};
 	if (row.state === "queued") return { phase: "busy", why: "queued" };
 	if (row.state === "working") return { phase: "busy", why: "unowned" };
 	return { phase: "ended", why: row.state };

@@ -24,7 +24,15 @@ export function claimMemberSlot(storeRoot, members, limits, owner, turns) {
 		const slots = slotsOf(storeRoot, name);
 		const health = readHealth(storeRoot, name);
 		const check = readCheck(storeRoot, name);
-		return [{ name, max, live: liveSlots(slots.dir, max, slots.holds), ...(health ? { health } : {}), ...(check ? { check } : {}) }];
+		return [
+			{
+				name,
+				max,
+				live: liveSlots(slots.dir, max, slots.holds),
+				...(health ? { health } : {}),
+				...(check ? { check } : {}),
+			},
+		];
 	});
 	for (const member of placementOrder(candidates, now)) {
 		const slots = slotsOf(storeRoot, member.name);

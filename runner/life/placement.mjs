@@ -23,15 +23,23 @@ export const UNREACHABLE_HOLD_MS = 60_000;
  * @param {Candidate} member @param {number} now
  */
 export function unplaceable(member, now) {
-	if (member.check && !member.check.ok && (!member.health || member.health.at < member.check.at || !member.health.reachable)) return `failing its check: ${member.check.failing ?? "see targets check"}`;
-	if (member.health && !member.health.reachable && now - member.health.at < UNREACHABLE_HOLD_MS) return `unreachable: ${member.health.reason ?? "no answer"}`;
-	if (member.health?.failing && now - (member.health.failingAt ?? 0) < UNREACHABLE_HOLD_MS) return `failing: ${member.health.failing}`;
+	if (
+		member.check &&
+		!member.check.ok &&
+		(!member.health || member.health.at < member.check.at || !member.health.reachable)
+	)
+		return `failing its check: ${member.check.failing ?? "see targets check"}`;
+	if (member.health && !member.health.reachable && now - member.health.at < UNREACHABLE_HOLD_MS)
+		return `unreachable: ${member.health.reason ?? "no answer"}`;
+	if (member.health?.failing && now - (member.health.failingAt ?? 0) < UNREACHABLE_HOLD_MS)
+		return `failing: ${member.health.failing}`;
 	if (member.live >= member.max) return "full";
 	return undefined;
 }
 
 /** @param {Candidate} member */
-const loadPerCore = (member) => (member.health?.load === undefined ? Infinity : member.health.load / Math.max(1, member.health.cpus ?? 1));
+const loadPerCore = (member) =>
+	member.health?.load === undefined ? Infinity : member.health.load / Math.max(1, member.health.cpus ?? 1);
 
 /**
  * The members a run may go to, best first.
@@ -42,6 +50,11 @@ export function placementOrder(members, now = Date.now()) {
 	return members
 		.map((member, index) => ({ member, index }))
 		.filter(({ member }) => unplaceable(member, now) === undefined)
-		.sort((a, b) => b.member.max - b.member.live - (a.member.max - a.member.live) || loadPerCore(a.member) - loadPerCore(b.member) || a.index - b.index)
+		.sort(
+			(a, b) =>
+				b.member.max - b.member.live - (a.member.max - a.member.live) ||
+				loadPerCore(a.member) - loadPerCore(b.member) ||
+				a.index - b.index,
+		)
 		.map(({ member }) => member);
 }

@@ -64,7 +64,10 @@ export function readPolicy(storeDir) {
 		text = readFileSync(path, "utf8");
 	} catch (error) {
 		if (/** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT") return { policy: { version: 1 } };
-		return { policy: { version: 1 }, error: `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}` };
+		return {
+			policy: { version: 1 },
+			error: `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`,
+		};
 	}
 	let value;
 	try {

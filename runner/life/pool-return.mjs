@@ -18,7 +18,11 @@ import { initialStatus } from "./state-rules.mjs";
 export function placementsOf(runDir) {
 	try {
 		const value = JSON.parse(readFileSync(join(runDir, "placements.json"), "utf8"));
-		return Array.isArray(value?.tried) ? value.tried.filter((/** @type {Placement} */ p) => typeof p?.member === "string" && typeof p.reason === "string") : [];
+		return Array.isArray(value?.tried)
+			? value.tried.filter(
+					(/** @type {Placement} */ p) => typeof p?.member === "string" && typeof p.reason === "string",
+				)
+			: [];
 	} catch {
 		return [];
 	}
@@ -34,9 +38,15 @@ export function returnToPool(run) {
 	writeJsonAtomic(join(run.runDir, "placements.json"), { tried });
 	const failedOn = new Set(tried.map((p) => p.member));
 	if (run.members.every((member) => failedOn.has(member))) {
-		return { requeued: false, reason: `no member of ${run.pool} could start it (${tried.map((p) => `${p.member}: ${p.reason}`).join("; ")})` };
+		return {
+			requeued: false,
+			reason: `no member of ${run.pool} could start it (${tried.map((p) => `${p.member}: ${p.reason}`).join("; ")})`,
+		};
 	}
-	writeJsonAtomic(join(run.runDir, "status.json"), { ...initialStatus(run.runId, run.rowId, run.createdAt), summary: `back in ${run.pool}'s queue: ${run.member} could not start it (${run.reason})` });
+	writeJsonAtomic(join(run.runDir, "status.json"), {
+		...initialStatus(run.runId, run.rowId, run.createdAt),
+		summary: `back in ${run.pool}'s queue: ${run.member} could not start it (${run.reason})`,
+	});
 	rmSync(join(run.runDir, "link.json"), { force: true });
 	rmSync(join(run.runDir, "claim.json"), { force: true });
 	// The pool's slot goes before the run is queued: once queued, a pump may place it again, and the
@@ -44,6 +54,7 @@ export function returnToPool(run) {
 	releaseSlot(slotOfRun(slotsOf(run.storeDir, run.pool).dir, run.runId), run.runId);
 	enqueue(run.storeDir, { rowId: run.rowId, runId: run.runId, target: run.pool });
 	// Ours only: a pump may already have handed the run to another member's link, which names itself there.
-	if (readProcessFile(join(run.runDir, "runner.json"))?.pid === process.pid) rmSync(join(run.runDir, "runner.json"), { force: true });
+	if (readProcessFile(join(run.runDir, "runner.json"))?.pid === process.pid)
+		rmSync(join(run.runDir, "runner.json"), { force: true });
 	return { requeued: true };
 }

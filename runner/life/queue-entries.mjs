@@ -45,7 +45,12 @@ export function enqueue(storeRoot, entry) {
 	ensureDir(dir);
 	const target = entry.target && entry.target !== LOCAL_TARGET ? { target: entry.target } : {};
 	withQueueLock(dir, () => {
-		const queued = { rowId: entry.rowId, runId: entry.runId, at: placeAfter(queuedNames(storeRoot), Date.now()), ...target };
+		const queued = {
+			rowId: entry.rowId,
+			runId: entry.runId,
+			at: placeAfter(queuedNames(storeRoot), Date.now()),
+			...target,
+		};
 		queueSteps.at("named", entryName(queued));
 		writeJsonAtomic(join(dir, entryName(queued)), queued);
 	});
@@ -116,7 +121,8 @@ function checkEntry(storeRoot, name) {
 	if (typeof entry === "string") return { invalid: entry };
 	if (entryName(entry) !== name) return { invalid: `its /runId and /at do not match its file name` };
 	const runDir = runDirOf(storeRoot, entry.rowId, entry.runId);
-	if (!existsSync(join(runDir, "run.json"))) return { invalid: `names no run: ${join(runDir, "run.json")} is missing` };
+	if (!existsSync(join(runDir, "run.json")))
+		return { invalid: `names no run: ${join(runDir, "run.json")} is missing` };
 	return { entry, runDir };
 }
 
@@ -124,10 +130,18 @@ function checkEntry(storeRoot, name) {
 export function entryFrom(value) {
 	if (value === null || typeof value !== "object" || Array.isArray(value)) return "/ must be object";
 	const fields = /** @type {Record<string, unknown>} */ (value);
-	for (const field of ["rowId", "runId"]) if (!isValidId(fields[field])) return `/${field} must be an id (letters, digits, "-", "_")`;
-	if (typeof fields.at !== "number" || !Number.isSafeInteger(fields.at) || fields.at < 0) return "/at must be a time in ms";
-	if (fields.target !== undefined && (typeof fields.target !== "string" || !TARGET_NAME.test(fields.target))) return "/target must be a target name";
-	return { rowId: String(fields.rowId), runId: String(fields.runId), at: fields.at, ...(typeof fields.target === "string" ? { target: fields.target } : {}) };
+	for (const field of ["rowId", "runId"])
+		if (!isValidId(fields[field])) return `/${field} must be an id (letters, digits, "-", "_")`;
+	if (typeof fields.at !== "number" || !Number.isSafeInteger(fields.at) || fields.at < 0)
+		return "/at must be a time in ms";
+	if (fields.target !== undefined && (typeof fields.target !== "string" || !TARGET_NAME.test(fields.target)))
+		return "/target must be a target name";
+	return {
+		rowId: String(fields.rowId),
+		runId: String(fields.runId),
+		at: fields.at,
+		...(typeof fields.target === "string" ? { target: fields.target } : {}),
+	};
 }
 
 /** The runs of a store whose id is `runId` and that still wait for a start. @param {string} storeRoot @param {string} runId */
@@ -143,7 +157,9 @@ function waitingRunDirs(storeRoot, runId) {
 		.filter((runDir) => {
 			try {
 				const status = JSON.parse(readFileSync(join(runDir, "status.json"), "utf8"));
-				return status?.state === "queued" && status.endedAt === undefined && !existsSync(join(runDir, "claim.json"));
+				return (
+					status?.state === "queued" && status.endedAt === undefined && !existsSync(join(runDir, "claim.json"))
+				);
 			} catch {
 				return false;
 			}
@@ -165,7 +181,8 @@ export function refuseEntry(storeRoot, name, reason) {
 	}
 	const runId = /^\d{15}-(.+)\.json$/.exec(name)?.[1];
 	if (!runId || !isValidId(runId) || queuedEntryName(storeRoot, runId)) return;
-	for (const runDir of waitingRunDirs(storeRoot, runId)) recordStartFailure(runDir, `queue entry ${path} refused: ${reason}`);
+	for (const runDir of waitingRunDirs(storeRoot, runId))
+		recordStartFailure(runDir, `queue entry ${path} refused: ${reason}`);
 }
 
 /**
@@ -202,7 +219,9 @@ export function claimHeld(storeRoot, name, runDir, purpose, slot) {
 	// FIFO evidence for whoever audits the queue: entries of its target older than this one still waiting (0 in FIFO).
 	let olderWaiting = -1;
 	try {
-		olderWaiting = queuedNames(storeRoot).filter((other) => other < name && targetOf(storeRoot, other) === target).length;
+		olderWaiting = queuedNames(storeRoot).filter(
+			(other) => other < name && targetOf(storeRoot, other) === target,
+		).length;
 	} catch {
 		// Unknown.
 	}
@@ -210,7 +229,15 @@ export function claimHeld(storeRoot, name, runDir, purpose, slot) {
 		queueSteps.at("claim-write", name);
 		// A start keeps its entry: if its claimer dies before the runner starts, the run goes back (dead-claim.mjs).
 		const queued = purpose === "start" && "entry" in read ? { queued: read.entry } : {};
-		writeJsonAtomic(claim, { by: process.pid, start: processStartTime(process.pid), purpose, at: Date.now(), olderWaiting, ...(slot ? { slot: basename(slot) } : {}), ...queued });
+		writeJsonAtomic(claim, {
+			by: process.pid,
+			start: processStartTime(process.pid),
+			purpose,
+			at: Date.now(),
+			olderWaiting,
+			...(slot ? { slot: basename(slot) } : {}),
+			...queued,
+		});
 	} catch (error) {
 		// The temp file failed, so claim.json still holds the entry's bytes: put it back in its place.
 		try {

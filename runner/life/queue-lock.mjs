@@ -43,7 +43,8 @@ export function holdQueueLock(queueDir) {
 		if (release) return release;
 		if (!told) queueSteps.at("lock-busy", path);
 		told = true;
-		if (Date.now() > deadline) throw new Error(`the queue is busy: ${path} has been held by a live process for ${LOCK_WAIT_MS / 1000} s`);
+		if (Date.now() > deadline)
+			throw new Error(`the queue is busy: ${path} has been held by a live process for ${LOCK_WAIT_MS / 1000} s`);
 		Atomics.wait(sleeper, 0, 0, pause);
 	}
 }

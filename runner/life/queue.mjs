@@ -11,7 +11,15 @@ import { join } from "node:path";
 import { LOCAL_TARGET } from "./vocabulary.mjs";
 import { readLimits } from "./board-config.mjs";
 import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
-import { claimEntry, claimHeld, forgetGoneEntries, queueDir, queuedNames, readEntry, refuseEntry } from "./queue-entries.mjs";
+import {
+	claimEntry,
+	claimHeld,
+	forgetGoneEntries,
+	queueDir,
+	queuedNames,
+	readEntry,
+	refuseEntry,
+} from "./queue-entries.mjs";
 import { holdQueueLock, queueSteps, queueTurns } from "./queue-lock.mjs";
 import { processStartTime, RUN_TAG } from "../store/proc.mjs";
 import { recordStartFailure } from "./run-end.mjs";
@@ -78,7 +86,11 @@ export function pumpQueue(storeRoot, options) {
 		if (max === undefined) {
 			// Removed while this run waited (targets remove refuses that, but not a hand edit): say so on the row.
 			try {
-				if (claimEntry(storeRoot, name, read.runDir, "start")) recordStartFailure(read.runDir, `target ${target} does not exist any more (it was removed while this run waited)`);
+				if (claimEntry(storeRoot, name, read.runDir, "start"))
+					recordStartFailure(
+						read.runDir,
+						`target ${target} does not exist any more (it was removed while this run waited)`,
+					);
 			} catch (error) {
 				return { started, error: lockFailure(storeRoot, error) };
 			}
@@ -92,7 +104,15 @@ export function pumpQueue(storeRoot, options) {
 		if ("error" in outcome) return { started, error: outcome.error };
 		queueSteps.at("spawn", outcome.runId);
 		try {
-			if (target === LOCAL_TARGET) spawnRunner(outcome.runDir, outcome.slot, options.node, { ...options.env, [RUN_TAG]: outcome.runId }, RUNNER_PATH, outcome.logFd);
+			if (target === LOCAL_TARGET)
+				spawnRunner(
+					outcome.runDir,
+					outcome.slot,
+					options.node,
+					{ ...options.env, [RUN_TAG]: outcome.runId },
+					RUNNER_PATH,
+					outcome.logFd,
+				);
 			else {
 				closeSync(outcome.logFd);
 				// Every run of a target has one owner here: the target's link (started when none runs). A pool's
@@ -100,7 +120,13 @@ export function pumpQueue(storeRoot, options) {
 				const { placed } = outcome;
 				if (placed) placeRun(outcome.runDir, target, placed.member, limits.configs);
 				const hand = placed ? { slot: placed.slot, pool: target } : { slot: outcome.slot };
-				handToLink(storeRoot, placed ? placed.member : target, outcome.runDir, { rowId: outcome.rowId, runId: outcome.runId, ...hand }, options);
+				handToLink(
+					storeRoot,
+					placed ? placed.member : target,
+					outcome.runDir,
+					{ rowId: outcome.rowId, runId: outcome.runId, ...hand },
+					options,
+				);
 			}
 		} catch (error) {
 			// This pump claimed the run and still owns it: it fails with the reason (never back to the queue).
@@ -127,7 +153,9 @@ function lockFailure(storeRoot, error) {
 /** The disk-full reason, when the store's disk is. @param {string} storeRoot */
 function diskFull(storeRoot) {
 	const space = diskSpace(storeRoot);
-	return space !== undefined && space < DISK_FULL_BYTES ? `disk full: ${space} bytes free on the store's disk (${storeRoot}); queued runs start when space returns` : undefined;
+	return space !== undefined && space < DISK_FULL_BYTES
+		? `disk full: ${space} bytes free on the store's disk (${storeRoot}); queued runs start when space returns`
+		: undefined;
 }
 
 /**
@@ -141,7 +169,12 @@ function startOldest(storeRoot, target, max, limits) {
 	// Too little room for a run to record itself: nothing starts until there is.
 	const noSpace = diskFull(storeRoot);
 	if (noSpace) return { error: noSpace };
-	const owner = (/** @type {string} */ runId, /** @type {string} */ rowId = "") => ({ pid: process.pid, start: processStartTime(process.pid), runId, ...(rowId ? { rowId } : {}) });
+	const owner = (/** @type {string} */ runId, /** @type {string} */ rowId = "") => ({
+		pid: process.pid,
+		start: processStartTime(process.pid),
+		runId,
+		...(rowId ? { rowId } : {}),
+	});
 	// Claimed in a name no run has: a reader that records the end of a run this pump listed (since claimed
 	// by another) frees every slot naming that run, and must not free this one.
 	let holder = `claiming-${process.pid}`;
@@ -161,7 +194,9 @@ function startOldest(storeRoot, target, max, limits) {
 	/** @type {{ member: string, slot: string } | undefined} */
 	let placed;
 	try {
-		placed = members ? claimMemberSlot(storeRoot, members, limits.targets, owner(holder), queueTurns(storeRoot)) : undefined;
+		placed = members
+			? claimMemberSlot(storeRoot, members, limits.targets, owner(holder), queueTurns(storeRoot))
+			: undefined;
 	} catch (error) {
 		releaseSlot(held, holder);
 		return { error: error instanceof Error ? error.message : String(error) };
@@ -205,7 +240,8 @@ function startOldest(storeRoot, target, max, limits) {
 				closeSync(logFd);
 				throw error;
 			}
-			if (claimed) return { runDir, runId: entry.runId, rowId: entry.rowId, slot: held, logFd, ...(placed ? { placed } : {}) };
+			if (claimed)
+				return { runDir, runId: entry.runId, rowId: entry.rowId, slot: held, logFd, ...(placed ? { placed } : {}) };
 			closeSync(logFd);
 		}
 		unhold();

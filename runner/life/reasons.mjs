@@ -93,4 +93,3 @@ export class BoardError extends Error {
 		this.code = code;
 	}
 }
-

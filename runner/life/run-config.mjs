@@ -83,10 +83,18 @@ function kindError(value, kind) {
 	if (value === undefined) return kind.endsWith("?") ? undefined : "is required";
 	if (base === "string") return typeof value === "string" ? undefined : "must be string";
 	if (base === "number") return typeof value === "number" && Number.isFinite(value) ? undefined : "must be number";
-	if (base === "strings") return Array.isArray(value) && value.length > 0 && value.every((word) => typeof word === "string") ? undefined : "must be a non-empty array of strings";
-	if (base === "layout") return RUN_LAYOUTS.includes(/** @type {never} */ (value)) ? undefined : `must be one of ${RUN_LAYOUTS.join(", ")}`;
-	if (base === "object") return value !== null && typeof value === "object" && !Array.isArray(value) ? undefined : "must be object";
-	const entries = value !== null && typeof value === "object" && !Array.isArray(value) ? Object.values(value) : undefined;
+	if (base === "strings")
+		return Array.isArray(value) && value.length > 0 && value.every((word) => typeof word === "string")
+			? undefined
+			: "must be a non-empty array of strings";
+	if (base === "layout")
+		return RUN_LAYOUTS.includes(/** @type {never} */ (value))
+			? undefined
+			: `must be one of ${RUN_LAYOUTS.join(", ")}`;
+	if (base === "object")
+		return value !== null && typeof value === "object" && !Array.isArray(value) ? undefined : "must be object";
+	const entries =
+		value !== null && typeof value === "object" && !Array.isArray(value) ? Object.values(value) : undefined;
 	return entries?.every((entry) => typeof entry === "string") ? undefined : "must be an object of strings";
 }
 
@@ -108,8 +116,10 @@ export function runConfigError(value) {
 function superviseError(value) {
 	if (value === undefined) return undefined;
 	const supervise = /** @type {Record<string, unknown>} */ (value);
-	if (!Array.isArray(supervise.rules) || !supervise.rules.every((path) => typeof path === "string")) return "/supervise/rules must be an array of strings";
-	for (const key of ["rowName", "preset", "target"]) if (supervise[key] !== undefined && typeof supervise[key] !== "string") return `/supervise/${key} must be string`;
+	if (!Array.isArray(supervise.rules) || !supervise.rules.every((path) => typeof path === "string"))
+		return "/supervise/rules must be an array of strings";
+	for (const key of ["rowName", "preset", "target"])
+		if (supervise[key] !== undefined && typeof supervise[key] !== "string") return `/supervise/${key} must be string`;
 	return undefined;
 }
 
@@ -142,7 +152,19 @@ export function readRunConfig(path) {
  */
 
 /** @type {(keyof PortableRun)[]} */
-const PORTABLE = ["rowId", "runId", "prompt", "model", "thinking", "env", "summaryModel", "summaryTimeoutMs", "stopGraceMs", "createdAt", "systemPrompt"];
+const PORTABLE = [
+	"rowId",
+	"runId",
+	"prompt",
+	"model",
+	"thinking",
+	"env",
+	"summaryModel",
+	"summaryTimeoutMs",
+	"stopGraceMs",
+	"createdAt",
+	"systemPrompt",
+];
 
 /** Every run is a board worker, and says which row it works for. @param {string} rowId */
 export const workerEnv = (rowId) => ({ AGENT_BOARD_WORKER: "1", AGENT_BOARD_ROW: rowId });

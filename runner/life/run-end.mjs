@@ -17,13 +17,28 @@ import { endFromOutside, statusError } from "./state-rules.mjs";
 /** @typedef {import("./state-rules.mjs").RunStatus} RunStatus */
 
 /** It could not start: run.json refused, its target removed, its runner not spawned. @param {string} reason @returns {RunEnd} */
-export const startFailedEnd = (reason) => ({ state: "failed", code: "start-failed", reason, messages: { code: "not-started", detail: "it failed before it started" } });
+export const startFailedEnd = (reason) => ({
+	state: "failed",
+	code: "start-failed",
+	reason,
+	messages: { code: "not-started", detail: "it failed before it started" },
+});
 
 /** Stopped while it waited in the queue. @returns {RunEnd} */
-export const stoppedQueuedEnd = () => ({ state: "stopped", code: "stopped", reason: "stopped while queued", messages: { code: "not-started", detail: "it was stopped while queued" } });
+export const stoppedQueuedEnd = () => ({
+	state: "stopped",
+	code: "stopped",
+	reason: "stopped while queued",
+	messages: { code: "not-started", detail: "it was stopped while queued" },
+});
 
 /** Stopped, and its owner could not record it (gone, hung, or not started at its target). @returns {RunEnd} */
-export const stoppedEnd = () => ({ state: "stopped", code: "stopped", reason: "stopped", messages: { code: "run-ended" } });
+export const stoppedEnd = () => ({
+	state: "stopped",
+	code: "stopped",
+	reason: "stopped",
+	messages: { code: "run-ended" },
+});
 
 /**
  * Its owner is gone without recording an end: `reason` (and `code`) when the caller knows why (a
@@ -37,8 +52,19 @@ export function diedEnd(runDir, reason, code = "runner-died") {
 	const what = neverStarted ? "runner never started" : "runner died";
 	const free = diskSpace(runDir);
 	// A runner that died on a full disk leaves no words behind; the disk itself still tells why.
-	if (free !== undefined && free < DISK_FULL_BYTES) return { state: "failed", code: "disk-full", reason: `${what}: no space left on the store's disk (${free} bytes free at ${runDir})`, messages: { code: "run-ended" } };
-	return { state: "failed", code: neverStarted ? "never-started" : "runner-died", reason: what, messages: { code: "run-ended" } };
+	if (free !== undefined && free < DISK_FULL_BYTES)
+		return {
+			state: "failed",
+			code: "disk-full",
+			reason: `${what}: no space left on the store's disk (${free} bytes free at ${runDir})`,
+			messages: { code: "run-ended" },
+		};
+	return {
+		state: "failed",
+		code: neverStarted ? "never-started" : "runner-died",
+		reason: what,
+		messages: { code: "run-ended" },
+	};
 }
 
 /** rows/<row>/runs/<run> -> the store's root. @param {string} runDir */
@@ -103,7 +129,8 @@ export async function endOrphan(runDir, end, options) {
 	try {
 		const status = /** @type {RunStatus | undefined} */ (safeStatus(runDir));
 		if (!status || typeof status.endedAt === "number" || (await options.alive(status))) return status;
-		if (options.kill) await endRunProcesses(options.kill.tag?.(status.runId) ?? status.runId, { graceMs: options.kill.graceMs });
+		if (options.kill)
+			await endRunProcesses(options.kill.tag?.(status.runId) ?? status.runId, { graceMs: options.kill.graceMs });
 		return endRun(runDir, typeof end === "function" ? end(status) : end);
 	} finally {
 		release();

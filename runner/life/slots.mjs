@@ -52,7 +52,8 @@ function readOwner(path) {
 function ownerOf(text) {
 	try {
 		const value = JSON.parse(text);
-		if (value && typeof value === "object" && typeof value.runId === "string" && typeof value.pid === "number") return value;
+		if (value && typeof value === "object" && typeof value.runId === "string" && typeof value.pid === "number")
+			return value;
 	} catch {
 		// Fall through: not an owner record.
 	}
@@ -116,7 +117,9 @@ function create(path, owner) {
 		return createExclusive(path, JSON.stringify(owner));
 	} catch (error) {
 		const e = /** @type {NodeJS.ErrnoException} */ (error);
-		throw new Error(`cannot claim a concurrency slot: ${path}: ${e.code ? `${e.code} (${e.message})` : String(error)}`);
+		throw new Error(
+			`cannot claim a concurrency slot: ${path}: ${e.code ? `${e.code} (${e.message})` : String(error)}`,
+		);
 	}
 }
 
@@ -194,7 +197,10 @@ export function slotOfRun(dir, runId) {
 /** Slots of a target, and what else holds one: a target run goes on while our link is gone. @param {string} storeRoot @param {string} target */
 export function slotsOf(storeRoot, target) {
 	if (target === LOCAL_TARGET) return { dir: join(storeRoot, "slots"), holds: undefined };
-	return { dir: join(storeRoot, "targets", target, "slots"), holds: (/** @type {SlotOwner} */ owner) => runNotOver(storeRoot, owner) };
+	return {
+		dir: join(storeRoot, "targets", target, "slots"),
+		holds: (/** @type {SlotOwner} */ owner) => runNotOver(storeRoot, owner),
+	};
 }
 
 /**
@@ -212,7 +218,9 @@ export function releaseRunSlots(storeRoot, runId, turns = queueTurns(storeRoot))
 	} catch {
 		// No targets.
 	}
-	const found = [slotsOf(storeRoot, LOCAL_TARGET).dir, ...targets.map((name) => slotsOf(storeRoot, name).dir)].flatMap((dir) => slotOfRun(dir, runId) ?? []);
+	const found = [slotsOf(storeRoot, LOCAL_TARGET).dir, ...targets.map((name) => slotsOf(storeRoot, name).dir)].flatMap(
+		(dir) => slotOfRun(dir, runId) ?? [],
+	);
 	if (found.length === 0) return;
 	turns(() => {
 		for (const path of found) releaseSlot(path, runId);
@@ -223,7 +231,9 @@ export function releaseRunSlots(storeRoot, runId, turns = queueTurns(storeRoot))
 function runNotOver(storeRoot, owner) {
 	if (!owner.rowId || !isValidId(owner.rowId) || !isValidId(owner.runId)) return false;
 	try {
-		const status = JSON.parse(readFileSync(join(runDirOf(storeRoot, owner.rowId, owner.runId), "status.json"), "utf8"));
+		const status = JSON.parse(
+			readFileSync(join(runDirOf(storeRoot, owner.rowId, owner.runId), "status.json"), "utf8"),
+		);
 		return typeof status?.endedAt !== "number";
 	} catch (error) {
 		return /** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT";

@@ -19,10 +19,22 @@ export const RUNNER_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../
  * @param {string} runDir @param {string} slot @param {string} node @param {NodeJS.ProcessEnv} env
  * @param {string} [script] @param {number} [logFd]
  */
-export function spawnRunner(runDir, slot, node, env, script = RUNNER_PATH, logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE)) {
+export function spawnRunner(
+	runDir,
+	slot,
+	node,
+	env,
+	script = RUNNER_PATH,
+	logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE),
+) {
 	try {
 		// A small young generation: a long stream's garbage is collected as it comes (about 30 MB less peak RSS).
-		const child = spawn(node, ["--max-semi-space-size=2", script, join(runDir, "run.json"), slot], { detached: true, stdio: ["ignore", logFd, logFd], cwd: runDir, env });
+		const child = spawn(node, ["--max-semi-space-size=2", script, join(runDir, "run.json"), slot], {
+			detached: true,
+			stdio: ["ignore", logFd, logFd],
+			cwd: runDir,
+			env,
+		});
 		child.on("error", (error) => {
 			// The pumper claimed this run and still owns it: it records why the run never started.
 			releaseSlot(slot, String(env[RUN_TAG]));

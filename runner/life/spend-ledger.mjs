@@ -21,13 +21,23 @@ export const spendDir = (storeDir) => join(storeDir, "spend");
 /** @param {string} storeDir @param {SpendLine} line */
 export function appendSpend(storeDir, line) {
 	ensureDir(spendDir(storeDir));
-	appendFileSync(join(spendDir(storeDir), `${dayOf(line.at)}.jsonl`), `${JSON.stringify(line)}\n`, { mode: FILE_MODE });
+	appendFileSync(join(spendDir(storeDir), `${dayOf(line.at)}.jsonl`), `${JSON.stringify(line)}\n`, {
+		mode: FILE_MODE,
+	});
 }
 
 /** @param {unknown} value @returns {value is SpendLine} */
 function isSpendLine(value) {
 	const v = /** @type {Record<string, unknown>} */ (value);
-	return !!v && typeof v === "object" && typeof v.row === "string" && typeof v.tokens === "number" && typeof v.cost === "number" && Number.isFinite(v.tokens) && Number.isFinite(v.cost);
+	return (
+		!!v &&
+		typeof v === "object" &&
+		typeof v.row === "string" &&
+		typeof v.tokens === "number" &&
+		typeof v.cost === "number" &&
+		Number.isFinite(v.tokens) &&
+		Number.isFinite(v.cost)
+	);
 }
 
 /**

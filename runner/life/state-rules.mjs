@@ -1,7 +1,18 @@
 // Pure state rules for one run, shared by the runner (writes status) and the extension (reads and
 // reconciles). No I/O here so both sides derive states the same way.
 import { RUN_STATES } from "./vocabulary.mjs";
-import { clip, describeTool, firstErrorLine, firstSentence, flatWindow, lastSentence, looksLikeQuestion, messageText, obj, tail } from "./text-rules.mjs";
+import {
+	clip,
+	describeTool,
+	firstErrorLine,
+	firstSentence,
+	flatWindow,
+	lastSentence,
+	looksLikeQuestion,
+	messageText,
+	obj,
+	tail,
+} from "./text-rules.mjs";
 
 export { describeTool, firstSentence, looksLikeQuestion };
 
@@ -97,7 +108,8 @@ export function summarize(status) {
 /** One line of the row's recent events (bounded). @param {RunStatus} status @param {number} at @param {string} text */
 export function pushEvent(status, at, text) {
 	status.recentEvents.push({ at, text: clip(flatWindow(text, "start"), 200) });
-	if (status.recentEvents.length > RECENT_EVENTS) status.recentEvents.splice(0, status.recentEvents.length - RECENT_EVENTS);
+	if (status.recentEvents.length > RECENT_EVENTS)
+		status.recentEvents.splice(0, status.recentEvents.length - RECENT_EVENTS);
 }
 
 /** @param {RunStatus} status @returns {LiveView} */
@@ -113,7 +125,8 @@ function applyAssistantEnd(status, message, now) {
 		status.latestAssistant = clip(text, PREVIEW_CHARS);
 		pushEvent(status, now, `assistant: ${text}`);
 	}
-	if (typeof message.provider === "string" && typeof message.model === "string") status.model = `${message.provider}/${message.model}`;
+	if (typeof message.provider === "string" && typeof message.model === "string")
+		status.model = `${message.provider}/${message.model}`;
 	status.lastStopReason = typeof message.stopReason === "string" ? message.stopReason : undefined;
 	if (message.stopReason === "error" || typeof message.errorMessage === "string") {
 		const error = typeof message.errorMessage === "string" ? message.errorMessage : "model error";
@@ -145,7 +158,9 @@ function applyToolStart(status, event, now) {
 			status.state = "needs_input";
 			status.question = args.question;
 			status.questionSource = "tool";
-			status.questionOptions = Array.isArray(args.options) ? args.options.filter((o) => typeof o === "string") : undefined;
+			status.questionOptions = Array.isArray(args.options)
+				? args.options.filter((o) => typeof o === "string")
+				: undefined;
 			pushEvent(status, now, "needs_input");
 		}
 	}
@@ -165,7 +180,8 @@ function applyToolEnd(status, event, now) {
 	}
 	// Answered (or aborted) in place: the agent carries on.
 	if (status.state === "needs_input") status.state = "working";
-	if (details.answered === true && typeof details.answer === "string") pushEvent(status, now, `answered: ${details.answer}`);
+	if (details.answered === true && typeof details.answer === "string")
+		pushEvent(status, now, `answered: ${details.answer}`);
 	status.question = undefined;
 	status.questionOptions = undefined;
 	status.questionSource = undefined;
@@ -197,7 +213,8 @@ export function applyEvent(status, event, now) {
 			view.waitingSince = undefined;
 			view.retry = undefined;
 			const update = obj(event.assistantMessageEvent);
-			if (update.type === "text_delta" && typeof update.delta === "string") view.text = tail(`${view.text ?? ""}${update.delta}`, LIVE_TEXT_CHARS);
+			if (update.type === "text_delta" && typeof update.delta === "string")
+				view.text = tail(`${view.text ?? ""}${update.delta}`, LIVE_TEXT_CHARS);
 			break;
 		}
 		case "message_end": {
@@ -250,7 +267,10 @@ export function applyEvent(status, event, now) {
 /** Records the runner's answer to one inbox message (bounded list for the board). @param {RunStatus} status @param {Receipt} receipt */
 export function addReceipt(status, receipt) {
 	status.receipts = [...(status.receipts ?? []), receipt].slice(-RECEIPTS_KEPT);
-	const what = receipt.status === "delivered" ? `${receipt.as ?? "message"} delivered` : `message rejected (${receipt.reason ?? "no reason"})`;
+	const what =
+		receipt.status === "delivered"
+			? `${receipt.as ?? "message"} delivered`
+			: `message rejected (${receipt.reason ?? "no reason"})`;
 	pushEvent(status, receipt.at, `${what}: ${receipt.preview}`);
 	status.summary = summarize(status);
 }
@@ -301,7 +321,11 @@ export function finalize(status, exit) {
 	} else {
 		status.state = "idle";
 	}
-	pushEvent(status, exit.now, `${status.state}${status.error && status.state === "failed" ? `: ${status.error}` : ""}`);
+	pushEvent(
+		status,
+		exit.now,
+		`${status.state}${status.error && status.state === "failed" ? `: ${status.error}` : ""}`,
+	);
 	status.summary = summarize(status);
 	return status;
 }
@@ -337,8 +361,37 @@ export function endFromOutside(status, end, now) {
 }
 
 /** Required fields of a status and their kinds (src/board/engine/schemas.ts StatusSchema is the full shape). */
-const REQUIRED = /** @type {const} */ ({ version: "number", runId: "string", rowId: "string", createdAt: "number", updatedAt: "number", lastActivityAt: "number", settled: "boolean", eventCount: "number", summary: "string", usage: "object", recentEvents: "array" });
-const OPTIONAL = /** @type {const} */ ({ startedAt: "number", endedAt: "number", currentTool: "string", latestAssistant: "string", lastStopReason: "string", question: "string", error: "string", stderrTail: "string", modelSummary: "string", model: "string", live: "object", receipts: "array", questionOptions: "array", stopRequested: "boolean", retryFailed: "boolean", parked: "boolean" });
+const REQUIRED = /** @type {const} */ ({
+	version: "number",
+	runId: "string",
+	rowId: "string",
+	createdAt: "number",
+	updatedAt: "number",
+	lastActivityAt: "number",
+	settled: "boolean",
+	eventCount: "number",
+	summary: "string",
+	usage: "object",
+	recentEvents: "array",
+});
+const OPTIONAL = /** @type {const} */ ({
+	startedAt: "number",
+	endedAt: "number",
+	currentTool: "string",
+	latestAssistant: "string",
+	lastStopReason: "string",
+	question: "string",
+	error: "string",
+	stderrTail: "string",
+	modelSummary: "string",
+	model: "string",
+	live: "object",
+	receipts: "array",
+	questionOptions: "array",
+	stopRequested: "boolean",
+	retryFailed: "boolean",
+	parked: "boolean",
+});
 
 /** @param {unknown} value @param {string} kind */
 export function isKind(value, kind) {
@@ -355,9 +408,12 @@ export function isKind(value, kind) {
 export function statusError(value, run) {
 	if (!isKind(value, "object")) return "/ must be object";
 	const s = /** @type {Record<string, unknown>} */ (value);
-	for (const [field, kind] of Object.entries(REQUIRED)) if (!isKind(s[field], kind)) return `/${field} must be ${kind}`;
-	for (const [field, kind] of Object.entries(OPTIONAL)) if (s[field] !== undefined && !isKind(s[field], kind)) return `/${field} must be ${kind}`;
+	for (const [field, kind] of Object.entries(REQUIRED))
+		if (!isKind(s[field], kind)) return `/${field} must be ${kind}`;
+	for (const [field, kind] of Object.entries(OPTIONAL))
+		if (s[field] !== undefined && !isKind(s[field], kind)) return `/${field} must be ${kind}`;
 	if (!RUN_STATES.some((state) => state === s.state)) return "/state is not a run state";
-	if (s.runId !== run.runId || s.rowId !== run.rowId) return `names run ${String(s.runId)} of row ${String(s.rowId)}, not ${run.runId} of ${run.rowId}`;
+	if (s.runId !== run.runId || s.rowId !== run.rowId)
+		return `names run ${String(s.runId)} of row ${String(s.rowId)}, not ${run.runId} of ${run.rowId}`;
 	return undefined;
 }

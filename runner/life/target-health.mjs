@@ -69,5 +69,9 @@ export function recordCheck(storeDir, name, items) {
 	const failed = items.find((item) => !item.ok);
 	const dir = linkDir(storeDir, name);
 	ensureDir(dir);
-	writeJsonAtomic(join(dir, "check.json"), { at: Date.now(), ok: !failed, ...(failed ? { failing: `${failed.name}: ${failed.detail}` } : {}) });
+	writeJsonAtomic(join(dir, "check.json"), {
+		at: Date.now(),
+		ok: !failed,
+		...(failed ? { failing: `${failed.name}: ${failed.detail}` } : {}),
+	});
 }

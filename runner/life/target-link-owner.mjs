@@ -24,7 +24,13 @@ const LOCK_WAIT_MS = 10_000;
 /** @param {string} storeDir @param {string} target */
 export function linkPaths(storeDir, target) {
 	const dir = linkDir(storeDir, target);
-	return { dir, record: join(dir, "link.json"), lock: join(dir, "lock"), runs: join(dir, "runs"), log: join(dir, "link.log") };
+	return {
+		dir,
+		record: join(dir, "link.json"),
+		lock: join(dir, "lock"),
+		runs: join(dir, "runs"),
+		log: join(dir, "link.log"),
+	};
 }
 
 /** The target's link process when it runs. @param {string} storeDir @param {string} target */
@@ -50,7 +56,8 @@ export function withLinkLock(storeDir, target, fn) {
 				release();
 			}
 		}
-		if (Date.now() > deadline) throw new Error(`the link of ${target} is busy: ${paths.lock} is held by another process`);
+		if (Date.now() > deadline)
+			throw new Error(`the link of ${target} is busy: ${paths.lock} is held by another process`);
 		Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 + Math.floor(Math.random() * 10));
 	}
 }
@@ -77,8 +84,18 @@ export function handedRuns(storeDir, target) {
 	for (const name of names) {
 		try {
 			const value = JSON.parse(readFileSync(join(dir, name), "utf8"));
-			if (isValidId(value?.rowId) && isValidId(value?.runId) && `${value.runId}.json` === name && typeof value.slot === "string") {
-				runs.push({ rowId: value.rowId, runId: value.runId, slot: value.slot, ...(typeof value.pool === "string" ? { pool: value.pool } : {}) });
+			if (
+				isValidId(value?.rowId) &&
+				isValidId(value?.runId) &&
+				`${value.runId}.json` === name &&
+				typeof value.slot === "string"
+			) {
+				runs.push({
+					rowId: value.rowId,
+					runId: value.runId,
+					slot: value.slot,
+					...(typeof value.pool === "string" ? { pool: value.pool } : {}),
+				});
 			}
 		} catch {
 			// Mid-write or torn: read again on the next pass.
@@ -108,7 +125,12 @@ function startLink(storeDir, target, spawnWith) {
 	const log = openSync(paths.log, "a", FILE_MODE);
 	try {
 		// A small young generation, as a runner's: a long stream's garbage is collected as it comes.
-		const child = spawn(spawnWith.node, ["--max-semi-space-size=2", LINK_PATH, paths.dir], { detached: true, stdio: ["ignore", log, log], cwd: paths.dir, env });
+		const child = spawn(spawnWith.node, ["--max-semi-space-size=2", LINK_PATH, paths.dir], {
+			detached: true,
+			stdio: ["ignore", log, log],
+			cwd: paths.dir,
+			env,
+		});
 		child.on("error", () => undefined);
 		child.unref();
 		const start = child.pid ? processStartTime(child.pid) : undefined;
@@ -150,7 +172,8 @@ export function leaveIfIdle(storeDir, target, self) {
 			if (handedRuns(storeDir, target).length > 0) return false;
 			const paths = linkPaths(storeDir, target);
 			const record = readProcessFile(paths.record);
-			if (record && record.pid === self.pid && String(record.start) === self.start && existsSync(paths.record)) unlinkSync(paths.record);
+			if (record && record.pid === self.pid && String(record.start) === self.start && existsSync(paths.record))
+				unlinkSync(paths.record);
 			return true;
 		});
 	} catch {

@@ -64,7 +64,9 @@ export function messageText(message) {
 	if (typeof content === "string") return content;
 	if (!Array.isArray(content)) return "";
 	return content
-		.map((block) => (obj(block).type === "text" && typeof obj(block).text === "string" ? String(obj(block).text) : ""))
+		.map((block) =>
+			obj(block).type === "text" && typeof obj(block).text === "string" ? String(obj(block).text) : "",
+		)
 		.join("");
 }
 

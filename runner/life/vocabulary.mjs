@@ -3,7 +3,16 @@
 // the TypeScript types come from those shapes (typebox Static), so no list is written twice.
 
 /** A run's state (status.json /state), and so its row's. */
-export const RUN_STATES = /** @type {const} */ (["queued", "working", "needs_input", "completed", "idle", "failed", "stopped", "error"]);
+export const RUN_STATES = /** @type {const} */ ([
+	"queued",
+	"working",
+	"needs_input",
+	"completed",
+	"idle",
+	"failed",
+	"stopped",
+	"error",
+]);
 
 /** pi's --thinking levels. */
 export const THINKING_LEVELS = /** @type {const} */ (["off", "minimal", "low", "medium", "high", "xhigh"]);

@@ -53,7 +53,14 @@ export function agentDriver(target, hooks = {}) {
 		});
 		installing.then(
 			() => again(),
-			(/** @type {Error & { kind?: string }} */ error) => close({ ended: false, failure: { kind: error.kind ?? "remote", reason: `cannot install the board's worker files on ${target.name}: ${error.message}` } }),
+			(/** @type {Error & { kind?: string }} */ error) =>
+				close({
+					ended: false,
+					failure: {
+						kind: error.kind ?? "remote",
+						reason: `cannot install the board's worker files on ${target.name}: ${error.message}`,
+					},
+				}),
 		);
 		return true;
 	}
@@ -115,10 +122,27 @@ export function agentDriver(target, hooks = {}) {
 				session = fileDigest(run.sessionFile);
 			} catch (error) {
 				// The local session cannot travel (over its limit): nothing is started there.
-				setImmediate(() => on.close({ ended: false, failure: { kind: "remote", reason: message(error), ...(error instanceof BoardError ? { code: error.code } : {}) } }));
+				setImmediate(() =>
+					on.close({
+						ended: false,
+						failure: {
+							kind: "remote",
+							reason: message(error),
+							...(error instanceof BoardError ? { code: error.code } : {}),
+						},
+					}),
+				);
 				return { deliver: () => undefined, close: () => undefined };
 			}
-			const config = { ...run.config, repoKey: key, base: run.base, subdir: run.subdir, env: { ...run.config.env, ...run.forwarded }, piCommand: target.pi, session };
+			const config = {
+				...run.config,
+				repoKey: key,
+				base: run.base,
+				subdir: run.subdir,
+				env: { ...run.config.env, ...run.forwarded },
+				piCommand: target.pi,
+				session,
+			};
 			let phase = "asking";
 			return request(
 				run,
@@ -138,7 +162,9 @@ export function agentDriver(target, hooks = {}) {
 						phase = "preparing";
 						const want = frame.value.want;
 						// What the host asked for: the base commit (git push, joined with the burst's), the session (frames), then done.
-						const base = want.includes("base") ? lane.push({ repo: run.repo, remote: target.remote(key), rowId: run.rowId, commit: run.base }) : Promise.resolve();
+						const base = want.includes("base")
+							? lane.push({ repo: run.repo, remote: target.remote(key), rowId: run.rowId, commit: run.base })
+							: Promise.resolve();
 						base.then(
 							() => {
 								if (want.includes("session") && session) sendSession(att.send, run.sessionFile, session.size);
@@ -155,11 +181,22 @@ export function agentDriver(target, hooks = {}) {
 			);
 		},
 		follow(run, from, on) {
-			return request(run, on, (att) => att.send({ t: "follow", row: run.rowId, seq: from.seq, bytes: from.sessionBytes }), (frame) => frame.t === "result");
+			return request(
+				run,
+				on,
+				(att) => att.send({ t: "follow", row: run.rowId, seq: from.seq, bytes: from.sessionBytes }),
+				(frame) => frame.t === "result",
+			);
 		},
 		async fetchBack(run) {
 			const key = repoKey(run.repo);
-			await lane.fetch({ repo: run.repo, remote: target.remote(key), rowId: run.rowId, landing: landingPath(run.storeDir, key), base: run.base });
+			await lane.fetch({
+				repo: run.repo,
+				remote: target.remote(key),
+				rowId: run.rowId,
+				landing: landingPath(run.storeDir, key),
+				base: run.base,
+			});
 		},
 		stop(run) {
 			return new Promise((resolvePromise, reject) => {
@@ -171,7 +208,12 @@ export function agentDriver(target, hooks = {}) {
 						close: (outcome) => {
 							if (done) return;
 							done = true;
-							reject(new FarError(outcome.failure?.reason ?? "the run's stream ended before its stop was answered", outcome.failure?.kind ?? "protocol"));
+							reject(
+								new FarError(
+									outcome.failure?.reason ?? "the run's stream ended before its stop was answered",
+									outcome.failure?.kind ?? "protocol",
+								),
+							);
 						},
 					},
 					(att) => att.send({ t: "stop", row: run.rowId }),
@@ -179,7 +221,10 @@ export function agentDriver(target, hooks = {}) {
 						if (frame.t !== "result" || typeof frame.value.stopped !== "boolean" || done) return true;
 						done = true;
 						handle.close();
-						if (frame.value.stopped) resolvePromise({ status: /** @type {Record<string, unknown> | undefined} */ (frame.value.status) });
+						if (frame.value.stopped)
+							resolvePromise({
+								status: /** @type {Record<string, unknown> | undefined} */ (frame.value.status),
+							});
 						else reject(new FarError(String(frame.value.error ?? "stop failed"), "remote"));
 						return true;
 					},

@@ -41,7 +41,9 @@ export function callVerb(transport, verb, args, options = {}) {
 		let result;
 		let remoteError = "";
 		let stderr = "";
-		child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
+		child.stderr
+			.setEncoding("utf8")
+			.on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
 		child.stdin.on("error", () => undefined);
 		readFrames(child.stdout, (frame) => {
 			if (frame.t === "error") remoteError = frame.message;
@@ -53,7 +55,12 @@ export function callVerb(transport, verb, args, options = {}) {
 		child.on("error", (error) => reject(new FarError(`${transport.name}: ${error.message}`, "unreachable")));
 		child.on("close", (code, signal) => {
 			if (code === 0 && !remoteError && (result || options.onFrame)) return resolvePromise(result ?? {});
-			const failure = streamFailure(transport, verb, { code, signal, stderr, remoteError: remoteError ? { message: remoteError } : undefined });
+			const failure = streamFailure(transport, verb, {
+				code,
+				signal,
+				stderr,
+				remoteError: remoteError ? { message: remoteError } : undefined,
+			});
 			reject(new FarError(failure.reason, failure.kind));
 		});
 	});
@@ -107,10 +114,24 @@ const TERMINAL_CODES = new Set(["far-run-gone"]);
 export function streamFailure(transport, verb, { code, signal, stderr, remoteError }) {
 	const failure = transport.failure(stderr, code);
 	if (failure) return failure;
-	if (missingAgent(stderr)) return { kind: "missing-agent", reason: `the board's worker files are not on ${transport.name} at this version` };
-	if (code === 127) return { kind: "remote", reason: `node not found on ${transport.name}'s non-interactive PATH (${stderr.trim().split("\n").pop() ?? ""})` };
-	if (remoteError) return { kind: remoteError.code && TERMINAL_CODES.has(remoteError.code) ? "gone" : "remote", reason: remoteError.message, ...(remoteError.code ? { code: remoteError.code } : {}) };
-	if (code === null) return { kind: "unreachable", reason: `the connection to ${transport.name} was cut (its ${verb} channel ended by ${signal ?? "a signal"})` };
+	if (missingAgent(stderr))
+		return { kind: "missing-agent", reason: `the board's worker files are not on ${transport.name} at this version` };
+	if (code === 127)
+		return {
+			kind: "remote",
+			reason: `node not found on ${transport.name}'s non-interactive PATH (${stderr.trim().split("\n").pop() ?? ""})`,
+		};
+	if (remoteError)
+		return {
+			kind: remoteError.code && TERMINAL_CODES.has(remoteError.code) ? "gone" : "remote",
+			reason: remoteError.message,
+			...(remoteError.code ? { code: remoteError.code } : {}),
+		};
+	if (code === null)
+		return {
+			kind: "unreachable",
+			reason: `the connection to ${transport.name} was cut (its ${verb} channel ended by ${signal ?? "a signal"})`,
+		};
 	const tail = stderr.trim().split("\n").pop();
 	return { kind: "protocol", reason: `${verb} on ${transport.name} ended (exit ${code})${tail ? `: ${tail}` : ""}` };
 }
@@ -129,7 +150,9 @@ export function farStream(transport, verb, args, onFrame, onClose, options = {})
 	let stderr = "";
 	/** @type {{ message: string, code?: string } | undefined} */
 	let remoteError;
-	child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
+	child.stderr
+		.setEncoding("utf8")
+		.on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
 	child.stdin.on("error", () => undefined);
 	readFrames(child.stdout, (frame) => {
 		if (frame.t === "end") ended = true;
@@ -161,4 +184,3 @@ export function farStream(transport, verb, args, onFrame, onClose, options = {})
 		child,
 	};
 }
-

@@ -63,9 +63,17 @@ export function gitLane(lanes = GIT_LANES) {
 		if (first.remote.receivePack) args.push(`--receive-pack=${first.remote.receivePack}`);
 		// One refspec per row: a row asked for again while its first push waited (a relaunch after the
 		// channel dropped) must not name its ref twice, which git refuses for the whole push.
-		const refspecs = [...new Map(job.items.map(({ request }) => [request.rowId, `${request.commit}:${baseRef(request.rowId)}`])).values()];
+		const refspecs = [
+			...new Map(
+				job.items.map(({ request }) => [request.rowId, `${request.commit}:${baseRef(request.rowId)}`]),
+			).values(),
+		];
 		try {
-			await gitAsync(first.repo, [...args, first.remote.url, ...refspecs], { ...process.env, ...first.remote.env, GIT_TERMINAL_PROMPT: "0" });
+			await gitAsync(first.repo, [...args, first.remote.url, ...refspecs], {
+				...process.env,
+				...first.remote.env,
+				GIT_TERMINAL_PROMPT: "0",
+			});
 			for (const item of job.items) item.resolve(undefined);
 		} catch (error) {
 			for (const item of job.items) item.reject(/** @type {Error} */ (error));
@@ -90,7 +98,10 @@ export function gitLane(lanes = GIT_LANES) {
 				const head = got.get(remoteBranchRef(request.rowId));
 				const wip = got.get(remoteWipRef(request.rowId));
 				if (head && wip) resolve({ head, wip });
-				else reject(new Error(`fetch from ${request.remote.url} brought no branch or wip snapshot of ${request.rowId}`));
+				else
+					reject(
+						new Error(`fetch from ${request.remote.url} brought no branch or wip snapshot of ${request.rowId}`),
+					);
 			}
 		};
 		try {

@@ -22,9 +22,15 @@ export function repoKey(repoDir) {
 	// A repository's top with a .git directory (the usual case, and every row's repo): no git to ask.
 	const dotGit = join(repoDir, ".git");
 	const plain = existsSync(join(dotGit, "HEAD")) && statSync(dotGit).isDirectory();
-	const common = plain ? realpathSync(dotGit) : realpathSync(resolve(repoDir, git(repoDir, ["rev-parse", "--git-common-dir"])));
+	const common = plain
+		? realpathSync(dotGit)
+		: realpathSync(resolve(repoDir, git(repoDir, ["rev-parse", "--git-common-dir"])));
 	const top = plain ? dirname(common) : git(repoDir, ["rev-parse", "--show-toplevel"]);
-	const name = basename(top).replace(/[^A-Za-z0-9._-]/g, "_").replace(/^[._-]+/, "").slice(0, 40) || "repo";
+	const name =
+		basename(top)
+			.replace(/[^A-Za-z0-9._-]/g, "_")
+			.replace(/^[._-]+/, "")
+			.slice(0, 40) || "repo";
 	return `${name}-${createHash("sha256").update(common).digest("hex").slice(0, 12)}`;
 }
 
@@ -94,8 +100,14 @@ export async function layOver({ worktree, rowId }) {
 	const rev = (/** @type {string} */ name) => run(["rev-parse", "--verify", "-q", name]).catch(() => undefined);
 	const branch = `refs/heads/${branchName(rowId)}`;
 	const symbolic = await run(["symbolic-ref", "-q", "HEAD"]).catch(() => "");
-	if (symbolic !== branch) throw new Error(`${worktree} is on ${symbolic || "a detached HEAD"}, not ${branchName(rowId)}`);
-	const [head, wip, previous, current] = await Promise.all([rev(remoteBranchRef(rowId)), rev(remoteWipRef(rowId)), rev(wipRef(rowId)), rev("HEAD")]);
+	if (symbolic !== branch)
+		throw new Error(`${worktree} is on ${symbolic || "a detached HEAD"}, not ${branchName(rowId)}`);
+	const [head, wip, previous, current] = await Promise.all([
+		rev(remoteBranchRef(rowId)),
+		rev(remoteWipRef(rowId)),
+		rev(wipRef(rowId)),
+		rev("HEAD"),
+	]);
 	if (!head || !wip) throw new Error(`nothing fetched for ${rowId}: fetch it back first`);
 	if (previous === wip && current === head) return { head, wip, changed: false };
 	if (previous) await run(["read-tree", "--reset", previous]);

@@ -26,7 +26,9 @@ export const landingPath = (storeDir, repoKey) => join(storeDir, "targets", ".la
 /** The objects dir of the repository `repo` (any of its worktrees). @param {string} repo */
 export function objectsOf(repo) {
 	const dotGit = join(repo, ".git");
-	const common = existsSync(join(dotGit, "HEAD")) ? dotGit : resolve(repo, git(repo, ["rev-parse", "--git-common-dir"]));
+	const common = existsSync(join(dotGit, "HEAD"))
+		? dotGit
+		: resolve(repo, git(repo, ["rev-parse", "--git-common-dir"]));
 	return join(common, "objects");
 }
 
@@ -52,7 +54,17 @@ function fetchArgs(fetch) {
 	const env = { ...process.env, ...fetch.remote.env, GIT_TERMINAL_PROMPT: "0", ...objects };
 	// What the fetch may build on: the landing's own refs (the last fetch) and these commits.
 	const seed = haves.map((sha) => `update refs/have/${sha} ${sha}\n`).join("");
-	const args = ["--git-dir", fetch.landing, "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", fetch.remote.url, ...fetch.refs.map((ref) => `+${ref.from}:${ref.to}`)];
+	const args = [
+		"--git-dir",
+		fetch.landing,
+		"fetch",
+		"-q",
+		"--no-tags",
+		"--no-write-fetch-head",
+		"--no-auto-maintenance",
+		fetch.remote.url,
+		...fetch.refs.map((ref) => `+${ref.from}:${ref.to}`),
+	];
 	return { env, seed, args, objects };
 }
 
@@ -60,7 +72,11 @@ function fetchArgs(fetch) {
 function copyRefs(fetch) {
 	/** @type {Map<string, string>} */
 	const got = new Map();
-	const listed = git(fetch.landing, ["for-each-ref", "--format=%(objectname) %(refname)", ...fetch.refs.map((ref) => ref.to)]);
+	const listed = git(fetch.landing, [
+		"for-each-ref",
+		"--format=%(objectname) %(refname)",
+		...fetch.refs.map((ref) => ref.to),
+	]);
 	for (const line of listed.split("\n").filter(Boolean)) {
 		const [sha = "", name = ""] = line.split(" ");
 		got.set(name, sha);
@@ -104,7 +120,12 @@ export async function landingFetch(fetch) {
 export function gitAsync(cwd, args, env) {
 	return new Promise((resolvePromise, reject) => {
 		execFile("git", args, { cwd, env: env ?? process.env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-			if (error) reject(new Error(`git ${args.find((a) => !a.startsWith("-") && a !== args[args.indexOf("--git-dir") + 1]) ?? args[0]} in ${cwd}: ${String(stderr).trim() || error.message}`));
+			if (error)
+				reject(
+					new Error(
+						`git ${args.find((a) => !a.startsWith("-") && a !== args[args.indexOf("--git-dir") + 1]) ?? args[0]} in ${cwd}: ${String(stderr).trim() || error.message}`,
+					),
+				);
 			else resolvePromise(String(stdout).trim());
 		});
 	});

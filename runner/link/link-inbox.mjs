@@ -68,7 +68,8 @@ export function openInbox(runDir, hooks = {}) {
 
 	/** @param {import("../life/inbox.mjs").InboxMessage | { id: string, rejected: import("../life/reasons.mjs").ReceiptCode, detail?: string }} claimed */
 	function answerBad(claimed) {
-		if ("rejected" in claimed) writeReceipt(runDir, rejectionReceipt(claimed.id, claimed.rejected, Date.now(), "", claimed.detail));
+		if ("rejected" in claimed)
+			writeReceipt(runDir, rejectionReceipt(claimed.id, claimed.rejected, Date.now(), "", claimed.detail));
 	}
 
 	/** @type {import("node:fs").FSWatcher | undefined} */
@@ -127,7 +128,12 @@ export function openInbox(runDir, hooks = {}) {
 			for (const message of claimMessages(runDir)) {
 				if ("rejected" in message) answerBad(message);
 				else if (!existsSync(join(runDir, "receipts", `${message.id}.json`))) {
-					writeReceipt(runDir, message.kind === "stop" ? { id: message.id, status: "delivered", at: Date.now(), preview: "stop" } : rejectionReceipt(message.id, "run-ended", Date.now()));
+					writeReceipt(
+						runDir,
+						message.kind === "stop"
+							? { id: message.id, status: "delivered", at: Date.now(), preview: "stop" }
+							: rejectionReceipt(message.id, "run-ended", Date.now()),
+					);
 				}
 			}
 		},

@@ -3,7 +3,16 @@
 // target is untrusted: a status is written only when its shape is right and it names this run, an
 // event line only when it is an object with the seq the frame says, session bytes only at the offset
 // the local file has reached. Everything is written by temp + rename, or appended.
-import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, writeSync, appendFileSync, constants } from "node:fs";
+import {
+	closeSync,
+	fstatSync,
+	ftruncateSync,
+	openSync,
+	readFileSync,
+	writeSync,
+	appendFileSync,
+	constants,
+} from "node:fs";
 import { join } from "node:path";
 import { FILE_MODE, touchNotify, writeJsonAtomic } from "../store/fs-util.mjs";
 import { writeReceipt } from "../life/inbox.mjs";
@@ -18,12 +27,21 @@ import { MAX_SESSION_BYTES, sizeWords } from "../far/session-travel.mjs";
 /** @typedef {{ code: ReasonCode, file: string, reason: string, count?: number }} MirrorFlag */
 
 /** @param {string} code @returns {ReasonCode} */
-const reasonCode = (code) => /** @type {ReasonCode} */ (REASON_CODES.some((known) => known === code) ? code : "mirror-incomplete");
+const reasonCode = (code) =>
+	/** @type {ReasonCode} */ (REASON_CODES.some((known) => known === code) ? code : "mirror-incomplete");
 
 /** @param {unknown} value */
 function receiptOk(value) {
 	const r = /** @type {Record<string, unknown>} */ (value);
-	return isKind(value, "object") && typeof r.id === "string" && RECEIPT_STATUSES.some((s) => s === r.status) && typeof r.at === "number" && typeof r.preview === "string" && (r.as === undefined || DELIVERY_KINDS.some((k) => k === r.as)) && (r.reason === undefined || typeof r.reason === "string");
+	return (
+		isKind(value, "object") &&
+		typeof r.id === "string" &&
+		RECEIPT_STATUSES.some((s) => s === r.status) &&
+		typeof r.at === "number" &&
+		typeof r.preview === "string" &&
+		(r.as === undefined || DELIVERY_KINDS.some((k) => k === r.as)) &&
+		(r.reason === undefined || typeof r.reason === "string")
+	);
 }
 
 /** The last event seq in a local events.jsonl (0 without one). @param {string} path */
@@ -114,9 +132,19 @@ export function openMirror(options) {
 	 */
 	function missing(held) {
 		const out = [...flags];
-		if (held && held.seq > lastSeq) out.push({ code: "mirror-incomplete", file: paths.events, reason: `events.jsonl: events ${lastSeq + 1}-${held.seq} held on ${target} never arrived` });
+		if (held && held.seq > lastSeq)
+			out.push({
+				code: "mirror-incomplete",
+				file: paths.events,
+				reason: `events.jsonl: events ${lastSeq + 1}-${held.seq} held on ${target} never arrived`,
+			});
 		const local = sessionBytes();
-		if (held && held.sessionBytes !== local && !flags.some((f) => f.file.endsWith(`${rowId}.jsonl`))) out.push({ code: "mirror-incomplete", file: sessionFile, reason: `session: ${local} of the ${held.sessionBytes} bytes on ${target} arrived` });
+		if (held && held.sessionBytes !== local && !flags.some((f) => f.file.endsWith(`${rowId}.jsonl`)))
+			out.push({
+				code: "mirror-incomplete",
+				file: sessionFile,
+				reason: `session: ${local} of the ${held.sessionBytes} bytes on ${target} arrived`,
+			});
 		return out;
 	}
 
@@ -140,7 +168,7 @@ export function openMirror(options) {
 			const error = statusError(far, { runId, rowId });
 			if (error) return `${target} sent a status that cannot be used: ${error}`;
 			// The end is written by end(), after the code is back: readers take a terminal status as done.
-			if (typeof (/** @type {RunStatus} */ (far)).endedAt === "number") return undefined;
+			if (typeof (/** @type {RunStatus} */ (far).endedAt) === "number") return undefined;
 			status = { .../** @type {RunStatus} */ (far) };
 			farDropped = status.droppedEvents ?? 0;
 			if (stopAsked && !status.stopRequested) {
@@ -161,7 +189,8 @@ export function openMirror(options) {
 				return `event ${seq} is not JSON`;
 			}
 			const e = /** @type {Record<string, unknown>} */ (value);
-			if (!isKind(value, "object") || e.seq !== seq || typeof e.at !== "number" || typeof e.type !== "string") return `event ${seq} has the wrong shape`;
+			if (!isKind(value, "object") || e.seq !== seq || typeof e.at !== "number" || typeof e.type !== "string")
+				return `event ${seq} has the wrong shape`;
 			appendFileSync(paths.events, `${tornTail ? "\n" : ""}${line}\n`, { mode: FILE_MODE });
 			tornTail = false;
 			lastSeq = seq;
@@ -175,7 +204,14 @@ export function openMirror(options) {
 			const bytes = Buffer.from(data, "base64");
 			// A target that sends more than a session may be (its copy is checked there too) is not followed.
 			if (offset + bytes.length > MAX_SESSION_BYTES) {
-				if (addFlag({ code: "mirror-incomplete", file: sessionFile, reason: `session: ${target} sent past ${sizeWords(MAX_SESSION_BYTES)}, the most a session may be: not mirrored beyond it` })) write();
+				if (
+					addFlag({
+						code: "mirror-incomplete",
+						file: sessionFile,
+						reason: `session: ${target} sent past ${sizeWords(MAX_SESSION_BYTES)}, the most a session may be: not mirrored beyond it`,
+					})
+				)
+					write();
 				return true;
 			}
 			const fd = openSync(sessionFile, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, FILE_MODE);
@@ -221,7 +257,15 @@ export function openMirror(options) {
 		 * @param {{ code: string, file: string, reason: string, count?: number }} flag
 		 */
 		flag(flag) {
-			if (addFlag({ code: reasonCode(flag.code), file: flag.file, reason: flag.reason, ...(flag.count ? { count: flag.count } : {}) })) write();
+			if (
+				addFlag({
+					code: reasonCode(flag.code),
+					file: flag.file,
+					reason: flag.reason,
+					...(flag.count ? { count: flag.count } : {}),
+				})
+			)
+				write();
 		},
 		/**
 		 * The end, after the last fetch-back: the target's final status, unless this copy is not whole (an
@@ -236,13 +280,29 @@ export function openMirror(options) {
 			const final = /** @type {RunStatus} */ (far);
 			reach = {};
 			if (error || typeof final.endedAt !== "number") {
-				finalize(status, { code: null, signal: null, spawnError: `${target} ended the run with a status that cannot be used: ${error ?? "/endedAt missing"}`, now: Date.now() });
+				finalize(status, {
+					code: null,
+					signal: null,
+					spawnError: `${target} ended the run with a status that cannot be used: ${error ?? "/endedAt missing"}`,
+					now: Date.now(),
+				});
 				write();
 				return status;
 			}
 			status = { ...final };
 			farDropped = status.droppedEvents ?? 0;
-			const problems = [...missing(check.held), ...(check.notFetched ? [{ code: /** @type {ReasonCode} */ ("work-not-fetched"), file: options.worktree ?? runDir, reason: `work not fetched: ${check.notFetched}` }] : [])];
+			const problems = [
+				...missing(check.held),
+				...(check.notFetched
+					? [
+							{
+								code: /** @type {ReasonCode} */ ("work-not-fetched"),
+								file: options.worktree ?? runDir,
+								reason: `work not fetched: ${check.notFetched}`,
+							},
+						]
+					: []),
+			];
 			if (problems.length > 0) {
 				const there = `${final.state} on ${target}${final.state === "failed" && final.error ? `: ${final.error}` : ""}`;
 				status.state = "failed";

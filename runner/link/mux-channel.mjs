@@ -43,7 +43,9 @@ export function muxChannel(transport, dir, hooks = {}) {
 		let stderr = "";
 		/** @type {{ message: string, code?: string } | undefined} */
 		let channelError;
-		spawned.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
+		spawned.stderr
+			.setEncoding("utf8")
+			.on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
 		spawned.stdin.on("error", () => undefined);
 		readFrames(spawned.stdout, (frame) => {
 			if (child !== spawned) return;
@@ -52,14 +54,19 @@ export function muxChannel(transport, dir, hooks = {}) {
 				if (frame.t === "hello") {
 					hello = frame;
 					hooks.onOpen?.();
-					if (frame.load !== undefined && frame.cpus !== undefined) hooks.onLoad?.({ load: frame.load, cpus: frame.cpus });
+					if (frame.load !== undefined && frame.cpus !== undefined)
+						hooks.onLoad?.({ load: frame.load, cpus: frame.cpus });
 					for (const id of listeners.keys()) toRun(id, frame);
 				} else if (frame.t === "stat") hooks.onLoad?.({ load: frame.load, cpus: frame.cpus });
 				else if (frame.t === "error") channelError = frame;
 				return;
 			}
 			const plain = /** @type {import("../far/frames.mjs").Frame} */ (body);
-			if (plain.t === "close") return closeRun(run, { ended: false, failure: { kind: plain.kind, reason: plain.message, ...(plain.code ? { code: plain.code } : {}) } });
+			if (plain.t === "close")
+				return closeRun(run, {
+					ended: false,
+					failure: { kind: plain.kind, reason: plain.message, ...(plain.code ? { code: plain.code } : {}) },
+				});
 			toRun(run, plain);
 			if (plain.t === "end") closeRun(run, { ended: true });
 		});

@@ -46,7 +46,8 @@ const STOP_DURING_LAUNCH_MS = 10_000;
 export function linkRunConfig(runDir) {
 	const configPath = join(runDir, "run.json");
 	const config = readRunConfig(configPath);
-	if (resolve(config.runDir) !== resolve(runDir)) throw new Error(`${configPath}: /runDir is not the directory of run.json`);
+	if (resolve(config.runDir) !== resolve(runDir))
+		throw new Error(`${configPath}: /runDir is not the directory of run.json`);
 	const error = targetError(config.target, { named: true });
 	if (error) throw new Error(`${configPath}: /target ${error}`);
 	if (!config.repo || !config.worktree) throw new Error(`${configPath}: a target run needs /repo and /worktree`);
@@ -90,7 +91,16 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		}
 	};
 
-	const mirror = openMirror({ storeDir: config.storeDir, rowId: config.rowId, runId: config.runId, runDir, sessionFile: config.sessionFile, target: target.name, status: localStatus(), worktree });
+	const mirror = openMirror({
+		storeDir: config.storeDir,
+		rowId: config.rowId,
+		runId: config.runId,
+		runDir,
+		sessionFile: config.sessionFile,
+		target: target.name,
+		status: localStatus(),
+		worktree,
+	});
 	let finishing = false;
 	/** @type {ReturnType<typeof setTimeout> | undefined} */
 	let stopTimer;
@@ -142,7 +152,9 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		subdir: relative(worktree, config.cwd),
 		agentDir: config.agentDir ?? process.env.PI_CODING_AGENT_DIR ?? join(homedir(), ".pi", "agent"),
 		// --env values come from the environment the link inherited (the board's), never from argv.
-		forwarded: Object.fromEntries(target.env.flatMap((name) => (process.env[name] === undefined ? [] : [[name, String(process.env[name])]]))),
+		forwarded: Object.fromEntries(
+			target.env.flatMap((name) => (process.env[name] === undefined ? [] : [[name, String(process.env[name])]])),
+		),
 		// What the far side's run.json is made of: the part of this one that travels.
 		config: { ...portableRun(config), repoKey: "", base: "", session: null },
 	};
@@ -201,13 +213,16 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 			finishing = true;
 			say(`stop: the launch on ${target.name} did not finish in ${STOP_DURING_LAUNCH_MS / 1000} s: given up`);
 			current?.close();
-			theDriver.stop(run).then(
-				() => undefined,
-				(error) => say(`stop on ${target.name}: ${error instanceof Error ? error.message : String(error)}`),
-			).finally(() => {
-				mirror.stopped();
-				done({});
-			});
+			theDriver
+				.stop(run)
+				.then(
+					() => undefined,
+					(error) => say(`stop on ${target.name}: ${error instanceof Error ? error.message : String(error)}`),
+				)
+				.finally(() => {
+					mirror.stopped();
+					done({});
+				});
 		}, STOP_DURING_LAUNCH_MS);
 	}
 
@@ -301,7 +316,9 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 			},
 		};
 		say(`${started ? "following" : "launching"} on ${target.name}`);
-		handle = started ? theDriver.follow(run, { seq: mirror.lastSeq, sessionBytes: mirror.sessionBytes() }, on) : theDriver.launch(run, on);
+		handle = started
+			? theDriver.follow(run, { seq: mirror.lastSeq, sessionBytes: mirror.sessionBytes() }, on)
+			: theDriver.launch(run, on);
 		current = handle;
 		if (!started) launches += 1;
 	}
@@ -343,7 +360,17 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 			members = undefined;
 		}
 		if (!members || inbox.stopWaiting()) return false;
-		const back = returnToPool({ storeDir: config.storeDir, runDir, rowId: config.rowId, runId: config.runId, createdAt: config.createdAt, pool, member: target.name, members, reason });
+		const back = returnToPool({
+			storeDir: config.storeDir,
+			runDir,
+			rowId: config.rowId,
+			runId: config.runId,
+			createdAt: config.createdAt,
+			pool,
+			member: target.name,
+			members,
+			reason,
+		});
 		if (!back.requeued) {
 			reason = back.reason;
 			finishing = true;

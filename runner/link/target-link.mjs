@@ -32,7 +32,12 @@ const RECORD_WAIT_MS = 10_000;
 const linkArg = resolve(process.argv[2] ?? "");
 const targetName = basename(dirname(linkArg));
 const storeDir = dirname(dirname(dirname(linkArg)));
-if (!process.argv[2] || basename(linkArg) !== "link" || basename(dirname(dirname(linkArg))) !== "targets" || !TARGET_NAME.test(targetName)) {
+if (
+	!process.argv[2] ||
+	basename(linkArg) !== "link" ||
+	basename(dirname(dirname(linkArg))) !== "targets" ||
+	!TARGET_NAME.test(targetName)
+) {
 	process.stderr.write("usage: target-link.mjs <store>/targets/<target>/link\n");
 	process.exit(2);
 }
@@ -116,7 +121,8 @@ let idleSince = Date.now();
 function finished(handed, maxConcurrent, how = {}) {
 	owned.delete(handed.runId);
 	releaseSlot(handed.slot, handed.runId);
-	if (handed.pool && !how.requeued) releaseSlot(slotOfRun(slotsOf(storeDir, handed.pool).dir, handed.runId), handed.runId);
+	if (handed.pool && !how.requeued)
+		releaseSlot(slotOfRun(slotsOf(storeDir, handed.pool).dir, handed.runId), handed.runId);
 	dropHandedRun(storeDir, targetName, handed.runId);
 	if (owned.size === 0) idleSince = Date.now();
 	const env = { ...process.env };
@@ -136,7 +142,9 @@ function adopt(handed) {
 	const runLog = (text) => {
 		log(text);
 		try {
-			appendFileSync(join(runDir, "runner.log"), `${new Date().toISOString()} agent-board link: ${text}\n`, { mode: 0o600 });
+			appendFileSync(join(runDir, "runner.log"), `${new Date().toISOString()} agent-board link: ${text}\n`, {
+				mode: 0o600,
+			});
 		} catch {
 			// The link's own log has it.
 		}
@@ -162,7 +170,13 @@ function adopt(handed) {
 		if (news.started && known.failing) health({ failing: undefined });
 		if (news.failed) health({ failing: news.failed, failingAt: Date.now() });
 	};
-	void openRunLink({ runDir, driverFor, log: runLog, onTarget, onDone: (how) => finished(handed, maxConcurrent, how) }).then(
+	void openRunLink({
+		runDir,
+		driverFor,
+		log: runLog,
+		onTarget,
+		onDone: (how) => finished(handed, maxConcurrent, how),
+	}).then(
 		(handle) => {
 			if (owned.get(handed.runId) === entry) entry.release = handle.release;
 		},
@@ -187,7 +201,11 @@ function scan() {
 function leave() {
 	leaving = true;
 	for (const entry of owned.values()) entry.release();
-	for (const driver of drivers.values()) void driver.then((d) => d.close?.(), () => undefined);
+	for (const driver of drivers.values())
+		void driver.then(
+			(d) => d.close?.(),
+			() => undefined,
+		);
 	// The channel's ssh client goes with its stdin; nothing here outlives the link but ssh's own master.
 	setTimeout(() => process.exit(0), 50);
 }

@@ -13,7 +13,8 @@ import { FILE_MODE } from "./fs-util.mjs";
 export function ownerModeProblem(stat, path) {
 	const uid = process.getuid?.();
 	if (uid !== undefined && stat.uid !== uid) return `owned by uid ${stat.uid}, not by you (uid ${uid})`;
-	if ((stat.mode & 0o022) !== 0) return `writable by group or others (mode ${(stat.mode & 0o777).toString(8).padStart(4, "0")}); run: chmod 700 ${path}`;
+	if ((stat.mode & 0o022) !== 0)
+		return `writable by group or others (mode ${(stat.mode & 0o777).toString(8).padStart(4, "0")}); run: chmod 700 ${path}`;
 	return undefined;
 }
 
@@ -24,7 +25,11 @@ export function ownerModeProblem(stat, path) {
  */
 export function checkStoreDir(path, what) {
 	const stat = lstatSync(path);
-	const problem = stat.isSymbolicLink() ? "is a symbolic link (not followed)" : !stat.isDirectory() ? "not a directory" : ownerModeProblem(stat, path);
+	const problem = stat.isSymbolicLink()
+		? "is a symbolic link (not followed)"
+		: !stat.isDirectory()
+			? "not a directory"
+			: ownerModeProblem(stat, path);
 	if (problem) throw new Error(`refusing ${what} ${path}: ${problem}`);
 }
 
@@ -49,7 +54,9 @@ export function checkSessionFile(path) {
 	try {
 		stat = lstatSync(path);
 	} catch (error) {
-		return /** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT" ? undefined : `session file ${path}: ${String(error)}`;
+		return /** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT"
+			? undefined
+			: `session file ${path}: ${String(error)}`;
 	}
 	const problem = sessionProblem(stat);
 	return problem ? `refusing session file ${path}: ${problem}` : undefined;
@@ -99,7 +106,8 @@ export function runPlaceProblem(runDir, sessionFile) {
 		try {
 			checkStoreDir(path, what);
 		} catch (error) {
-			if (/** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT") return error instanceof Error ? error.message : String(error);
+			if (/** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT")
+				return error instanceof Error ? error.message : String(error);
 		}
 	}
 	return checkSessionFile(sessionFile);

@@ -41,7 +41,8 @@ function staleText(path) {
 	} catch {
 		// An empty or partial lock: its holder died between create and write, or is writing now.
 	}
-	if (typeof owner.pid === "number" && typeof owner.start === "string") return isAlive(owner.pid, owner.start) ? undefined : text;
+	if (typeof owner.pid === "number" && typeof owner.start === "string")
+		return isAlive(owner.pid, owner.start) ? undefined : text;
 	try {
 		return Date.now() - statSync(path).mtimeMs > EMPTY_LOCK_GRACE_MS ? text : undefined;
 	} catch {
@@ -64,7 +65,12 @@ export function tryLockRow(rowDir) {
 export function tryLockFile(path) {
 	const token = `${process.pid}-${Date.now()}-${++counter}`;
 	for (let attempt = 0; attempt < 2; attempt++) {
-		if (!createExclusive(path, JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), token, at: Date.now() }))) {
+		if (
+			!createExclusive(
+				path,
+				JSON.stringify({ pid: process.pid, start: processStartTime(process.pid), token, at: Date.now() }),
+			)
+		) {
 			const judged = staleText(path);
 			if (judged === undefined) return undefined;
 			// Only the lock judged stale is broken: not one another breaker took since.

@@ -2,7 +2,17 @@
 // agent, which could put a symlink where events.jsonl was (to ~/.ssh/id_ed25519, say) and have this
 // side stream the user's key back into the row. A file is read only when it opens without following
 // a symlink, is a regular file, and (where /proc tells) really lies inside the directory it should.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync } from "node:fs";
+import {
+	closeSync,
+	constants,
+	fstatSync,
+	lstatSync,
+	openSync,
+	readdirSync,
+	readlinkSync,
+	readSync,
+	realpathSync,
+} from "node:fs";
 import { dirname, join, sep } from "node:path";
 
 /** @param {string} root */

@@ -34,8 +34,10 @@ export const RUN_LAYOUTS = /** @type {const} */ (["store", "target", "container"
  * @param {RunLayout} layout @param {string} root @param {string} rowId @param {string} runId
  */
 export function runPathsOf(layout, root, rowId, runId) {
-	if (layout === "container") return { runDir: CONTAINER_RUN_DIR, sessionFile: join(CONTAINER_SESSION_DIR, `${rowId}.jsonl`) };
-	if (layout === "target") return { runDir: runDirOf(root, rowId, runId), sessionFile: join(root, "sessions", rowId, `${rowId}.jsonl`) };
+	if (layout === "container")
+		return { runDir: CONTAINER_RUN_DIR, sessionFile: join(CONTAINER_SESSION_DIR, `${rowId}.jsonl`) };
+	if (layout === "target")
+		return { runDir: runDirOf(root, rowId, runId), sessionFile: join(root, "sessions", rowId, `${rowId}.jsonl`) };
 	return { runDir: runDirOf(root, rowId, runId), sessionFile: sessionFileOf(root, rowId) };
 }
 
@@ -72,6 +74,13 @@ export function farRunOf(runDir) {
 	const rows = dirname(rowDir);
 	const store = dirname(rows);
 	const rowId = basename(rowDir);
-	if (basename(runs) !== "runs" || basename(rows) !== "rows" || basename(store) !== "store" || !isValidId(runId) || !isValidId(rowId)) return undefined;
+	if (
+		basename(runs) !== "runs" ||
+		basename(rows) !== "rows" ||
+		basename(store) !== "store" ||
+		!isValidId(runId) ||
+		!isValidId(rowId)
+	)
+		return undefined;
 	return { dir: dirname(store), rowId, runId };
 }

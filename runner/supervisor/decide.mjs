@@ -23,7 +23,12 @@ export const askedBecause = (why) => `asked you because: ${why}`;
  */
 export function decide(ask, rules, row) {
 	const never = questionNeverClass(ask);
-	if (never) return { kind: "escalate", note: askedBecause(`${never.why} (never answered for you)`), rule: `never: ${never.name}` };
+	if (never)
+		return {
+			kind: "escalate",
+			note: askedBecause(`${never.why} (never answered for you)`),
+			rule: `never: ${never.name}`,
+		};
 	// A rules file the user is editing is not half-applied: every question comes to the user until it reads.
 	const [error] = rules.errors;
 	if (error) return { kind: "escalate", note: askedBecause(`the rules do not read: ${error}`), rule: "rules error" };
@@ -40,10 +45,17 @@ export function decide(ask, rules, row) {
 		case "choose": {
 			const options = ask.options ?? [];
 			const { index, option } = rule.action;
-			const chosen = index !== undefined ? options[index - 1] : options.find((candidate) => candidate.toLowerCase() === option?.toLowerCase());
+			const chosen =
+				index !== undefined
+					? options[index - 1]
+					: options.find((candidate) => candidate.toLowerCase() === option?.toLowerCase());
 			if (chosen === undefined) {
 				const wanted = index !== undefined ? `option ${index}` : `"${option}"`;
-				return { kind: "escalate", note: askedBecause(`${rule.label} chooses ${wanted}, which this question does not offer`), ...named };
+				return {
+					kind: "escalate",
+					note: askedBecause(`${rule.label} chooses ${wanted}, which this question does not offer`),
+					...named,
+				};
 			}
 			return { kind: "answer", text: chosen, ...named };
 		}
@@ -58,5 +70,7 @@ export function decide(ask, rules, row) {
  */
 export function answerRefused(answer) {
 	const never = neverClass(answer);
-	return never ? askedBecause(`the supervisor's answer ${never.why.replace(/^it /, "")} (never answered for you)`) : undefined;
+	return never
+		? askedBecause(`the supervisor's answer ${never.why.replace(/^it /, "")} (never answered for you)`)
+		: undefined;
 }

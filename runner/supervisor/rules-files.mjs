@@ -25,11 +25,17 @@ export function readRules(paths) {
 			try {
 				const stat = statSync(path);
 				if (!stat.isFile()) return { rules: [], words: "", errors: [`${name}: not a file`] };
-				if (stat.size > MAX_RULES_BYTES) return { rules: [], words: "", errors: [`${name}: larger than ${MAX_RULES_BYTES} bytes`] };
+				if (stat.size > MAX_RULES_BYTES)
+					return { rules: [], words: "", errors: [`${name}: larger than ${MAX_RULES_BYTES} bytes`] };
 				return parseRules(readFileSync(path, "utf8"), name);
 			} catch (error) {
-				if (/** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT") return { rules: [], words: "", errors: [] };
-				return { rules: [], words: "", errors: [`${name}: ${error instanceof Error ? error.message : String(error)}`] };
+				if (/** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT")
+					return { rules: [], words: "", errors: [] };
+				return {
+					rules: [],
+					words: "",
+					errors: [`${name}: ${error instanceof Error ? error.message : String(error)}`],
+				};
 			}
 		}),
 	);

@@ -110,15 +110,21 @@ function parseConditions(text) {
 			if (!regex) return `"question matches" needs a /regex/`;
 			conditions.push({ kind: "matches", regex });
 			i += 3;
-		} else if ((subject === "question" && verb === "says") || (["class", "row", "target", "preset"].includes(subject ?? "") && verb === "is")) {
-			const kind = /** @type {"says" | "class" | "row" | "target" | "preset"} */ (subject === "question" ? "says" : subject);
+		} else if (
+			(subject === "question" && verb === "says") ||
+			(["class", "row", "target", "preset"].includes(subject ?? "") && verb === "is")
+		) {
+			const kind = /** @type {"says" | "class" | "row" | "target" | "preset"} */ (
+				subject === "question" ? "says" : subject
+			);
 			/** @type {string[]} */
 			const values = [];
 			i += 2;
 			for (;;) {
 				const token = tokens[i];
 				const value = token?.quoted ?? (kind === "says" ? undefined : token?.word);
-				if (value === undefined) return kind === "says" ? `"question says" needs "quoted text"` : `"${subject} is" needs a value`;
+				if (value === undefined)
+					return kind === "says" ? `"question says" needs "quoted text"` : `"${subject} is" needs a value`;
 				values.push(kind === "class" ? value.toLowerCase() : value);
 				i++;
 				if (word(i) !== "or") break;
@@ -136,7 +142,7 @@ function parseConditions(text) {
 			i++;
 		}
 	}
-	return conditions.length ? conditions : "a rule needs a condition (or is \"always: ...\")";
+	return conditions.length ? conditions : 'a rule needs a condition (or is "always: ...")';
 }
 
 /** @param {string} text @returns {Action | string} */
@@ -189,7 +195,8 @@ export function parseRules(text, name) {
 		}
 		const item = /^\s*(?:[-*+]|\d+[.)])\s+(.*)$/.exec(line);
 		if (!item) {
-			if (line.trim()) errors.push(`${name}:${index + 1}: under "Rules" each line is one rule, a list item ("- when ...: ...")`);
+			if (line.trim())
+				errors.push(`${name}:${index + 1}: under "Rules" each line is one rule, a list item ("- when ...: ...")`);
 			return;
 		}
 		const body = (item[1] ?? "").trim();
@@ -241,7 +248,12 @@ function holds(condition, ask, row) {
 			return condition.values.some((value) => classes.includes(/** @type {never} */ (value)));
 		}
 		case "row":
-			return condition.values.some((value) => same(value, row.rowId) || same(value, row.rowName) || (value.length >= 4 && !!row.rowId?.startsWith(value)));
+			return condition.values.some(
+				(value) =>
+					same(value, row.rowId) ||
+					same(value, row.rowName) ||
+					(value.length >= 4 && !!row.rowId?.startsWith(value)),
+			);
 		case "target":
 			return condition.values.some((value) => same(value, row.target ?? "local"));
 		case "preset":

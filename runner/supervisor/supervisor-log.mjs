@@ -38,7 +38,17 @@ export function appendSupervisorLine(storeDir, line) {
 /** @param {unknown} value @returns {value is SupervisorLine} */
 function isLine(value) {
 	const v = /** @type {Record<string, unknown>} */ (value);
-	return !!v && typeof v === "object" && typeof v.at === "number" && typeof v.row === "string" && typeof v.run === "string" && typeof v.call === "string" && typeof v.question === "string" && typeof v.rule === "string" && typeof v.decision === "string";
+	return (
+		!!v &&
+		typeof v === "object" &&
+		typeof v.at === "number" &&
+		typeof v.row === "string" &&
+		typeof v.run === "string" &&
+		typeof v.call === "string" &&
+		typeof v.question === "string" &&
+		typeof v.rule === "string" &&
+		typeof v.decision === "string"
+	);
 }
 
 /**

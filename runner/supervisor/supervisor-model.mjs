@@ -31,9 +31,16 @@ const clip = (text, max) => (text.length > max ? `${text.slice(0, max)}…` : te
 export function requestText(request) {
 	const { ask, row } = request;
 	const lines = [REQUEST_MARKER, "", "The user's rules (their own words):", request.words.trim() || "(none)", ""];
-	lines.push(`The agent: row "${row.name}" (${row.id}), on ${row.target ?? "local"}${row.preset ? `, preset ${row.preset}` : ""}.`);
+	lines.push(
+		`The agent: row "${row.name}" (${row.id}), on ${row.target ?? "local"}${row.preset ? `, preset ${row.preset}` : ""}.`,
+	);
 	lines.push("Its task:", clip(row.goal, TASK_CHARS), "");
-	if (request.others.length) lines.push("Other agents on the board:", ...request.others.map((other) => `- ${other.name}${other.summary ? `: ${other.summary}` : ""}`), "");
+	if (request.others.length)
+		lines.push(
+			"Other agents on the board:",
+			...request.others.map((other) => `- ${other.name}${other.summary ? `: ${other.summary}` : ""}`),
+			"",
+		);
 	if (request.transcript.length) lines.push("What it did recently:", ...request.transcript, "");
 	lines.push("The question:", ask.question);
 	if (ask.options?.length) lines.push("Options:", ...ask.options.map((option, i) => `${i + 1}. ${option}`));
@@ -48,13 +55,20 @@ export function requestText(request) {
 export function parseDecision(text) {
 	const candidates = text
 		.split("\n")
-		.map((line) => line.trim().replace(/^```(json)?|```$/g, "").trim())
+		.map((line) =>
+			line
+				.trim()
+				.replace(/^```(json)?|```$/g, "")
+				.trim(),
+		)
 		.filter((line) => line.startsWith("{"));
 	for (const line of candidates.reverse()) {
 		try {
 			const value = JSON.parse(line);
-			if (value?.decision === "answer" && typeof value.answer === "string" && value.answer.trim()) return { kind: "answer", text: clip(value.answer.trim(), ANSWER_CHARS) };
-			if ((value?.decision === "ask" || value?.decision === "escalate") && typeof value.why === "string") return { kind: "ask", why: clip(value.why.trim() || "the supervisor left it to you", 300) };
+			if (value?.decision === "answer" && typeof value.answer === "string" && value.answer.trim())
+				return { kind: "answer", text: clip(value.answer.trim(), ANSWER_CHARS) };
+			if ((value?.decision === "ask" || value?.decision === "escalate") && typeof value.why === "string")
+				return { kind: "ask", why: clip(value.why.trim() || "the supervisor left it to you", 300) };
 		} catch {
 			// Not this line.
 		}
@@ -73,7 +87,21 @@ export function parseDecision(text) {
  */
 export function askModel(options) {
 	const command = options.piCommand[0] ?? "pi";
-	const args = [...options.piCommand.slice(1), "--mode", "json", "-p", "--no-session", "--no-tools", "-nc", "-ns", "-np", "--system-prompt", SYSTEM_PROMPT_FILE, "--model", options.model];
+	const args = [
+		...options.piCommand.slice(1),
+		"--mode",
+		"json",
+		"-p",
+		"--no-session",
+		"--no-tools",
+		"-nc",
+		"-ns",
+		"-np",
+		"--system-prompt",
+		SYSTEM_PROMPT_FILE,
+		"--model",
+		options.model,
+	];
 	return new Promise((resolve) => {
 		let tokens = 0;
 		let cost = 0;
@@ -97,27 +125,41 @@ export function askModel(options) {
 		}, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
 		/** @param {Record<string, unknown> | undefined} event */
 		const onEvent = (event) => {
-			const message = /** @type {Record<string, unknown> | undefined} */ (event?.type === "message_end" ? event.message : undefined);
+			const message = /** @type {Record<string, unknown> | undefined} */ (
+				event?.type === "message_end" ? event.message : undefined
+			);
 			if (message?.role !== "assistant") return;
 			const usage = /** @type {{ totalTokens?: unknown, cost?: { total?: unknown } } | undefined} */ (message.usage);
 			if (typeof usage?.totalTokens === "number") tokens += usage.totalTokens;
 			if (typeof usage?.cost?.total === "number") cost += usage.cost.total;
-			if (typeof message.provider === "string" && typeof message.model === "string") model = `${message.provider}/${message.model}`;
+			if (typeof message.provider === "string" && typeof message.model === "string")
+				model = `${message.provider}/${message.model}`;
 			const content = Array.isArray(message.content) ? message.content : [];
-			text = content.map((block) => (block?.type === "text" && typeof block.text === "string" ? block.text : "")).join("");
-			if (message.stopReason === "error" || typeof message.errorMessage === "string") error = String(message.errorMessage ?? "model error");
+			text = content
+				.map((block) => (block?.type === "text" && typeof block.text === "string" ? block.text : ""))
+				.join("");
+			if (message.stopReason === "error" || typeof message.errorMessage === "string")
+				error = String(message.errorMessage ?? "model error");
 		};
 		const done = (/** @type {string | undefined} */ failure) => {
 			if (settled) return;
 			settled = true;
 			clearTimeout(timer);
 			const why = failure ?? (error || undefined);
-			resolve({ decision: why ? { kind: "invalid" } : parseDecision(text), tokens, cost, ...(why ? { error: why } : {}), ...(model ? { model } : {}) });
+			resolve({
+				decision: why ? { kind: "invalid" } : parseDecision(text),
+				tokens,
+				cost,
+				...(why ? { error: why } : {}),
+				...(model ? { model } : {}),
+			});
 		};
 		child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => {
 			for (const event of lines.push(chunk)) onEvent(event);
 		});
-		child.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-2000)));
+		child.stderr
+			.setEncoding("utf8")
+			.on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-2000)));
 		child.stdin.on("error", () => undefined);
 		child.stdin.end(options.request);
 		child.on("error", (spawnError) => done(`could not start pi: ${spawnError.message}`));

@@ -58,7 +58,9 @@ export class Supervisor {
 			if (typeof args.question !== "string") return;
 			const options = Array.isArray(args.options) ? args.options.filter((o) => typeof o === "string") : undefined;
 			this.asking = { toolCallId: event.toolCallId, question: args.question, options, at: Date.now() };
-			void this.wake(this.asking).catch((error) => this.hooks.note(`supervisor failed: ${error instanceof Error ? error.message : String(error)}`, {}));
+			void this.wake(this.asking).catch((error) =>
+				this.hooks.note(`supervisor failed: ${error instanceof Error ? error.message : String(error)}`, {}),
+			);
 		} else if (event.type === "tool_execution_end" && this.asking?.toolCallId === event.toolCallId) {
 			this.asking = undefined;
 			// A parked question still waits for the user (in a new run): its note stays with it.
@@ -82,7 +84,12 @@ export class Supervisor {
 		// Off unless the user picked a model for it: nothing runs, the question waits for the user.
 		if (!model) return;
 		const supervise = this.config.supervise;
-		const facts = { rowId: this.config.rowId, rowName: supervise?.rowName, target: supervise?.target, preset: supervise?.preset };
+		const facts = {
+			rowId: this.config.rowId,
+			rowName: supervise?.rowName,
+			target: supervise?.target,
+			preset: supervise?.preset,
+		};
 		const rules = readRules(supervise?.rules ?? []);
 		let decision = decide(ask, rules, facts);
 		/** @type {import("./supervisor-model.mjs").ModelVerdict | undefined} */
@@ -91,34 +98,79 @@ export class Supervisor {
 			verdict = await askModel({
 				piCommand: this.config.piCommand,
 				model,
-				request: requestText({ ask, words: rules.words, row: { id: this.config.rowId, name: supervise?.rowName ?? this.config.rowId, target: supervise?.target, preset: supervise?.preset, goal: this.config.prompt }, transcript: this.transcript(), others: this.others() }),
+				request: requestText({
+					ask,
+					words: rules.words,
+					row: {
+						id: this.config.rowId,
+						name: supervise?.rowName ?? this.config.rowId,
+						target: supervise?.target,
+						preset: supervise?.preset,
+						goal: this.config.prompt,
+					},
+					transcript: this.transcript(),
+					others: this.others(),
+				}),
 				env: this.env,
 				cwd: this.config.storeDir,
 				onChild: (kill) => this.kills.add(kill),
 			});
 			const via = { rule: decision.rule, ...(decision.ruleText ? { ruleText: decision.ruleText } : {}) };
-			if (verdict.error) decision = { kind: "escalate", note: askedBecause(`the supervisor model failed: ${verdict.error}`), ...via };
-			else if (verdict.decision.kind === "ask") decision = { kind: "escalate", note: askedBecause(verdict.decision.why), ...via };
-			else if (verdict.decision.kind === "invalid") decision = { kind: "escalate", note: askedBecause("the supervisor model's reply was not a decision"), ...via };
+			if (verdict.error)
+				decision = {
+					kind: "escalate",
+					note: askedBecause(`the supervisor model failed: ${verdict.error}`),
+					...via,
+				};
+			else if (verdict.decision.kind === "ask")
+				decision = { kind: "escalate", note: askedBecause(verdict.decision.why), ...via };
+			else if (verdict.decision.kind === "invalid")
+				decision = {
+					kind: "escalate",
+					note: askedBecause("the supervisor model's reply was not a decision"),
+					...via,
+				};
 			else decision = { kind: "answer", text: verdict.decision.text, ...via };
 			const refused = decision.kind === "answer" ? answerRefused(decision.text) : undefined;
 			if (refused) decision = { kind: "escalate", note: refused, ...via };
 		}
 		if (this.hooks.over()) return;
-		const cost = verdict ? { tokens: verdict.tokens, cost: verdict.cost, ...(verdict.model ? { model: verdict.model } : {}) } : {};
-		const base = { at: ask.at, row: this.config.rowId, run: this.config.runId, call: ask.toolCallId, question: ask.question, ...(ask.options?.length ? { options: ask.options } : {}), rule: decision.rule, ...(decision.ruleText ? { ruleText: decision.ruleText } : {}), ...cost };
+		const cost = verdict
+			? { tokens: verdict.tokens, cost: verdict.cost, ...(verdict.model ? { model: verdict.model } : {}) }
+			: {};
+		const base = {
+			at: ask.at,
+			row: this.config.rowId,
+			run: this.config.runId,
+			call: ask.toolCallId,
+			question: ask.question,
+			...(ask.options?.length ? { options: ask.options } : {}),
+			rule: decision.rule,
+			...(decision.ruleText ? { ruleText: decision.ruleText } : {}),
+			...cost,
+		};
 		if (decision.kind === "escalate") {
 			// The log line first: whoever sees the note on the row finds the decision logged.
 			this.log({ ...base, decision: "asked-you", note: decision.note, ms: Date.now() - ask.at });
 			// Only while that question still waits: a person may have answered while the model thought.
-			if (this.asking?.toolCallId === ask.toolCallId) this.status.supervisor = { note: decision.note, at: Date.now(), rule: decision.rule };
-			this.hooks.note(`supervisor: ${decision.note} (${decision.rule})`, { decision: "asked-you", rule: decision.rule, note: decision.note });
+			if (this.asking?.toolCallId === ask.toolCallId)
+				this.status.supervisor = { note: decision.note, at: Date.now(), rule: decision.rule };
+			this.hooks.note(`supervisor: ${decision.note} (${decision.rule})`, {
+				decision: "asked-you",
+				rule: decision.rule,
+				note: decision.note,
+			});
 			return;
 		}
 		const receipt = await this.answer(ask, decision.text);
 		const first = receipt?.status === "rejected";
 		const outcome = first ? "answered-first" : "answered";
-		this.hooks.note(first ? `supervisor: a person answered first; its answer "${decision.text}" was not delivered (${decision.rule})` : `supervisor answered: ${decision.text} (${decision.rule})`, { decision: outcome, rule: decision.rule, answer: decision.text });
+		this.hooks.note(
+			first
+				? `supervisor: a person answered first; its answer "${decision.text}" was not delivered (${decision.rule})`
+				: `supervisor answered: ${decision.text} (${decision.rule})`,
+			{ decision: outcome, rule: decision.rule, answer: decision.text },
+		);
 		this.log({ ...base, decision: outcome, answer: decision.text, ms: (receipt?.at ?? Date.now()) - ask.at });
 	}
 
@@ -129,10 +181,22 @@ export class Supervisor {
 	 */
 	async answer(ask, text) {
 		const { storeDir, rowId, runDir } = this.config;
-		const id = await withRowLock(rowDirOf(storeDir, rowId), () => dropMessage(runDir, { kind: "message", text, deliverAs: "steer", answers: ask.toolCallId, from: "supervisor" }));
+		const id = await withRowLock(rowDirOf(storeDir, rowId), () =>
+			dropMessage(runDir, {
+				kind: "message",
+				text,
+				deliverAs: "steer",
+				answers: ask.toolCallId,
+				from: "supervisor",
+			}),
+		);
 		touchNotify(storeDir, rowId);
 		// The runner records the receipt in the status it keeps in memory (the same object as ours).
-		for (const deadline = Date.now() + RECEIPT_WAIT_MS; Date.now() < deadline && !this.hooks.over(); await sleep(RECEIPT_POLL_MS)) {
+		for (
+			const deadline = Date.now() + RECEIPT_WAIT_MS;
+			Date.now() < deadline && !this.hooks.over();
+			await sleep(RECEIPT_POLL_MS)
+		) {
 			const receipt = this.status.receipts?.find((candidate) => candidate.id === id);
 			if (receipt) return receipt;
 		}
@@ -142,7 +206,9 @@ export class Supervisor {
 	/** The row's recent events, oldest first, as the model reads them. */
 	transcript() {
 		const now = Date.now();
-		return this.status.recentEvents.map((event) => `- ${Math.max(0, Math.round((now - event.at) / 1000))}s ago: ${event.text}`);
+		return this.status.recentEvents.map(
+			(event) => `- ${Math.max(0, Math.round((now - event.at) / 1000))}s ago: ${event.text}`,
+		);
 	}
 
 	/** The board's other live rows by name (their goals, as far as a name says it). */

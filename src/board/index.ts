@@ -11,7 +11,11 @@ export async function registerBoard(pi: ExtensionAPI): Promise<void> {
 		(await import("./worker-role.ts")).registerWorkerRole(pi);
 		return;
 	}
-	const [{ boardLoader }, { registerBoardTools }, { registerBoardUi }] = await Promise.all([import("./loader.ts"), import("./tools.ts"), import("./ui.ts")]);
+	const [{ boardLoader }, { registerBoardTools }, { registerBoardUi }] = await Promise.all([
+		import("./loader.ts"),
+		import("./tools.ts"),
+		import("./ui.ts"),
+	]);
 	const load = boardLoader();
 	registerBoardTools(pi, load);
 	registerBoardUi(pi, load);

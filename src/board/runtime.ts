@@ -2,7 +2,13 @@
 export { createBoardService } from "./engine/service.ts";
 export { autoGc } from "./engine/gc.ts";
 export { formatAttemptSet } from "./subcommands/attempt-text.ts";
-export { completeArgs, DELIVERY_TEXT, listSupervised, parseSubcommand, runSubcommand } from "./subcommands/subcommands.ts";
+export {
+	completeArgs,
+	DELIVERY_TEXT,
+	listSupervised,
+	parseSubcommand,
+	runSubcommand,
+} from "./subcommands/subcommands.ts";
 export { formatTable } from "./subcommands/table.ts";
 export { describeRow } from "./tool-text.ts";
 export { inert } from "./engine/sanitize.ts";

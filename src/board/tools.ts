@@ -33,11 +33,34 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 			cwd: Type.Optional(Type.String({ description: "Working directory (default: the current one)" })),
 			model: Type.Optional(Type.String({ description: "Model, e.g. provider/id" })),
 			worktreeMode: Type.Optional(Type.Union(WORKTREE_MODES.map((mode) => Type.Literal(mode)))),
-			count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_BURST, description: "Parallel attempts of the prompt, each in its own worktree (needs a git repository)" })),
-			target: Type.Optional(Type.String({ description: "Where to run: a target's name (default local, this machine); needs a git repository" })),
-			preset: Type.Optional(Type.String({ description: "A preset the user defined (~/.pi/agent/agents/<name>.md): its model, target, mode, budget and instructions fill what is not given" })),
-			budget: Type.Optional(Type.String({ description: "How much each agent may spend before it pauses and asks: tokens (50k) or cost ($2)" })),
-			setBudget: Type.Optional(Type.String({ description: "With count: how much the attempt set may spend in all, tokens (200k) or cost ($5)" })),
+			count: Type.Optional(
+				Type.Integer({
+					minimum: 1,
+					maximum: MAX_BURST,
+					description: "Parallel attempts of the prompt, each in its own worktree (needs a git repository)",
+				}),
+			),
+			target: Type.Optional(
+				Type.String({
+					description: "Where to run: a target's name (default local, this machine); needs a git repository",
+				}),
+			),
+			preset: Type.Optional(
+				Type.String({
+					description:
+						"A preset the user defined (~/.pi/agent/agents/<name>.md): its model, target, mode, budget and instructions fill what is not given",
+				}),
+			),
+			budget: Type.Optional(
+				Type.String({
+					description: "How much each agent may spend before it pauses and asks: tokens (50k) or cost ($2)",
+				}),
+			),
+			setBudget: Type.Optional(
+				Type.String({
+					description: "With count: how much the attempt set may spend in all, tokens (200k) or cost ($5)",
+				}),
+			),
 		}),
 		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
 			const budget = amountParam("budget", params.budget);
@@ -75,11 +98,17 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 			const service = await load.service();
 			if (params.other) {
 				const lines = await service.compareDiff(params.id, params.other);
-				const cut = lines.length > MAX_DIFF_LINES ? [...lines.slice(0, MAX_DIFF_LINES), `… ${lines.length - MAX_DIFF_LINES} more lines`] : lines;
+				const cut =
+					lines.length > MAX_DIFF_LINES
+						? [...lines.slice(0, MAX_DIFF_LINES), `… ${lines.length - MAX_DIFF_LINES} more lines`]
+						: lines;
 				return { content: [{ type: "text", text: cut.join("\n") }], details: { ids: [params.id, params.other] } };
 			}
 			const set = await service.compare(params.id);
-			return { content: [{ type: "text", text: (await load.runtime()).formatAttemptSet(set) }], details: { ids: set.rows.map((entry) => entry.row.id) } };
+			return {
+				content: [{ type: "text", text: (await load.runtime()).formatAttemptSet(set) }],
+				details: { ids: set.rows.map((entry) => entry.row.id) },
+			};
 		},
 	});
 
@@ -93,7 +122,9 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 		parameters: Type.Object({
 			id: Type.String({ description: "Row id" }),
 			text: Type.String({ description: "The message, exactly as the agent should read it" }),
-			followUp: Type.Optional(Type.Boolean({ description: "Working agent: deliver after its current turn instead of steering now" })),
+			followUp: Type.Optional(
+				Type.Boolean({ description: "Working agent: deliver after its current turn instead of steering now" }),
+			),
 		}),
 		async execute(_toolCallId, params) {
 			const result = await (await load.service()).reply(params.id, params.text, { followUp: params.followUp });
@@ -106,7 +137,8 @@ export function registerBoardTools(pi: ExtensionAPI, load: BoardLoader): void {
 	pi.registerTool({
 		name: "board_status",
 		label: "Board status",
-		description: "Show agent board rows: one row by id, or all active (non-archived) rows with state, summary and any question.",
+		description:
+			"Show agent board rows: one row by id, or all active (non-archived) rows with state, summary and any question.",
 		promptSnippet: "Check background agents on the agent board",
 		parameters: Type.Object({
 			id: Type.Optional(Type.String({ description: "Row id; omit for all rows" })),

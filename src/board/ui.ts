@@ -48,7 +48,10 @@ export function registerBoardUi(pi: ExtensionAPI, load: BoardLoader): void {
 		// Print mode only reads (a `pi -p "/agent-board list"` changes nothing on disk): retention, a write,
 		// runs in interactive sessions, at most once a day per store, after startup and out of the session's way.
 		if (!ctx.hasUI) return;
-		setTimeout(() => void load.service().then((service) => load.runtime().then((r) => r.autoGc(service.storeDir))), 5000).unref();
+		setTimeout(
+			() => void load.service().then((service) => load.runtime().then((r) => r.autoGc(service.storeDir))),
+			5000,
+		).unref();
 		// After pi's own start: the footer and strip come from the live summary, a moment later.
 		setTimeout(() => void startPresence(ctx, mine).catch(() => undefined), 0);
 	});
@@ -72,9 +75,7 @@ export function registerBoardUi(pi: ExtensionAPI, load: BoardLoader): void {
 		description: COMMAND_DESCRIPTION,
 		getArgumentCompletions: async (prefix) => {
 			const r = await load.runtime();
-			const rows = await (await load.service())
-				.list({ includeArchived: true, slim: true })
-				.catch(() => []);
+			const rows = await (await load.service()).list({ includeArchived: true, slim: true }).catch(() => []);
 			return r.completeArgs(prefix, rows);
 		},
 		handler: async (args, ctx) => {
@@ -85,12 +86,25 @@ export function registerBoardUi(pi: ExtensionAPI, load: BoardLoader): void {
 				if (args.trim()) {
 					const parsed = r.parseSubcommand(args);
 					if (!parsed.ok) return say(parsed.error, "error");
-					if (parsed.name === "back" && !("help" in parsed && parsed.help)) return await r.goBack(ctx, service, attached);
+					if (parsed.name === "back" && !("help" in parsed && parsed.help))
+						return await r.goBack(ctx, service, attached);
 					// The web server's code loads only when it is used; its login QR code gets a panel in the TUI.
-					if ("serve" in parsed) return await (await import("../web/serve-command.ts")).serveCommand(ctx, service.storeDir, parsed.serve, (text) => say(text));
-					return say(await r.runSubcommand(service, parsed, ctx.cwd, Date.now(), { confirm: ctx.hasUI ? (title, text) => ctx.ui.confirm(title, text) : undefined, progress: progressTo(ctx) }));
+					if ("serve" in parsed)
+						return await (await import("../web/serve-command.ts")).serveCommand(
+							ctx,
+							service.storeDir,
+							parsed.serve,
+							(text) => say(text),
+						);
+					return say(
+						await r.runSubcommand(service, parsed, ctx.cwd, Date.now(), {
+							confirm: ctx.hasUI ? (title, text) => ctx.ui.confirm(title, text) : undefined,
+							progress: progressTo(ctx),
+						}),
+					);
 				}
-				if (ctx.mode !== "tui") return say(r.formatTable(await r.listSupervised(service, { slim: true }), Date.now()));
+				if (ctx.mode !== "tui")
+					return say(r.formatTable(await r.listSupervised(service, { slim: true }), Date.now()));
 				const { feed, diffCache, overlaps, presence } = await parts();
 				overlaps.start();
 				presence.quiet = true;
@@ -112,7 +126,8 @@ export function registerBoardUi(pi: ExtensionAPI, load: BoardLoader): void {
 				else if (result.kind === "attach") await r.attachTo(ctx, service, result.row, attached);
 			} catch (error) {
 				// A report that says "not ready" is still a report, not an error line.
-				if (error instanceof Error && "report" in error && typeof error.report === "string") return say(error.report, "failed report");
+				if (error instanceof Error && "report" in error && typeof error.report === "string")
+					return say(error.report, "failed report");
 				say(`agent-board: ${error instanceof Error ? error.message : String(error)}`, "error");
 			}
 		},
@@ -140,7 +155,9 @@ function output(ctx: ExtensionCommandContext, text: string, type: Said): void {
  * as it starts, and the report to the output at the end.
  */
 function progressTo(ctx: ExtensionCommandContext): (lines: string[], checking?: string) => void {
-	if (ctx.hasUI) return (lines, checking) => ctx.ui.notify([...lines, ...(checking ? [`checking ${checking}...`] : [])].join("\n"), "info");
+	if (ctx.hasUI)
+		return (lines, checking) =>
+			ctx.ui.notify([...lines, ...(checking ? [`checking ${checking}...`] : [])].join("\n"), "info");
 	let said: string | undefined;
 	return (_lines, checking) => {
 		if (checking === undefined || checking === said) return;

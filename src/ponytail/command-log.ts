@@ -42,7 +42,11 @@ export function readCommandLog(file: string, count: number): CommandLogEntry[] {
 		try {
 			const value = JSON.parse(line) as Partial<CommandLogEntry>;
 			if (typeof value.command === "string" && typeof value.timestamp === "string") {
-				entries.push({ command: value.command, args: typeof value.args === "string" ? value.args : "", timestamp: value.timestamp });
+				entries.push({
+					command: value.command,
+					args: typeof value.args === "string" ? value.args : "",
+					timestamp: value.timestamp,
+				});
 			}
 		} catch {
 			// A torn line from a crash is not worth failing the listing.

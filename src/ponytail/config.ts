@@ -30,7 +30,10 @@ export function userConfigFile(env: NodeJS.ProcessEnv): string {
 	return join(base, "ponytail", "config.json");
 }
 
-type ReadResult = { kind: "missing" } | { kind: "ok"; data: Record<string, unknown> } | { kind: "broken"; warning: string };
+type ReadResult =
+	| { kind: "missing" }
+	| { kind: "ok"; data: Record<string, unknown> }
+	| { kind: "broken"; warning: string };
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -44,7 +47,8 @@ export function readJsonObject(file: string): ReadResult {
 	}
 	try {
 		const data: unknown = JSON.parse(text.replace(/^\uFEFF/, ""));
-		if (data && typeof data === "object" && !Array.isArray(data)) return { kind: "ok", data: data as Record<string, unknown> };
+		if (data && typeof data === "object" && !Array.isArray(data))
+			return { kind: "ok", data: data as Record<string, unknown> };
 		return { kind: "broken", warning: `ponytail: ${file} is not a JSON object; ignoring it` };
 	} catch (error) {
 		return { kind: "broken", warning: `ponytail: ${file} is not valid JSON (${messageOf(error)}); ignoring it` };
@@ -70,7 +74,8 @@ export function resolveSettings(inputs: ConfigInputs): PonytailSettings {
 	let source = "built-in";
 	const envMode = inputs.env.PONYTAIL_DEFAULT_MODE;
 	const fromEnv = parseMode(envMode);
-	if (envMode && !fromEnv) warnings.push(`ponytail: PONYTAIL_DEFAULT_MODE="${envMode}" is not a mode (off, lite, full, ultra); ignoring it`);
+	if (envMode && !fromEnv)
+		warnings.push(`ponytail: PONYTAIL_DEFAULT_MODE="${envMode}" is not a mode (off, lite, full, ultra); ignoring it`);
 	if (fromEnv) {
 		defaultMode = fromEnv;
 		source = "env PONYTAIL_DEFAULT_MODE";
@@ -84,7 +89,9 @@ export function resolveSettings(inputs: ConfigInputs): PonytailSettings {
 				source = layer.source;
 				break;
 			}
-			warnings.push(`ponytail: ${layer.source}: defaultMode ${JSON.stringify(value)} is not a mode (off, lite, full, ultra); ignoring it`);
+			warnings.push(
+				`ponytail: ${layer.source}: defaultMode ${JSON.stringify(value)} is not a mode (off, lite, full, ultra); ignoring it`,
+			);
 		}
 	}
 
@@ -101,7 +108,8 @@ export function resolveSettings(inputs: ConfigInputs): PonytailSettings {
 /** Sets defaultMode in the user config, keeping every other key; refuses to overwrite a broken file. */
 export function writeDefaultMode(file: string, mode: PonytailMode): void {
 	const current = readJsonObject(file);
-	if (current.kind === "broken") throw new Error(`${current.warning.replace(/; ignoring it$/, "")}; fix or remove it first`);
+	if (current.kind === "broken")
+		throw new Error(`${current.warning.replace(/; ignoring it$/, "")}; fix or remove it first`);
 	const data = current.kind === "ok" ? current.data : {};
 	mkdirSync(dirname(file), { recursive: true });
 	writeFileAtomic(file, `${JSON.stringify({ ...data, defaultMode: mode }, null, 2)}\n`);

@@ -150,14 +150,22 @@ export function registerPonytail(pi: ExtensionAPI): void {
 					return;
 				}
 				const after = loadSettings(ctx);
-				const note = after.source === file ? "" : `; ${after.source} takes precedence, so the default is still ${after.defaultMode}`;
+				const note =
+					after.source === file
+						? ""
+						: `; ${after.source} takes precedence, so the default is still ${after.defaultMode}`;
 				say(ctx, `ponytail: default ${parsed.mode} written to ${file}${note}`);
 				return;
 			}
 			case "log": {
 				const { commandLogFile, formatCommandLog, readCommandLog } = await import("./command-log.ts");
 				const file = commandLogFile(process.env);
-				say(ctx, file ? formatCommandLog(readCommandLog(file, parsed.count)) : "ponytail: command log is off (PONYTAIL_COMMAND_LOG=0)");
+				say(
+					ctx,
+					file
+						? formatCommandLog(readCommandLog(file, parsed.count))
+						: "ponytail: command log is off (PONYTAIL_COMMAND_LOG=0)",
+				);
 				return;
 			}
 		}

@@ -29,8 +29,12 @@ export function parsePonytailArgs(args: string): PonytailCommand {
 	const parts = args.trim().split(/\s+/).filter(Boolean);
 	const [first, second, ...rest] = parts.map((part) => part.toLowerCase());
 	if (first === undefined) return { kind: "on" };
-	const invalid = (what: string): PonytailCommand => ({ kind: "error", message: `ponytail: ${what}. Valid: ${VALID_ARGS}` });
-	if (rest.length > 0 || (second !== undefined && first !== "default" && first !== "log")) return invalid(`too many arguments "${args.trim()}"`);
+	const invalid = (what: string): PonytailCommand => ({
+		kind: "error",
+		message: `ponytail: ${what}. Valid: ${VALID_ARGS}`,
+	});
+	if (rest.length > 0 || (second !== undefined && first !== "default" && first !== "log"))
+		return invalid(`too many arguments "${args.trim()}"`);
 	const mode = parseMode(first);
 	if (mode) return { kind: "set", mode };
 	if (first === "status") return { kind: "status" };
@@ -41,7 +45,9 @@ export function parsePonytailArgs(args: string): PonytailCommand {
 	if (first === "log") {
 		if (second === undefined) return { kind: "log", count: DEFAULT_LOG_COUNT };
 		const count = Number(second);
-		return Number.isInteger(count) && count > 0 ? { kind: "log", count } : invalid(`"log" needs a positive whole number, got "${second}"`);
+		return Number.isInteger(count) && count > 0
+			? { kind: "log", count }
+			: invalid(`"log" needs a positive whole number, got "${second}"`);
 	}
 	return invalid(`unknown argument "${first}"`);
 }

@@ -44,7 +44,8 @@ function header(level: ActiveLevel): string {
 
 /** Section text for a level (pi wraps it in <ponytail> tags). */
 export function rulesForLevel(skill: string, level: ActiveLevel): string {
-	if (level === "review") return `${header(level)}. For this run follow the ponytail-review skill given in the user message.`;
+	if (level === "review")
+		return `${header(level)}. For this run follow the ponytail-review skill given in the user message.`;
 	return `${header(level)}\n\n${filterForLevel(skill, level).replace(/^# .*\n+/, "")}`;
 }
 

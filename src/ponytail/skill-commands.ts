@@ -40,7 +40,8 @@ export async function sendSkill(
 	// Busy: queue after the current run instead of being rejected.
 	const delivery = idle ? {} : { deliverAs: "followUp" as const };
 	const started = idle && !ctx.hasUI ? runStarted() : undefined;
-	if (loaded) pi.sendUserMessage(`/skill:${name}${trimmed ? ` ${trimmed}` : ""}`, { ...delivery, expandPromptTemplates: true });
+	if (loaded)
+		pi.sendUserMessage(`/skill:${name}${trimmed ? ` ${trimmed}` : ""}`, { ...delivery, expandPromptTemplates: true });
 	else pi.sendUserMessage(expandSkill(name, trimmed), delivery);
 	if (started && (await started)) await ctx.waitForIdle();
 }

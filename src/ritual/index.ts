@@ -62,7 +62,16 @@ export function registerCloseRitual(pi: ExtensionAPI): void {
 		if (!ctx.isIdle()) return;
 		// Opting in needs .tasks/ (opt-in.ts): without it nothing more is read or loaded.
 		if (!existsSync(join(ctx.cwd, ".tasks"))) return;
-		const [{ RitualGuard }, { listNotes, newNotes }, { isOptedIn }, { judgeRitual, messagesFrom, taskCompleted }, { probeProject }, { RITUAL_CUSTOM_TYPE, ritualPrompt }, { failureLine }, { runTurn, SettleSignal }] = await Promise.all([
+		const [
+			{ RitualGuard },
+			{ listNotes, newNotes },
+			{ isOptedIn },
+			{ judgeRitual, messagesFrom, taskCompleted },
+			{ probeProject },
+			{ RITUAL_CUSTOM_TYPE, ritualPrompt },
+			{ failureLine },
+			{ runTurn, SettleSignal },
+		] = await Promise.all([
 			import("./guard.ts"),
 			import("./notes.ts"),
 			import("./opt-in.ts"),

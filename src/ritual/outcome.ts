@@ -40,7 +40,10 @@ export function judgeRitual(added: readonly MessageLike[], newNotes: readonly st
 	const last = [...added].reverse().find((message) => message.role === "assistant");
 	if (!last) return { ok: false, reason: "the ritual turn did not run (no model reply)" };
 	if (last.stopReason === "error" || last.stopReason === "aborted") {
-		return { ok: false, reason: last.errorMessage || `the model request ${last.stopReason === "error" ? "failed" : "was aborted"}` };
+		return {
+			ok: false,
+			reason: last.errorMessage || `the model request ${last.stopReason === "error" ? "failed" : "was aborted"}`,
+		};
 	}
 	if (newNotes.length === 0) return { ok: false, reason: "no new note appeared in .tasks/handoffs/" };
 	return { ok: true, notes: [...newNotes] };

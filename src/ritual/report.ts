@@ -4,7 +4,10 @@ const MAX_REASON = 300;
 
 /** Control characters (C0, DEL, C1) become spaces so no escape sequence reaches the terminal. */
 export function printable(text: string): string {
-	return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").replace(/ {2,}/g, " ").trim();
+	return text
+		.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ")
+		.replace(/ {2,}/g, " ")
+		.trim();
 }
 
 export function failureLine(reason: string): string {

@@ -44,7 +44,13 @@ function runEnded(ctx: ExtensionContext, settled: Promise<void>): Promise<void> 
  * it on SIGTERM/SIGHUP so a signalled `pi -p` still stops (pi's own handler only waits for the
  * shutdown this turn runs in). Returns false when no run started.
  */
-export async function runTurn(pi: ExtensionAPI, ctx: ExtensionContext, signal: SettleSignal, customType: string, content: string): Promise<boolean> {
+export async function runTurn(
+	pi: ExtensionAPI,
+	ctx: ExtensionContext,
+	signal: SettleSignal,
+	customType: string,
+	content: string,
+): Promise<boolean> {
 	const settled = signal.next();
 	const abort = () => ctx.abort();
 	process.once("SIGTERM", abort);

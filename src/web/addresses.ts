@@ -24,12 +24,17 @@ export function hostPort(host: string, port: number): string {
 /** The machine's non-internal IPv4 addresses (what a phone on the LAN reaches for a wildcard bind). */
 export function lanAddresses(): string[] {
 	const out: string[] = [];
-	for (const list of Object.values(networkInterfaces())) for (const entry of list ?? []) if (entry.family === "IPv4" && !entry.internal) out.push(entry.address);
+	for (const list of Object.values(networkInterfaces()))
+		for (const entry of list ?? []) if (entry.family === "IPv4" && !entry.internal) out.push(entry.address);
 	return out;
 }
 
 /** The URL to print: a wildcard bind is reached at a LAN address when there is one. */
-export function baseUrl(host: string, port: number, lan: readonly string[] = isWildcard(host) ? lanAddresses() : []): string {
+export function baseUrl(
+	host: string,
+	port: number,
+	lan: readonly string[] = isWildcard(host) ? lanAddresses() : [],
+): string {
 	const shown = isWildcard(host) ? (lan[0] ?? "127.0.0.1") : host;
 	return `http://${hostPort(shown, port)}`;
 }
@@ -41,7 +46,9 @@ export function loginUrl(base: string, token: string): string {
 /** Empty for a loopback bind; otherwise who can reach the board and what they get with the token. */
 export function exposureText(host: string, port: number): string {
 	if (isLoopback(host)) return "";
-	const who = isWildcard(host) ? `every network this machine is on (${hostPort(host, port)}: the LAN, and beyond it if the port is forwarded)` : `every device that can reach ${hostPort(host, port)}`;
+	const who = isWildcard(host)
+		? `every network this machine is on (${hostPort(host, port)}: the LAN, and beyond it if the port is forwarded)`
+		: `every device that can reach ${hostPort(host, port)}`;
 	return [
 		`Exposed to ${who}.`,
 		"Anyone there can reach the login page; with the token they can read every row (prompts, answers, file names), answer and steer agents, merge, and start agents that run commands as you.",

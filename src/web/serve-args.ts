@@ -12,7 +12,11 @@ export function defaultPort(env: NodeJS.ProcessEnv = process.env): number {
 	return value && /^\d{1,5}$/.test(value) && Number(value) <= 65535 ? Number(value) : DEFAULT_PORT;
 }
 
-export type ServeAction = { action: "start"; port: number; host: string } | { action: "stop" } | { action: "status" } | { action: "rotate" };
+export type ServeAction =
+	| { action: "start"; port: number; host: string }
+	| { action: "stop" }
+	| { action: "status" }
+	| { action: "rotate" };
 
 export type ServeParsed = { ok: true; serve: ServeAction } | { ok: false; error: string };
 
@@ -31,14 +35,24 @@ export function parseServeArgs(rest: string, env: NodeJS.ProcessEnv = process.en
 	let host = DEFAULT_HOST;
 	for (let i = 0; i < words.length; i++) {
 		const word = words[i] ?? "";
-		const [flag, inline] = word.includes("=") ? [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)] : [word, undefined];
+		const [flag, inline] = word.includes("=")
+			? [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)]
+			: [word, undefined];
 		const value = inline ?? words[++i];
 		if (flag === "--port") {
-			if (value === undefined || !/^\d{1,5}$/.test(value) || Number(value) > 65535) return { ok: false, error: `--port needs a port number 0-65535 (0: any free port), not ${value === undefined ? "nothing" : JSON.stringify(value)}` };
+			if (value === undefined || !/^\d{1,5}$/.test(value) || Number(value) > 65535)
+				return {
+					ok: false,
+					error: `--port needs a port number 0-65535 (0: any free port), not ${value === undefined ? "nothing" : JSON.stringify(value)}`,
+				};
 			port = Number(value);
 		} else if (flag === "--host") {
 			const bare = value?.replace(/^\[(.*)\]$/, "$1");
-			if (!bare || !HOST.test(bare)) return { ok: false, error: `--host needs an address or host name to listen on (e.g. 127.0.0.1, 0.0.0.0), not ${value === undefined ? "nothing" : JSON.stringify(value)}` };
+			if (!bare || !HOST.test(bare))
+				return {
+					ok: false,
+					error: `--host needs an address or host name to listen on (e.g. 127.0.0.1, 0.0.0.0), not ${value === undefined ? "nothing" : JSON.stringify(value)}`,
+				};
 			host = bare;
 		} else return { ok: false, error: `unknown serve argument ${JSON.stringify(word)}` };
 	}

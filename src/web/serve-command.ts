@@ -36,7 +36,9 @@ function loginText(serving: Serving, head: string): ServeOutput {
 		login ?? serving.url,
 		"",
 	);
-	const phone = exposure ? "On a phone on that network: scan the code." : `On a phone: ssh -L ${port}:127.0.0.1:${port} <this machine>, then open the URL there (the README says how, and what --host exposes).`;
+	const phone = exposure
+		? "On a phone on that network: scan the code."
+		: `On a phone: ssh -L ${port}:127.0.0.1:${port} <this machine>, then open the URL there (the README says how, and what --host exposes).`;
 	const after = [phone, "Stop it with /agent-board serve --stop."];
 	return { text: lines.join("\n"), ...(login ? { qr: qrLines(login) } : {}), after: after.join("\n") };
 }
@@ -46,11 +48,22 @@ export async function runServe(serve: ServeAction, storeDir: string, cwd: string
 		const record = serverStatus(storeDir);
 		if (!record) return { text: "agent-board web: not running (start it with /agent-board serve)" };
 		const exposure = exposureText(record.host, record.port);
-		return { text: [`agent-board web: serving ${storeDir} on ${hostPort(record.host, record.port)} (pid ${record.pid}, since ${since(record.startedAt)})`, exposure].filter(Boolean).join("\n") };
+		return {
+			text: [
+				`agent-board web: serving ${storeDir} on ${hostPort(record.host, record.port)} (pid ${record.pid}, since ${since(record.startedAt)})`,
+				exposure,
+			]
+				.filter(Boolean)
+				.join("\n"),
+		};
 	}
 	if (serve.action === "stop") {
 		const stopped = await stopServer(storeDir);
-		return { text: stopped ? `agent-board web: stopped (pid ${stopped.pid}); every browser is logged out` : "agent-board web: not running" };
+		return {
+			text: stopped
+				? `agent-board web: stopped (pid ${stopped.pid}); every browser is logged out`
+				: "agent-board web: not running",
+		};
 	}
 	if (serve.action === "rotate") {
 		const serving = await rotateToken(storeDir);
@@ -59,16 +72,27 @@ export async function runServe(serve: ServeAction, storeDir: string, cwd: string
 	const serving = await startServer({ storeDir, host: serve.host, port: serve.port, cwd });
 	if (serving.already) {
 		const { record } = serving;
-		const other = record.host !== serve.host || (serve.port !== 0 && record.port !== serve.port) ? ` (not on ${hostPort(serve.host, serve.port)}: stop it first with --stop)` : "";
-		return { text: `agent-board web: already serving on ${hostPort(record.host, record.port)}${other} (pid ${record.pid}, since ${since(record.startedAt)}). Log in with the URL it printed, or /agent-board serve --rotate for a new one (logs every browser out).` };
+		const other =
+			record.host !== serve.host || (serve.port !== 0 && record.port !== serve.port)
+				? ` (not on ${hostPort(serve.host, serve.port)}: stop it first with --stop)`
+				: "";
+		return {
+			text: `agent-board web: already serving on ${hostPort(record.host, record.port)}${other} (pid ${record.pid}, since ${since(record.startedAt)}). Log in with the URL it printed, or /agent-board serve --rotate for a new one (logs every browser out).`,
+		};
 	}
 	return loginText(serving, `agent-board web: serving ${storeDir} at ${serving.url} (pid ${serving.record.pid})`);
 }
 
 /** Shows the output: the TUI gets a panel (the QR needs the whole width, undimmed); other modes get text. */
-export async function serveCommand(ctx: ExtensionCommandContext, storeDir: string, serve: ServeAction, say: (text: string) => void): Promise<void> {
+export async function serveCommand(
+	ctx: ExtensionCommandContext,
+	storeDir: string,
+	serve: ServeAction,
+	say: (text: string) => void,
+): Promise<void> {
 	const output = await runServe(serve, storeDir, ctx.cwd);
-	if (!output.qr || ctx.mode !== "tui") return say([output.text, ...(output.qr ?? []), ...(output.after ? ["", output.after] : [])].join("\n"));
+	if (!output.qr || ctx.mode !== "tui")
+		return say([output.text, ...(output.qr ?? []), ...(output.after ? ["", output.after] : [])].join("\n"));
 	await ctx.ui.custom<void>((_tui, theme, keybindings, done) => ({
 		render: (width: number) => [
 			...output.text.split("\n").flatMap((line) => wrapTextWithAnsi(theme.fg("accent", line), width)),

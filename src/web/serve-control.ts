@@ -38,7 +38,13 @@ function sleep(ms: number): Promise<void> {
 
 function serving(record: ServerRecord, token?: string, already = false): Serving {
 	const url = baseUrl(record.host, record.port);
-	return { record, url, ...(token ? { login: loginUrl(url, token) } : {}), exposure: exposureText(record.host, record.port), ...(already ? { already } : {}) };
+	return {
+		record,
+		url,
+		...(token ? { login: loginUrl(url, token) } : {}),
+		exposure: exposureText(record.host, record.port),
+		...(already ? { already } : {}),
+	};
 }
 
 /** The last lines of the server's log: why it did not start. */
@@ -79,7 +85,18 @@ export async function startServer(options: StartOptions): Promise<Serving> {
 	// Not a process of any run: a run's tag would count the server against that run's slot.
 	delete env[RUN_TAG];
 	const piRoot = piRootFromScript(pi.length > 1 ? pi[1] : pi[0]);
-	const args = [SERVER_ENTRY, "--store", storeDir, "--host", options.host, "--port", String(options.port), "--cwd", options.cwd, ...(piRoot ? ["--pi-root", piRoot] : [])];
+	const args = [
+		SERVER_ENTRY,
+		"--store",
+		storeDir,
+		"--host",
+		options.host,
+		"--port",
+		String(options.port),
+		"--cwd",
+		options.cwd,
+		...(piRoot ? ["--pi-root", piRoot] : []),
+	];
 	const log = openSync(logPath(storeDir), "w", 0o600);
 	let exited: string | undefined;
 	try {
@@ -99,11 +116,14 @@ export async function startServer(options: StartOptions): Promise<Serving> {
 			} catch {
 				// Another server's files, or none yet: the child's exit or the deadline decides.
 			}
-			if (record && token && record.pid === child.pid && isAlive(record.pid, record.start)) return serving(record, token);
+			if (record && token && record.pid === child.pid && isAlive(record.pid, record.start))
+				return serving(record, token);
 			if (exited) break;
 		}
 		if (!exited && child.pid) signalVerified(child.pid, childStart, "SIGTERM");
-		throw new Error(`the web server did not start (${exited ?? "no answer"}): ${logTail(storeDir) || `see ${logPath(storeDir)}`}`);
+		throw new Error(
+			`the web server did not start (${exited ?? "no answer"}): ${logTail(storeDir) || `see ${logPath(storeDir)}`}`,
+		);
 	} finally {
 		closeSync(log);
 	}
@@ -134,7 +154,8 @@ export async function rotateToken(storeDir: string): Promise<Serving> {
 	const record = liveRecord(storeDir);
 	if (!record) throw new Error("no web server runs for this store: start one with /agent-board serve");
 	const before = readToken(storeDir, record.pid);
-	if (!signalVerified(record.pid, record.start, "SIGHUP")) throw new Error(`cannot signal the web server (pid ${record.pid})`);
+	if (!signalVerified(record.pid, record.start, "SIGHUP"))
+		throw new Error(`cannot signal the web server (pid ${record.pid})`);
 	const deadline = Date.now() + STOP_WAIT_MS;
 	while (Date.now() < deadline) {
 		await sleep(25);

@@ -47,7 +47,8 @@ function readPrivate(path: string): string | undefined {
 	try {
 		const stat = fstatSync(fd);
 		if (!stat.isFile() || stat.size > 64 * 1024) throw new Error(`refusing ${path}: not a small regular file`);
-		if (process.getuid && stat.uid !== process.getuid()) throw new Error(`refusing ${path}: owned by uid ${stat.uid}, not by you`);
+		if (process.getuid && stat.uid !== process.getuid())
+			throw new Error(`refusing ${path}: owned by uid ${stat.uid}, not by you`);
 		return readFileSync(fd, "utf8");
 	} finally {
 		closeSync(fd);
@@ -61,7 +62,8 @@ export function recordProblem(value: unknown): string | undefined {
 	if (!Number.isInteger(r.pid) || (r.pid as number) <= 1) return "/pid must be a process id";
 	if (typeof r.start !== "string" || !r.start) return "/start must be a start time";
 	if (typeof r.host !== "string" || !r.host) return "/host must be a string";
-	if (!Number.isInteger(r.port) || (r.port as number) < 1 || (r.port as number) > 65535) return "/port must be a port number";
+	if (!Number.isInteger(r.port) || (r.port as number) < 1 || (r.port as number) > 65535)
+		return "/port must be a port number";
 	if (typeof r.startedAt !== "number") return "/startedAt must be a time";
 	return undefined;
 }

@@ -30,7 +30,16 @@ export class WebLoginView extends View {
 	}
 
 	keyTable(): KeyEntry[] {
-		return [...scrollKeys(this.deps.keys, this.scroller, { line: "scroll" }), { keys: ["cancel", "confirm", "quit"], help: "close", hint: "close", keep: true, run: () => this.host.pop(this) }];
+		return [
+			...scrollKeys(this.deps.keys, this.scroller, { line: "scroll" }),
+			{
+				keys: ["cancel", "confirm", "quit"],
+				help: "close",
+				hint: "close",
+				keep: true,
+				run: () => this.host.pop(this),
+			},
+		];
 	}
 }
 
@@ -50,7 +59,11 @@ export const WEB_SETTING: SettingEntry = {
 	read: (deps) => (running(deps.service.storeDir) ? "on" : "off"),
 	write: async (deps, value, host) => {
 		const { runServe } = await import("./serve-command.ts");
-		const output = await runServe(value === "on" ? { action: "start", host: DEFAULT_HOST, port: defaultPort() } : { action: "stop" }, deps.service.storeDir, deps.cwd);
+		const output = await runServe(
+			value === "on" ? { action: "start", host: DEFAULT_HOST, port: defaultPort() } : { action: "stop" },
+			deps.service.storeDir,
+			deps.cwd,
+		);
 		if (output.qr && host) host.push(new WebLoginView(host, output));
 		else host?.setStatus(output.text.split("\n")[0] ?? "");
 	},

@@ -18,13 +18,17 @@ export function localTransport() {
 	return {
 		name: "local",
 		/** @param {string} verb @param {string[]} args */
-		spawn: (verb, args) => spawn(process.execPath, [HOST_AGENT, verb, ...args], { stdio: ["pipe", "pipe", "pipe"], env }),
+		spawn: (verb, args) =>
+			spawn(process.execPath, [HOST_AGENT, verb, ...args], { stdio: ["pipe", "pipe", "pipe"], env }),
 		failure: () => undefined,
 	};
 }
 
 /** The far side's mirror of a repository, created by host-agent's receive-pack on the first push. @param {string} dir @param {string} repoKey */
-export const localMirror = (dir, repoKey) => ({ url: join(dir, "repos", `${repoKey}.git`), receivePack: `'${process.execPath}' '${HOST_AGENT}' receive-pack` });
+export const localMirror = (dir, repoKey) => ({
+	url: join(dir, "repos", `${repoKey}.git`),
+	receivePack: `'${process.execPath}' '${HOST_AGENT}' receive-pack`,
+});
 
 /** @type {import("../../runner/kinds/kind.mjs").TargetKind} */
 export const fakeKind = {
@@ -39,7 +43,8 @@ export const fakeKind = {
 			selects: true,
 			input: (value) => {
 				const dir = plain("--fake")(value);
-				if (!isAbsolute(String(dir))) throw invalid(`--fake takes an absolute directory (got ${JSON.stringify(value)})`);
+				if (!isAbsolute(String(dir)))
+					throw invalid(`--fake takes an absolute directory (got ${JSON.stringify(value)})`);
 				return dir;
 			},
 		},
@@ -53,11 +58,27 @@ export const fakeKind = {
 			accessSync(dir, constants.W_OK);
 			return [{ name: "dir", ok: true, detail: `${dir} is writable` }];
 		} catch (error) {
-			return [{ name: "dir", ok: false, detail: `${dir}: ${error instanceof Error ? error.message : String(error)}`, fix: "choose another --fake dir" }];
+			return [
+				{
+					name: "dir",
+					ok: false,
+					detail: `${dir}: ${error instanceof Error ? error.message : String(error)}`,
+					fix: "choose another --fake dir",
+				},
+			];
 		}
 	},
 	async driver(target, context) {
 		const dir = String(target.dir);
-		return agentDriver({ name: target.name, dir, ...(Array.isArray(target.pi) ? { pi: target.pi.map(String) } : {}), transport: localTransport(), remote: (key) => localMirror(dir, key) }, context.hooks);
+		return agentDriver(
+			{
+				name: target.name,
+				dir,
+				...(Array.isArray(target.pi) ? { pi: target.pi.map(String) } : {}),
+				transport: localTransport(),
+				remote: (key) => localMirror(dir, key),
+			},
+			context.hooks,
+		);
 	},
 };

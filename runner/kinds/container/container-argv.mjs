@@ -58,12 +58,12 @@ export const containerName = (runId) => `ab-${runId}`;
  * @property {string[]} [command]     instead of the runner (tests, probes)
  */
 
-
 /** @param {string} path */
 function checkMountSource(path) {
 	if (!path.startsWith("/")) throw new Error(`mount source must be absolute: ${path}`);
 	// -v splits on ":"; a newline or comma has no business in a path we mount.
-	if (/[:,\n\r\0]/.test(path)) throw new Error(`cannot mount a path containing ":", "," or a newline: ${JSON.stringify(path)}`);
+	if (/[:,\n\r\0]/.test(path))
+		throw new Error(`cannot mount a path containing ":", "," or a newline: ${JSON.stringify(path)}`);
 	return path;
 }
 
@@ -102,10 +102,13 @@ function hardening(plan) {
 		"--cap-drop=ALL",
 		"--security-opt=no-new-privileges",
 		"--read-only",
-		"--tmpfs", `${IN.home}:rw,exec,nosuid,nodev`,
-		"--pids-limit", String(plan.pidsLimit ?? DEFAULT_PIDS_LIMIT),
+		"--tmpfs",
+		`${IN.home}:rw,exec,nosuid,nodev`,
+		"--pids-limit",
+		String(plan.pidsLimit ?? DEFAULT_PIDS_LIMIT),
 		...(rootless ? ["--userns=keep-id"] : []),
-		"--user", `${plan.uid}:${plan.gid}`,
+		"--user",
+		`${plan.uid}:${plan.gid}`,
 		...(plan.network ? ["--network", plan.network] : []),
 		...(plan.cpus !== undefined ? ["--cpus", String(plan.cpus)] : []),
 		...(plan.memory ? ["--memory", plan.memory] : []),
@@ -124,7 +127,8 @@ function packageMounts(root) {
 
 /** @param {ContainerPlan} plan */
 function checkEnvNames(plan) {
-	for (const name of plan.env) if (!ENV_NAME.test(name)) throw new Error(`not an environment variable name: ${JSON.stringify(name)}`);
+	for (const name of plan.env)
+		if (!ENV_NAME.test(name)) throw new Error(`not an environment variable name: ${JSON.stringify(name)}`);
 }
 
 /**
@@ -139,10 +143,14 @@ export function containerRunArgs(plan) {
 		"-d",
 		"--rm",
 		"--init",
-		"--name", containerName(plan.runId),
-		"--label", `${LABEL_STORE}=${plan.storeDir}`,
-		"--label", `${LABEL_ROW}=${plan.rowId}`,
-		"--label", `${LABEL_RUN}=${plan.runId}`,
+		"--name",
+		containerName(plan.runId),
+		"--label",
+		`${LABEL_STORE}=${plan.storeDir}`,
+		"--label",
+		`${LABEL_ROW}=${plan.rowId}`,
+		"--label",
+		`${LABEL_RUN}=${plan.runId}`,
 		...hardening(plan),
 		...packageMounts(plan.mounts.pkg),
 		...volume(plan.mounts.run, IN.run),
@@ -151,14 +159,18 @@ export function containerRunArgs(plan) {
 		...volume(plan.mounts.workspace, IN.workspace),
 		...(plan.mounts.objects ? volume(plan.mounts.objects, plan.mounts.objects, true) : []),
 		...(plan.mounts.cache ? volume(plan.mounts.cache, CACHE_IN, true) : []),
-		"-e", `HOME=${IN.home}`,
-		"-e", `PI_CODING_AGENT_DIR=${IN.pi}`,
+		"-e",
+		`HOME=${IN.home}`,
+		"-e",
+		`PI_CODING_AGENT_DIR=${IN.pi}`,
 		// The far side's tag: the link (and any end on this machine) carries the run's id, not this.
-		"-e", `${RUN_TAG}=${runTag(plan.runId, "container")}`,
+		"-e",
+		`${RUN_TAG}=${runTag(plan.runId, "container")}`,
 		// Node reads a compile cache it cannot write to (pi enables it); jiti's is copied by the entry.
 		...(plan.mounts.cache ? ["-e", `NODE_COMPILE_CACHE=${CACHE_IN}/node`] : []),
 		...plan.env.flatMap((name) => ["-e", name]),
-		"-w", IN.workspace,
+		"-w",
+		IN.workspace,
 		// Options end here: an image named like an option (targets add refuses one) is still an image.
 		"--",
 		plan.image,
@@ -182,14 +194,17 @@ export function containerOneShotArgs(plan, what) {
 		"--rm",
 		"--init",
 		// Named for what it does (ab-<purpose>-<random>), so a person listing containers can tell.
-		"--name", `ab-${what.purpose}-${randomBytes(4).toString("hex")}`,
+		"--name",
+		`ab-${what.purpose}-${randomBytes(4).toString("hex")}`,
 		...(plan.storeDir ? ["--label", `${LABEL_STORE}=${plan.storeDir}`] : []),
 		...hardening({ ...plan, network: plan.network ?? "none" }),
 		...packageMounts(plan.pkg),
 		...what.volumes.flatMap(([source, target, readOnly]) => volume(source, target, readOnly)),
-		"-e", `HOME=${IN.home}`,
+		"-e",
+		`HOME=${IN.home}`,
 		...(what.env ?? []).flatMap((pair) => ["-e", pair]),
-		"-w", what.workdir ?? IN.home,
+		"-w",
+		what.workdir ?? IN.home,
 		"--",
 		plan.image,
 		...what.command,
@@ -202,11 +217,26 @@ export function containerOneShotArgs(plan, what) {
  * @param {ContainerPlan["engine"]} engine @param {string | undefined} engineHost @param {string} runId @param {string} rowId
  */
 export function containerSnapshotExecArgs(engine, engineHost, runId, rowId) {
-	return [...engineGlobalArgs(engine, engineHost), "exec", "-w", IN.workspace, containerName(runId), "node", GIT_INSIDE, "snapshot", rowId];
+	return [
+		...engineGlobalArgs(engine, engineHost),
+		"exec",
+		"-w",
+		IN.workspace,
+		containerName(runId),
+		"node",
+		GIT_INSIDE,
+		"snapshot",
+		rowId,
+	];
 }
 
 /** Stop, then kill: `stop -t <grace>` ends it politely, `rm -f` whatever is left (and the container). */
-export function containerStopArgs(/** @type {ContainerPlan["engine"]} */ engine, /** @type {string | undefined} */ engineHost, /** @type {string} */ runId, graceS = 10) {
+export function containerStopArgs(
+	/** @type {ContainerPlan["engine"]} */ engine,
+	/** @type {string | undefined} */ engineHost,
+	/** @type {string} */ runId,
+	graceS = 10,
+) {
 	return {
 		stop: [...engineGlobalArgs(engine, engineHost), "stop", "-t", String(graceS), containerName(runId)],
 		remove: [...engineGlobalArgs(engine, engineHost), "rm", "-f", containerName(runId)],
@@ -215,7 +245,15 @@ export function containerStopArgs(/** @type {ContainerPlan["engine"]} */ engine,
 
 /** Names of this store's containers (running or not). @param {ContainerPlan["engine"]} engine @param {string | undefined} engineHost @param {string} storeDir */
 export function containerListArgs(engine, engineHost, storeDir) {
-	return [...engineGlobalArgs(engine, engineHost), "ps", "-a", "--filter", `label=${LABEL_STORE}=${storeDir}`, "--format", "{{.Names}}"];
+	return [
+		...engineGlobalArgs(engine, engineHost),
+		"ps",
+		"-a",
+		"--filter",
+		`label=${LABEL_STORE}=${storeDir}`,
+		"--format",
+		"{{.Names}}",
+	];
 }
 
 /** Labels of named containers, one JSON object per line. @param {ContainerPlan["engine"]} engine @param {string | undefined} engineHost @param {string[]} names */

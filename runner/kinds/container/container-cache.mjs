@@ -33,9 +33,16 @@ const STALE_MS = 24 * 60 * 60 * 1000;
 
 /** The image's id: a rebuilt image under the same tag is a new cache. @param {CacheTarget} target */
 export async function imageId(target) {
-	const { stdout } = await engineRun(target.engine, [...engineGlobalArgs(target.engine, target.engineHost), "image", "inspect", "--format", "{{.Id}}", target.image], { image: target.image, timeoutMs: 30_000 });
+	const { stdout } = await engineRun(
+		target.engine,
+		[...engineGlobalArgs(target.engine, target.engineHost), "image", "inspect", "--format", "{{.Id}}", target.image],
+		{ image: target.image, timeoutMs: 30_000 },
+	);
 	const id = stdout.trim().split("\n")[0] ?? "";
-	if (!/^(sha256:)?[0-9a-f]{12,}$/.test(id)) throw new Error(`${target.engine} image inspect ${target.image}: unexpected id ${JSON.stringify(id.slice(0, 80))}`);
+	if (!/^(sha256:)?[0-9a-f]{12,}$/.test(id))
+		throw new Error(
+			`${target.engine} image inspect ${target.image}: unexpected id ${JSON.stringify(id.slice(0, 80))}`,
+		);
 	return id;
 }
 
@@ -45,7 +52,8 @@ export async function imageId(target) {
  * stale entry is only slower (jiti and node check each file's source hash).
  * @param {string} image @param {string} pkgVersion
  */
-export const cacheKey = (image, pkgVersion) => createHash("sha256").update(`${image}\0${pkgVersion}`).digest("hex").slice(0, 16);
+export const cacheKey = (image, pkgVersion) =>
+	createHash("sha256").update(`${image}\0${pkgVersion}`).digest("hex").slice(0, 16);
 
 /** @param {string} storeDir */
 export const cacheRoot = (storeDir) => join(storeDir, "targets", ".cache");
@@ -100,7 +108,14 @@ export async function ensureStartCache(target) {
 		const args = containerOneShotArgs(target, {
 			purpose: "cache",
 			volumes: [[temp, OUT_IN]],
-			env: [`TMPDIR=${OUT_IN}`, `NODE_COMPILE_CACHE=${OUT_IN}/node`, `PI_CODING_AGENT_DIR=${IN.home}/pi`, "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0"],
+			env: [
+				`TMPDIR=${OUT_IN}`,
+				`NODE_COMPILE_CACHE=${OUT_IN}/node`,
+				`PI_CODING_AGENT_DIR=${IN.home}/pi`,
+				"PI_OFFLINE=1",
+				"PI_SKIP_VERSION_CHECK=1",
+				"PI_TELEMETRY=0",
+			],
 			// No model is configured: pi loads its extensions, then stops at "no API key". A fixed word,
 			// not a user's prompt.
 			command: ["pi", "--mode", "json", "-p", "--no-session", "-e", `${IN.src}/index.ts`, "warm"],
@@ -109,7 +124,10 @@ export async function ensureStartCache(target) {
 		await engineRun(target.engine, args, { image: target.image, timeoutMs: 180_000 }).catch((error) => {
 			if (error?.code !== "engine-failed") throw error;
 		});
-		if (readdirSync(join(temp, "jiti")).length === 0) throw new Error(`preparing the start cache: pi in ${target.image} compiled nothing (is our extension loadable there?)`);
+		if (readdirSync(join(temp, "jiti")).length === 0)
+			throw new Error(
+				`preparing the start cache: pi in ${target.image} compiled nothing (is our extension loadable there?)`,
+			);
 		writeFileSync(join(temp, COMPLETE), `${id}\n${target.pkgVersion}\n`);
 		// An older cache under the same name (the image was rebuilt) steps aside first; a run that
 		// mounted it keeps what it already read.

@@ -14,7 +14,8 @@ import { providerBaseUrl } from "./pi-home.mjs";
  * would name paths on its own machine: the kind sends such a target to its station instead
  * (driver-remote-engine.mjs, remote-engine-check.mjs).
  */
-export const ENGINE_HOST_REFUSED = "a remote engine (--engine-host) cannot mount this machine's run dirs: its runs go through its station container, not this path";
+export const ENGINE_HOST_REFUSED =
+	"a remote engine (--engine-host) cannot mount this machine's run dirs: its runs go through its station container, not this path";
 const ENGINE_HOST_FIX = "check and run it as a target (targets check <name>), which goes through the station";
 const PROBE = "/ab/pkg/runner/kinds/container/container-probe.mjs";
 
@@ -40,7 +41,8 @@ const PROBE = "/ab/pkg/runner/kinds/container/container-probe.mjs";
 
 /** @param {unknown} error @returns {Failure} */
 export function asFailure(error) {
-	if (error instanceof EngineError) return { code: error.code, detail: error.detail, fix: error.fix, said: error.said };
+	if (error instanceof EngineError)
+		return { code: error.code, detail: error.detail, fix: error.fix, said: error.said };
 	return { code: "engine-failed", detail: error instanceof Error ? error.message : String(error) };
 }
 
@@ -62,7 +64,10 @@ function isLoopback(url) {
  * @param {string} text
  */
 export function missingProgram(text) {
-	const found = /exec: "([^"]+)": executable file not found/.exec(text) ?? /"([^"\s]+)": executable file not found/.exec(text) ?? /\b([\w.-]+): no such file or directory \(os error/i.exec(text);
+	const found =
+		/exec: "([^"]+)": executable file not found/.exec(text) ??
+		/"([^"\s]+)": executable file not found/.exec(text) ??
+		/\b([\w.-]+): no such file or directory \(os error/i.exec(text);
 	return found?.[1]?.split("/").pop();
 }
 
@@ -74,21 +79,43 @@ export function missingProgram(text) {
  */
 export function containerCheckItems(target, facts) {
 	const { engine, image } = target;
-	if (target.engineHost) return [{ name: "engine host", ok: false, detail: `${target.engineHost}: ${ENGINE_HOST_REFUSED}`, fix: ENGINE_HOST_FIX }];
+	if (target.engineHost)
+		return [
+			{
+				name: "engine host",
+				ok: false,
+				detail: `${target.engineHost}: ${ENGINE_HOST_REFUSED}`,
+				fix: ENGINE_HOST_FIX,
+			},
+		];
 	/** @type {CheckItem[]} */
 	const items = [];
 	if (!facts.engine || facts.engine.error) {
 		const f = facts.engine?.error ?? { code: "engine-failed", detail: `${engine} was not asked` };
-		items.push({ name: "engine", ok: false, detail: said(f), fix: f.fix ?? `make \`${engine} info\` work for this user` });
+		items.push({
+			name: "engine",
+			ok: false,
+			detail: said(f),
+			fix: f.fix ?? `make \`${engine} info\` work for this user`,
+		});
 		return items;
 	}
-	items.push({ name: "engine", ok: true, detail: `${engine} ${facts.engine.version ?? ""}${facts.engine.runtime ? ` (runtime ${facts.engine.runtime})` : ""}`.trim() });
+	items.push({
+		name: "engine",
+		ok: true,
+		detail:
+			`${engine} ${facts.engine.version ?? ""}${facts.engine.runtime ? ` (runtime ${facts.engine.runtime})` : ""}`.trim(),
+	});
 	if (!facts.image || facts.image.error) {
 		const f = facts.image?.error ?? { code: "engine-failed", detail: "not checked" };
 		items.push({ name: "image", ok: false, detail: said(f), fix: f.fix ?? buildFix(engine, image) });
 		return items;
 	}
-	items.push({ name: "image", ok: true, detail: `${image} (${(facts.image.id ?? "").replace(/^sha256:/, "").slice(0, 12)})` });
+	items.push({
+		name: "image",
+		ok: true,
+		detail: `${image} (${(facts.image.id ?? "").replace(/^sha256:/, "").slice(0, 12)})`,
+	});
 	const needs = `an image with node >= ${MIN_NODE.join(".")}, pi ${PI_SERIES}, bash and git: ${buildFix(engine, image)}`;
 	const report = facts.probe?.report;
 	if (!report) {
@@ -97,21 +124,71 @@ export function containerCheckItems(target, facts) {
 		// (iptables, netavark, a runtime: a PATH without /usr/sbin), and then the image is not to blame.
 		const missing = missingProgram(`${f.detail} ${f.said ?? ""}`);
 		if (missing === "node") items.push({ name: "node", ok: false, detail: `node is not in ${image}`, fix: needs });
-		else items.push({ name: "container", ok: false, detail: `${engine} could not start a container of ${image}: ${said(f)}`, fix: f.fix ?? (missing ? `${engine} runs ${missing} itself and could not find it: put the directory that holds it on PATH (for root, /usr/sbin and /sbin), or install it` : `make \`${engine} run --rm ${image} node --version\` work for this user`) });
-		items.push({ name: "pi, bash, git", ok: false, detail: "not checked (the check runs on the image's node)", fix: needs });
+		else
+			items.push({
+				name: "container",
+				ok: false,
+				detail: `${engine} could not start a container of ${image}: ${said(f)}`,
+				fix:
+					f.fix ??
+					(missing
+						? `${engine} runs ${missing} itself and could not find it: put the directory that holds it on PATH (for root, /usr/sbin and /sbin), or install it`
+						: `make \`${engine} run --rm ${image} node --version\` work for this user`),
+			});
+		items.push({
+			name: "pi, bash, git",
+			ok: false,
+			detail: "not checked (the check runs on the image's node)",
+			fix: needs,
+		});
 		return items;
 	}
-	items.push(nodeVersionOk(report.node) ? { name: "node", ok: true, detail: `node ${report.node}` } : { name: "node", ok: false, detail: `node ${report.node} in ${image} is too old (needs >= ${MIN_NODE.join(".")})`, fix: needs });
+	items.push(
+		nodeVersionOk(report.node)
+			? { name: "node", ok: true, detail: `node ${report.node}` }
+			: {
+					name: "node",
+					ok: false,
+					detail: `node ${report.node} in ${image} is too old (needs >= ${MIN_NODE.join(".")})`,
+					fix: needs,
+				},
+	);
 	const pi = report.pi;
-	items.push(pi.version && piVersionOk(pi.version) ? { name: "pi", ok: true, detail: `pi ${pi.version}` } : { name: "pi", ok: false, detail: pi.error ? `pi: ${pi.error}` : `pi ${pi.version} in ${image} (needs ${PI_SERIES}.x)`, fix: needs });
+	items.push(
+		pi.version && piVersionOk(pi.version)
+			? { name: "pi", ok: true, detail: `pi ${pi.version}` }
+			: {
+					name: "pi",
+					ok: false,
+					detail: pi.error ? `pi: ${pi.error}` : `pi ${pi.version} in ${image} (needs ${PI_SERIES}.x)`,
+					fix: needs,
+				},
+	);
 	for (const name of /** @type {const} */ (["bash", "git"])) {
 		const tool = report[name];
-		items.push(tool.version ? { name, ok: true, detail: `${name} ${tool.version}` } : { name, ok: false, detail: `${name}: ${tool.error ?? "missing"}`, fix: needs });
+		items.push(
+			tool.version
+				? { name, ok: true, detail: `${name} ${tool.version}` }
+				: { name, ok: false, detail: `${name}: ${tool.error ?? "missing"}`, fix: needs },
+		);
 	}
 	items.push(networkItem(target, facts.provider, report.network));
 	if (facts.cache) {
 		const c = facts.cache;
-		items.push(c.error ? { name: "start cache", ok: false, detail: `pi with this board's extension did not load in ${image}: ${c.error}`, fix: needs } : { name: "start cache", ok: true, detail: c.prepared ? `prepared in ${((c.ms ?? 0) / 1000).toFixed(1)} s` : "ready" });
+		items.push(
+			c.error
+				? {
+						name: "start cache",
+						ok: false,
+						detail: `pi with this board's extension did not load in ${image}: ${c.error}`,
+						fix: needs,
+					}
+				: {
+						name: "start cache",
+						ok: true,
+						detail: c.prepared ? `prepared in ${((c.ms ?? 0) / 1000).toFixed(1)} s` : "ready",
+					},
+		);
 	}
 	return items;
 }
@@ -124,15 +201,35 @@ export function containerCheckItems(target, facts) {
 function networkItem(target, provider, reached) {
 	const mode = target.network ? `--network ${target.network}` : "the engine's default network";
 	if (!provider?.baseUrl) {
-		const which = provider?.provider ? `provider "${provider.provider}" has no baseUrl in models.json` : "no model provider is configured (settings.json defaultProvider)";
+		const which = provider?.provider
+			? `provider "${provider.provider}" has no baseUrl in models.json`
+			: "no model provider is configured (settings.json defaultProvider)";
 		return { name: "network", ok: true, detail: `not checked: ${which}` };
 	}
 	const url = provider.baseUrl;
-	if (reached?.reachable) return { name: "network", ok: true, detail: `${url} answers from ${mode} (${reached.detail})` };
+	if (reached?.reachable)
+		return { name: "network", ok: true, detail: `${url} answers from ${mode} (${reached.detail})` };
 	const detail = `the model provider ${url} cannot be reached from ${mode}${reached ? `: ${reached.detail}` : ""}`;
-	if (target.network === "none") return { name: "network", ok: false, detail, fix: "--network none has no network at all: drop --network (the engine's default) or use --network host" };
-	if (isLoopback(url) && target.network !== "host") return { name: "network", ok: false, detail, fix: "the provider listens on this machine's loopback, which a container's own network cannot see: use --network host" };
-	return { name: "network", ok: false, detail, fix: `choose a --network from which ${url} answers (the engine's default, or host), or check the provider's address` };
+	if (target.network === "none")
+		return {
+			name: "network",
+			ok: false,
+			detail,
+			fix: "--network none has no network at all: drop --network (the engine's default) or use --network host",
+		};
+	if (isLoopback(url) && target.network !== "host")
+		return {
+			name: "network",
+			ok: false,
+			detail,
+			fix: "the provider listens on this machine's loopback, which a container's own network cannot see: use --network host",
+		};
+	return {
+		name: "network",
+		ok: false,
+		detail,
+		fix: `choose a --network from which ${url} answers (the engine's default, or host), or check the provider's address`,
+	};
 }
 
 /**
@@ -164,9 +261,15 @@ export async function checkContainerTarget(target, options = {}) {
 	const global = engineGlobalArgs(engine, target.engineHost);
 	options.progress?.checking(`${engine} itself`);
 	try {
-		const version = (await engineRun(engine, [...global, "version", "--format", "{{.Client.Version}}"], { timeoutMs: 30_000 })).stdout.trim();
+		const version = (
+			await engineRun(engine, [...global, "version", "--format", "{{.Client.Version}}"], { timeoutMs: 30_000 })
+		).stdout.trim();
 		// info needs the daemon (docker) or a working runtime (podman): version alone says neither.
-		const info = await engineRun(engine, [...global, "info", "--format", engine === "podman" ? "{{.Host.OCIRuntime.Name}}" : "{{.DefaultRuntime}}"], { timeoutMs: 30_000 });
+		const info = await engineRun(
+			engine,
+			[...global, "info", "--format", engine === "podman" ? "{{.Host.OCIRuntime.Name}}" : "{{.DefaultRuntime}}"],
+			{ timeoutMs: 30_000 },
+		);
 		facts.engine = { version, runtime: info.stdout.trim() };
 	} catch (error) {
 		facts.engine = { error: asFailure(error) };
@@ -175,18 +278,31 @@ export async function checkContainerTarget(target, options = {}) {
 	tell(1);
 	options.progress?.checking(`the image ${image}`);
 	try {
-		facts.image = { id: (await engineRun(engine, [...global, "image", "inspect", "--format", "{{.Id}}", image], { image, timeoutMs: 30_000 })).stdout.trim() };
+		facts.image = {
+			id: (
+				await engineRun(engine, [...global, "image", "inspect", "--format", "{{.Id}}", image], {
+					image,
+					timeoutMs: 30_000,
+				})
+			).stdout.trim(),
+		};
 	} catch (error) {
 		facts.image = { error: asFailure(error) };
 		return done();
 	}
 	const uid = options.uid ?? process.getuid?.() ?? 0;
 	const gid = options.gid ?? process.getgid?.() ?? 0;
-	const fromConfig = options.agentDir ? providerBaseUrl({ agentDir: options.agentDir, model: options.model }) : { provider: undefined, baseUrl: undefined };
+	const fromConfig = options.agentDir
+		? providerBaseUrl({ agentDir: options.agentDir, model: options.model })
+		: { provider: undefined, baseUrl: undefined };
 	facts.provider = { provider: fromConfig.provider, baseUrl: options.baseUrl ?? fromConfig.baseUrl };
 	const args = containerOneShotArgs(
 		{ engine, image, storeDir: options.storeDir ?? "", pkg: PACKAGE_ROOT, uid, gid, network: target.network ?? "" },
-		{ purpose: "check", volumes: [], command: ["node", PROBE, ...(facts.provider.baseUrl ? [facts.provider.baseUrl] : [])] },
+		{
+			purpose: "check",
+			volumes: [],
+			command: ["node", PROBE, ...(facts.provider.baseUrl ? [facts.provider.baseUrl] : [])],
+		},
 	);
 	tell(2);
 	options.progress?.checking(`a container of ${image}: node, pi, bash, git and the network`);
@@ -201,7 +317,16 @@ export async function checkContainerTarget(target, options = {}) {
 	if (options.storeDir && items.every((item) => item.ok)) {
 		options.progress?.checking("the start cache (pi with this board's extension, once per image and version)");
 		try {
-			const cache = await ensureStartCache({ engine, image, cacheRoot: cacheRoot(options.storeDir), storeDir: options.storeDir, pkg: PACKAGE_ROOT, pkgVersion: packageVersion(), uid, gid });
+			const cache = await ensureStartCache({
+				engine,
+				image,
+				cacheRoot: cacheRoot(options.storeDir),
+				storeDir: options.storeDir,
+				pkg: PACKAGE_ROOT,
+				pkgVersion: packageVersion(),
+				uid,
+				gid,
+			});
 			facts.cache = { ms: cache.ms, prepared: cache.prepared };
 		} catch (error) {
 			facts.cache = { error: asFailure(error).detail };

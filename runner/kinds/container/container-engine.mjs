@@ -21,7 +21,15 @@ export const ENGINE_TIMEOUT_MS = 120_000;
  * - disk-full: no space left on a device the engine or the container writes
  * - engine-failed: anything else; the engine's own last line is quoted
  */
-export const ENGINE_CODES = /** @type {const} */ (["engine-missing", "engine-down", "engine-denied", "image-missing", "no-container", "disk-full", "engine-failed"]);
+export const ENGINE_CODES = /** @type {const} */ ([
+	"engine-missing",
+	"engine-down",
+	"engine-denied",
+	"image-missing",
+	"no-container",
+	"disk-full",
+	"engine-failed",
+]);
 
 /** @typedef {(typeof ENGINE_CODES)[number]} EngineCode */
 
@@ -42,13 +50,18 @@ export class EngineError extends Error {
 /** Printable text only: an engine's stderr may carry what an image's author or an agent wrote. */
 export function plain(/** @type {string} */ text) {
 	// eslint-disable-next-line no-control-regex
-	const clean = text.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g, "").trim();
+	const clean = text
+		.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g, "")
+		.trim();
 	return clean.length > 300 ? `${clean.slice(0, 297)}...` : clean;
 }
 
 /** The engine's last meaningful stderr line. @param {string} stderr */
 function lastLine(stderr) {
-	const lines = stderr.split("\n").map((l) => l.trim()).filter(Boolean);
+	const lines = stderr
+		.split("\n")
+		.map((l) => l.trim())
+		.filter(Boolean);
 	return plain(lines.find((l) => /^Error/i.test(l)) ?? lines.at(-1) ?? "");
 }
 
@@ -60,25 +73,53 @@ function lastLine(stderr) {
  */
 export function engineFailure(engine, { spawnError, code, stderr = "", image }) {
 	if (spawnError?.code === "ENOENT") {
-		const install = engine === "podman" ? "install podman (apt-get install podman)" : "install Docker (https://docs.docker.com/engine/install/)";
-		return new EngineError("engine-missing", `${engine} is not installed or not on PATH`, { fix: `${install}, or choose the other engine with --container` });
+		const install =
+			engine === "podman"
+				? "install podman (apt-get install podman)"
+				: "install Docker (https://docs.docker.com/engine/install/)";
+		return new EngineError("engine-missing", `${engine} is not installed or not on PATH`, {
+			fix: `${install}, or choose the other engine with --container`,
+		});
 	}
 	if (spawnError) return new EngineError("engine-failed", `${engine} could not be run: ${spawnError.message}`);
 	const line = lastLine(stderr);
 	const said = line ? `${engine}: ${line}` : undefined;
-	if (/cannot connect to the docker daemon|is the docker daemon running|cannot connect to podman|unable to connect to podman|error during connect/i.test(stderr)) {
-		const fix = engine === "docker" ? "start it (systemctl start docker, or open Docker Desktop)" : "start its service (systemctl --user start podman.socket, or podman machine start)";
+	if (
+		/cannot connect to the docker daemon|is the docker daemon running|cannot connect to podman|unable to connect to podman|error during connect/i.test(
+			stderr,
+		)
+	) {
+		const fix =
+			engine === "docker"
+				? "start it (systemctl start docker, or open Docker Desktop)"
+				: "start its service (systemctl --user start podman.socket, or podman machine start)";
 		return new EngineError("engine-down", `${engine} cannot reach its engine`, { fix, said });
 	}
 	if (/permission denied.*(docker\.sock|podman\.sock)|got permission denied while trying to connect/i.test(stderr)) {
-		return new EngineError("engine-denied", `${engine} may not use its engine socket`, { fix: "add your user to the docker group (then log in again), or use rootless podman", said });
+		return new EngineError("engine-denied", `${engine} may not use its engine socket`, {
+			fix: "add your user to the docker group (then log in again), or use rootless podman",
+			said,
+		});
 	}
 	if (/image not known|no such image|unable to find image|repository does not exist|manifest unknown/i.test(stderr)) {
-		return new EngineError("image-missing", `the image ${image ?? ""} is not on ${engine}'s machine (the board never pulls)`.replace("  ", " "), { fix: buildFix(engine, image), said });
+		return new EngineError(
+			"image-missing",
+			`the image ${image ?? ""} is not on ${engine}'s machine (the board never pulls)`.replace("  ", " "),
+			{ fix: buildFix(engine, image), said },
+		);
 	}
-	if (/no such container|no container with name or id|no such object/i.test(stderr)) return new EngineError("no-container", "the container is gone", { said });
-	if (/no space left on device/i.test(stderr)) return new EngineError("disk-full", `no space left on a disk ${engine} writes`, { fix: `free some space (${engine} system prune removes unused images and stopped containers)`, said });
-	return new EngineError("engine-failed", `${engine} failed${code === null || code === undefined ? "" : ` (exit ${code})`}`, { said });
+	if (/no such container|no container with name or id|no such object/i.test(stderr))
+		return new EngineError("no-container", "the container is gone", { said });
+	if (/no space left on device/i.test(stderr))
+		return new EngineError("disk-full", `no space left on a disk ${engine} writes`, {
+			fix: `free some space (${engine} system prune removes unused images and stopped containers)`,
+			said,
+		});
+	return new EngineError(
+		"engine-failed",
+		`${engine} failed${code === null || code === undefined ? "" : ` (exit ${code})`}`,
+		{ said },
+	);
 }
 
 /** How to get the worker image: the Dockerfile this package ships. @param {string} engine @param {string} [image] */
@@ -122,7 +163,13 @@ export function engineRun(engine, args, options = {}) {
 		child.on("close", (code, signal) => {
 			clearTimeout(timer);
 			if (code === 0) return resolve({ stdout, stderr, code });
-			const failure = signal === "SIGKILL" && code === null ? new EngineError("engine-failed", `${engine} ${args.find((a) => !a.startsWith("-")) ?? ""} did not answer within ${Math.round((options.timeoutMs ?? ENGINE_TIMEOUT_MS) / 1000)} s`) : engineFailure(engine, { code, stderr, image: options.image });
+			const failure =
+				signal === "SIGKILL" && code === null
+					? new EngineError(
+							"engine-failed",
+							`${engine} ${args.find((a) => !a.startsWith("-")) ?? ""} did not answer within ${Math.round((options.timeoutMs ?? ENGINE_TIMEOUT_MS) / 1000)} s`,
+						)
+					: engineFailure(engine, { code, stderr, image: options.image });
 			if (options.okIfGone && failure.code === "no-container") return resolve({ stdout, stderr, code: code ?? 1 });
 			reject(failure);
 		});

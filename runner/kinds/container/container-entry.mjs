@@ -29,7 +29,11 @@ const configPath = process.argv[2] ?? "";
 process.on("exit", () => {
 	try {
 		const rowId = String(JSON.parse(readFileSync(configPath, "utf8")).rowId);
-		const out = execFileSync(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), "container-git.mjs"), "snapshot", rowId], { cwd: IN.workspace, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 60_000 });
+		const out = execFileSync(
+			process.execPath,
+			[join(dirname(fileURLToPath(import.meta.url)), "container-git.mjs"), "snapshot", rowId],
+			{ cwd: IN.workspace, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 60_000 },
+		);
 		writeFileAtomic(join(IN.run, FINAL_SNAPSHOT), out);
 	} catch {
 		// The link snapshots in a one-shot container instead.

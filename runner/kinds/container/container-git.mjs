@@ -8,7 +8,13 @@ import { snapshotWip, syncWorktree } from "../../far/git-workspace.mjs";
 
 // Our own commands run none of the agent's hooks or fsmonitor (they could abort or stall them; its
 // filters still apply, inside). Config from the environment outranks the repository's.
-Object.assign(process.env, { GIT_CONFIG_COUNT: "2", GIT_CONFIG_KEY_0: "core.hooksPath", GIT_CONFIG_VALUE_0: "/dev/null", GIT_CONFIG_KEY_1: "core.fsmonitor", GIT_CONFIG_VALUE_1: "false" });
+Object.assign(process.env, {
+	GIT_CONFIG_COUNT: "2",
+	GIT_CONFIG_KEY_0: "core.hooksPath",
+	GIT_CONFIG_VALUE_0: "/dev/null",
+	GIT_CONFIG_KEY_1: "core.fsmonitor",
+	GIT_CONFIG_VALUE_1: "false",
+});
 
 const [verb, rowId = "", base = ""] = process.argv.slice(2);
 try {

@@ -27,7 +27,8 @@ export const containerKind = {
 			selects: true,
 			oneOf: CONTAINER_ENGINES,
 			input: (value) => {
-				if (!CONTAINER_ENGINES.some((engine) => engine === value)) throw invalid(`--container takes ${CONTAINER_ENGINES.join(" or ")} (got ${JSON.stringify(value)})`);
+				if (!CONTAINER_ENGINES.some((engine) => engine === value))
+					throw invalid(`--container takes ${CONTAINER_ENGINES.join(" or ")} (got ${JSON.stringify(value)})`);
 				return value;
 			},
 		},
@@ -65,8 +66,12 @@ export const containerKind = {
 			value: "<key file>",
 			input: (value, input) => {
 				if (input.engineHost === undefined) throw invalid("--engine-identity goes with --engine-host");
-				if (input.engine !== "podman") throw invalid("--engine-identity is podman's (--identity); docker's ssh takes its key from your ssh config or agent");
-				if (typeof value !== "string" || !existsSync(value)) throw invalid(`--engine-identity: no such file: ${String(value)}`);
+				if (input.engine !== "podman")
+					throw invalid(
+						"--engine-identity is podman's (--identity); docker's ssh takes its key from your ssh config or agent",
+					);
+				if (typeof value !== "string" || !existsSync(value))
+					throw invalid(`--engine-identity: no such file: ${String(value)}`);
 				return resolve(value);
 			},
 		},
@@ -87,7 +92,8 @@ export const containerKind = {
 			value: "<n>",
 			check: (value) => (typeof value === "number" && value > 0 ? undefined : "must be a number > 0"),
 			input: (value) => {
-				if (typeof value !== "number" || !(Number.isFinite(value) && value > 0)) throw invalid(`--cpus must be a number > 0 (got ${JSON.stringify(value)})`);
+				if (typeof value !== "number" || !(Number.isFinite(value) && value > 0))
+					throw invalid(`--cpus must be a number > 0 (got ${JSON.stringify(value)})`);
 				return value;
 			},
 		},
@@ -96,29 +102,46 @@ export const containerKind = {
 			flag: "--memory",
 			value: "<size>",
 			input: (value) => {
-				if (typeof value !== "string" || !/^\d+(\.\d+)?[bkmg]?$/i.test(value)) throw invalid(`--memory must be a size like 2g or 512m (got ${JSON.stringify(value)})`);
+				if (typeof value !== "string" || !/^\d+(\.\d+)?[bkmg]?$/i.test(value))
+					throw invalid(`--memory must be a size like 2g or 512m (got ${JSON.stringify(value)})`);
 				return value;
 			},
 		},
 	},
-	describe: (config) => `${String(config.engine)}${config.engineHost ? ` on ${String(config.engineHost)}` : ""} image ${String(config.image)}${config.network ? ` (network ${String(config.network)})` : ""}`,
+	describe: (config) =>
+		`${String(config.engine)}${config.engineHost ? ` on ${String(config.engineHost)}` : ""} image ${String(config.image)}${config.network ? ` (network ${String(config.network)})` : ""}`,
 	async check(target, options) {
-		if (target.engineHost) return (await import("./remote-engine-check.mjs")).checkRemoteEngine(/** @type {RemoteTarget} */ (/** @type {unknown} */ (target)), options);
+		if (target.engineHost)
+			return (await import("./remote-engine-check.mjs")).checkRemoteEngine(
+				/** @type {RemoteTarget} */ (/** @type {unknown} */ (target)),
+				options,
+			);
 		return (await import("./container-transport.mjs")).check(/** @type {ContainerTarget} */ (target), options);
 	},
 	async driver(target, context) {
-		if (target.engineHost) return (await import("./driver-remote-engine.mjs")).remoteEngineDriver(/** @type {RemoteTarget} */ (/** @type {unknown} */ (target)), context);
+		if (target.engineHost)
+			return (await import("./driver-remote-engine.mjs")).remoteEngineDriver(
+				/** @type {RemoteTarget} */ (/** @type {unknown} */ (target)),
+				context,
+			);
 		return (await import("./driver-container.mjs")).containerDriver(/** @type {ContainerTarget} */ (target));
 	},
 	// The row's clone on this machine (its .git is the agent's, so no git runs in it), or its workspace in a remote engine's station.
 	async removeWork(target, { storeDir, rowId }) {
-		if (target.engineHost) return (await import("./remote-engine-work.mjs")).removeStationWork(/** @type {RemoteTarget} */ (/** @type {unknown} */ (target)), { storeDir, rowId });
+		if (target.engineHost)
+			return (await import("./remote-engine-work.mjs")).removeStationWork(
+				/** @type {RemoteTarget} */ (/** @type {unknown} */ (target)),
+				{ storeDir, rowId },
+			);
 		const { work } = targetPaths(join(storeDir, "targets", target.name), rowId);
 		try {
 			rmSync(work, { recursive: true, force: true });
 			return { ok: true, text: `removed its container workspace too (${work})` };
 		} catch (error) {
-			return { ok: false, text: `its container workspace stays at ${work}: ${error instanceof Error ? error.message : String(error)}` };
+			return {
+				ok: false,
+				text: `its container workspace stays at ${work}: ${error instanceof Error ? error.message : String(error)}`,
+			};
 		}
 	},
 	// A remote engine's station goes (no run is there: remove refuses while rows run or wait); its
@@ -126,11 +149,19 @@ export const containerKind = {
 	forget(target, { storeDir }) {
 		if (!target.engineHost) return;
 		const remote = /** @type {RemoteTarget} */ (/** @type {unknown} */ (target));
-		spawnSync(remote.engine, [...remoteEngineArgs(remote), "rm", "-f", stationName(storeDir, target.name)], { stdio: "ignore", timeout: 60_000, env: engineEnv() });
+		spawnSync(remote.engine, [...remoteEngineArgs(remote), "rm", "-f", stationName(storeDir, target.name)], {
+			stdio: "ignore",
+			timeout: 60_000,
+			env: engineEnv(),
+		});
 	},
 	async reconcile(storeDir, target, runIsLive) {
 		// A remote engine's runs are processes of its station (stopped by host-agent), not containers of their own.
 		if (target.engineHost) return { removed: [] };
-		return (await import("./container-transport.mjs")).reconcile(storeDir, /** @type {ContainerTarget} */ (target), runIsLive);
+		return (await import("./container-transport.mjs")).reconcile(
+			storeDir,
+			/** @type {ContainerTarget} */ (target),
+			runIsLive,
+		);
 	},
 };

@@ -15,7 +15,15 @@ function version(command, args, line = "last") {
 	} catch (error) {
 		const e = /** @type {{ code?: string, stderr?: unknown, message?: string }} */ (error);
 		if (e.code === "ENOENT") return { error: "not found on the image's PATH" };
-		return { error: String(e.stderr || "").trim().split("\n").pop() || e.message || String(error) };
+		return {
+			error:
+				String(e.stderr || "")
+					.trim()
+					.split("\n")
+					.pop() ||
+				e.message ||
+				String(error),
+		};
 	}
 }
 

@@ -19,7 +19,15 @@ export function containerDirs(run) {
  * @param {string} rowId @param {string} [subdir] @returns {import("../../far/far-run.mjs").FarPlace}
  */
 export function containerPlace(rowId, subdir = "") {
-	return { layout: "container", runDir: IN.run, storeDir: "/tmp/ab-store", sessionFile: `${IN.session}/${rowId}.jsonl`, cwd: join(IN.workspace, subdir), extensionPath: `${IN.src}/index.ts`, tmp: IN.home };
+	return {
+		layout: "container",
+		runDir: IN.run,
+		storeDir: "/tmp/ab-store",
+		sessionFile: `${IN.session}/${rowId}.jsonl`,
+		cwd: join(IN.workspace, subdir),
+		extensionPath: `${IN.src}/index.ts`,
+		tmp: IN.home,
+	};
 }
 
 /**
@@ -35,18 +43,34 @@ export async function containerState(run, first) {
 	const { engine, engineHost } = run.target;
 	let stdout;
 	try {
-		({ stdout } = await engineRun(engine, [...engineGlobalArgs(engine, engineHost), "container", "inspect", "--format", "{{.State.Running}} {{.State.Pid}} {{.State.ExitCode}} {{.State.OOMKilled}}", containerName(run.runId)], { timeoutMs: 30_000 }));
+		({ stdout } = await engineRun(
+			engine,
+			[
+				...engineGlobalArgs(engine, engineHost),
+				"container",
+				"inspect",
+				"--format",
+				"{{.State.Running}} {{.State.Pid}} {{.State.ExitCode}} {{.State.OOMKilled}}",
+				containerName(run.runId),
+			],
+			{ timeoutMs: 30_000 },
+		));
 	} catch (error) {
 		if (error instanceof EngineError && error.code === "no-container") return { running: false, gone: true };
 		throw error;
 	}
 	const [running, pidText, exitText, oom] = stdout.trim().split(/\s+/);
 	const exitCode = Number(exitText);
-	const state = { running: running === "true", ...(Number.isInteger(exitCode) && running !== "true" ? { exitCode } : {}), oomKilled: oom === "true" };
+	const state = {
+		running: running === "true",
+		...(Number.isInteger(exitCode) && running !== "true" ? { exitCode } : {}),
+		oomKilled: oom === "true",
+	};
 	if (!state.running || engineHost) return state;
 	// Its processes are on this machine: once its first process was seen here, the kernel has the last
 	// word (one not visible here, an engine in a VM, leaves the engine's).
-	if (first) return isAlive(first.pid, first.start) ? { ...state, first } : { ...state, running: false, lost: true, first };
+	if (first)
+		return isAlive(first.pid, first.start) ? { ...state, first } : { ...state, running: false, lost: true, first };
 	const pid = Number(pidText);
 	const start = Number.isInteger(pid) && pid > 1 ? processStartTime(pid) : undefined;
 	return start ? { ...state, first: { pid, start } } : state;

@@ -11,7 +11,14 @@ import { ensureDir } from "../../store/fs-util.mjs";
 import { diedEnd, endOrphan, stoppedEnd } from "../../life/run-end.mjs";
 import { dropMessage } from "../../life/inbox.mjs";
 import { makePiHome } from "./pi-home.mjs";
-import { containerLabelsArgs, containerListArgs, containerRunArgs, containerStopArgs, engineGlobalArgs, orphanContainers } from "./container-argv.mjs";
+import {
+	containerLabelsArgs,
+	containerListArgs,
+	containerRunArgs,
+	containerStopArgs,
+	engineGlobalArgs,
+	orphanContainers,
+} from "./container-argv.mjs";
 import { cacheRoot, ensureStartCache, readyCache } from "./container-cache.mjs";
 import { checkContainerTarget, ENGINE_HOST_REFUSED } from "./container-check.mjs";
 import { EngineError, engineEnv, engineRun } from "./container-engine.mjs";
@@ -37,7 +44,16 @@ let pkgVersion = "";
 function cacheTarget(run) {
 	const { engine, engineHost, image } = run.target;
 	pkgVersion ||= packageVersion();
-	return { engine, engineHost, image, cacheRoot: cacheRoot(run.storeDir), storeDir: run.storeDir, pkg: PACKAGE_ROOT, pkgVersion, ...ids() };
+	return {
+		engine,
+		engineHost,
+		image,
+		cacheRoot: cacheRoot(run.storeDir),
+		storeDir: run.storeDir,
+		pkg: PACKAGE_ROOT,
+		pkgVersion,
+		...ids(),
+	};
 }
 
 /**
@@ -65,20 +81,36 @@ function sendSession(from, to) {
 export async function startRun(run, options = {}) {
 	const dirs = containerDirs(run);
 	const started = { runDir: dirs.run, sessionFile: dirs.session, worktree: dirs.work };
-	if (run.target.engineHost) throw new EngineError("engine-failed", ENGINE_HOST_REFUSED, { fix: "its runs go through the kind's remote driver (driver-remote-engine.mjs)" });
+	if (run.target.engineHost)
+		throw new EngineError("engine-failed", ENGINE_HOST_REFUSED, {
+			fix: "its runs go through the kind's remote driver (driver-remote-engine.mjs)",
+		});
 	// Started before (a new link on the same run): runner.json, or the name taken below.
 	if (existsSync(join(dirs.run, "runner.json"))) return started;
 	ensureDir(dirname(dirs.session));
 	const session = sendSession(run.sessionFile, dirs.session);
-	const prepared = prepareRun(dirs.dir, { ...run.config, session }, { clone: { source: run.repo }, inside: () => containerPlace(run.rowId, run.config.subdir) });
+	const prepared = prepareRun(
+		dirs.dir,
+		{ ...run.config, session },
+		{ clone: { source: run.repo }, inside: () => containerPlace(run.rowId, run.config.subdir) },
+	);
 	// A follow-up run: the workspace is the agent's, so moving it to the local branch (a merge may have
 	// committed there) runs inside; refused when it has work the base lacks.
-	if (prepared.action === "existing") await gitOneShot(run, ["sync", run.rowId, run.config.base]).catch((error) => {
-		throw new EngineError(error instanceof EngineError ? error.code : "engine-failed", `the workspace ${dirs.work} cannot start from ${run.config.base.slice(0, 12)}: ${error instanceof Error ? error.message : String(error)}`);
-	});
+	if (prepared.action === "existing")
+		await gitOneShot(run, ["sync", run.rowId, run.config.base]).catch((error) => {
+			throw new EngineError(
+				error instanceof EngineError ? error.code : "engine-failed",
+				`the workspace ${dirs.work} cannot start from ${run.config.base.slice(0, 12)}: ${error instanceof Error ? error.message : String(error)}`,
+			);
+		});
 	makePiHome({ agentDir: run.agentDir, dest: dirs.piHome, model: run.config.model });
 	const warm = options.warm ?? "use";
-	const cache = warm === "wait" ? (await ensureStartCache(cacheTarget(run))).dir : warm === "use" ? readyCache(cacheTarget(run))?.dir : undefined;
+	const cache =
+		warm === "wait"
+			? (await ensureStartCache(cacheTarget(run))).dir
+			: warm === "use"
+				? readyCache(cacheTarget(run))?.dir
+				: undefined;
 	const argv = containerRunArgs({
 		engine: run.target.engine,
 		engineHost: run.target.engineHost,
@@ -90,7 +122,15 @@ export async function startRun(run, options = {}) {
 		storeDir: run.storeDir,
 		rowId: run.rowId,
 		runId: run.runId,
-		mounts: { pkg: PACKAGE_ROOT, run: prepared.runDir, session: dirname(prepared.sessionFile), piHome: dirs.piHome, workspace: prepared.worktree, objects: prepared.objects, cache },
+		mounts: {
+			pkg: PACKAGE_ROOT,
+			run: prepared.runDir,
+			session: dirname(prepared.sessionFile),
+			piHome: dirs.piHome,
+			workspace: prepared.worktree,
+			objects: prepared.objects,
+			cache,
+		},
 		...ids(),
 	});
 	// --env values reach the engine's environment only; `-e NAME` takes them from there.
@@ -98,9 +138,11 @@ export async function startRun(run, options = {}) {
 		await engineRun(run.target.engine, argv, { image: run.target.image, env: { ...engineEnv(), ...run.forwarded } });
 	} catch (error) {
 		// Its container exists already (a link that died right after starting it): that run goes on.
-		if (!(error instanceof EngineError && /already in use|is already in use by|Conflict/i.test(error.message))) throw error;
+		if (!(error instanceof EngineError && /already in use|is already in use by|Conflict/i.test(error.message)))
+			throw error;
 	}
-	const warming = warm === "use" ? ensureStartCache(cacheTarget(run)).catch((/** @type {unknown} */ error) => error) : undefined;
+	const warming =
+		warm === "use" ? ensureStartCache(cacheTarget(run)).catch((/** @type {unknown} */ error) => error) : undefined;
 	return { ...started, cache, ...(warming ? { warming } : {}) };
 }
 
@@ -144,16 +186,23 @@ export function recordEnd(run, how) {
  * @returns {import("../../life/state-rules.mjs").RunEnd}
  */
 export function exitEnd(runDir, exit, target) {
-	if (exit.oomKilled) return diedEnd(runDir, `its container ran out of memory (limit ${target.memory ?? "none set"})`, "out-of-memory");
-	if (exit.lost) return diedEnd(runDir, "its container ended and its engine lost track of it (its monitor, conmon, is gone)");
-	return diedEnd(runDir, endReason(exit.code, target), exit.code === 137 || exit.code === 143 ? "killed-outside" : "runner-died");
+	if (exit.oomKilled)
+		return diedEnd(runDir, `its container ran out of memory (limit ${target.memory ?? "none set"})`, "out-of-memory");
+	if (exit.lost)
+		return diedEnd(runDir, "its container ended and its engine lost track of it (its monitor, conmon, is gone)");
+	return diedEnd(
+		runDir,
+		endReason(exit.code, target),
+		exit.code === 137 || exit.code === 143 ? "killed-outside" : "runner-died",
+	);
 }
 /**
  * What a container's end says, for a run that ended without its runner recording it.
  * @param {number | null} code from wait() @param {ContainerTarget} target
  */
 export function endReason(code, target) {
-	if (code === 137) return `its container was killed (exit 137: killed from outside, or out of memory${target.memory ? ` with --memory ${target.memory}` : ""})`;
+	if (code === 137)
+		return `its container was killed (exit 137: killed from outside, or out of memory${target.memory ? ` with --memory ${target.memory}` : ""})`;
 	if (code === 143) return "its container was killed from outside (exit 143: stopped by its engine, not by the board)";
 	if (code === null) return "its container is gone (removed from outside, or the engine restarted)";
 	return `its container exited with code ${code} before the runner recorded an end`;
@@ -179,7 +228,9 @@ export async function stop(run, options = {}) {
 			// A run dir we cannot write: the engine's stop still ends it (read as from outside).
 		}
 	}
-	await engineRun(engine, args.stop, { okIfGone: true, timeoutMs: ((options.graceS ?? 10) + 30) * 1000 }).catch(() => undefined);
+	await engineRun(engine, args.stop, { okIfGone: true, timeoutMs: ((options.graceS ?? 10) + 30) * 1000 }).catch(
+		() => undefined,
+	);
 	await engineRun(engine, args.remove, { okIfGone: true, timeoutMs: 60_000 });
 	rmSync(containerDirs(run).piHome, { recursive: true, force: true });
 	return existsSync(join(runDir, "status.json")) ? { status: await recordEnd(run, { stopped: true }) } : {};
@@ -202,9 +253,17 @@ export function cleanup(run) {
 export async function reconcile(storeDir, target, runIsLive) {
 	const { engine, engineHost } = target;
 	try {
-		const names = (await engineRun(engine, containerListArgs(engine, engineHost, storeDir), { timeoutMs: 30_000 })).stdout.split("\n").map((n) => n.trim()).filter(Boolean);
+		const names = (
+			await engineRun(engine, containerListArgs(engine, engineHost, storeDir), { timeoutMs: 30_000 })
+		).stdout
+			.split("\n")
+			.map((n) => n.trim())
+			.filter(Boolean);
 		if (names.length === 0) return { removed: [] };
-		const inspected = await engineRun(engine, containerLabelsArgs(engine, engineHost, names), { timeoutMs: 30_000, okIfGone: true });
+		const inspected = await engineRun(engine, containerLabelsArgs(engine, engineHost, names), {
+			timeoutMs: 30_000,
+			okIfGone: true,
+		});
 		const labels = inspected.stdout.trim().split("\n");
 		/** @type {{ name: string, labels: Record<string, string> }[]} */
 		const found = names.map((name, i) => {
@@ -222,7 +281,11 @@ export async function reconcile(storeDir, target, runIsLive) {
 			if (row && runId && (await runIsLive(row, runId))) live.add(runId);
 		}
 		const orphans = orphanContainers(found, (_row, runId) => live.has(runId));
-		for (const name of orphans) await engineRun(engine, [...engineGlobalArgs(engine, engineHost), "rm", "-f", name], { okIfGone: true, timeoutMs: 60_000 });
+		for (const name of orphans)
+			await engineRun(engine, [...engineGlobalArgs(engine, engineHost), "rm", "-f", name], {
+				okIfGone: true,
+				timeoutMs: 60_000,
+			});
 		return { removed: orphans };
 	} catch (error) {
 		if (error instanceof EngineError) return { removed: [], error };

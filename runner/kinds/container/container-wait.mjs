@@ -75,17 +75,27 @@ export function waitContainer(run) {
 			return;
 		}
 		first ??= state.first;
-		if (!state.running) settle({ code: state.exitCode ?? null, ...(state.lost ? { lost: true } : {}), ...(state.oomKilled ? { oomKilled: true } : {}) });
+		if (!state.running)
+			settle({
+				code: state.exitCode ?? null,
+				...(state.lost ? { lost: true } : {}),
+				...(state.oomKilled ? { oomKilled: true } : {}),
+			});
 	}
 
 	function waitOnce() {
 		if (settled || cancelled) return;
-		const client = spawn(engine, [...engineGlobalArgs(engine, engineHost), "wait", containerName(run.runId)], { stdio: ["ignore", "pipe", "pipe"], env: engineEnv() });
+		const client = spawn(engine, [...engineGlobalArgs(engine, engineHost), "wait", containerName(run.runId)], {
+			stdio: ["ignore", "pipe", "pipe"],
+			env: engineEnv(),
+		});
 		child = client;
 		let stdout = "";
 		let stderr = "";
 		client.stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stdout += chunk));
-		client.stderr.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
+		client.stderr
+			.setEncoding("utf8")
+			.on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-8000)));
 		client.on("error", (spawnError) => settle({ code: null, error: engineFailure(engine, { spawnError }) }));
 		client.on("close", (code) => {
 			if (settled || cancelled || child !== client) return;

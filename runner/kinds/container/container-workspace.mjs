@@ -33,7 +33,11 @@ export async function snapshot(run) {
 	let out;
 	if (await alive(run).catch(() => false)) {
 		try {
-			out = (await engineRun(engine, containerSnapshotExecArgs(engine, engineHost, run.runId, run.rowId), { timeoutMs: 120_000 })).stdout;
+			out = (
+				await engineRun(engine, containerSnapshotExecArgs(engine, engineHost, run.runId, run.rowId), {
+					timeoutMs: 120_000,
+				})
+			).stdout;
 		} catch {
 			// It ended while we asked, or the engine only thinks it runs (its monitor died: "cannot exec in a
 			// stopped container"): what it left, or the one-shot below, which needs only the workspace.
@@ -57,7 +61,8 @@ export async function snapshot(run) {
 		value = undefined;
 	}
 	const sha = (/** @type {unknown} */ v) => typeof v === "string" && /^[0-9a-f]{40,64}$/.test(v);
-	if (!value || !sha(value.head) || !sha(value.wip) || !sha(value.tree)) throw new Error(`snapshot of ${dirs.work}: unexpected answer ${JSON.stringify(out.slice(0, 120))}`);
+	if (!value || !sha(value.head) || !sha(value.wip) || !sha(value.tree))
+		throw new Error(`snapshot of ${dirs.work}: unexpected answer ${JSON.stringify(out.slice(0, 120))}`);
 	return { head: String(value.head), wip: String(value.wip), tree: String(value.tree) };
 }
 
@@ -79,13 +84,20 @@ function userObjects(run) {
 export async function gitOneShot(run, args) {
 	const { engine, engineHost, image } = run.target;
 	const objects = userObjects(run);
-	const volumes = /** @type {[string, string, boolean?][]} */ ([[containerDirs(run).work, IN.workspace], [objects, objects, true]]);
-	const argv = containerOneShotArgs({ engine, engineHost, image, storeDir: run.storeDir, pkg: PACKAGE_ROOT, ...ids() }, { purpose: "git", volumes, command: ["node", GIT_INSIDE, ...args], workdir: IN.workspace });
+	const volumes = /** @type {[string, string, boolean?][]} */ ([
+		[containerDirs(run).work, IN.workspace],
+		[objects, objects, true],
+	]);
+	const argv = containerOneShotArgs(
+		{ engine, engineHost, image, storeDir: run.storeDir, pkg: PACKAGE_ROOT, ...ids() },
+		{ purpose: "git", volumes, command: ["node", GIT_INSIDE, ...args], workdir: IN.workspace },
+	);
 	try {
 		return (await engineRun(engine, argv, { image, timeoutMs: 120_000 })).stdout;
 	} catch (error) {
 		// Our script's own words (exit 1), not the engine's.
-		if (error instanceof EngineError && error.code === "engine-failed" && error.said) throw new Error(error.said.replace(/^\w+: /, ""));
+		if (error instanceof EngineError && error.code === "engine-failed" && error.said)
+			throw new Error(error.said.replace(/^\w+: /, ""));
 		throw error;
 	}
 }
@@ -93,8 +105,14 @@ export async function gitOneShot(run, args) {
 /** @param {string} work @param {unknown} error */
 function snapshotError(work, error) {
 	const message = error instanceof Error ? error.message : String(error);
-	if (/no space left on device/i.test(message)) return new EngineError("disk-full", `snapshot of ${work}: no space left on the disk that holds it`, { fix: "free some space; the work is still in the workspace" });
-	return new EngineError(error instanceof EngineError ? error.code : "engine-failed", `snapshot of ${work}: ${message}`);
+	if (/no space left on device/i.test(message))
+		return new EngineError("disk-full", `snapshot of ${work}: no space left on the disk that holds it`, {
+			fix: "free some space; the work is still in the workspace",
+		});
+	return new EngineError(
+		error instanceof EngineError ? error.code : "engine-failed",
+		`snapshot of ${work}: ${message}`,
+	);
 }
 
 /**
@@ -109,7 +127,13 @@ export async function fetchWork(run) {
 	const snap = await snapshot(run);
 	if (!snap) return undefined;
 	realGitDir(run);
-	return fetchBack({ repo: run.repo, remote: { url: gitDir }, rowId: run.rowId, landing: landingPath(run.storeDir, repoKey(run.repo)), base: run.base });
+	return fetchBack({
+		repo: run.repo,
+		remote: { url: gitDir },
+		rowId: run.rowId,
+		landing: landingPath(run.storeDir, repoKey(run.repo)),
+		base: run.base,
+	});
 }
 
 /** The workspace's .git, refused unless it is a real directory. @param {ContainerRun} run */
@@ -121,6 +145,9 @@ function realGitDir(run) {
 	} catch {
 		stat = undefined;
 	}
-	if (!stat?.isDirectory()) throw new Error(`${gitDir} is not a directory any more (replaced from inside the container): nothing fetched, the workspace is kept`);
+	if (!stat?.isDirectory())
+		throw new Error(
+			`${gitDir} is not a directory any more (replaced from inside the container): nothing fetched, the workspace is kept`,
+		);
 	return gitDir;
 }

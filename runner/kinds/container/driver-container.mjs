@@ -74,7 +74,12 @@ export function containerDriver(target) {
 				waiter.cancel();
 				if (stopped) return;
 				if (ended) return on.close({ ended: true });
-				on.close({ ended: false, failure: outcome.gone ? { kind: "gone", reason: outcome.gone, code: "far-run-gone" } : { kind: "protocol", reason: "follow stopped" } });
+				on.close({
+					ended: false,
+					failure: outcome.gone
+						? { kind: "gone", reason: outcome.gone, code: "far-run-gone" }
+						: { kind: "protocol", reason: "follow stopped" },
+				});
 			},
 		});
 		void waiter.done.then(async (exit) => {
@@ -82,7 +87,10 @@ export function containerDriver(target) {
 			// container's exit says why, recorded at the target before follow reports the end (wait did,
 			// unless the engine could not be asked).
 			const status = safeStatus(dirs.run);
-			if (status && typeof status.endedAt !== "number") await endOrphan(dirs.run, engine.exitEnd(dirs.run, exit, target), { alive: () => false }).catch(() => undefined);
+			if (status && typeof status.endedAt !== "number")
+				await endOrphan(dirs.run, engine.exitEnd(dirs.run, exit, target), { alive: () => false }).catch(
+					() => undefined,
+				);
 			exited = true;
 			follower.poke();
 		});
@@ -104,7 +112,15 @@ export function containerDriver(target) {
 						on.started?.();
 						attach(followFrom(run, { seq: 0, sessionBytes: 0 }, on));
 					},
-					(error) => on.close({ ended: false, failure: { kind: "remote", reason: error instanceof Error ? error.message : String(error), ...(error instanceof BoardError ? { code: error.code } : {}) } }),
+					(error) =>
+						on.close({
+							ended: false,
+							failure: {
+								kind: "remote",
+								reason: error instanceof Error ? error.message : String(error),
+								...(error instanceof BoardError ? { code: error.code } : {}),
+							},
+						}),
 				);
 			});
 		},

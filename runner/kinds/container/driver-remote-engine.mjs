@@ -8,7 +8,14 @@ import { agentDriver } from "../../link/agent-driver.mjs";
 import { cachedPackageVersion } from "../../far/package-files.mjs";
 import { deferred } from "./driver-container.mjs";
 import { stationGitRemote } from "./engine-remote.mjs";
-import { execInStation, installIntoStation, sendPiHome, stationOf, stationPiHome, stationTransport } from "./engine-station.mjs";
+import {
+	execInStation,
+	installIntoStation,
+	sendPiHome,
+	stationOf,
+	stationPiHome,
+	stationTransport,
+} from "./engine-station.mjs";
 
 /** @param {unknown} error */
 const failureOf = (error) => ({
@@ -22,17 +29,25 @@ const failureOf = (error) => ({
  * @returns {import("../../link/driver.mjs").TargetDriver}
  */
 export function remoteEngineDriver(target, context) {
-	const station = stationOf(target, context.storeDir, cachedPackageVersion(join(context.storeDir, "targets", "pkg-version.json")));
+	const station = stationOf(
+		target,
+		context.storeDir,
+		cachedPackageVersion(join(context.storeDir, "targets", "pkg-version.json")),
+	);
 	/** @type {Promise<unknown> | undefined} */
 	let ready;
 	const install = () => installIntoStation(target, context.storeDir, station);
-	const inner = agentDriver({
-		name: target.name,
-		dir: station.dir,
-		transport: stationTransport(target, station),
-		remote: (repoKey) => stationGitRemote(target, station.name, station.agent, `${station.dir}/repos/${repoKey}.git`),
-		install,
-	}, context.hooks);
+	const inner = agentDriver(
+		{
+			name: target.name,
+			dir: station.dir,
+			transport: stationTransport(target, station),
+			remote: (repoKey) =>
+				stationGitRemote(target, station.name, station.agent, `${station.dir}/repos/${repoKey}.git`),
+			install,
+		},
+		context.hooks,
+	);
 
 	/** The station runs with our files, and the row's pi home is there; once more after a station that went. @param {import("../../link/driver.mjs").LinkRun} run */
 	async function prepare(run) {
@@ -40,7 +55,11 @@ export function remoteEngineDriver(target, context) {
 			ready ??= install();
 			try {
 				await ready;
-				return await sendPiHome(target, station, { agentDir: run.agentDir, rowId: run.rowId, model: run.config.model });
+				return await sendPiHome(target, station, {
+					agentDir: run.agentDir,
+					rowId: run.rowId,
+					model: run.config.model,
+				});
 			} catch (error) {
 				ready = undefined;
 				if (attempt > 0 || failureOf(error).kind !== "missing-agent") throw error;
@@ -52,7 +71,13 @@ export function remoteEngineDriver(target, context) {
 		launch(run, on) {
 			return deferred((attach) => {
 				prepare(run).then(
-					(home) => attach(inner.launch({ ...run, config: { ...run.config, env: { ...run.config.env, PI_CODING_AGENT_DIR: home } } }, on)),
+					(home) =>
+						attach(
+							inner.launch(
+								{ ...run, config: { ...run.config, env: { ...run.config.env, PI_CODING_AGENT_DIR: home } } },
+								on,
+							),
+						),
 					(error) => on.close({ ended: false, failure: failureOf(error) }),
 				);
 			});
@@ -62,7 +87,12 @@ export function remoteEngineDriver(target, context) {
 		stop: (run) => inner.stop(run),
 		// The row's credentials stay in the station only while a run of it runs.
 		finish(run) {
-			execInStation(target, station.name, ["node", "-e", "require('fs').rmSync(process.argv[1], { recursive: true, force: true })", stationPiHome(station, run.rowId)]).catch(() => undefined);
+			execInStation(target, station.name, [
+				"node",
+				"-e",
+				"require('fs').rmSync(process.argv[1], { recursive: true, force: true })",
+				stationPiHome(station, run.rowId),
+			]).catch(() => undefined);
 		},
 		close: () => inner.close?.(),
 	};

@@ -18,13 +18,15 @@ export const STATION_PIDS_LIMIT = 4096;
  */
 export function engineHostError(value) {
 	if (typeof value !== "string" || !value) return "must be an engine URL or a connection name";
-	if (value.startsWith("-")) return "starts with \"-\": the engine would read it as an option";
-	if (/[\s\x00-\x1f\x7f%]/.test(value)) return "has a space, a control character or \"%\"";
+	if (value.startsWith("-")) return 'starts with "-": the engine would read it as an option';
+	if (/[\s\x00-\x1f\x7f%]/.test(value)) return 'has a space, a control character or "%"';
 	if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
-		if (!/^(ssh|tcp|unix):\/\//i.test(value)) return "is a URL of a scheme the engines do not take (ssh://, tcp:// or unix://)";
+		if (!/^(ssh|tcp|unix):\/\//i.test(value))
+			return "is a URL of a scheme the engines do not take (ssh://, tcp:// or unix://)";
 		return undefined;
 	}
-	if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(value)) return "is neither a URL (ssh://user@host/socket) nor a connection or context name";
+	if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(value))
+		return "is neither a URL (ssh://user@host/socket) nor a connection or context name";
 	return undefined;
 }
 
@@ -44,7 +46,11 @@ export function engineHostError(value) {
 export function remoteEngineArgs(target) {
 	const url = /:\/\//.test(target.engineHost);
 	if (target.engine === "docker") return url ? ["-H", target.engineHost] : ["--context", target.engineHost];
-	return ["--remote", ...(url ? ["--url", target.engineHost] : ["--connection", target.engineHost]), ...(target.engineIdentity ? ["--identity", target.engineIdentity] : [])];
+	return [
+		"--remote",
+		...(url ? ["--url", target.engineHost] : ["--connection", target.engineHost]),
+		...(target.engineIdentity ? ["--identity", target.engineIdentity] : []),
+	];
 }
 
 /**
@@ -70,16 +76,37 @@ export function stationName(storeDir, targetName) {
 export function stationRunArgs(target, station) {
 	return [
 		...remoteEngineArgs(target),
-		"run", "-d", "--name", station.name, "--init", "--pull=never",
-		"--label", `${LABEL_STATION}=${station.targetName}`,
-		"--cap-drop", "all", "--security-opt", "no-new-privileges", "--read-only",
-		"--tmpfs", "/tmp:rw,exec,mode=1777", "--pids-limit", String(STATION_PIDS_LIMIT),
-		"-v", `${station.name}:${STATION_DIR}`,
-		"-e", `HOME=${STATION_DIR}/home`, "-w", STATION_DIR,
+		"run",
+		"-d",
+		"--name",
+		station.name,
+		"--init",
+		"--pull=never",
+		"--label",
+		`${LABEL_STATION}=${station.targetName}`,
+		"--cap-drop",
+		"all",
+		"--security-opt",
+		"no-new-privileges",
+		"--read-only",
+		"--tmpfs",
+		"/tmp:rw,exec,mode=1777",
+		"--pids-limit",
+		String(STATION_PIDS_LIMIT),
+		"-v",
+		`${station.name}:${STATION_DIR}`,
+		"-e",
+		`HOME=${STATION_DIR}/home`,
+		"-w",
+		STATION_DIR,
 		...(target.network ? ["--network", target.network] : []),
 		...(target.cpus ? ["--cpus", String(target.cpus)] : []),
 		...(target.memory ? ["--memory", target.memory] : []),
-		"--", target.image, "node", "-e", "setInterval(() => {}, 2 ** 30)",
+		"--",
+		target.image,
+		"node",
+		"-e",
+		"setInterval(() => {}, 2 ** 30)",
 	];
 }
 
@@ -95,7 +122,14 @@ export function stationCopyInArgs(target, name, dest) {
 
 /** Its state: "<running> <exit code>" (true/false). @param {RemoteEngine} target @param {string} name */
 export function stationInspectArgs(target, name) {
-	return [...remoteEngineArgs(target), "container", "inspect", "--format", "{{.State.Running}} {{.State.ExitCode}}", name];
+	return [
+		...remoteEngineArgs(target),
+		"container",
+		"inspect",
+		"--format",
+		"{{.State.Running}} {{.State.ExitCode}}",
+		name,
+	];
 }
 
 /** One word of git's `ext::` command: a space is `% `, a percent sign `%%`. @param {string} word */
@@ -124,15 +158,37 @@ export function stationGitRemote(target, name, agent, mirror) {
  * @returns {{ kind: string, reason: string } | undefined}
  */
 export function stationFailure(engine, stderr, code) {
-	const line = stderr.split("\n").map((l) => l.trim()).filter((l) => /^Error\b/i.test(l) || /^time=.*level=(error|fatal)/.test(l)).pop() ?? "";
+	const line =
+		stderr
+			.split("\n")
+			.map((l) => l.trim())
+			.filter((l) => /^Error\b/i.test(l) || /^time=.*level=(error|fatal)/.test(l))
+			.pop() ?? "";
 	// eslint-disable-next-line no-control-regex
 	const said = line.replace(/[\x00-\x1f\x7f]/g, "").slice(0, 300);
-	if (/no such container|no container with name or id|can only (create exec sessions|exec) (on|into) running containers|is not running/i.test(stderr)) return { kind: "missing-agent", reason: `the station container is not running on ${engine}'s machine (${said})` };
-	if (/knownhosts: key mismatch|host key mismatch|REMOTE HOST IDENTIFICATION HAS CHANGED/i.test(stderr)) return { kind: "host-key-changed", reason: `the engine's machine has another host key than known_hosts holds (${said})` };
-	if (/knownhosts: key is unknown|Host key verification failed/i.test(stderr)) return { kind: "host-key-unknown", reason: `the engine's machine's host key is not trusted (${said})` };
-	if (/unable to authenticate|permission denied \(publickey|no supported methods remain/i.test(stderr)) return { kind: "auth", reason: `${engine}'s ssh login to the engine's machine failed (${said})` };
-	if (/unable to connect to podman|cannot connect to (the docker daemon|podman)|error during connect|connection refused|handshake failed|no route to host|i\/o timeout|dial tcp|ssh: /i.test(stderr)) return { kind: "unreachable", reason: `${engine} cannot reach its engine (${said})` };
+	if (
+		/no such container|no container with name or id|can only (create exec sessions|exec) (on|into) running containers|is not running/i.test(
+			stderr,
+		)
+	)
+		return { kind: "missing-agent", reason: `the station container is not running on ${engine}'s machine (${said})` };
+	if (/knownhosts: key mismatch|host key mismatch|REMOTE HOST IDENTIFICATION HAS CHANGED/i.test(stderr))
+		return {
+			kind: "host-key-changed",
+			reason: `the engine's machine has another host key than known_hosts holds (${said})`,
+		};
+	if (/knownhosts: key is unknown|Host key verification failed/i.test(stderr))
+		return { kind: "host-key-unknown", reason: `the engine's machine's host key is not trusted (${said})` };
+	if (/unable to authenticate|permission denied \(publickey|no supported methods remain/i.test(stderr))
+		return { kind: "auth", reason: `${engine}'s ssh login to the engine's machine failed (${said})` };
+	if (
+		/unable to connect to podman|cannot connect to (the docker daemon|podman)|error during connect|connection refused|handshake failed|no route to host|i\/o timeout|dial tcp|ssh: /i.test(
+			stderr,
+		)
+	)
+		return { kind: "unreachable", reason: `${engine} cannot reach its engine (${said})` };
 	// podman exits 125 (docker 1 with "Error response from daemon") when it failed itself, not the command inside.
-	if (said && (code === 125 || /Error response from daemon/i.test(said))) return { kind: "remote", reason: `${engine}: ${said}` };
+	if (said && (code === 125 || /Error response from daemon/i.test(said)))
+		return { kind: "remote", reason: `${engine}: ${said}` };
 	return undefined;
 }

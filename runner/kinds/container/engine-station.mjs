@@ -11,7 +11,16 @@ import { FarError, HOST_AGENT } from "../../link/far-client.mjs";
 import { PACKAGE_ROOT, shippedFiles } from "../../far/package-files.mjs";
 import { makePiHome } from "./pi-home.mjs";
 import { EngineError, engineEnv, engineRun, plain } from "./container-engine.mjs";
-import { remoteEngineArgs, STATION_DIR, stationCopyInArgs, stationExecArgs, stationFailure, stationInspectArgs, stationName, stationRunArgs } from "./engine-remote.mjs";
+import {
+	remoteEngineArgs,
+	STATION_DIR,
+	stationCopyInArgs,
+	stationExecArgs,
+	stationFailure,
+	stationInspectArgs,
+	stationName,
+	stationRunArgs,
+} from "./engine-remote.mjs";
 
 /**
  * @typedef {import("./container-argv.mjs").ContainerTarget & { engineHost: string }} RemoteTarget
@@ -20,7 +29,12 @@ import { remoteEngineArgs, STATION_DIR, stationCopyInArgs, stationExecArgs, stat
 
 /** @param {RemoteTarget} target @param {string} storeDir @param {string} pkgVersion @returns {Station} */
 export function stationOf(target, storeDir, pkgVersion) {
-	return { name: stationName(storeDir, target.name), dir: STATION_DIR, pkgVersion, agent: `${STATION_DIR}/pkg/${pkgVersion}/runner/far/host-agent.mjs` };
+	return {
+		name: stationName(storeDir, target.name),
+		dir: STATION_DIR,
+		pkgVersion,
+		agent: `${STATION_DIR}/pkg/${pkgVersion}/runner/far/host-agent.mjs`,
+	};
 }
 
 /**
@@ -29,20 +43,26 @@ export function stationOf(target, storeDir, pkgVersion) {
  * @param {RemoteTarget} target @param {string} storeDir @param {Station} station
  */
 export async function ensureStation(target, storeDir, station) {
-	const state = async () => (await engineRun(target.engine, stationInspectArgs(target, station.name), { timeoutMs: 60_000 })).stdout.trim();
+	const state = async () =>
+		(await engineRun(target.engine, stationInspectArgs(target, station.name), { timeoutMs: 60_000 })).stdout.trim();
 	let now = await state().catch((error) => {
 		if (error instanceof EngineError && error.code === "no-container") return "missing";
 		throw error;
 	});
 	if (now.startsWith("true")) return;
 	if (now === "missing") {
-		await engineRun(target.engine, stationRunArgs(target, { name: station.name, storeDir, targetName: target.name }), { image: target.image, timeoutMs: 120_000 }).catch((error) => {
+		await engineRun(
+			target.engine,
+			stationRunArgs(target, { name: station.name, storeDir, targetName: target.name }),
+			{ image: target.image, timeoutMs: 120_000 },
+		).catch((error) => {
 			// Another link made it meanwhile.
 			if (!/already in use|Conflict/i.test(error instanceof Error ? error.message : "")) throw error;
 		});
 		now = await state();
 	}
-	if (!now.startsWith("true")) await engineRun(target.engine, [...remoteEngineArgs(target), "start", station.name], { timeoutMs: 120_000 });
+	if (!now.startsWith("true"))
+		await engineRun(target.engine, [...remoteEngineArgs(target), "start", station.name], { timeoutMs: 120_000 });
 }
 
 /**
@@ -52,7 +72,10 @@ export async function ensureStation(target, storeDir, station) {
  */
 export function execInStation(target, name, command, options = {}) {
 	return new Promise((resolvePromise, reject) => {
-		const child = spawn(target.engine, stationExecArgs(target, name, command), { stdio: ["pipe", "pipe", "pipe"], env: engineEnv() });
+		const child = spawn(target.engine, stationExecArgs(target, name, command), {
+			stdio: ["pipe", "pipe", "pipe"],
+			env: engineEnv(),
+		});
 		let out = "";
 		let stderr = "";
 		const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000);
@@ -69,7 +92,13 @@ export function execInStation(target, name, command, options = {}) {
 			clearTimeout(timer);
 			const failure = stationFailure(target.engine, stderr, code);
 			if (failure) return reject(new FarError(failure.reason, failure.kind));
-			if (code !== 0) return reject(new FarError(`${command[0] ?? "exec"} in the station failed (exit ${code}): ${plain(stderr.trim().split("\n").pop() ?? "")}`, "remote"));
+			if (code !== 0)
+				return reject(
+					new FarError(
+						`${command[0] ?? "exec"} in the station failed (exit ${code}): ${plain(stderr.trim().split("\n").pop() ?? "")}`,
+						"remote",
+					),
+				);
 			resolvePromise(out);
 		});
 	});
@@ -80,10 +109,18 @@ export function execInStation(target, name, command, options = {}) {
  * @param {RemoteTarget} target @param {string} name @param {string} root @param {string[]} files @param {string} dest
  */
 async function copyIn(target, name, root, files, dest) {
-	await execInStation(target, name, ["node", "-e", "require('fs').mkdirSync(process.argv[1], { recursive: true, mode: 0o700 })", dest]);
+	await execInStation(target, name, [
+		"node",
+		"-e",
+		"require('fs').mkdirSync(process.argv[1], { recursive: true, mode: 0o700 })",
+		dest,
+	]);
 	await new Promise((resolvePromise, reject) => {
 		const tar = spawn("tar", ["-cf", "-", "-C", root, "--", ...files], { stdio: ["ignore", "pipe", "pipe"] });
-		const cp = spawn(target.engine, stationCopyInArgs(target, name, dest), { stdio: ["pipe", "ignore", "pipe"], env: engineEnv() });
+		const cp = spawn(target.engine, stationCopyInArgs(target, name, dest), {
+			stdio: ["pipe", "ignore", "pipe"],
+			env: engineEnv(),
+		});
 		let stderr = "";
 		tar.stdout.pipe(cp.stdin);
 		cp.stdin.on("error", () => undefined);
@@ -93,7 +130,13 @@ async function copyIn(target, name, root, files, dest) {
 		cp.on("close", (code) => {
 			const failure = stationFailure(target.engine, stderr, code);
 			if (failure) return reject(new FarError(failure.reason, failure.kind));
-			if (code !== 0) return reject(new FarError(`${target.engine} cp into the station failed (exit ${code}): ${plain(stderr.trim().split("\n").pop() ?? "")}`, "remote"));
+			if (code !== 0)
+				return reject(
+					new FarError(
+						`${target.engine} cp into the station failed (exit ${code}): ${plain(stderr.trim().split("\n").pop() ?? "")}`,
+						"remote",
+					),
+				);
 			resolvePromise(undefined);
 		});
 	});
@@ -108,10 +151,19 @@ export async function installIntoStation(target, storeDir, station, options = {}
 	await ensureStation(target, storeDir, station);
 	const root = options.root ?? PACKAGE_ROOT;
 	const final = `${station.dir}/pkg/${station.pkgVersion}`;
-	if ((await execInStation(target, station.name, ["node", "-e", "process.stdout.write(String(require('fs').existsSync(process.argv[1])))", `${final}/.complete`])) === "true") return "present";
+	if (
+		(await execInStation(target, station.name, [
+			"node",
+			"-e",
+			"process.stdout.write(String(require('fs').existsSync(process.argv[1])))",
+			`${final}/.complete`,
+		])) === "true"
+	)
+		return "present";
 	const incoming = `${station.dir}/pkg/.incoming-${station.pkgVersion}-${process.pid}-${Date.now()}`;
 	await copyIn(target, station.name, root, shippedFiles(root), incoming);
-	const place = "const fs = require('fs'); const [t, f] = process.argv.slice(1); if (fs.existsSync(f + '/.complete')) fs.rmSync(t, { recursive: true, force: true }); else { fs.writeFileSync(t + '/.complete', ''); fs.rmSync(f, { recursive: true, force: true }); fs.renameSync(t, f); }";
+	const place =
+		"const fs = require('fs'); const [t, f] = process.argv.slice(1); if (fs.existsSync(f + '/.complete')) fs.rmSync(t, { recursive: true, force: true }); else { fs.writeFileSync(t + '/.complete', ''); fs.rmSync(f, { recursive: true, force: true }); fs.renameSync(t, f); }";
 	await execInStation(target, station.name, ["node", "-e", place, incoming, final]);
 	return "installed";
 }
@@ -124,7 +176,11 @@ export async function installIntoStation(target, storeDir, station, options = {}
 export function stationTransport(target, station) {
 	return {
 		name: `${target.name} (${target.engine} on ${target.engineHost})`,
-		spawn: (verb, args) => spawn(target.engine, stationExecArgs(target, station.name, ["node", station.agent, verb, ...args]), { stdio: ["pipe", "pipe", "pipe"], env: engineEnv() }),
+		spawn: (verb, args) =>
+			spawn(target.engine, stationExecArgs(target, station.name, ["node", station.agent, verb, ...args]), {
+				stdio: ["pipe", "pipe", "pipe"],
+				env: engineEnv(),
+			}),
 		failure: (stderr, code) => stationFailure(target.engine, stderr, code),
 	};
 }
@@ -136,7 +192,9 @@ export function stationTransport(target, station) {
  */
 export async function runInStation(target, name, file, fn, args) {
 	const source = readFileSync(join(dirname(HOST_AGENT), file), "utf8");
-	const out = await execInStation(target, name, ["node", "--input-type=module", "-"], { input: `${source}\nprocess.stdout.write(JSON.stringify(await ${fn}(...${JSON.stringify(args)})));\n` });
+	const out = await execInStation(target, name, ["node", "--input-type=module", "-"], {
+		input: `${source}\nprocess.stdout.write(JSON.stringify(await ${fn}(...${JSON.stringify(args)})));\n`,
+	});
 	try {
 		return /** @type {unknown} */ (JSON.parse(out));
 	} catch {
@@ -157,7 +215,12 @@ export async function sendPiHome(target, station, run) {
 	try {
 		const { files } = makePiHome({ agentDir: run.agentDir, dest: local, model: run.model });
 		const dest = stationPiHome(station, run.rowId);
-		await execInStation(target, station.name, ["node", "-e", "require('fs').rmSync(process.argv[1], { recursive: true, force: true })", dest]);
+		await execInStation(target, station.name, [
+			"node",
+			"-e",
+			"require('fs').rmSync(process.argv[1], { recursive: true, force: true })",
+			dest,
+		]);
 		await copyIn(target, station.name, local, files.length ? files : ["."], dest);
 		return dest;
 	} finally {

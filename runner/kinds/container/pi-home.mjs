@@ -7,7 +7,17 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureDir, parseJsonStrict, writeJsonAtomic } from "../../store/fs-util.mjs";
 
-const HOST_ONLY_SETTINGS = ["packages", "extensions", "skills", "prompts", "themes", "sessionDir", "shellPath", "npmCommand", "selfUpdateCommand"];
+const HOST_ONLY_SETTINGS = [
+	"packages",
+	"extensions",
+	"skills",
+	"prompts",
+	"themes",
+	"sessionDir",
+	"shellPath",
+	"npmCommand",
+	"selfUpdateCommand",
+];
 
 /** @param {string} path @returns {Record<string, unknown> | undefined} */
 function readObject(path) {
@@ -16,9 +26,12 @@ function readObject(path) {
 	try {
 		value = parseJsonStrict(readFileSync(path, "utf8"), path);
 	} catch (error) {
-		throw new Error(`cannot build the container's pi home: ${error instanceof Error ? error.message : String(error)}`);
+		throw new Error(
+			`cannot build the container's pi home: ${error instanceof Error ? error.message : String(error)}`,
+		);
 	}
-	if (!value || typeof value !== "object" || Array.isArray(value)) throw new Error(`cannot build the container's pi home: ${path} is not a JSON object`);
+	if (!value || typeof value !== "object" || Array.isArray(value))
+		throw new Error(`cannot build the container's pi home: ${path} is not a JSON object`);
 	return /** @type {Record<string, unknown>} */ (value);
 }
 
@@ -51,9 +64,14 @@ export function makePiHome({ agentDir, dest, model }) {
 	}
 	const models = readObject(join(agentDir, "models.json"));
 	if (models) {
-		const providers = /** @type {Record<string, unknown>} */ (models.providers && typeof models.providers === "object" ? models.providers : {});
+		const providers = /** @type {Record<string, unknown>} */ (
+			models.providers && typeof models.providers === "object" ? models.providers : {}
+		);
 		const kept = provider && providers[provider] ? { [provider]: providers[provider] } : {};
-		writeJsonAtomic(join(dest, "models.json"), { ...(models.$schema ? { $schema: models.$schema } : {}), providers: kept });
+		writeJsonAtomic(join(dest, "models.json"), {
+			...(models.$schema ? { $schema: models.$schema } : {}),
+			providers: kept,
+		});
 		files.push("models.json");
 	}
 	const auth = readObject(join(agentDir, "auth.json"));
@@ -73,7 +91,11 @@ export function makePiHome({ agentDir, dest, model }) {
 export function providerBaseUrl({ agentDir, model }) {
 	const provider = rowProvider(model, readObject(join(agentDir, "settings.json")));
 	const providers = readObject(join(agentDir, "models.json"))?.providers;
-	const entry = provider && providers && typeof providers === "object" ? /** @type {Record<string, unknown>} */ (providers)[provider] : undefined;
-	const baseUrl = entry && typeof entry === "object" ? /** @type {{ baseUrl?: unknown }} */ (entry).baseUrl : undefined;
+	const entry =
+		provider && providers && typeof providers === "object"
+			? /** @type {Record<string, unknown>} */ (providers)[provider]
+			: undefined;
+	const baseUrl =
+		entry && typeof entry === "object" ? /** @type {{ baseUrl?: unknown }} */ (entry).baseUrl : undefined;
 	return { provider, baseUrl: typeof baseUrl === "string" && baseUrl ? baseUrl : undefined };
 }

@@ -12,9 +12,20 @@ export async function removeStationWork(target, { storeDir, rowId }) {
 	const station = stationOf(target, storeDir, "");
 	try {
 		// Only whether it was there is taken from the station's answer (untrusted); the path is ours.
-		const done = /** @type {{ removed?: unknown }} */ (await runInStation(target, station.name, "work-remove.mjs", "removeWork", [STATION_DIR, rowId]));
-		return { ok: true, text: done?.removed === true ? `removed its workspace in ${station.name} too (${STATION_DIR}/work/${rowId})` : `${target.name} had no workspace of it left` };
+		const done = /** @type {{ removed?: unknown }} */ (
+			await runInStation(target, station.name, "work-remove.mjs", "removeWork", [STATION_DIR, rowId])
+		);
+		return {
+			ok: true,
+			text:
+				done?.removed === true
+					? `removed its workspace in ${station.name} too (${STATION_DIR}/work/${rowId})`
+					: `${target.name} had no workspace of it left`,
+		};
 	} catch (error) {
-		return { ok: false, text: `its workspace on ${target.name} stays at ${station.name}:${STATION_DIR}/work/${rowId}: ${error instanceof Error ? error.message : String(error)}` };
+		return {
+			ok: false,
+			text: `its workspace on ${target.name} stays at ${station.name}:${STATION_DIR}/work/${rowId}: ${error instanceof Error ? error.message : String(error)}`,
+		};
 	}
 }

@@ -24,7 +24,9 @@ export const poolKind = {
 				const names = memberList(value);
 				if (names.length === 0) return "must name at least one target";
 				if (new Set(names).size !== names.length) return "names a target twice";
-				return names.every((name) => TARGET_NAME.test(name) && name !== "local") ? undefined : "must be target names (not local)";
+				return names.every((name) => TARGET_NAME.test(name) && name !== "local")
+					? undefined
+					: "must be target names (not local)";
 			},
 			input: (value) => {
 				const names = String(value)
@@ -32,7 +34,11 @@ export const poolKind = {
 					.map((name) => name.trim())
 					.filter(Boolean);
 				if (names.length === 0) throw invalid("--pool takes the names of its targets: --pool box1,box2,box3");
-				for (const name of names) if (!TARGET_NAME.test(name) || name === "local") throw invalid(`--pool: ${JSON.stringify(name)} is not a target's name (a pool's members are targets added before it)`);
+				for (const name of names)
+					if (!TARGET_NAME.test(name) || name === "local")
+						throw invalid(
+							`--pool: ${JSON.stringify(name)} is not a target's name (a pool's members are targets added before it)`,
+						);
 				return [...new Set(names)];
 			},
 		},

@@ -14,13 +14,20 @@ import { sshOf } from "./ssh-transport.mjs";
  * @returns {import("../../link/driver.mjs").TargetDriver}
  */
 export function sshDriver(target, context) {
-	const ssh = { ...sshOf(target, context.storeDir), dir: target.dir, pkgVersion: cachedPackageVersion(join(context.storeDir, "targets", "pkg-version.json")) };
-	return agentDriver({
-		name: target.name,
+	const ssh = {
+		...sshOf(target, context.storeDir),
 		dir: target.dir,
-		...(target.pi ? { pi: target.pi } : {}),
-		transport: sshTransport(ssh),
-		remote: (repoKey) => sshMirrorRemote(ssh, repoKey),
-		install: () => installOverSsh(ssh, target.dir),
-	}, context.hooks);
+		pkgVersion: cachedPackageVersion(join(context.storeDir, "targets", "pkg-version.json")),
+	};
+	return agentDriver(
+		{
+			name: target.name,
+			dir: target.dir,
+			...(target.pi ? { pi: target.pi } : {}),
+			transport: sshTransport(ssh),
+			remote: (repoKey) => sshMirrorRemote(ssh, repoKey),
+			install: () => installOverSsh(ssh, target.dir),
+		},
+		context.hooks,
+	);
 }

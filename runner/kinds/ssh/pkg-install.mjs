@@ -48,7 +48,10 @@ export function installOverSsh(target, dir, options = {}) {
 	const files = shippedFiles(root);
 	return new Promise((resolvePromise, reject) => {
 		const tar = spawn("tar", ["-cf", "-", "-C", root, "--", ...files], { stdio: ["ignore", "pipe", "pipe"] });
-		const ssh = spawn("ssh", sshArgv(target, ["sh", "-c", installScript(dir, version)]), { stdio: ["pipe", "pipe", "pipe"], env: sshEnv() });
+		const ssh = spawn("ssh", sshArgv(target, ["sh", "-c", installScript(dir, version)]), {
+			stdio: ["pipe", "pipe", "pipe"],
+			env: sshEnv(),
+		});
 		let out = "";
 		let stderr = "";
 		let tarError = "";
@@ -64,8 +67,13 @@ export function installOverSsh(target, dir, options = {}) {
 			if (failure) return reject(Object.assign(new Error(failure.reason), { kind: failure.kind }));
 			if (tarError.trim()) return reject(new Error(`tar: ${tarError.trim()}`));
 			const outcome = out.trim().split("\n").pop();
-			if (code === 0 && (outcome === "installed" || outcome === "present")) return resolvePromise({ version, outcome });
-			reject(new Error(`install into ${dir}/pkg/${version} failed (exit ${code}): ${stderr.trim().split("\n").pop() ?? ""}`));
+			if (code === 0 && (outcome === "installed" || outcome === "present"))
+				return resolvePromise({ version, outcome });
+			reject(
+				new Error(
+					`install into ${dir}/pkg/${version} failed (exit ${code}): ${stderr.trim().split("\n").pop() ?? ""}`,
+				),
+			);
 		});
 	});
 }

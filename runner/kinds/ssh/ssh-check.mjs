@@ -21,7 +21,12 @@ function reachItem(error, host) {
 		"host-key-changed": `if ${host} was reinstalled, drop the old key (ssh-keygen -R <host>) and connect once with ssh to accept the new one; otherwise someone may be in between`,
 		"host-key-unknown": `connect once with ssh ${host} to check and accept its host key`,
 	};
-	return { name: "reachable", ok: false, detail, fix: fixes[kind] ?? `run ssh ${host} node -v yourself to see what fails` };
+	return {
+		name: "reachable",
+		ok: false,
+		detail,
+		fix: fixes[kind] ?? `run ssh ${host} node -v yourself to see what fails`,
+	};
 }
 
 /**
@@ -36,14 +41,21 @@ export async function checkSsh(target, options) {
 	progress?.checking(`ssh ${target.host}, then its node, pi and model, git, dir and disk`);
 	try {
 		// The --env values go in the program on stdin (a run's do too), never on a command line.
-		report = await checkOverSsh(ssh, target.dir, { ...(target.pi ? { pi: target.pi } : {}), pkgVersion, env: options.env ?? {} });
+		report = await checkOverSsh(ssh, target.dir, {
+			...(target.pi ? { pi: target.pi } : {}),
+			pkgVersion,
+			env: options.env ?? {},
+		});
 	} catch (error) {
 		const item = reachItem(error, target.host);
 		progress?.item(item);
 		return [item];
 	}
 	/** @type {CheckItem[]} */
-	const items = [{ name: "reachable", ok: true, detail: `ssh ${target.host} logs in without a prompt` }, ...checkItems(report, { where: target.host, target: target.name })];
+	const items = [
+		{ name: "reachable", ok: true, detail: `ssh ${target.host} logs in without a prompt` },
+		...checkItems(report, { where: target.host, target: target.name }),
+	];
 	const installing = options.install && !report.pkg.present && report.dir.ok;
 	for (const item of installing ? items.filter((i) => i.name !== "board files") : items) progress?.item(item);
 	if (installing) {
@@ -53,7 +65,12 @@ export async function checkSsh(target, options) {
 			const done = await installOverSsh(ssh, target.dir);
 			items[at] = { name: "board files", ok: true, detail: `version ${done.version} ${done.outcome}` };
 		} catch (error) {
-			items[at] = { name: "board files", ok: false, detail: `install failed: ${error instanceof Error ? error.message : String(error)}`, fix: `free space in ${report.dir.path}, or check that it is writable` };
+			items[at] = {
+				name: "board files",
+				ok: false,
+				detail: `install failed: ${error instanceof Error ? error.message : String(error)}`,
+				fix: `free space in ${report.dir.path}, or check that it is writable`,
+			};
 		}
 		const installed = items[at];
 		if (installed) progress?.item(installed);

@@ -20,7 +20,11 @@ export function sshTransport(target) {
 	const agent = agentPath(target);
 	return {
 		name: target.host,
-		spawn: (verb, args) => spawn("ssh", sshArgv(target, ["node", agent, verb, ...args]), { stdio: ["pipe", "pipe", "pipe"], env: sshEnv() }),
+		spawn: (verb, args) =>
+			spawn("ssh", sshArgv(target, ["node", agent, verb, ...args]), {
+				stdio: ["pipe", "pipe", "pipe"],
+				env: sshEnv(),
+			}),
 		failure: sshFailure,
 	};
 }
@@ -36,7 +40,10 @@ export const farMirror = (dir, repoKey) => join(dir.startsWith("/") ? dir : `~/$
  */
 export function sshMirrorRemote(target, repoKey) {
 	const agent = agentPath(target);
-	return { ...gitRemote(target, farMirror(target.dir, repoKey)), receivePack: ["node", agent, "receive-pack"].map(shellQuote).join(" ") };
+	return {
+		...gitRemote(target, farMirror(target.dir, repoKey)),
+		receivePack: ["node", agent, "receive-pack"].map(shellQuote).join(" "),
+	};
 }
 
 /**
@@ -50,7 +57,10 @@ export function runFarProgram(target, file, fn, args) {
 	const source = readFileSync(join(dirname(HOST_AGENT), file), "utf8");
 	const program = `${source}\nprocess.stdout.write(JSON.stringify(await ${fn}(...${JSON.stringify(args)})));\n`;
 	return new Promise((resolvePromise, reject) => {
-		const child = spawn("ssh", sshArgv(target, ["node", "--input-type=module", "-"]), { stdio: ["pipe", "pipe", "pipe"], env: sshEnv() });
+		const child = spawn("ssh", sshArgv(target, ["node", "--input-type=module", "-"]), {
+			stdio: ["pipe", "pipe", "pipe"],
+			env: sshEnv(),
+		});
 		let out = "";
 		let stderr = "";
 		child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ c) => (out += c));
@@ -61,8 +71,16 @@ export function runFarProgram(target, file, fn, args) {
 		child.on("close", (code) => {
 			const failure = sshFailure(stderr, code);
 			if (failure) return reject(new FarError(failure.reason, failure.kind));
-			const said = stderr.trim().split("\n").find((line) => /^\w*Error\b/.test(line.trim()))?.trim() ?? stderr.trim().split("\n").pop() ?? "";
-			if (code === 127) return reject(new FarError(`node not found on the host's non-interactive PATH (${said})`, "remote"));
+			const said =
+				stderr
+					.trim()
+					.split("\n")
+					.find((line) => /^\w*Error\b/.test(line.trim()))
+					?.trim() ??
+				stderr.trim().split("\n").pop() ??
+				"";
+			if (code === 127)
+				return reject(new FarError(`node not found on the host's non-interactive PATH (${said})`, "remote"));
 			try {
 				if (code !== 0) throw new Error("failed");
 				resolvePromise(JSON.parse(out));
@@ -81,5 +99,7 @@ export function runFarProgram(target, file, fn, args) {
  * @returns {Promise<ReturnType<typeof import("../../far/host-check.mjs").checkHost>>}
  */
 export async function checkOverSsh(target, dir, config) {
-	return /** @type {ReturnType<typeof import("../../far/host-check.mjs").checkHost>} */ (await runFarProgram(target, "host-check.mjs", "checkHost", [dir, config]));
+	return /** @type {ReturnType<typeof import("../../far/host-check.mjs").checkHost>} */ (
+		await runFarProgram(target, "host-check.mjs", "checkHost", [dir, config])
+	);
 }

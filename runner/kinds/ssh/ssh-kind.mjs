@@ -36,7 +36,8 @@ export const sshKind = {
 			flag: "--ssh-config",
 			value: "<file>",
 			input: (value) => {
-				if (typeof value !== "string" || !existsSync(value)) throw invalid(`--ssh-config: no such file: ${String(value)}`);
+				if (typeof value !== "string" || !existsSync(value))
+					throw invalid(`--ssh-config: no such file: ${String(value)}`);
 				return resolve(value);
 			},
 		},
@@ -53,12 +54,21 @@ export const sshKind = {
 			input: (value, input) => {
 				const dir = String(plain("--dir")(value));
 				if (dir.startsWith("/")) {
-					if (input.dirAbsolute !== true) throw invalid(`--dir ${JSON.stringify(dir)} is absolute: give --dir-absolute too to use a directory outside the login's home, or a path relative to it`);
+					if (input.dirAbsolute !== true)
+						throw invalid(
+							`--dir ${JSON.stringify(dir)} is absolute: give --dir-absolute too to use a directory outside the login's home, or a path relative to it`,
+						);
 					return posix.normalize(dir);
 				}
 				const inside = posix.normalize(dir.replace(/^~(\/|$)/, ""));
-				if (inside === ".." || inside.startsWith("../")) throw invalid(`--dir ${JSON.stringify(dir)} leaves the login's home (its ".." go above it): give a path inside it, or an absolute one with --dir-absolute`);
-				if (inside === "." || inside === "") throw invalid(`--dir ${JSON.stringify(dir)} is the login's home itself: give a directory of its own (default .agent-board)`);
+				if (inside === ".." || inside.startsWith("../"))
+					throw invalid(
+						`--dir ${JSON.stringify(dir)} leaves the login's home (its ".." go above it): give a path inside it, or an absolute one with --dir-absolute`,
+					);
+				if (inside === "." || inside === "")
+					throw invalid(
+						`--dir ${JSON.stringify(dir)} is the login's home itself: give a directory of its own (default .agent-board)`,
+					);
 				return inside;
 			},
 		},
@@ -69,7 +79,10 @@ export const sshKind = {
 			type: "words",
 			flag: "--pi",
 			value: "<command>",
-			check: (value) => (Array.isArray(value) && value.length > 0 && value.every((word) => typeof word === "string" && word) ? undefined : "must be a non-empty list of words"),
+			check: (value) =>
+				Array.isArray(value) && value.length > 0 && value.every((word) => typeof word === "string" && word)
+					? undefined
+					: "must be a non-empty list of words",
 			input: (value) => String(plain("--pi")(value)).trim().split(/\s+/),
 		},
 	},
@@ -87,6 +100,9 @@ export const sshKind = {
 	// The shared connection goes; the host's dir (mirrors, workspaces, sessions) stays the user's.
 	forget(target, context) {
 		const ssh = sshOf(/** @type {SshTarget} */ (target), context.storeDir);
-		spawnSync("ssh", [...sshOptions(ssh, { master: "no" }), "-O", "exit", parseSshHost(ssh.host).destination], { stdio: "ignore", timeout: 10_000 });
+		spawnSync("ssh", [...sshOptions(ssh, { master: "no" }), "-O", "exit", parseSshHost(ssh.host).destination], {
+			stdio: "ignore",
+			timeout: 10_000,
+		});
 	},
 };

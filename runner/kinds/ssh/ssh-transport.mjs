@@ -29,9 +29,11 @@ const MAX_CONTROL_PATH = 100;
 export function parseSshHost(host) {
 	if (typeof host !== "string" || !host) throw new Error("ssh host is empty");
 	// ssh would read a leading "-" as an option; whitespace and controls have no place in a host name.
-	if (host.startsWith("-") || /[\s\x00-\x1f\x7f'"`$\\;|&<>]/.test(host)) throw new Error(`not an ssh host: ${JSON.stringify(host)}`);
+	if (host.startsWith("-") || /[\s\x00-\x1f\x7f'"`$\\;|&<>]/.test(host))
+		throw new Error(`not an ssh host: ${JSON.stringify(host)}`);
 	if (!host.startsWith("ssh://")) {
-		if (!/^[A-Za-z0-9_][A-Za-z0-9._%:[\]-]*(@[A-Za-z0-9_[][A-Za-z0-9._%:[\]-]*)?$/.test(host)) throw new Error(`not an ssh host: ${JSON.stringify(host)}`);
+		if (!/^[A-Za-z0-9_][A-Za-z0-9._%:[\]-]*(@[A-Za-z0-9_[][A-Za-z0-9._%:[\]-]*)?$/.test(host))
+			throw new Error(`not an ssh host: ${JSON.stringify(host)}`);
 		return { destination: host };
 	}
 	const match = /^ssh:\/\/(?:([^@/:]+)@)?(\[[0-9A-Fa-f:.]+\]|[^@/:[\]]+)(?::(\d{1,5}))?\/?$/.exec(host);
@@ -67,7 +69,11 @@ export function controlPathFor(stateDir) {
  * @returns {SshTarget}
  */
 export function sshOf(target, storeDir) {
-	return { host: target.host, ...(target.sshConfig ? { sshConfig: target.sshConfig } : {}), controlPath: controlPathFor(join(storeDir, "targets", target.name)) };
+	return {
+		host: target.host,
+		...(target.sshConfig ? { sshConfig: target.sshConfig } : {}),
+		controlPath: controlPathFor(join(storeDir, "targets", target.name)),
+	};
 }
 
 /**
@@ -79,13 +85,20 @@ export function sshOptions(target, options = {}) {
 	return [
 		...(target.sshConfig ? ["-F", target.sshConfig] : []),
 		...(port ? ["-p", String(port)] : []),
-		"-o", "BatchMode=yes",
-		"-o", `ControlMaster=${options.master ?? "auto"}`,
-		"-o", `ControlPath=${target.controlPath}`,
-		"-o", `ControlPersist=${CONTROL_PERSIST_S}`,
-		"-o", "ServerAliveInterval=5",
-		"-o", "ServerAliveCountMax=3",
-		"-o", "ConnectTimeout=15",
+		"-o",
+		"BatchMode=yes",
+		"-o",
+		`ControlMaster=${options.master ?? "auto"}`,
+		"-o",
+		`ControlPath=${target.controlPath}`,
+		"-o",
+		`ControlPersist=${CONTROL_PERSIST_S}`,
+		"-o",
+		"ServerAliveInterval=5",
+		"-o",
+		"ServerAliveCountMax=3",
+		"-o",
+		"ConnectTimeout=15",
 	];
 }
 
@@ -136,7 +149,11 @@ const PATTERNS = /** @type {const} */ ([
 	["host-key-changed", /REMOTE HOST IDENTIFICATION HAS CHANGED|Host key for .* has changed/i, "host key changed"],
 	["host-key-unknown", /No \S+ host key is known for|Host key verification failed/i, "host key not trusted"],
 	["auth", /Permission denied|Too many authentication failures|no such identity/i, "authentication failed"],
-	["unreachable", /Connection refused|Connection timed out|timed out|No route to host|Network is unreachable|Could not resolve hostname|Name or service not known|Connection closed by|Connection reset|kex_exchange_identification|Broken pipe|Timeout, server .* not responding|port \d+: /i, "unreachable"],
+	[
+		"unreachable",
+		/Connection refused|Connection timed out|timed out|No route to host|Network is unreachable|Could not resolve hostname|Name or service not known|Connection closed by|Connection reset|kex_exchange_identification|Broken pipe|Timeout, server .* not responding|port \d+: /i,
+		"unreachable",
+	],
 ]);
 
 /** The lines of ssh's stderr worth showing, without the banner art and controls. @param {string} stderr */
@@ -160,12 +177,20 @@ export function sshFailure(stderr, code) {
 	for (const [kind, pattern, what] of PATTERNS) {
 		const line = lines.find((l) => pattern.test(l));
 		if (line) {
-			const detail = kind === "host-key-changed" ? (lines.find((l) => /has changed and you have requested strict checking/i.test(l)) ?? line) : line;
+			const detail =
+				kind === "host-key-changed"
+					? (lines.find((l) => /has changed and you have requested strict checking/i.test(l)) ?? line)
+					: line;
 			return { kind, reason: `${what} (ssh: ${clip(detail.replace(/^ssh: /, ""))})` };
 		}
 	}
 	const last = lines.at(-1);
-	return { kind: "unreachable", reason: last ? `ssh failed (ssh: ${clip(last.replace(/^ssh: /, ""))})` : "connection lost (ssh exited 255 without a message)" };
+	return {
+		kind: "unreachable",
+		reason: last
+			? `ssh failed (ssh: ${clip(last.replace(/^ssh: /, ""))})`
+			: "connection lost (ssh exited 255 without a message)",
+	};
 }
 
 /** @param {string} text */

@@ -10,9 +10,19 @@ import { sshOf } from "./ssh-transport.mjs";
  */
 export async function removeSshWork(target, { storeDir, rowId }) {
 	try {
-		const done = /** @type {{ path: string, removed: boolean }} */ (await runFarProgram(sshOf(target, storeDir), "work-remove.mjs", "removeWork", [target.dir, rowId]));
-		return { ok: true, text: done.removed ? `removed its workspace on ${target.name} too (${target.host}:${done.path})` : `${target.name} had no workspace of it left` };
+		const done = /** @type {{ path: string, removed: boolean }} */ (
+			await runFarProgram(sshOf(target, storeDir), "work-remove.mjs", "removeWork", [target.dir, rowId])
+		);
+		return {
+			ok: true,
+			text: done.removed
+				? `removed its workspace on ${target.name} too (${target.host}:${done.path})`
+				: `${target.name} had no workspace of it left`,
+		};
 	} catch (error) {
-		return { ok: false, text: `its workspace on ${target.name} stays at ${target.host}:${target.dir}/work/${rowId}: ${error instanceof Error ? error.message : String(error)}` };
+		return {
+			ok: false,
+			text: `its workspace on ${target.name} stays at ${target.host}:${target.dir}/work/${rowId}: ${error instanceof Error ? error.message : String(error)}`,
+		};
 	}
 }

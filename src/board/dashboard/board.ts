@@ -213,7 +213,13 @@ export class Board implements Component, Focusable, Host {
 	private statusLines(width: number): string[] {
 		if (!this.status) return [""];
 		const lines = wrap(this.status, width);
-		const shown = lines.length > STATUS_ROWS ? [...lines.slice(0, STATUS_ROWS - 1), fit(`${lines[STATUS_ROWS - 1] ?? ""} ${lines.slice(STATUS_ROWS).join(" ")}`, width)] : lines;
+		const shown =
+			lines.length > STATUS_ROWS
+				? [
+						...lines.slice(0, STATUS_ROWS - 1),
+						fit(`${lines[STATUS_ROWS - 1] ?? ""} ${lines.slice(STATUS_ROWS).join(" ")}`, width),
+					]
+				: lines;
 		return shown.map((line) => fit(this.deps.theme.fg("muted", line), width));
 	}
 
@@ -221,7 +227,9 @@ export class Board implements Component, Focusable, Host {
 		const theme = this.deps.theme;
 		const counts = this.deps.feed.counts();
 		const loading = this.deps.feed.loading;
-		const rows = loading ? `loading ${loading.done.toLocaleString("en-US")}/${loading.total.toLocaleString("en-US")} rows` : `${counts.rows} rows`;
+		const rows = loading
+			? `loading ${loading.done.toLocaleString("en-US")}/${loading.total.toLocaleString("en-US")} rows`
+			: `${counts.rows} rows`;
 		const parts = [rows, `${counts.running} running`, `${counts.waiting} need input`, ...this.list.headerNotes()];
 		const attached = this.deps.attachedId;
 		if (attached) parts.push(`attached: ${clean(this.deps.feed.row(attached)?.name) || attached}`);

@@ -53,7 +53,10 @@ export class CompareView extends View {
 
 	override onRows(ids: readonly string[]): void {
 		if (!this.set.rows.some((entry) => ids.includes(entry.row.id))) return;
-		this.set = { ...this.set, rows: this.set.rows.map((entry) => ({ ...entry, row: this.deps.feed.row(entry.row.id) ?? entry.row })) };
+		this.set = {
+			...this.set,
+			rows: this.set.rows.map((entry) => ({ ...entry, row: this.deps.feed.row(entry.row.id) ?? entry.row })),
+		};
 		this.reloadTimer ??= setTimeout(() => {
 			this.reloadTimer = undefined;
 			void this.reload();
@@ -72,7 +75,15 @@ export class CompareView extends View {
 	keyTable(): KeyEntry[] {
 		const last = () => Math.max(0, this.set.rows.length - 1);
 		return [
-			{ keys: ["up", "down"], help: "select an attempt", run: (data) => (this.selected = Math.max(0, Math.min(last(), this.selected + (keyMatches(this.deps.keys, data, "up") ? -1 : 1)))) },
+			{
+				keys: ["up", "down"],
+				help: "select an attempt",
+				run: (data) =>
+					(this.selected = Math.max(
+						0,
+						Math.min(last(), this.selected + (keyMatches(this.deps.keys, data, "up") ? -1 : 1)),
+					)),
+			},
 			{
 				keys: "mark",
 				help: "mark the selected attempt (d then diffs it against another)",
@@ -82,7 +93,12 @@ export class CompareView extends View {
 					this.marked = this.marked === id ? undefined : id;
 				},
 			},
-			{ keys: "diff", help: "diff of the marked attempt against the selected one", hint: "diff marked", run: () => this.requestDiff() },
+			{
+				keys: "diff",
+				help: "diff of the marked attempt against the selected one",
+				hint: "diff marked",
+				run: () => this.requestDiff(),
+			},
 			{
 				keys: "merge",
 				help: "merge the selected attempt (the plan, and any conflict, first)",
@@ -116,7 +132,8 @@ export class CompareView extends View {
 	private requestDiff(): void {
 		const selected = this.selectedRow();
 		const marked = this.set.rows.find((entry) => entry.row.id === this.marked)?.row;
-		if (!selected || !marked || marked.id === selected.id) return this.host.setStatus("mark one attempt, select another, then diff");
+		if (!selected || !marked || marked.id === selected.id)
+			return this.host.setStatus("mark one attempt, select another, then diff");
 		this.host.push(new DiffView(this.host, { a: marked, b: selected }));
 	}
 
@@ -128,7 +145,12 @@ export class CompareView extends View {
 		// Files and overlaps of every attempt when they fit; else of the selected one only.
 		const full = this.set.rows.flatMap((entry, i) => this.entryLines(entry, i === this.selected, width, true));
 		if (full.length + 1 <= this.host.bodyRows()) return [...lines, ...full];
-		return [...lines, ...this.set.rows.flatMap((entry, i) => this.entryLines(entry, i === this.selected, width, i === this.selected))];
+		return [
+			...lines,
+			...this.set.rows.flatMap((entry, i) =>
+				this.entryLines(entry, i === this.selected, width, i === this.selected),
+			),
+		];
 	}
 
 	private header(): string {
@@ -150,9 +172,13 @@ export class CompareView extends View {
 		const cursor = selected ? theme.fg("accent", ">") : " ";
 		const mark = this.marked === row.id ? theme.fg("warning", "*") : " ";
 		const index = row.attempt ? `#${row.attempt.index}` : "";
-		const state = row.merged ? theme.fg("success", `merged → ${clean(row.merged.into)}`) : `${STATE_GLYPH[row.state]} ${row.state}`;
+		const state = row.merged
+			? theme.fg("success", `merged → ${clean(row.merged.into)}`)
+			: `${STATE_GLYPH[row.state]} ${row.state}`;
 		const overlap = overlaps.length > 0 ? theme.fg("warning", "!overlap") : "";
-		const stats = formatDiff(row, this.deps.diffCache?.get(row) ?? row.diff) || (files.length > 0 ? `${files.length}f` : "no diff");
+		const stats =
+			formatDiff(row, this.deps.diffCache?.get(row) ?? row.diff) ||
+			(files.length > 0 ? `${files.length}f` : "no diff");
 		const name = clean(row.name);
 		const fixed = [`${cursor}${mark}${index}`, state, stats, overlap, row.id].filter(Boolean).join("  ");
 		const room = width - visibleWidth(fixed) - 2;
@@ -161,7 +187,8 @@ export class CompareView extends View {
 		if (!details) return lines;
 		const indent = "     ";
 		if (files.length > 0) lines.push(fit(theme.fg("muted", `${indent}files: ${files.map(clean).join(", ")}`), width));
-		for (const o of overlaps) lines.push(fit(theme.fg("warning", `${indent}overlap: ${clean(o.file)} (with ${o.rows.join(", ")})`), width));
+		for (const o of overlaps)
+			lines.push(fit(theme.fg("warning", `${indent}overlap: ${clean(o.file)} (with ${o.rows.join(", ")})`), width));
 		if (selected && row.summary) lines.push(fit(theme.fg("dim", `${indent}${clean(row.summary)}`), width));
 		return lines;
 	}

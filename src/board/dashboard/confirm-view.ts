@@ -10,7 +10,12 @@ export class ConfirmView extends View {
 	override readonly overlay = true;
 	private readonly action: () => Promise<unknown> | unknown;
 
-	constructor(host: Host, question: string, action: () => Promise<unknown> | unknown, details: readonly string[] = []) {
+	constructor(
+		host: Host,
+		question: string,
+		action: () => Promise<unknown> | unknown,
+		details: readonly string[] = [],
+	) {
 		super(host);
 		this.action = action;
 		const theme = host.deps.theme;

@@ -100,7 +100,10 @@ export class ConsoleView extends ReaderView {
 		const theme = this.deps.theme;
 		const out: string[] = [];
 		const text = this.streamedFromStart ? cleanBlock(this.streamed) : liveTail(this.streamed);
-		if (text) wrap(text, width - 7).forEach((line, i) => out.push(fit(`${i === 0 ? theme.fg("success", "agent ") : "      "} ${line}`, width)));
+		if (text)
+			wrap(text, width - 7).forEach((line, i) =>
+				out.push(fit(`${i === 0 ? theme.fg("success", "agent ") : "      "} ${line}`, width)),
+			);
 		const activity = row ? liveActivity(row, this.host.now()) : "";
 		if (activity) out.push(fit(`${theme.fg("accent", "now   ")} ${activity}`, width));
 		return out;
@@ -110,7 +113,12 @@ export class ConsoleView extends ReaderView {
 		const row = this.row();
 		const theme = this.deps.theme;
 		const question = questionLines(this.host, row, width).map((line) => fit(line, width));
-		const label = row?.state === "needs_input" ? "Answer" : row?.alive ? "Steer (enter), follow-up after this turn (" + this.followUpKey() + ")" : "Reply (starts a new run)";
+		const label =
+			row?.state === "needs_input"
+				? "Answer"
+				: row?.alive
+					? "Steer (enter), follow-up after this turn (" + this.followUpKey() + ")"
+					: "Reply (starts a new run)";
 		return [...question, fit(theme.fg("accent", label), width)];
 	}
 
@@ -126,12 +134,28 @@ export class ConsoleView extends ReaderView {
 	override keyTable(): KeyEntry[] {
 		const pass = (data: string) => this.editor.handleInput(data);
 		return [
-			{ keys: "submit", help: "send: steers the running agent, answers its question (a finished row: starts a new run)", hint: "send", run: pass },
-			{ keys: "sendFollowUp", help: "send as a follow-up after the agent's current turn", hint: "follow-up", run: () => this.send(this.editor.getExpandedText(), true) },
+			{
+				keys: "submit",
+				help: "send: steers the running agent, answers its question (a finished row: starts a new run)",
+				hint: "send",
+				run: pass,
+			},
+			{
+				keys: "sendFollowUp",
+				help: "send as a follow-up after the agent's current turn",
+				hint: "follow-up",
+				run: () => this.send(this.editor.getExpandedText(), true),
+			},
 			{ keys: "newLine", help: "new line", run: pass },
 			this.choices.entry(this.host, () => this.row(), this.editor),
 			...scrollKeys(this.deps.keys, this.scroller, { page: "scroll the transcript (the end follows the stream)" }),
-			{ keys: "cancel", help: "leave the console; the agent keeps running", hint: "leave", keep: true, run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)) },
+			{
+				keys: "cancel",
+				help: "leave the console; the agent keeps running",
+				hint: "leave",
+				keep: true,
+				run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)),
+			},
 			{ keys: "help", help: "this help", hint: "help", run: () => this.host.help(this) },
 		];
 	}

@@ -35,7 +35,12 @@ export interface DispatchForm {
 	start(): void;
 }
 
-export function initialChoices(prefs: DispatchPrefs, models: readonly string[], cwd: string, targets: readonly string[] = []): DispatchChoices {
+export function initialChoices(
+	prefs: DispatchPrefs,
+	models: readonly string[],
+	cwd: string,
+	targets: readonly string[] = [],
+): DispatchChoices {
 	return {
 		preset: "none",
 		name: "",
@@ -50,7 +55,11 @@ export function initialChoices(prefs: DispatchPrefs, models: readonly string[], 
 }
 
 /** Each worktree mode in the words the form and its summary both show. */
-export const WORKTREE_TEXT: Record<string, string> = { none: "no worktree", auto: "own worktree if the repo is busy", worktree: "own worktree" };
+export const WORKTREE_TEXT: Record<string, string> = {
+	none: "no worktree",
+	auto: "own worktree if the repo is busy",
+	worktree: "own worktree",
+};
 
 /** The mode a form value names (its words, or the mode itself). */
 export function worktreeMode(value: string): string {
@@ -69,7 +78,11 @@ export function worktreeText(c: DispatchChoices): string {
 export function choicesSummary(c: DispatchChoices, home?: string): string {
 	const count = Number(c.count);
 	const remote = c.target !== LOCAL_TARGET;
-	const parts = [`in ${shortPath(c.cwd, home)}`, remote ? `on ${c.target}` : LOCAL_TARGET, c.model === DEFAULT ? "pi's default model" : c.model];
+	const parts = [
+		`in ${shortPath(c.cwd, home)}`,
+		remote ? `on ${c.target}` : LOCAL_TARGET,
+		c.model === DEFAULT ? "pi's default model" : c.model,
+	];
 	if (c.preset !== "none") parts.unshift(`preset ${c.preset}`);
 	if (c.thinking !== DEFAULT) parts.push(`thinking ${c.thinking}`);
 	parts.push(worktreeText(c), `${count} attempt${count === 1 ? "" : "s"}`);
@@ -85,5 +98,15 @@ export function dispatchOptions(c: DispatchChoices, prompt: string): DispatchOpt
 	const count = Number(c.count);
 	const target = c.target !== LOCAL_TARGET ? { target: c.target } : {};
 	const preset = c.preset !== "none" ? { preset: c.preset } : {};
-	return { prompt, cwd: c.cwd.trim(), ...preset, ...(name ? { name } : {}), ...(model ? { model } : {}), ...(thinking ? { thinking } : {}), worktreeMode, ...(count > 1 ? { count } : {}), ...target };
+	return {
+		prompt,
+		cwd: c.cwd.trim(),
+		...preset,
+		...(name ? { name } : {}),
+		...(model ? { model } : {}),
+		...(thinking ? { thinking } : {}),
+		worktreeMode,
+		...(count > 1 ? { count } : {}),
+		...target,
+	};
 }

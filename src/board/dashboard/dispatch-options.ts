@@ -4,7 +4,16 @@
  */
 import { Input, SettingsList, type Component, type SettingItem } from "@earendil-works/pi-tui";
 import { fit } from "../view-model/ui-types.ts";
-import { COUNTS, DEFAULT, type DispatchForm, THINKING_LEVELS, WORKTREE_MODES, WORKTREE_TEXT, worktreeMode, worktreeText } from "./dispatch-choices.ts";
+import {
+	COUNTS,
+	DEFAULT,
+	type DispatchForm,
+	THINKING_LEVELS,
+	WORKTREE_MODES,
+	WORKTREE_TEXT,
+	worktreeMode,
+	worktreeText,
+} from "./dispatch-choices.ts";
 import { pickPreset, presetItem } from "../presets/preset-form.ts";
 import { keyLabel, keyMatches } from "./keys.ts";
 import { wrap } from "./text.ts";
@@ -69,20 +78,49 @@ export class DispatchOptionsView extends View {
 				label: "where",
 				currentValue: c.target,
 				values: [...form.targets],
-				description: form.targets.length > 1 ? "a target always runs the agent in its own worktree (code travels by git)" : "only this machine: add a target with /agent-board targets add",
+				description:
+					form.targets.length > 1
+						? "a target always runs the agent in its own worktree (code travels by git)"
+						: "only this machine: add a target with /agent-board targets add",
 			},
 			{ id: "model", label: "model", currentValue: c.model, values: [DEFAULT, ...models] },
 			{ id: "thinking", label: "thinking", currentValue: c.thinking, values: [DEFAULT, ...THINKING_LEVELS] },
-			{ id: "worktree", label: "worktree", currentValue: worktreeText(c), values: WORKTREE_MODES.map((mode) => WORKTREE_TEXT[mode] ?? mode), description: "more than 1 attempt, or a target, always gets its own worktree" },
-			{ id: "count", label: "attempts", currentValue: c.count, values: [...COUNTS], description: "more than 1 starts an attempt set, each attempt in its own worktree" },
-			{ id: "start", label: "start", currentValue: start, values: [start], description: "dispatch the agent with these choices" },
+			{
+				id: "worktree",
+				label: "worktree",
+				currentValue: worktreeText(c),
+				values: WORKTREE_MODES.map((mode) => WORKTREE_TEXT[mode] ?? mode),
+				description: "more than 1 attempt, or a target, always gets its own worktree",
+			},
+			{
+				id: "count",
+				label: "attempts",
+				currentValue: c.count,
+				values: [...COUNTS],
+				description: "more than 1 starts an attempt set, each attempt in its own worktree",
+			},
+			{
+				id: "start",
+				label: "start",
+				currentValue: start,
+				values: [start],
+				description: "dispatch the agent with these choices",
+			},
 		];
-		this.settings = new SettingsList(items, 10, settingsTheme(theme), (id, value) => this.changed(id, value), () => host.pop(this));
+		this.settings = new SettingsList(
+			items,
+			10,
+			settingsTheme(theme),
+			(id, value) => this.changed(id, value),
+			() => host.pop(this),
+		);
 		const startKey = keyLabel(host.deps.keys, "start");
 		this.addChild(
 			new Lines((width) => [
 				fit(theme.fg("accent", theme.bold("New agent: options")), width),
-				...wrap(`${startKey} starts the agent from anywhere in this list · ${this.form.summary()}`, width).map((line) => theme.fg("muted", line)),
+				...wrap(`${startKey} starts the agent from anywhere in this list · ${this.form.summary()}`, width).map(
+					(line) => theme.fg("muted", line),
+				),
 			]),
 		);
 		this.addChild(this.settings);
@@ -92,7 +130,8 @@ export class DispatchOptionsView extends View {
 		const c = this.form.choices;
 		if (id === "start") return this.form.start();
 		if (id === "preset") {
-			for (const [key, next] of Object.entries(pickPreset(this.form, value, this.host.deps))) this.settings.updateValue(key, next);
+			for (const [key, next] of Object.entries(pickPreset(this.form, value, this.host.deps)))
+				this.settings.updateValue(key, next);
 			return;
 		}
 		if (id === "name") {
@@ -109,7 +148,12 @@ export class DispatchOptionsView extends View {
 	keyTable(): KeyEntry[] {
 		const pass = (data: string) => this.settings.handleInput(data);
 		return [
-			{ keys: "start", help: "start the agent from anywhere in this list", hint: "start", run: () => this.form.start() },
+			{
+				keys: "start",
+				help: "start the agent from anywhere in this list",
+				hint: "start",
+				run: () => this.form.start(),
+			},
 			{ keys: ["up", "down"], help: "move", run: pass },
 			{ keys: "confirm", help: "change the value (name and cwd: type, then enter)", hint: "change", run: pass },
 			{ keys: "options", help: "back to the prompt", run: () => this.host.pop(this) },

@@ -9,7 +9,13 @@ import type { DispatchPrefs } from "../view-model/prefs.ts";
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { clean } from "../view-model/row-text.ts";
 import { fit, message } from "../view-model/ui-types.ts";
-import { choicesSummary, type DispatchChoices, type DispatchForm, dispatchOptions, initialChoices } from "./dispatch-choices.ts";
+import {
+	choicesSummary,
+	type DispatchChoices,
+	type DispatchForm,
+	dispatchOptions,
+	initialChoices,
+} from "./dispatch-choices.ts";
 import { DispatchOptionsView } from "./dispatch-options.ts";
 import { keyLabel } from "./keys.ts";
 import { wrap } from "./text.ts";
@@ -48,7 +54,12 @@ export class DispatchView extends View implements DispatchForm {
 		this.editor.onSubmit = (text) => this.start(text);
 		const theme = host.deps.theme;
 		// The choices wrap rather than cut: they are what enter will start.
-		this.addChild(new Lines((width) => [fit(theme.fg("accent", theme.bold("New agent")), width), ...wrap(this.summary(), width).map((line) => theme.fg("muted", line))]));
+		this.addChild(
+			new Lines((width) => [
+				fit(theme.fg("accent", theme.bold("New agent")), width),
+				...wrap(this.summary(), width).map((line) => theme.fg("muted", line)),
+			]),
+		);
 		this.addChild(this.editor);
 		this.addChild(new Lines((width) => (this.error ? [fit(theme.fg("error", this.error), width)] : [])));
 	}
@@ -67,9 +78,20 @@ export class DispatchView extends View implements DispatchForm {
 		return [
 			{ keys: "submit", help: "start the agent with the choices shown above the prompt", hint: "start", run: pass },
 			{ keys: "newLine", help: "new line", hint: "new line", run: pass },
-			{ keys: "options", help: "options first: name, cwd, where, model, thinking, worktree, attempts", hint: "options", run: () => this.host.push(new DispatchOptionsView(this.host, this)) },
+			{
+				keys: "options",
+				help: "options first: name, cwd, where, model, thinking, worktree, attempts",
+				hint: "options",
+				run: () => this.host.push(new DispatchOptionsView(this.host, this)),
+			},
 			// Escape cancels unless it is closing the editor's completion menu.
-			{ keys: "cancel", help: "cancel", hint: "cancel", keep: true, run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)) },
+			{
+				keys: "cancel",
+				help: "cancel",
+				hint: "cancel",
+				keep: true,
+				run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)),
+			},
 		];
 	}
 
@@ -100,7 +122,13 @@ export class DispatchView extends View implements DispatchForm {
 		// A preset's choices are the preset's: the remembered ones stay for a form without one.
 		if (!options.preset) {
 			const prefs: DispatchPrefs = this.deps.prefs;
-			Object.assign(prefs, { cwd: options.cwd, target: this.choices.target, model: options.model, thinking: options.thinking, worktreeMode: options.worktreeMode });
+			Object.assign(prefs, {
+				cwd: options.cwd,
+				target: this.choices.target,
+				model: options.model,
+				thinking: options.thinking,
+				worktreeMode: options.worktreeMode,
+			});
 			void this.deps.savePrefs(prefs).catch(() => undefined);
 		}
 		// Whole: the status line wraps rather than cut what was started.
@@ -115,7 +143,11 @@ export class DispatchView extends View implements DispatchForm {
 				if (rows.length === 0) return;
 				for (const row of rows) this.deps.feed.put(row);
 				this.onDispatched(rows);
-				this.host.setStatus(rows.length > 1 ? `dispatched ${rows.length} attempts of ${what} (c compares them)` : `dispatched ${what}`);
+				this.host.setStatus(
+					rows.length > 1
+						? `dispatched ${rows.length} attempts of ${what} (c compares them)`
+						: `dispatched ${what}`,
+				);
 			},
 			(error: unknown) => {
 				this.started = false;

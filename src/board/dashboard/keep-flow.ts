@@ -27,14 +27,21 @@ export function keepQuestion(plan: KeepPlan): { question: string; details: strin
 	const what: string[] = [];
 	if (merge) {
 		const parts = [plural(merge.files.length, "file")];
-		if (merge.uncommitted.length > 0) parts.push(`after committing its ${plural(merge.uncommitted.length, "uncommitted change")}`);
+		if (merge.uncommitted.length > 0)
+			parts.push(`after committing its ${plural(merge.uncommitted.length, "uncommitted change")}`);
 		what.push(`merge it into ${clean(merge.into)} (${parts.join(", ")})`);
 	}
-	if (others.length > 0) what.push(`archive ${others.map((other) => tag(other.row)).join(", ")} and remove ${others.length === 1 ? "its worktree" : "their worktrees"}`);
+	if (others.length > 0)
+		what.push(
+			`archive ${others.map((other) => tag(other.row)).join(", ")} and remove ${others.length === 1 ? "its worktree" : "their worktrees"}`,
+		);
 	const question = `Keep ${tag(keep)} ${clean(keep.name)}: ${what.join(", then ") || "nothing left to do"}?`;
 	const details = others
 		.filter((other) => other.uncommitted.length > 0)
-		.map((other) => `${tag(other.row)} has ${plural(other.uncommitted.length, "uncommitted change")} (${files(other.uncommitted)}): you are asked again before they are lost`);
+		.map(
+			(other) =>
+				`${tag(other.row)} has ${plural(other.uncommitted.length, "uncommitted change")} (${files(other.uncommitted)}): you are asked again before they are lost`,
+		);
 	return { question, details };
 }
 
@@ -64,22 +71,40 @@ async function keep(host: Host, row: BoardRow, after: () => void): Promise<void>
 	after();
 	if (result.status === "conflict") {
 		host.push(new ReplyView(host, row.id, { text: result.merge.followUp }));
-		host.setStatus(`merge conflict in ${result.merge.files.map(clean).join(", ")}; nothing was changed. Send the row this follow-up, then keep it again:`);
+		host.setStatus(
+			`merge conflict in ${result.merge.files.map(clean).join(", ")}; nothing was changed. Send the row this follow-up, then keep it again:`,
+		);
 		return;
 	}
-	const merged = result.merge ? `merged into ${clean(result.merge.plan.into)} as ${result.merge.commit.slice(0, 12)}; ` : "";
+	const merged = result.merge
+		? `merged into ${clean(result.merge.plan.into)} as ${result.merge.commit.slice(0, 12)}; `
+		: "";
 	const done = `kept ${tag(row)} ${clean(row.name)}: ${merged}archived ${result.archived.length}, removed ${plural(result.removed.length, "worktree")}`;
 	host.setStatus(done);
 	const refused = result.plan.others.filter((other) => result.refused.some((r) => r.id === other.row.id));
 	if (refused.length === 0) return;
-	const lost = refused.map((other) => `${tag(other.row)}${other.uncommitted.length > 0 ? ` (${files(other.uncommitted)})` : ""}`).join(", ");
+	const lost = refused
+		.map((other) => `${tag(other.row)}${other.uncommitted.length > 0 ? ` (${files(other.uncommitted)})` : ""}`)
+		.join(", ");
 	host.push(
-		new ConfirmView(host, `Remove the worktree${refused.length === 1 ? "" : "s"} of ${lost} anyway, losing ${refused.length === 1 ? "its" : "their"} uncommitted changes?`, async () => {
-			const forced = await clearOthers(host.deps.service, refused.map((other) => other.row), true);
-			await host.deps.feed.refresh(refused.map((other) => other.row.id));
-			after();
-			const failed = forced.refused.map((r) => `${r.id}: ${r.reason}`).join("; ");
-			host.setStatus(failed ? `${done}; still kept: ${failed}` : `${done}; removed ${plural(forced.removed.length, "more worktree")}`);
-		}),
+		new ConfirmView(
+			host,
+			`Remove the worktree${refused.length === 1 ? "" : "s"} of ${lost} anyway, losing ${refused.length === 1 ? "its" : "their"} uncommitted changes?`,
+			async () => {
+				const forced = await clearOthers(
+					host.deps.service,
+					refused.map((other) => other.row),
+					true,
+				);
+				await host.deps.feed.refresh(refused.map((other) => other.row.id));
+				after();
+				const failed = forced.refused.map((r) => `${r.id}: ${r.reason}`).join("; ");
+				host.setStatus(
+					failed
+						? `${done}; still kept: ${failed}`
+						: `${done}; removed ${plural(forced.removed.length, "more worktree")}`,
+				);
+			},
+		),
 	);
 }

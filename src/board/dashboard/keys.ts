@@ -83,7 +83,10 @@ export function keysLabel(keys: KeyMatcher, actions: Action | readonly Action[],
  * One hint line from [label of keys, what] pairs within `width` columns. Entries are dropped from the
  * end, but the help hint (marked `keep`) always stays so `?` is discoverable at any width.
  */
-export function hintLine(entries: ReadonlyArray<{ keys: string; label: string; keep?: boolean }>, width: number): string {
+export function hintLine(
+	entries: ReadonlyArray<{ keys: string; label: string; keep?: boolean }>,
+	width: number,
+): string {
 	const parts = entries.map((entry) => ({ text: `${entry.keys} ${entry.label}`, keep: entry.keep === true }));
 	const fits = () => parts.map((part) => part.text).join("  ").length <= width;
 	for (let i = parts.length - 1; i >= 0 && !fits(); i--) if (!parts[i]?.keep) parts.splice(i, 1);

@@ -60,7 +60,12 @@ export class ListView extends View {
 			emptyText: () =>
 				this.filter
 					? [`No rows match the filter (${keyLabel(this.deps.keys, "cancel", true)} clears it).`]
-					: ["No agents yet.", "  n      new agent: type a prompt, enter starts it", "  enter  peek a row · r reply · o open · s stop", "  ?      every key · q closes the board"],
+					: [
+							"No agents yet.",
+							"  n      new agent: type a prompt, enter starts it",
+							"  enter  peek a row · r reply · o open · s stop",
+							"  ?      every key · q closes the board",
+						],
 		});
 		this.addChild(this.window);
 		this.addChild(new Lines((width) => this.filterLines(width)));
@@ -74,7 +79,8 @@ export class ListView extends View {
 
 	override onRows(ids: readonly string[], relisted: boolean): void {
 		const navigating = this.navigatedAt !== undefined && this.host.now() - this.navigatedAt < NAVIGATING_MS;
-		const was = navigating && this.selected ? { id: this.selected, line: this.cursorLine(), scroll: this.scroll } : undefined;
+		const was =
+			navigating && this.selected ? { id: this.selected, line: this.cursorLine(), scroll: this.scroll } : undefined;
 		if (relisted) this.model.reset(this.deps.feed.rows(), { filter: this.filter, showArchived: this.showArchived });
 		else for (const id of ids) this.model.update(id, this.deps.feed.row(id));
 		this.settle();
@@ -109,7 +115,8 @@ export class ListView extends View {
 			this.selected = this.pendingSelect;
 			this.pendingSelect = undefined;
 		} else if (this.cursorAtTop) this.selected = this.model.rowAt(0)?.id;
-		if (!this.selected || !this.model.has(this.selected)) this.selected = this.model.rowAt(Math.min(this.selectedIndex, this.model.rowCount - 1))?.id;
+		if (!this.selected || !this.model.has(this.selected))
+			this.selected = this.model.rowAt(Math.min(this.selectedIndex, this.model.rowCount - 1))?.id;
 		this.reveal();
 	}
 
@@ -179,7 +186,9 @@ export class ListView extends View {
 			this.slid = undefined;
 			// A key on the row under the cursor right after another row slid there by itself: say so first.
 			if (entry?.actsOnRow && slid && this.host.now() - slid.at < SLID_GRACE_MS && slid.id === this.selected) {
-				return this.host.setStatus(`${clean(this.selectedRow()?.name)} just moved under the cursor: press ${keyLabel(this.deps.keys, actionOf(entry), true)} again to act on it`);
+				return this.host.setStatus(
+					`${clean(this.selectedRow()?.name)} just moved under the cursor: press ${keyLabel(this.deps.keys, actionOf(entry), true)} again to act on it`,
+				);
 			}
 			return super.handleInput(data);
 		}
@@ -209,8 +218,19 @@ export class ListView extends View {
 		const host = this.host;
 		const canGoBack = this.deps.canGoBack === true;
 		return [
-			{ keys: ["up", "down"], help: "move the selection", moves: true, run: (data) => this.move(keyMatches(this.deps.keys, data, "up") ? -1 : 1) },
-			{ keys: ["pageUp", "pageDown"], help: "move the selection a page", moves: true, run: (data) => this.move((keyMatches(this.deps.keys, data, "pageUp") ? -1 : 1) * Math.max(1, this.windowRows() - 1)) },
+			{
+				keys: ["up", "down"],
+				help: "move the selection",
+				moves: true,
+				run: (data) => this.move(keyMatches(this.deps.keys, data, "up") ? -1 : 1),
+			},
+			{
+				keys: ["pageUp", "pageDown"],
+				help: "move the selection a page",
+				moves: true,
+				run: (data) =>
+					this.move((keyMatches(this.deps.keys, data, "pageUp") ? -1 : 1) * Math.max(1, this.windowRows() - 1)),
+			},
 			{
 				keys: "confirm",
 				help: "peek: the row in full (question, live text, receipts, answer, events)",
@@ -223,7 +243,12 @@ export class ListView extends View {
 					void this.deps.service.markViewed(row.id).catch(() => undefined);
 				},
 			},
-			{ keys: "dispatch", help: "new agent: type a prompt, enter starts it (ctrl+o shows the options first)", hint: "new", run: () => host.push(new DispatchView(host, (rows) => rows[0] && this.select(rows[0].id))) },
+			{
+				keys: "dispatch",
+				help: "new agent: type a prompt, enter starts it (ctrl+o shows the options first)",
+				hint: "new",
+				run: () => host.push(new DispatchView(host, (rows) => rows[0] && this.select(rows[0].id))),
+			},
 			...rowActions(host, () => this.selectedRow(), { hints: ["reply", "stop", "open", "archive"] }),
 			{
 				keys: "filter",
@@ -250,7 +275,19 @@ export class ListView extends View {
 				help: "board settings: strip, notices, OS notifications, how many runs at a time here and on each target, the board in a browser",
 				run: () =>
 					void this.deps.service.targets.list().then(
-						(targets) => host.push(new SettingsView(host, [...SETTINGS, ...limitEntries(targets), WEB_SETTING, ...policyEntries(this.deps.service.storeDir, this.deps.models, targets.map((t) => t.name))])),
+						(targets) =>
+							host.push(
+								new SettingsView(host, [
+									...SETTINGS,
+									...limitEntries(targets),
+									WEB_SETTING,
+									...policyEntries(
+										this.deps.service.storeDir,
+										this.deps.models,
+										targets.map((t) => t.name),
+									),
+								]),
+							),
 						(error: unknown) => {
 							host.push(new SettingsView(host, [...SETTINGS, WEB_SETTING]));
 							host.setStatus(`limits unavailable: ${message(error)}`);

@@ -42,7 +42,13 @@ export class ListWindow implements Component {
 	lineContext(): LineContext {
 		const { home, attachedId, diffCache, overlaps, feed } = this.host.deps;
 		// Only rows on screen ask the async diff cache for fresh stats.
-		return { home, attachedId, diff: diffCache ? (row) => diffCache.get(row) : undefined, overlaps: overlaps ? (row) => overlaps.of(row) : undefined, targets: feed.anyRemote() };
+		return {
+			home,
+			attachedId,
+			diff: diffCache ? (row) => diffCache.get(row) : undefined,
+			overlaps: overlaps ? (row) => overlaps.of(row) : undefined,
+			targets: feed.anyRemote(),
+		};
 	}
 
 	render(width: number): string[] {

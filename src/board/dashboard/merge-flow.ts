@@ -25,7 +25,11 @@ export function startMerge(host: Host, row: BoardRow, after?: () => void): void 
 		([planned, files]) => {
 			host.setStatus("");
 			const plan = planned.plan;
-			host.push(new ConfirmView(host, planQuestion(row, plan, files), () => merge(host, row, plan.uncommitted.length > 0, after)));
+			host.push(
+				new ConfirmView(host, planQuestion(row, plan, files), () =>
+					merge(host, row, plan.uncommitted.length > 0, after),
+				),
+			);
 		},
 		(error: unknown) => host.setStatus(`merge: ${message(error)}`),
 	);
@@ -45,12 +49,15 @@ async function merge(host: Host, row: BoardRow, commit: boolean, after?: () => v
 	if (result.status === "conflict") {
 		// The follow-up asks the row to merge the current branch in and resolve; the user can edit it first.
 		host.push(new ReplyView(host, row.id, { text: result.followUp }));
-		host.setStatus(`merge conflict in ${result.files.map(clean).join(", ")}; the main checkout is unchanged. Send the row this follow-up, then merge again:`);
+		host.setStatus(
+			`merge conflict in ${result.files.map(clean).join(", ")}; the main checkout is unchanged. Send the row this follow-up, then merge again:`,
+		);
 		return;
 	}
 	if (result.status !== "merged") return;
 	const how = result.fastForward ? "fast-forward" : "merge commit";
 	const path = row.worktreePath;
-	if (path) host.push(new ConfirmView(host, `Merged. Remove its worktree ${clean(path)}?`, () => removeWorktree(host, row)));
+	if (path)
+		host.push(new ConfirmView(host, `Merged. Remove its worktree ${clean(path)}?`, () => removeWorktree(host, row)));
 	host.setStatus(`merged ${row.name} into ${clean(result.plan.into)}: ${result.commit.slice(0, 12)} (${how})`);
 }

@@ -30,7 +30,11 @@ function modelChoices(ctx: ExtensionCommandContext): string[] {
 	return ctx.modelRegistry.getAvailable().map((model) => `${model.provider}/${model.id}`);
 }
 
-export async function openBoard(ctx: ExtensionCommandContext, service: BoardService, shared: BoardShared): Promise<BoardResult> {
+export async function openBoard(
+	ctx: ExtensionCommandContext,
+	service: BoardService,
+	shared: BoardShared,
+): Promise<BoardResult> {
 	const prefs = await loadPrefs(service.storeDir);
 	const models = modelChoices(ctx);
 	return ctx.ui.custom<BoardResult>((tui, theme, keybindings, done) => {

@@ -6,7 +6,23 @@
 import { budgetDetail } from "../supervisor/budget-text.ts";
 import { describeOverlaps } from "../git/overlap.ts";
 import type { BoardRow, Receipt } from "../engine/types.ts";
-import { attemptText, clean, cleanBlock, formatAge, formatDiff, formatUsage, lastActive, liveActivity, liveTail, mergedText, shortPath, STATE_GLYPH, STATE_LABEL, targetOf, unreachableText } from "../view-model/row-text.ts";
+import {
+	attemptText,
+	clean,
+	cleanBlock,
+	formatAge,
+	formatDiff,
+	formatUsage,
+	lastActive,
+	liveActivity,
+	liveTail,
+	mergedText,
+	shortPath,
+	STATE_GLYPH,
+	STATE_LABEL,
+	targetOf,
+	unreachableText,
+} from "../view-model/row-text.ts";
 import { fit } from "../view-model/ui-types.ts";
 import { questionLines } from "./reply-view.ts";
 import { rowActions } from "./row-actions.ts";
@@ -37,10 +53,14 @@ export function peekLines(host: Host, row: BoardRow | undefined, width: number):
 	if (!row) return [fit(theme.fg("muted", "This row is gone."), width)];
 	const now = host.now();
 	const label = (name: string, value: string) => fit(`${theme.fg("muted", name.padEnd(10))}${value}`, width);
-	const section = (title: string, color: "muted" | "accent" | "error" = "muted") => fit(theme.fg(color, theme.bold(title)), width);
+	const section = (title: string, color: "muted" | "accent" | "error" = "muted") =>
+		fit(theme.fg(color, theme.bold(title)), width);
 	const attached = row.id === attachedId ? theme.fg("accent", "  @ attached") : "";
 	const out = [
-		fit(`${theme.fg(STATE_COLOR[row.state], `${STATE_GLYPH[row.state]} ${STATE_LABEL[row.state]}`)}  ${theme.bold(clean(row.name))}  ${theme.fg("dim", row.id)}${attached}`, width),
+		fit(
+			`${theme.fg(STATE_COLOR[row.state], `${STATE_GLYPH[row.state]} ${STATE_LABEL[row.state]}`)}  ${theme.bold(clean(row.name))}  ${theme.fg("dim", row.id)}${attached}`,
+			width,
+		),
 		label("cwd", shortPath(row.cwd, home)),
 	];
 	if (row.target) out.push(label("target", targetOf(row)));
@@ -49,7 +69,12 @@ export function peekLines(host: Host, row: BoardRow | undefined, width: number):
 	// Stats first: a long worktree path must not push them off a narrow line.
 	if (row.worktreePath) {
 		const diff = diffCache ? diffCache.get(row) : row.diff;
-		out.push(label("worktree", `${formatDiff(row, diff) || "no changes"}  ${row.branch ? `${clean(row.branch)} ` : ""}${shortPath(row.worktreePath, home)}`));
+		out.push(
+			label(
+				"worktree",
+				`${formatDiff(row, diff) || "no changes"}  ${row.branch ? `${clean(row.branch)} ` : ""}${shortPath(row.worktreePath, home)}`,
+			),
+		);
 	}
 	if (row.attempt) out.push(label("attempt", attemptText(row.attempt)));
 	if (row.merged) out.push(label("merged", theme.fg("success", mergedText(row.merged))));
@@ -57,7 +82,12 @@ export function peekLines(host: Host, row: BoardRow | undefined, width: number):
 	if (overlaps?.length) out.push(label("overlaps", theme.fg("warning", clean(describeOverlaps(overlaps)))));
 	out.push(label("model", modelLine(row)));
 	const usage = formatUsage(row);
-	out.push(label("activity", `${formatAge(now - lastActive(row))} ago${row.alive ? " · running" : ""}${usage ? ` · ${usage}` : ""}`));
+	out.push(
+		label(
+			"activity",
+			`${formatAge(now - lastActive(row))} ago${row.alive ? " · running" : ""}${usage ? ` · ${usage}` : ""}`,
+		),
+	);
 	const budget = budgetDetail(row);
 	if (budget) out.push(label("budget", row.budget?.paused ? theme.fg("warning", budget) : budget));
 	if (row.preset) out.push(label("preset", clean(row.preset)));
@@ -67,15 +97,31 @@ export function peekLines(host: Host, row: BoardRow | undefined, width: number):
 	if (row.blockedReason) out.push(label("blocked", theme.fg("warning", clean(row.blockedReason))));
 	if (row.state === "needs_input" && row.question) {
 		out.push(...questionLines(host, row, width).map((line) => fit(line, width)));
-		if (row.questionOptions?.length) out.push(fit(theme.fg("dim", `  ${keys.getKeys?.("tui.input.tab").join("/") || "tab"} in the answer box (r) picks a choice`), width));
+		if (row.questionOptions?.length)
+			out.push(
+				fit(
+					theme.fg(
+						"dim",
+						`  ${keys.getKeys?.("tui.input.tab").join("/") || "tab"} in the answer box (r) picks a choice`,
+					),
+					width,
+				),
+			);
 	}
 	if (row.live?.text) {
 		out.push(section("Streaming (newest words):"));
-		out.push(...wrap(liveTail(row.live.text), width - 2).slice(-8).map((line) => fit(`  ${line}`, width)));
+		out.push(
+			...wrap(liveTail(row.live.text), width - 2)
+				.slice(-8)
+				.map((line) => fit(`  ${line}`, width)),
+		);
 	}
 	if (row.receipts && row.receipts.length > 0) {
 		out.push(section("Messages:"));
-		for (const receipt of row.receipts.slice(-3)) out.push(fit(`  ${theme.fg(receipt.status === "rejected" ? "error" : "dim", receiptLine(receipt, now))}`, width));
+		for (const receipt of row.receipts.slice(-3))
+			out.push(
+				fit(`  ${theme.fg(receipt.status === "rejected" ? "error" : "dim", receiptLine(receipt, now))}`, width),
+			);
 	}
 	if (row.error) {
 		out.push(section("Error:", "error"));
@@ -83,11 +129,16 @@ export function peekLines(host: Host, row: BoardRow | undefined, width: number):
 	}
 	if (row.latestAssistant && !row.live?.text) {
 		out.push(section("Latest answer:"));
-		out.push(...markdownLines(row.latestAssistant, width - 2, theme).slice(-12).map((line) => fit(`  ${line}`, width)));
+		out.push(
+			...markdownLines(row.latestAssistant, width - 2, theme)
+				.slice(-12)
+				.map((line) => fit(`  ${line}`, width)),
+		);
 	}
 	if (row.recentEvents.length > 0) {
 		out.push(section("Events:"));
-		for (const event of row.recentEvents.slice(-6)) out.push(fit(`  ${theme.fg("dim", formatAge(now - event.at).padStart(4))} ${clean(event.text)}`, width));
+		for (const event of row.recentEvents.slice(-6))
+			out.push(fit(`  ${theme.fg("dim", formatAge(now - event.at).padStart(4))} ${clean(event.text)}`, width));
 	}
 	return out;
 }
@@ -104,7 +155,11 @@ export class PeekView extends View {
 		this.rowId = rowId;
 		// The peek shows what the feed keeps out of memory for other rows (events, receipts, the whole answer).
 		this.release = host.deps.feed.hold(rowId);
-		this.scroller = new ScrollLines(host, (width) => peekLines(host, this.row(), width), () => host.bodyRows());
+		this.scroller = new ScrollLines(
+			host,
+			(width) => peekLines(host, this.row(), width),
+			() => host.bodyRows(),
+		);
 		this.addChild(this.scroller);
 	}
 
@@ -123,7 +178,13 @@ export class PeekView extends View {
 				onArchived: () => this.host.pop(this),
 			}),
 			...scrollKeys(this.deps.keys, this.scroller, { line: "scroll", page: "scroll a page" }, false),
-			{ keys: ["cancel", "quit"], help: "back to the list", hint: "back", keep: true, run: () => this.host.pop(this) },
+			{
+				keys: ["cancel", "quit"],
+				help: "back to the list",
+				hint: "back",
+				keep: true,
+				run: () => this.host.pop(this),
+			},
 			{ keys: "help", help: "this help", hint: "help", run: () => this.host.help(this) },
 		];
 	}

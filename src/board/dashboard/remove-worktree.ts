@@ -11,8 +11,13 @@ export async function removeWorktree(host: Host, row: BoardRow): Promise<void> {
 	} catch (error) {
 		// Question first: git's message is long.
 		host.push(
-			new ConfirmView(host, `Force-remove the worktree, losing its changes? git: ${message(error).replace(/\s+/g, " ")}`, () =>
-				host.run(`force-removed worktree of ${row.name}`, row.id, () => host.deps.service.removeWorktree(row.id, { force: true })),
+			new ConfirmView(
+				host,
+				`Force-remove the worktree, losing its changes? git: ${message(error).replace(/\s+/g, " ")}`,
+				() =>
+					host.run(`force-removed worktree of ${row.name}`, row.id, () =>
+						host.deps.service.removeWorktree(row.id, { force: true }),
+					),
 			),
 		);
 	}

@@ -39,9 +39,17 @@ export function replyStatus(name: string, result: ReplyResult): string {
 export function questionLines(host: Host, row: BoardRow | undefined, width: number): string[] {
 	if (row?.state !== "needs_input" || !row.question) return [];
 	const theme = host.deps.theme;
-	const because = row.supervisorNote ? wrap(clean(row.supervisorNote), width - 2).map((line) => `  ${theme.fg("warning", line)}`) : [];
-	const out = [...because, theme.fg("accent", theme.bold("Question:")), ...wrap(cleanBlock(row.question), width - 2).map((line) => `  ${line}`)];
-	(row.questionOptions ?? []).forEach((option, i) => out.push(...wrap(`${theme.fg("accent", `${i + 1}.`)} ${clean(option)}`, width - 2).map((line) => `  ${line}`)));
+	const because = row.supervisorNote
+		? wrap(clean(row.supervisorNote), width - 2).map((line) => `  ${theme.fg("warning", line)}`)
+		: [];
+	const out = [
+		...because,
+		theme.fg("accent", theme.bold("Question:")),
+		...wrap(cleanBlock(row.question), width - 2).map((line) => `  ${line}`),
+	];
+	(row.questionOptions ?? []).forEach((option, i) =>
+		out.push(...wrap(`${theme.fg("accent", `${i + 1}.`)} ${clean(option)}`, width - 2).map((line) => `  ${line}`)),
+	);
 	return out;
 }
 
@@ -49,7 +57,14 @@ export function questionLines(host: Host, row: BoardRow | undefined, width: numb
  * Sends `text` to the row and reports what happened on the status line; `done` runs once it is
  * delivered, `failed` gets the text back when it was not.
  */
-export function sendReply(host: Host, rowId: string, text: string, followUp: boolean, done: () => void, failed: (text: string) => void): void {
+export function sendReply(
+	host: Host,
+	rowId: string,
+	text: string,
+	followUp: boolean,
+	done: () => void,
+	failed: (text: string) => void,
+): void {
 	const row = feedRow(host, rowId);
 	if (!row) return host.setStatus("that row is gone");
 	if (!text.trim()) return host.setStatus("empty reply not sent");
@@ -111,7 +126,11 @@ export class ReplyView extends View {
 		this.editor.onSubmit = (text) => this.send(text);
 		const theme = host.deps.theme;
 		// The question takes what the label and the editor leave; a very long one scrolls with page keys.
-		this.question = new ScrollLines(host, (width) => questionLines(host, this.row(), width), () => host.bodyRows() - 1 - this.editor.render(host.width()).length);
+		this.question = new ScrollLines(
+			host,
+			(width) => questionLines(host, this.row(), width),
+			() => host.bodyRows() - 1 - this.editor.render(host.width()).length,
+		);
 		this.addChild(new Lines((width) => [theme.fg("accent", this.label())].flatMap((line) => wrap(line, width))));
 		this.addChild(this.question);
 		this.addChild(this.editor);
@@ -126,7 +145,8 @@ export class ReplyView extends View {
 		if (!row) return "Reply (the row is gone)";
 		const name = clean(row.name);
 		if (row.state === "needs_input") return `Answer ${name}`;
-		if (row.alive) return this.followUp ? `Follow-up for ${name} (after its current turn)` : `Steer ${name} (delivered now)`;
+		if (row.alive)
+			return this.followUp ? `Follow-up for ${name} (after its current turn)` : `Steer ${name} (delivered now)`;
 		return `Reply to ${name} (starts a new run)`;
 	}
 
@@ -142,7 +162,13 @@ export class ReplyView extends View {
 			this.choices.entry(this.host, () => this.row(), this.editor),
 			...scrollKeys(this.deps.keys, this.question, { page: "scroll a long question" }, false),
 			// Escape closes unless it is dismissing the editor's completion menu.
-			{ keys: "cancel", help: "cancel (nothing is sent)", hint: "cancel", keep: true, run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)) },
+			{
+				keys: "cancel",
+				help: "cancel (nothing is sent)",
+				hint: "cancel",
+				keep: true,
+				run: (data) => (this.editor.capturesViewportInput ? pass(data) : this.host.pop(this)),
+			},
 		];
 	}
 

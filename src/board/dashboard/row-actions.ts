@@ -54,15 +54,28 @@ export function rowActions(host: Host, current: () => BoardRow | undefined, opti
 			help: "stop the row's run (confirm)",
 			hint: "stop",
 			disabled: why(ROW_DISABLED.stop),
-			run: on((row) => host.push(new ConfirmView(host, `Stop ${clean(row.name)}?`, () => host.run(`stopped ${clean(row.name)}`, row.id, () => service.stop(row.id))))),
+			run: on((row) =>
+				host.push(
+					new ConfirmView(host, `Stop ${clean(row.name)}?`, () =>
+						host.run(`stopped ${clean(row.name)}`, row.id, () => service.stop(row.id)),
+					),
+				),
+			),
 		},
 		{
 			keys: "open",
 			help: "open: a live console on a running row (it keeps running); attach (switch this pi session to the row's) otherwise",
 			hint: "open",
-			run: on((row) => (isLive(row) ? host.push(new ConsoleView(host, row.id)) : host.close({ kind: "attach", row }))),
+			run: on((row) =>
+				isLive(row) ? host.push(new ConsoleView(host, row.id)) : host.close({ kind: "attach", row }),
+			),
 		},
-		{ keys: "transcript", help: "transcript of the row's session (current branch, follows a live run)", hint: "transcript", run: on((row) => host.push(new TranscriptView(host, row.id))) },
+		{
+			keys: "transcript",
+			help: "transcript of the row's session (current branch, follows a live run)",
+			hint: "transcript",
+			run: on((row) => host.push(new TranscriptView(host, row.id))),
+		},
 		{
 			keys: "diff",
 			help: "diff of a worktree row against its branch point",
@@ -88,19 +101,38 @@ export function rowActions(host: Host, current: () => BoardRow | undefined, opti
 			keys: "removeWorktree",
 			help: "remove the row's worktree (confirm)",
 			disabled: why(ROW_DISABLED.removeWorktree),
-			run: on((row) => host.push(new ConfirmView(host, `Remove worktree ${row.worktreePath ?? ""}?`, () => removeWorktree(host, row)))),
+			run: on((row) =>
+				host.push(
+					new ConfirmView(host, `Remove worktree ${row.worktreePath ?? ""}?`, () => removeWorktree(host, row)),
+				),
+			),
 		},
 		{
 			keys: "archive",
 			help: "archive / unarchive the row",
 			hint: "archive",
 			run: on((row) => {
-				void host.run(row.archived ? `unarchived ${clean(row.name)}` : `archived ${clean(row.name)}`, row.id, () => (row.archived ? service.unarchive(row.id) : service.archive(row.id)));
+				void host.run(row.archived ? `unarchived ${clean(row.name)}` : `archived ${clean(row.name)}`, row.id, () =>
+					row.archived ? service.unarchive(row.id) : service.archive(row.id),
+				);
 				options.onArchived?.();
 			}),
 		},
 		{ keys: "rename", help: "rename the row", run: on((row) => host.push(new RenameView(host, row))) },
-		{ keys: "pin", help: "pin / unpin the row (pinned rows list first)", run: on((row) => void host.run(row.pinned ? `unpinned ${clean(row.name)}` : `pinned ${clean(row.name)}`, row.id, () => service.pin(row.id, !row.pinned))) },
+		{
+			keys: "pin",
+			help: "pin / unpin the row (pinned rows list first)",
+			run: on(
+				(row) =>
+					void host.run(row.pinned ? `unpinned ${clean(row.name)}` : `pinned ${clean(row.name)}`, row.id, () =>
+						service.pin(row.id, !row.pinned),
+					),
+			),
+		},
 	];
-	return entries.map((entry) => ({ ...entry, actsOnRow: true, hint: options.hints.includes(entry.keys) ? entry.hint : undefined }));
+	return entries.map((entry) => ({
+		...entry,
+		actsOnRow: true,
+		hint: options.hints.includes(entry.keys) ? entry.hint : undefined,
+	}));
 }

@@ -14,12 +14,14 @@ export const ROW_DISABLED = {
 	followUp: (row: BoardRow) => (row.alive ? undefined : `${clean(row.name)} is not running: r replies (a new run)`),
 	stop: (row: BoardRow) => (row.alive ? undefined : `${clean(row.name)} is not running`),
 	diff: (row: BoardRow) => (row.worktreePath ? undefined : `${clean(row.name)} has no worktree: no diff`),
-	compare: (row: BoardRow) => (row.attempt || row.worktreePath ? undefined : `${clean(row.name)} is not an attempt: nothing to compare`),
+	compare: (row: BoardRow) =>
+		row.attempt || row.worktreePath ? undefined : `${clean(row.name)} is not an attempt: nothing to compare`,
 	merge: (row: BoardRow) => {
 		const name = clean(row.name);
 		if (row.merged) return `${name} is already merged into ${clean(row.merged.into)}`;
 		if (!row.worktreePath) return `${name} has no worktree: nothing to merge`;
-		if (isLive(row)) return `${name} is still ${row.state === "queued" ? "queued" : "running"}: merge it when it is done (or stop it)`;
+		if (isLive(row))
+			return `${name} is still ${row.state === "queued" ? "queued" : "running"}: merge it when it is done (or stop it)`;
 		return undefined;
 	},
 	keep: (row: BoardRow) => {

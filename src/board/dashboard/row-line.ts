@@ -6,7 +6,20 @@
 import { basename } from "node:path";
 import { visibleWidth } from "@earendil-works/pi-tui";
 import type { BoardRow, DiffStats, FileOverlap } from "../engine/types.ts";
-import { attemptTags, clean, fitSummary, formatAge, formatDiff, formatUsage, isUnread, shortPath, STATE_GLYPH, type SummaryParts, summaryParts, targetOf } from "../view-model/row-text.ts";
+import {
+	attemptTags,
+	clean,
+	fitSummary,
+	formatAge,
+	formatDiff,
+	formatUsage,
+	isUnread,
+	shortPath,
+	STATE_GLYPH,
+	type SummaryParts,
+	summaryParts,
+	targetOf,
+} from "../view-model/row-text.ts";
 import { fit } from "../view-model/ui-types.ts";
 
 export interface RowLineParts {
@@ -43,14 +56,19 @@ function splitName(row: BoardRow): { name: string; suffix: string } {
 	const attempt = row.attempt;
 	if (!attempt) return { name, suffix: "" };
 	const suffix = ` [${attempt.index}/${attempt.count}]`;
-	const base = name.replace(new RegExp(`\\s*(\\[${attempt.index}/${attempt.count}\\]|fork ${attempt.index}/${attempt.count})$`), "");
+	const base = name.replace(
+		new RegExp(`\\s*(\\[${attempt.index}/${attempt.count}\\]|fork ${attempt.index}/${attempt.count})$`),
+		"",
+	);
 	return { name: base, suffix };
 }
 
 export function rowLineParts(row: BoardRow, now: number, context: LineContext = {}): RowLineParts {
 	const { home, attachedId } = context;
 	// The last path segment is what tells rows apart; the full path is in peek.
-	const location = row.worktreePath ? `wt:${row.branch ?? basename(row.worktreePath)}` : basename(shortPath(row.repo ?? row.cwd, home)) || "/";
+	const location = row.worktreePath
+		? `wt:${row.branch ?? basename(row.worktreePath)}`
+		: basename(shortPath(row.repo ?? row.cwd, home)) || "/";
 	const summary = summaryParts(row, now);
 	const { name, suffix } = splitName(row);
 	return {
@@ -58,8 +76,19 @@ export function rowLineParts(row: BoardRow, now: number, context: LineContext = 
 		glyph: STATE_GLYPH[row.state],
 		name,
 		nameSuffix: suffix,
-		summary: { head: `${attemptTags(row, context.overlaps?.(row) ?? row.overlaps)}${summary.head}`, tail: summary.tail },
-		right: [row.archived ? "[archived]" : "", formatAge(now - row.lastActivityAt), formatUsage(row), formatDiff(row, context.diff ? context.diff(row) : row.diff), clean(row.modelUsed ?? row.model), context.targets ? `on ${targetOf(row)}` : "", clean(location)],
+		summary: {
+			head: `${attemptTags(row, context.overlaps?.(row) ?? row.overlaps)}${summary.head}`,
+			tail: summary.tail,
+		},
+		right: [
+			row.archived ? "[archived]" : "",
+			formatAge(now - row.lastActivityAt),
+			formatUsage(row),
+			formatDiff(row, context.diff ? context.diff(row) : row.diff),
+			clean(row.modelUsed ?? row.model),
+			context.targets ? `on ${targetOf(row)}` : "",
+			clean(location),
+		],
 	};
 }
 
@@ -102,11 +131,18 @@ function fitName(parts: RowLineParts, width: number): string {
  * summary keeps a third, so tokens and age go before the name is cut, and one row's optional column
  * never pushes another's off. A live reply shows its newest words.
  */
-export function formatRowLine(parts: RowLineParts, width: number, layout: RowLayout = rowLayout([parts])): { head: string; name: string; summary: string; right: string } {
+export function formatRowLine(
+	parts: RowLineParts,
+	width: number,
+	layout: RowLayout = rowLayout([parts]),
+): { head: string; name: string; summary: string; right: string } {
 	const head = `${parts.marker}${parts.glyph} `;
 	let rest = Math.max(0, width - visibleWidth(head));
 	// At most half the line (or 40 columns) however long the name: wide lines keep their slots.
-	const nameRoom = Math.max(8, Math.min(Math.max(40, Math.floor(rest / 2)), rest - Math.max(12, Math.floor(width / 5)) - 1));
+	const nameRoom = Math.max(
+		8,
+		Math.min(Math.max(40, Math.floor(rest / 2)), rest - Math.max(12, Math.floor(width / 5)) - 1),
+	);
 	const nameWidth = Math.min(Math.max(1, layout.name), nameRoom, rest);
 	const name = fit(fitName(parts, nameWidth), nameWidth);
 	rest -= nameWidth;
@@ -123,7 +159,8 @@ export function formatRowLine(parts: RowLineParts, width: number, layout: RowLay
 	}
 	let rightText = "";
 	for (let i = 0; i < SLOTS.length; i++) {
-		if (chosen.has(i)) rightText += `  ${pad(parts.right[i] ?? "", Math.min(layout.right[i] ?? 0, slotCap), RIGHT_ALIGNED[i] ?? false)}`;
+		if (chosen.has(i))
+			rightText += `  ${pad(parts.right[i] ?? "", Math.min(layout.right[i] ?? 0, slotCap), RIGHT_ALIGNED[i] ?? false)}`;
 	}
 	const summaryWidth = Math.max(0, rest - rightWidth - (rest > 0 ? 1 : 0));
 	const summary = summaryWidth > 0 ? ` ${fit(fitSummary(parts.summary, summaryWidth), summaryWidth)}` : "";

@@ -25,7 +25,12 @@ export class ScrollLines implements Component {
 	private readonly fill: boolean;
 
 	/** `followEnd`: the window stays on the end as content grows; `fill`: short content is padded to the window's rows. */
-	constructor(host: Host, content: (width: number) => readonly string[], rows: () => number, options: { followEnd?: boolean; fill?: boolean } = {}) {
+	constructor(
+		host: Host,
+		content: (width: number) => readonly string[],
+		rows: () => number,
+		options: { followEnd?: boolean; fill?: boolean } = {},
+	) {
 		this.host = host;
 		this.content = content;
 		this.rows = rows;
@@ -87,8 +92,26 @@ export interface ScrollHelp {
 /** The keys that scroll `s` (lines, pages, top/end), each with its help and, when `hints`, its hint. */
 export function scrollKeys(keys: KeyMatcher, s: ScrollLines, help: ScrollHelp, hints = true): KeyEntry[] {
 	const out: KeyEntry[] = [];
-	if (help.line) out.push({ keys: ["up", "down"], help: help.line, hint: hints ? "scroll" : undefined, run: (data) => s.scrollBy(keyMatches(keys, data, "up") ? -1 : 1) });
-	if (help.page) out.push({ keys: ["pageUp", "pageDown"], help: help.page, hint: hints ? "page" : undefined, run: (data) => s.scrollBy(keyMatches(keys, data, "pageUp") ? -s.page() : s.page()) });
-	if (help.ends) out.push({ keys: ["top", "end"], help: help.ends, hint: hints ? "top/end" : undefined, run: (data) => (keyMatches(keys, data, "top") ? s.top() : s.end()) });
+	if (help.line)
+		out.push({
+			keys: ["up", "down"],
+			help: help.line,
+			hint: hints ? "scroll" : undefined,
+			run: (data) => s.scrollBy(keyMatches(keys, data, "up") ? -1 : 1),
+		});
+	if (help.page)
+		out.push({
+			keys: ["pageUp", "pageDown"],
+			help: help.page,
+			hint: hints ? "page" : undefined,
+			run: (data) => s.scrollBy(keyMatches(keys, data, "pageUp") ? -s.page() : s.page()),
+		});
+	if (help.ends)
+		out.push({
+			keys: ["top", "end"],
+			help: help.ends,
+			hint: hints ? "top/end" : undefined,
+			run: (data) => (keyMatches(keys, data, "top") ? s.top() : s.end()),
+		});
 	return out;
 }

@@ -76,7 +76,13 @@ export class SettingsView extends View {
 
 	constructor(host: Host, entries: readonly SettingEntry[] = SETTINGS) {
 		super(host);
-		const items: SettingItem[] = entries.map((entry) => ({ id: entry.id, label: entry.label, description: entry.description, currentValue: entry.read(host.deps), values: [...entry.values] }));
+		const items: SettingItem[] = entries.map((entry) => ({
+			id: entry.id,
+			label: entry.label,
+			description: entry.description,
+			currentValue: entry.read(host.deps),
+			values: [...entry.values],
+		}));
 		this.list = new SettingsList(
 			items,
 			8,

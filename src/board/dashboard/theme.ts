@@ -2,7 +2,12 @@
  * Colours for the board: pi's own theme getters (markdown, select list, settings list) when pi's
  * theme is live, as it is for an extension inside pi; built from the injected theme otherwise (tests).
  */
-import { getMarkdownTheme, getSelectListTheme, getSettingsListTheme, type ThemeColor } from "@earendil-works/pi-coding-agent";
+import {
+	getMarkdownTheme,
+	getSelectListTheme,
+	getSettingsListTheme,
+	type ThemeColor,
+} from "@earendil-works/pi-coding-agent";
 import type { EditorTheme, MarkdownTheme, SelectListTheme, SettingsListTheme } from "@earendil-works/pi-tui";
 import type { RowState } from "../engine/types.ts";
 import type { UiTheme } from "../view-model/ui-types.ts";

@@ -95,7 +95,11 @@ export abstract class View extends Container implements Focusable {
 
 	/** The first entry of the key table that `data` is a key of. */
 	entryFor(data: string): KeyEntry | undefined {
-		return this.keyTable().find((entry) => (typeof entry.keys === "string" ? [entry.keys] : entry.keys).some((action) => keyMatches(this.deps.keys, data, action)));
+		return this.keyTable().find((entry) =>
+			(typeof entry.keys === "string" ? [entry.keys] : entry.keys).some((action) =>
+				keyMatches(this.deps.keys, data, action),
+			),
+		);
 	}
 
 	handleInput(data: string): void {
@@ -112,7 +116,11 @@ export abstract class View extends Container implements Focusable {
 	hints(): { keys: string; label: string; keep?: boolean }[] {
 		return this.keyTable()
 			.filter((entry) => entry.hint && !entry.disabled?.())
-			.map((entry) => ({ keys: keysLabel(this.deps.keys, entry.keys, true), label: entry.hint ?? "", keep: entry.keys === "help" || entry.keep === true }));
+			.map((entry) => ({
+				keys: keysLabel(this.deps.keys, entry.keys, true),
+				label: entry.hint ?? "",
+				keep: entry.keys === "help" || entry.keep === true,
+			}));
 	}
 
 	/** A feed report: these rows changed (`relisted`: the whole store was read again). */

@@ -26,9 +26,18 @@ export abstract class ReaderView extends View {
 	/** `followEnd`: follows a live run's end; `fill`: takes the board's whole height (the console's zoom). */
 	constructor(host: Host, followEnd: boolean, fill = false) {
 		super(host);
-		this.scroller = new ScrollLines(host, (width) => [...this.cached(width), ...this.liveLines(width)], () => this.contentRows(), { followEnd, fill });
+		this.scroller = new ScrollLines(
+			host,
+			(width) => [...this.cached(width), ...this.liveLines(width)],
+			() => this.contentRows(),
+			{ followEnd, fill },
+		);
 		const theme = host.deps.theme;
-		this.addChild(new Lines((width) => [fit(`${theme.bold(this.title())}${theme.fg("dim", this.scroller.position(width))}`, width)]));
+		this.addChild(
+			new Lines((width) => [
+				fit(`${theme.bold(this.title())}${theme.fg("dim", this.scroller.position(width))}`, width),
+			]),
+		);
 		this.addChild(this.scroller);
 	}
 
@@ -92,7 +101,11 @@ export abstract class ReaderView extends View {
 
 	keyTable(): KeyEntry[] {
 		return [
-			...scrollKeys(this.deps.keys, this.scroller, { line: "scroll a line", page: "scroll a page", ends: "top / end (the end follows a live run)" }),
+			...scrollKeys(this.deps.keys, this.scroller, {
+				line: "scroll a line",
+				page: "scroll a page",
+				ends: "top / end (the end follows a live run)",
+			}),
 			{ keys: ["cancel", "quit"], help: "back", hint: "back", keep: true, run: () => this.host.pop(this) },
 			{ keys: "help", help: "this help", hint: "help", run: () => this.host.help(this) },
 		];
@@ -108,8 +121,18 @@ const ROLE_STYLE: Record<TranscriptEntry["role"], { label: string; color: ThemeC
 };
 
 /** How a message the user sent went in, as its transcript line says it; and while it waits to land. */
-const SENT_TEXT: Record<SentKind, string> = { steer: "steer", followUp: "follow-up", answer: "answer", reply: "reply: new run" };
-const WAITING_TEXT: Record<SentKind, string> = { steer: "lands after the current step", followUp: "lands after this turn", answer: "sent", reply: "sent" };
+const SENT_TEXT: Record<SentKind, string> = {
+	steer: "steer",
+	followUp: "follow-up",
+	answer: "answer",
+	reply: "reply: new run",
+};
+const WAITING_TEXT: Record<SentKind, string> = {
+	steer: "lands after the current step",
+	followUp: "lands after this turn",
+	answer: "sent",
+	reply: "sent",
+};
 
 function sentMark(entry: TranscriptEntry): string {
 	if (!entry.sent) return "";
@@ -123,8 +146,13 @@ export function transcriptLines(host: Host, entries: readonly TranscriptEntry[],
 	for (const entry of entries) {
 		const style = ROLE_STYLE[entry.role];
 		const mark = sentMark(entry);
-		const body = entry.role === "assistant" ? markdownLines(entry.text, width - 7, theme) : wrap(`${mark ? theme.fg("accent", mark) : ""}${entry.text}`, width - 7);
-		body.forEach((line, i) => out.push(fit(`${i === 0 ? theme.fg(style.color, style.label.padEnd(6)) : "      "} ${line}`, width)));
+		const body =
+			entry.role === "assistant"
+				? markdownLines(entry.text, width - 7, theme)
+				: wrap(`${mark ? theme.fg("accent", mark) : ""}${entry.text}`, width - 7);
+		body.forEach((line, i) =>
+			out.push(fit(`${i === 0 ? theme.fg(style.color, style.label.padEnd(6)) : "      "} ${line}`, width)),
+		);
 	}
 	return out;
 }
@@ -198,10 +226,17 @@ export class DiffView extends ReaderView {
 	protected content(width: number): string[] {
 		const numbered = toNumberedDiff(this.lines.map((line) => cleanBlock(line).replace(/\n/g, " ")));
 		const render = this.deps.renderDiff;
-		if (render) return render(numbered.join("\n")).split("\n").map((line) => fit(line, width));
+		if (render)
+			return render(numbered.join("\n"))
+				.split("\n")
+				.map((line) => fit(line, width));
 		const theme = this.deps.theme;
 		return numbered.map((line) => {
-			const color: ThemeColor = line.startsWith("+") ? "toolDiffAdded" : line.startsWith("-") ? "toolDiffRemoved" : "toolDiffContext";
+			const color: ThemeColor = line.startsWith("+")
+				? "toolDiffAdded"
+				: line.startsWith("-")
+					? "toolDiffRemoved"
+					: "toolDiffContext";
 			return fit(theme.fg(color, line), width);
 		});
 	}

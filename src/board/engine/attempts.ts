@@ -48,9 +48,12 @@ export function attemptViews(deps: AttemptDeps): AttemptViews {
 		for (const row of candidates) perRepo.set(row.repo ?? "", (perRepo.get(row.repo ?? "") ?? 0) + 1);
 		const shared = candidates.filter((row) => (perRepo.get(row.repo ?? "") ?? 0) > 1);
 		if (shared.length === 0) return rows;
-		const overlaps = computeOverlaps(shared.map((row) => ({ id: row.id, repo: row.repo ?? "", files: filesOf(row), set: row.attempt?.setId })));
+		const overlaps = computeOverlaps(
+			shared.map((row) => ({ id: row.id, repo: row.repo ?? "", files: filesOf(row), set: row.attempt?.setId })),
+		);
 		// Matched on the names as git gave them; handed out sanitised (agents name files).
-		const shown = (row: BoardRow) => overlaps.get(row.id)?.map((overlap) => ({ ...overlap, file: sanitizeText(overlap.file) }));
+		const shown = (row: BoardRow) =>
+			overlaps.get(row.id)?.map((overlap) => ({ ...overlap, file: sanitizeText(overlap.file) }));
 		return rows.map((row) => (overlaps.has(row.id) ? { ...row, overlaps: shown(row) } : row));
 	}
 
@@ -66,31 +69,47 @@ export function attemptViews(deps: AttemptDeps): AttemptViews {
 			const rows = annotate(await deps.list({ includeArchived: true }));
 			const row = rows.find((candidate) => candidate.id === id);
 			if (!row) throw new Error(`no such row: ${inert(id)}`);
-			const members = row.attempt ? rows.filter((r) => r.attempt?.setId === row.attempt?.setId).sort((a, b) => (a.attempt?.index ?? 0) - (b.attempt?.index ?? 0)) : [row];
+			const members = row.attempt
+				? rows
+						.filter((r) => r.attempt?.setId === row.attempt?.setId)
+						.sort((a, b) => (a.attempt?.index ?? 0) - (b.attempt?.index ?? 0))
+				: [row];
 			return {
 				setId: row.attempt?.setId,
 				repo: row.repo,
-				rows: members.map((member) => ({ row: member, files: filesOf(member).map((file) => sanitizeText(file)), overlaps: member.overlaps ?? [] })),
+				rows: members.map((member) => ({
+					row: member,
+					files: filesOf(member).map((file) => sanitizeText(file)),
+					overlaps: member.overlaps ?? [],
+				})),
 			};
 		},
 		async compareDiff(a, b) {
 			const [left, right] = [await requireRow(a), await requireRow(b)];
 			for (const row of [left, right]) {
-				if (!row.worktreePath || !existsSync(row.worktreePath)) throw new Error(`row ${row.id} has no worktree to compare`);
+				if (!row.worktreePath || !existsSync(row.worktreePath))
+					throw new Error(`row ${row.id} has no worktree to compare`);
 			}
-			if (left.repo !== right.repo || !left.repo) throw new Error(`rows ${a} and ${b} are not in the same repository`);
+			if (left.repo !== right.repo || !left.repo)
+				throw new Error(`rows ${a} and ${b} are not in the same repository`);
 			const trees = [snapshotTree(left.worktreePath ?? ""), snapshotTree(right.worktreePath ?? "")];
-			const out = execFileSync("git", ["diff", "--no-color", "--no-ext-diff", trees[0] ?? "", trees[1] ?? "", "--"], {
-				cwd: left.repo,
-				encoding: "utf8",
-				maxBuffer: 64 * 1024 * 1024,
-				timeout: 60_000,
-			});
+			const out = execFileSync(
+				"git",
+				["diff", "--no-color", "--no-ext-diff", trees[0] ?? "", trees[1] ?? "", "--"],
+				{
+					cwd: left.repo,
+					encoding: "utf8",
+					maxBuffer: 64 * 1024 * 1024,
+					timeout: 60_000,
+				},
+			);
 			const lines = out.split("\n");
 			if (lines[lines.length - 1] === "") lines.pop();
 			// Agent-made names and contents: no escape, control, bidi or line-separator character leaves here
 			// (tabs become spaces, a U+2028 inside a line a space), for every consumer, the model's tool included.
-			return lines.length > 0 ? lines.map((line) => sanitizeText(line, { multiline: true }).replace(/\n/g, " ")) : ["(the two attempts have identical files)"];
+			return lines.length > 0
+				? lines.map((line) => sanitizeText(line, { multiline: true }).replace(/\n/g, " "))
+				: ["(the two attempts have identical files)"];
 		},
 		async merge(id, options) {
 			return deps.withRowLock(id, async () => {

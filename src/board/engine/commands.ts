@@ -15,7 +15,8 @@ export function resolvePiCommand(env: NodeJS.ProcessEnv = process.env): string[]
 	if (override) {
 		if (override.trim().startsWith("[")) {
 			const parsed = JSON.parse(override) as unknown;
-			if (Array.isArray(parsed) && parsed.length > 0 && parsed.every((w) => typeof w === "string")) return parsed as string[];
+			if (Array.isArray(parsed) && parsed.length > 0 && parsed.every((w) => typeof w === "string"))
+				return parsed as string[];
 			throw new Error("AGENT_BOARD_PI: expected a path or a JSON array of strings");
 		}
 		return [override];
@@ -23,7 +24,8 @@ export function resolvePiCommand(env: NodeJS.ProcessEnv = process.env): string[]
 	// A compiled pi binary is its own executable; under node, pi is the script node runs.
 	if (!isNode(process.execPath)) return [process.execPath];
 	const script = process.argv[1];
-	if (script && (/pi-coding-agent/.test(script) || ["pi", "cli.js", "cli.mjs"].includes(basename(script)))) return [process.execPath, script];
+	if (script && (/pi-coding-agent/.test(script) || ["pi", "cli.js", "cli.mjs"].includes(basename(script))))
+		return [process.execPath, script];
 	return ["pi"];
 }
 

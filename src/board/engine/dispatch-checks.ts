@@ -15,7 +15,8 @@ export { MAX_ATTEMPTS, MAX_BURST };
 const MAX_PROMPT_BYTES = 1024 * 1024;
 
 function checkText(text: unknown, what: string, limit: number): string {
-	if (typeof text !== "string" || text.trim() === "") throw new BoardError("invalid", `${what} must be a non-empty string`);
+	if (typeof text !== "string" || text.trim() === "")
+		throw new BoardError("invalid", `${what} must be a non-empty string`);
 	// pi's session file and the providers treat NUL as the end of text: refuse rather than truncate.
 	if (text.includes("\0")) throw new BoardError("invalid", `${what} contains a NUL byte, which pi cannot carry`);
 	const bytes = Buffer.byteLength(text);
@@ -32,7 +33,11 @@ export function checkMessage(text: unknown): string {
 	return checkText(text, "prompt", Math.min(MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES));
 }
 
-export function checkDispatch(options: DispatchOptions): { cwd: string; worktreeMode: WorktreeMode; repo: string | undefined } {
+export function checkDispatch(options: DispatchOptions): {
+	cwd: string;
+	worktreeMode: WorktreeMode;
+	repo: string | undefined;
+} {
 	if (typeof options.cwd !== "string" || !options.cwd) throw new BoardError("invalid", "cwd is required");
 	const cwd = resolve(options.cwd);
 	let isDir = false;
@@ -43,12 +48,14 @@ export function checkDispatch(options: DispatchOptions): { cwd: string; worktree
 	}
 	if (!isDir) throw new BoardError("invalid", `working directory is not a directory: ${cwd}`);
 	const thinking: unknown = options.thinking;
-	if (thinking !== undefined && !THINKING_LEVELS.some((level) => level === thinking)) throw new BoardError("invalid", `invalid thinking level: ${String(thinking)}`);
+	if (thinking !== undefined && !THINKING_LEVELS.some((level) => level === thinking))
+		throw new BoardError("invalid", `invalid thinking level: ${String(thinking)}`);
 	const mode: unknown = options.worktreeMode ?? "none";
 	const worktreeMode = WORKTREE_MODES.find((known) => known === mode);
 	if (!worktreeMode) throw new BoardError("invalid", `invalid worktree mode: ${String(mode)}`);
 	const repo = repoRoot(cwd);
-	if (worktreeMode === "worktree" && !repo) throw new BoardError("invalid", `worktree mode needs a git repository: ${cwd} is not inside one`);
+	if (worktreeMode === "worktree" && !repo)
+		throw new BoardError("invalid", `worktree mode needs a git repository: ${cwd} is not inside one`);
 	return { cwd, worktreeMode, repo };
 }
 
@@ -59,7 +66,10 @@ export function checkDispatch(options: DispatchOptions): { cwd: string; worktree
 export function checkCount(count: unknown, most = MAX_ATTEMPTS, why = ""): number {
 	if (count === undefined) return 1;
 	if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > most) {
-		throw new BoardError("invalid", `count must be a whole number from 1 to ${most}${why} (got ${JSON.stringify(count)})`);
+		throw new BoardError(
+			"invalid",
+			`count must be a whole number from 1 to ${most}${why} (got ${JSON.stringify(count)})`,
+		);
 	}
 	return count;
 }
@@ -83,20 +93,24 @@ function hasCommits(repo: string): boolean {
  * with a commit to branch from; `why` names which one it is in the refusal.
  */
 export function checkBranchable(cwd: unknown, why: string): void {
-	if (typeof cwd !== "string" || !cwd || !existsSync(cwd)) throw new BoardError("invalid", `working directory does not exist: ${String(cwd)}`);
+	if (typeof cwd !== "string" || !cwd || !existsSync(cwd))
+		throw new BoardError("invalid", `working directory does not exist: ${String(cwd)}`);
 	const repo = repoRoot(resolve(cwd));
 	if (!repo) throw new BoardError("invalid", `${why} needs a git repository: ${cwd} is not inside one`);
-	if (!hasCommits(repo)) throw new BoardError("invalid", `${why} needs a commit to branch from: repository ${repo} has no commits yet`);
+	if (!hasCommits(repo))
+		throw new BoardError("invalid", `${why} needs a commit to branch from: repository ${repo} has no commits yet`);
 }
 
 /** A row can be forked once it has finished or stopped and has a conversation to copy. */
 export function checkForkSource(row: BoardRow): void {
-	if (row.state === "queued" || row.state === "working") throw new BoardError("invalid", `row ${row.id} is still ${row.state}; fork it once it has finished or stopped`);
+	if (row.state === "queued" || row.state === "working")
+		throw new BoardError("invalid", `row ${row.id} is still ${row.state}; fork it once it has finished or stopped`);
 	let size = 0;
 	try {
 		size = statSync(row.sessionFile).size;
 	} catch {
 		throw new BoardError("invalid", `row ${row.id} has no session file to fork (${row.sessionFile})`);
 	}
-	if (size === 0) throw new BoardError("invalid", `row ${row.id}'s session file is empty; there is no conversation to fork`);
+	if (size === 0)
+		throw new BoardError("invalid", `row ${row.id}'s session file is empty; there is no conversation to fork`);
 }

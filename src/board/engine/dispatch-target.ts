@@ -12,11 +12,15 @@ import type { TargetSnapshot } from "./types.ts";
 /** The target a dispatch names, checked: undefined for this machine. */
 export function checkDispatchTarget(storeDir: string, target: unknown, cwd: unknown): string | undefined {
 	if (target === undefined || target === LOCAL_TARGET) return undefined;
-	if (typeof target !== "string" || !target) throw new BoardError("invalid", `target must be a target's name (got ${JSON.stringify(target)})`);
+	if (typeof target !== "string" || !target)
+		throw new BoardError("invalid", `target must be a target's name (got ${JSON.stringify(target)})`);
 	const known = Object.keys(readBoardConfig(storeDir).targets);
 	if (!known.includes(target)) {
 		const names = [LOCAL_TARGET, ...known].join(", ");
-		throw new BoardError("invalid", `unknown target ${target} (targets: ${names}; add one with /agent-board targets add)`);
+		throw new BoardError(
+			"invalid",
+			`unknown target ${target} (targets: ${names}; add one with /agent-board targets add)`,
+		);
 	}
 	checkBranchable(cwd, `running on ${target} (code travels there by git)`);
 	return target;
@@ -25,6 +29,10 @@ export function checkDispatchTarget(storeDir: string, target: unknown, cwd: unkn
 /** A run's copy of its target's config (run.json /target), read now: a target removed since refuses. */
 export function targetSnapshot(storeDir: string, name: string): TargetSnapshot {
 	const config = readBoardConfig(storeDir).targets[name];
-	if (!config) throw new BoardError("invalid", `target ${name} does not exist any more (it was removed); start a new row on another target`);
+	if (!config)
+		throw new BoardError(
+			"invalid",
+			`target ${name} does not exist any more (it was removed); start a new row on another target`,
+		);
 	return { ...config, name };
 }

@@ -8,7 +8,15 @@ import { dirname, join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { DIR_MODE } from "../../../runner/store/fs-util.mjs";
 import { withLockFile } from "../../../runner/store/row-lock.mjs";
-import { burstLimit, checkBranchable, checkCount, checkDispatch, checkForkSource, checkPrompt, MAX_ATTEMPTS } from "./dispatch-checks.ts";
+import {
+	burstLimit,
+	checkBranchable,
+	checkCount,
+	checkDispatch,
+	checkForkSource,
+	checkPrompt,
+	MAX_ATTEMPTS,
+} from "./dispatch-checks.ts";
 import { readBoardConfig } from "../../../runner/life/board-config.mjs";
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import type { EngineContext } from "./engine-context.ts";
@@ -46,19 +54,35 @@ interface RowPlan {
 /** Every row started for `options`: one, or an attempt set of `count` (a fork is a set too), one after another; each row's git runs without holding the event loop. */
 export async function dispatchRows(ctx: EngineContext, requested: DispatchOptions): Promise<BoardRow[]> {
 	const options = withPreset(requested, agentDirOf(ctx.env));
-	const named = typeof options.target === "string" && options.target !== LOCAL_TARGET ? readBoardConfig(ctx.storeDir).targets[options.target] : undefined;
-	const count = checkCount(options.count, burstLimit(named?.max), named && named.max > MAX_ATTEMPTS ? ` on ${options.target}, its limit` : "");
+	const named =
+		typeof options.target === "string" && options.target !== LOCAL_TARGET
+			? readBoardConfig(ctx.storeDir).targets[options.target]
+			: undefined;
+	const count = checkCount(
+		options.count,
+		burstLimit(named?.max),
+		named && named.max > MAX_ATTEMPTS ? ` on ${options.target}, its limit` : "",
+	);
 	const source = options.forkFrom === undefined ? undefined : existingRow(ctx, options.forkFrom);
 	if (source) checkForkSource(source);
 	const set = count > 1 || source !== undefined;
 	if (set || options.worktreeMode === "worktree") {
-		checkBranchable(options.cwd, count > 1 ? "an attempt set (each attempt runs in its own worktree)" : source ? "a fork (it runs in a fresh worktree)" : "worktree mode");
+		checkBranchable(
+			options.cwd,
+			count > 1
+				? "an attempt set (each attempt runs in its own worktree)"
+				: source
+					? "a fork (it runs in a fresh worktree)"
+					: "worktree mode",
+		);
 	}
 	ctx.init();
 	const prompt = checkPrompt(options.prompt);
 	const target = checkDispatchTarget(ctx.storeDir, options.target, options.cwd);
 	// A set, a fork and a target run each need a worktree of their own.
-	const { cwd, worktreeMode, repo } = checkDispatch(set || target ? { ...options, worktreeMode: "worktree" } : options);
+	const { cwd, worktreeMode, repo } = checkDispatch(
+		set || target ? { ...options, worktreeMode: "worktree" } : options,
+	);
 	const plan = { prompt, cwd, repo, worktreeMode, options, target };
 	if (!set) return [await createRow(ctx, { ...plan, name: options.name?.trim() || oneLine(prompt, 60) })];
 	const setId = newId("set-");
@@ -137,14 +161,22 @@ async function createRow(ctx: EngineContext, plan: RowPlan): Promise<BoardRow> {
 	try {
 		mkdirSync(rowDir, { mode: DIR_MODE });
 	} catch (error) {
-		throw new BoardError("dispatch-failed", describeFsError(error, rowDir, "cannot create row").message, { cause: error });
+		throw new BoardError("dispatch-failed", describeFsError(error, rowDir, "cannot create row").message, {
+			cause: error,
+		});
 	}
 	try {
-		const isolate = plan.worktreeMode === "worktree" || (plan.worktreeMode === "auto" && repo !== undefined && activeWriterInRepo(ctx, repo));
+		const isolate =
+			plan.worktreeMode === "worktree" ||
+			(plan.worktreeMode === "auto" && repo !== undefined && activeWriterInRepo(ctx, repo));
 		if (repo && isolate) {
 			// One at a time (this process's and others'): git worktree add reads every worktree's admin files, and
 			// fails on one being made meanwhile ("failed to read .git/worktrees/<id>/commondir").
-			const created = await withLockFile(join(ctx.storeDir, "worktree.lock"), () => createWorktree(repo, cwd, id, paths.worktree(id)), { timeoutMs: 120_000, what: "another row's worktree is being made" });
+			const created = await withLockFile(
+				join(ctx.storeDir, "worktree.lock"),
+				() => createWorktree(repo, cwd, id, paths.worktree(id)),
+				{ timeoutMs: 120_000, what: "another row's worktree is being made" },
+			);
 			meta.worktreePath = created.path;
 			meta.branch = created.branch;
 			meta.baseCommit = created.baseCommit;
@@ -163,7 +195,9 @@ async function createRow(ctx: EngineContext, plan: RowPlan): Promise<BoardRow> {
 			}
 		}
 		const path = (error as NodeJS.ErrnoException).path ?? rowDir;
-		const text = isUnwordedFsError(error) ? fsErrorMessage(error, path, "dispatch failed, cannot write") : `dispatch failed: ${error instanceof Error ? error.message : String(error)}`;
+		const text = isUnwordedFsError(error)
+			? fsErrorMessage(error, path, "dispatch failed, cannot write")
+			: `dispatch failed: ${error instanceof Error ? error.message : String(error)}`;
 		throw new BoardError("dispatch-failed", text, { cause: error });
 	}
 	return readRow(ctx, id);

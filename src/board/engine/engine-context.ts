@@ -92,7 +92,8 @@ export function createEngineContext(options: BoardServiceOptions = {}): EngineCo
 			guardStore(paths.root);
 			// A new store has no rows to seed the live summary from: it starts complete.
 			const fresh = !existsSync(paths.rows);
-			for (const dir of [paths.root, paths.rows, paths.sessions, paths.slots, paths.worktrees, queueDir(storeDir)]) ensureDir(dir);
+			for (const dir of [paths.root, paths.rows, paths.sessions, paths.slots, paths.worktrees, queueDir(storeDir)])
+				ensureDir(dir);
 			if (fresh) seedEmptyLive(storeDir);
 		},
 		tryInit() {
@@ -119,7 +120,13 @@ export function createEngineContext(options: BoardServiceOptions = {}): EngineCo
 		diskFull() {
 			if (Date.now() - disk.at > DISK_CHECK_MS) {
 				const free = diskSpace(storeDir);
-				disk = { at: Date.now(), full: free !== undefined && free < DISK_FULL_BYTES ? `disk full: ${free} bytes free on the store's disk (${storeDir})` : undefined };
+				disk = {
+					at: Date.now(),
+					full:
+						free !== undefined && free < DISK_FULL_BYTES
+							? `disk full: ${free} bytes free on the store's disk (${storeDir})`
+							: undefined,
+				};
 			}
 			return disk.full;
 		},

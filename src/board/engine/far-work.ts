@@ -16,9 +16,12 @@ export async function removeFarWork(ctx: EngineContext, meta: RowMeta): Promise<
 	try {
 		target = readRunConfig(join(ctx.paths.run(meta.id, meta.currentRunId), "run.json")).target;
 	} catch (error) {
-		return sanitizeText(`its workspace on ${meta.target} stays (its run's record cannot be read: ${error instanceof Error ? error.message : String(error)})`);
+		return sanitizeText(
+			`its workspace on ${meta.target} stays (its run's record cannot be read: ${error instanceof Error ? error.message : String(error)})`,
+		);
 	}
-	if (!target || target.name !== meta.target) return `its workspace on ${meta.target} stays (its run's record names no target)`;
+	if (!target || target.name !== meta.target)
+		return `its workspace on ${meta.target} stays (its run's record names no target)`;
 	const removed = await kindOf(target).removeWork?.(target, { storeDir: ctx.storeDir, rowId: meta.id });
 	// The host's words may be in it: shown as text, never as terminal controls.
 	return removed ? sanitizeText(removed.text) : undefined;

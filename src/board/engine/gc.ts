@@ -74,7 +74,8 @@ function runsOf(runsDir: string, errors: string[]): RunInfo[] {
 	try {
 		names = readdirSync(runsDir);
 	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code !== "ENOENT") errors.push(fsErrorMessage(error, runsDir, "cannot read"));
+		if ((error as NodeJS.ErrnoException).code !== "ENOENT")
+			errors.push(fsErrorMessage(error, runsDir, "cannot read"));
 		return [];
 	}
 	const runs: RunInfo[] = [];
@@ -83,8 +84,15 @@ function runsOf(runsDir: string, errors: string[]): RunInfo[] {
 		try {
 			const status = readStatus(dir, new FileCache());
 			// A run with a live runner or worker is never trimmed, whatever its status says.
-			const live = processAlive(readProcess(join(dir, "runner.json"))) || processAlive(readProcess(join(dir, "worker.json")));
-			runs.push({ runId, dir, createdAt: status.createdAt, endedAt: status.endedAt ?? status.updatedAt, finished: isTerminal(status.state) && !live });
+			const live =
+				processAlive(readProcess(join(dir, "runner.json"))) || processAlive(readProcess(join(dir, "worker.json")));
+			runs.push({
+				runId,
+				dir,
+				createdAt: status.createdAt,
+				endedAt: status.endedAt ?? status.updatedAt,
+				finished: isTerminal(status.state) && !live,
+			});
 		} catch (error) {
 			// Unreadable or odd runs are left alone: gc only deletes what it fully understands.
 			errors.push(`${dir}: ${error instanceof Error ? error.message : String(error)}`);
@@ -122,7 +130,16 @@ export function gc(storeDir: string, options: GcOptions = {}): GcReport {
 	const maxAgeDays = options.maxAgeDays ?? defaults.maxAgeDays;
 	const keepRuns = Math.max(1, Math.floor(options.keepRuns ?? defaults.keepRuns));
 	const now = options.now ?? Date.now();
-	const report: GcReport = { dryRun: options.dryRun === true, maxAgeDays, keepRuns, rows: 0, runs: 0, files: [], bytes: 0, errors: [] };
+	const report: GcReport = {
+		dryRun: options.dryRun === true,
+		maxAgeDays,
+		keepRuns,
+		rows: 0,
+		runs: 0,
+		files: [],
+		bytes: 0,
+		errors: [],
+	};
 	guardStore(storeDir);
 	const paths = storePaths(storeDir);
 	const cache = new FileCache();
@@ -158,7 +175,8 @@ export function formatGcReport(report: GcReport): string {
 	const lines = [
 		`gc: ${verb} ${formatBytes(report.bytes)} in ${report.files.length} file${report.files.length === 1 ? "" : "s"} from ${report.runs} run${report.runs === 1 ? "" : "s"} of ${report.rows} archived row${report.rows === 1 ? "" : "s"} (runs ended over ${report.maxAgeDays} days ago, newest ${report.keepRuns} kept)`,
 	];
-	for (const file of report.files) lines.push(`  ${report.dryRun ? "would remove" : "removed"} ${file.path} (${formatBytes(file.bytes)})`);
+	for (const file of report.files)
+		lines.push(`  ${report.dryRun ? "would remove" : "removed"} ${file.path} (${formatBytes(file.bytes)})`);
 	for (const error of report.errors) lines.push(`  skipped: ${error}`);
 	return lines.join("\n");
 }
@@ -168,7 +186,10 @@ export function formatGcReport(report: GcReport): string {
  * sweep so concurrent pis do not all sweep). Never throws: retention must not break the extension.
  * Returns the report, or undefined when it did not run (recent stamp, AGENT_BOARD_GC=off, an error).
  */
-export function autoGc(storeDir: string, options: { env?: NodeJS.ProcessEnv; now?: number } = {}): GcReport | undefined {
+export function autoGc(
+	storeDir: string,
+	options: { env?: NodeJS.ProcessEnv; now?: number } = {},
+): GcReport | undefined {
 	const env = options.env ?? process.env;
 	if (env.AGENT_BOARD_GC === "off" || env.AGENT_BOARD_GC === "0") return undefined;
 	const now = options.now ?? Date.now();

@@ -12,7 +12,9 @@ export function newId(prefix: string): string {
 /** Ids become path segments under the store: reject anything that could escape it. */
 export function validateId(id: unknown): string {
 	if (typeof id !== "string" || !ID_PATTERN.test(id)) {
-		throw new Error(`invalid row id ${typeof id === "string" ? `"${inert(id)}"` : JSON.stringify(id)}: use letters, digits, "-" and "_" only (no "/", "..", or absolute paths)`);
+		throw new Error(
+			`invalid row id ${typeof id === "string" ? `"${inert(id)}"` : JSON.stringify(id)}: use letters, digits, "-" and "_" only (no "/", "..", or absolute paths)`,
+		);
 	}
 	return id;
 }

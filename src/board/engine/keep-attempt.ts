@@ -50,7 +50,12 @@ export interface KeepOptions {
 export function uncommittedIn(path: string | undefined): string[] {
 	if (!path || !existsSync(path)) return [];
 	try {
-		const out = execFileSync("git", ["status", "--porcelain=v1", "-z", "--untracked-files=all"], { cwd: path, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 15_000 });
+		const out = execFileSync("git", ["status", "--porcelain=v1", "-z", "--untracked-files=all"], {
+			cwd: path,
+			encoding: "utf8",
+			stdio: ["ignore", "pipe", "pipe"],
+			timeout: 15_000,
+		});
 		return out
 			.split("\0")
 			.filter(Boolean)
@@ -68,12 +73,21 @@ function label(row: BoardRow): string {
 export async function planKeep(service: BoardService, id: string): Promise<KeepPlan> {
 	const keep = await service.get(id);
 	if (!keep) throw new BoardError("no-such-row", `no such row: ${inert(id)}`);
-	if (!keep.attempt) throw new BoardError("invalid", `row ${id} is not an attempt: keep picks one attempt of a set (dispatch --count N starts one); merge a single row with merge`);
+	if (!keep.attempt)
+		throw new BoardError(
+			"invalid",
+			`row ${id} is not an attempt: keep picks one attempt of a set (dispatch --count N starts one); merge a single row with merge`,
+		);
 	const set = await service.compare(id);
-	const others = set.rows.map((entry) => entry.row).filter((row) => row.id !== id && (row.worktreePath !== undefined || !row.archived));
+	const others = set.rows
+		.map((entry) => entry.row)
+		.filter((row) => row.id !== id && (row.worktreePath !== undefined || !row.archived));
 	const busy = others.filter(notOver);
 	if (busy.length > 0) {
-		throw new BoardError("busy", `attempt ${busy.map(label).join(", ")} ${busy.length === 1 ? "is" : "are"} still running: stop ${busy.length === 1 ? "it" : "them"} or wait, then keep ${label(keep)}. Nothing was changed`);
+		throw new BoardError(
+			"busy",
+			`attempt ${busy.map(label).join(", ")} ${busy.length === 1 ? "is" : "are"} still running: stop ${busy.length === 1 ? "it" : "them"} or wait, then keep ${label(keep)}. Nothing was changed`,
+		);
 	}
 	const merge = keep.merged ? undefined : (await service.merge(id, { dryRun: true })).plan;
 	return { keep, merge, others: others.map((row) => ({ row, uncommitted: uncommittedIn(row.worktreePath) })) };
@@ -89,12 +103,20 @@ export async function keepAttempt(service: BoardService, id: string, options: Ke
 		if (result.status !== "merged") throw new Error(`merge of ${id} did not run (${result.status})`);
 		merged = result;
 	}
-	const { archived, removed, refused } = await clearOthers(service, plan.others.map((other) => other.row), options.force === true);
+	const { archived, removed, refused } = await clearOthers(
+		service,
+		plan.others.map((other) => other.row),
+		options.force === true,
+	);
 	return { status: "kept", plan, merge: merged, archived, removed, refused };
 }
 
 /** Removes each row's worktree (forced or not) and archives it; a refused removal leaves the row as it is. */
-export async function clearOthers(service: BoardService, rows: readonly BoardRow[], force: boolean): Promise<{ archived: string[]; removed: string[]; refused: { id: string; reason: string }[] }> {
+export async function clearOthers(
+	service: BoardService,
+	rows: readonly BoardRow[],
+	force: boolean,
+): Promise<{ archived: string[]; removed: string[]; refused: { id: string; reason: string }[] }> {
 	const archived: string[] = [];
 	const removed: string[] = [];
 	const refused: { id: string; reason: string }[] = [];

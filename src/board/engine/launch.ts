@@ -36,16 +36,50 @@ function privateTmp(ctx: EngineContext): string {
 
 /** run.json: everything the runner needs, the prompt included (the file is 0600; argv never sees it). */
 function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: string, now: number): RunConfig {
-	const env: Record<string, string> = { PONYTAIL_CONDENSED: "1", ...(meta.ponytailMode ? { PONYTAIL_DEFAULT_MODE: meta.ponytailMode } : {}) };
+	const env: Record<string, string> = {
+		PONYTAIL_CONDENSED: "1",
+		...(meta.ponytailMode ? { PONYTAIL_DEFAULT_MODE: meta.ponytailMode } : {}),
+	};
 	// The preset's system text travels with the run; the rules files the supervisor reads stay here.
 	const { supervise, systemPrompt } = launchExtras(ctx, meta);
-	const run = { rowId: meta.id, runId: meta.currentRunId, prompt, model: meta.model, thinking: meta.thinking, env, summaryModel: ctx.summaryModel, stopGraceMs: ctx.stopGraceMs, createdAt: now, ...(systemPrompt ? { systemPrompt } : {}) };
+	const run = {
+		rowId: meta.id,
+		runId: meta.currentRunId,
+		prompt,
+		model: meta.model,
+		thinking: meta.thinking,
+		env,
+		summaryModel: ctx.summaryModel,
+		stopGraceMs: ctx.stopGraceMs,
+		createdAt: now,
+		...(systemPrompt ? { systemPrompt } : {}),
+	};
 	// Every path is derived from the ids, like every path the runner writes (the runner checks it).
 	// A local worker's TMPDIR is the store's own (a target's far side gives its runs <dir>/tmp): jiti and
 	// node keep their caches under it, and a shared /tmp/jiti belongs to whichever user ran pi first; a
 	// worker that cannot write there compiles our extension on every start (2.3x).
-	const place = { runDir, storeDir: ctx.paths.root, sessionFile: ctx.paths.session(meta.id), cwd: meta.runCwd, extensionPath: EXTENSION_PATH, piCommand: ctx.piCommand(), maxConcurrent: ctx.maxConcurrent, ...(meta.target ? {} : { env: { TMPDIR: privateTmp(ctx) } }) };
-	const config = buildRunConfig(run, place, meta.target ? { target: targetSnapshot(ctx.storeDir, meta.target), repo: meta.repo, worktree: meta.worktreePath, agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir() } : {});
+	const place = {
+		runDir,
+		storeDir: ctx.paths.root,
+		sessionFile: ctx.paths.session(meta.id),
+		cwd: meta.runCwd,
+		extensionPath: EXTENSION_PATH,
+		piCommand: ctx.piCommand(),
+		maxConcurrent: ctx.maxConcurrent,
+		...(meta.target ? {} : { env: { TMPDIR: privateTmp(ctx) } }),
+	};
+	const config = buildRunConfig(
+		run,
+		place,
+		meta.target
+			? {
+					target: targetSnapshot(ctx.storeDir, meta.target),
+					repo: meta.repo,
+					worktree: meta.worktreePath,
+					agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir(),
+				}
+			: {},
+	);
 	return { ...config, ...(supervise ? { supervise } : {}) };
 }
 
@@ -65,7 +99,11 @@ export function launchRun(ctx: EngineContext, meta: RowMeta, prompt: string): vo
 	writeMeta(ctx.paths, meta);
 	// Before the queue entry: a run that can start is always in the live summary.
 	markLive(ctx.paths.root, meta.id);
-	enqueue(ctx.paths.root, { rowId: meta.id, runId: meta.currentRunId, ...(meta.target ? { target: meta.target } : {}) });
+	enqueue(ctx.paths.root, {
+		rowId: meta.id,
+		runId: meta.currentRunId,
+		...(meta.target ? { target: meta.target } : {}),
+	});
 	touchNotify(ctx.storeDir, meta.id);
 	try {
 		ctx.pump(true);

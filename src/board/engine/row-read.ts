@@ -53,7 +53,9 @@ export function inspectRow(ctx: EngineContext, id: string, whole = true): RowRea
 	if (full) {
 		row.errorCode = "disk-full";
 		row.blockedReason = full;
-		row.summary = row.alive ? "Disk full: the run goes on and records itself when space returns" : "Disk full: starts when space returns";
+		row.summary = row.alive
+			? "Disk full: the run goes on and records itself when space returns"
+			: "Disk full: starts when space returns";
 	}
 	return noted(ctx, id, { row, ...(run.pending ? { pending: run.pending } : merge ? { pending: "merge" } : {}) });
 }
@@ -82,5 +84,8 @@ export function requireMeta(ctx: EngineContext, id: string): RowMeta {
  */
 export function liveRows(ctx: EngineContext): BoardRow[] {
 	const ids = liveSeeded(ctx.storeDir) ? liveMarkIds(ctx.storeDir) : listRowIds(ctx.paths);
-	return ids.filter((id) => existsSync(ctx.paths.row(id))).map((id) => readRow(ctx, id, false)).filter(rowCounts);
+	return ids
+		.filter((id) => existsSync(ctx.paths.row(id)))
+		.map((id) => readRow(ctx, id, false))
+		.filter(rowCounts);
 }

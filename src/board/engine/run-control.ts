@@ -40,7 +40,8 @@ export function controlRun(ctx: EngineContext) {
 		const meta = requireMeta(ctx, id);
 		if (meta.archived) throw new BoardError("archived", `row ${id} is archived; unarchive it before replying`);
 		const row = readRow(ctx, id);
-		if (row.state === "error") throw new BoardError("unreadable-row", `row ${id} cannot be read: ${row.error ?? "error"}`);
+		if (row.state === "error")
+			throw new BoardError("unreadable-row", `row ${id} cannot be read: ${row.error ?? "error"}`);
 		const runDir = paths.run(id, meta.currentRunId);
 		const status = readStatus(runDir, new FileCache());
 		let owner = runOwner(paths.root, runDir, status);
@@ -81,10 +82,15 @@ export function controlRun(ctx: EngineContext) {
 			const decision = await withRowLock(paths.row(id), () => decide(id, text, options));
 			if (decision.kind === "new-run") return { row: readRow(ctx, id), delivery: "new-run" };
 			if (decision.queued) return { row: readRow(ctx, id), delivery: "queued" };
-			const receipt = await waitReceipt(decision.runDir, decision.messageId, options.receiptTimeoutMs ?? DEFAULT_RECEIPT_WAIT_MS);
+			const receipt = await waitReceipt(
+				decision.runDir,
+				decision.messageId,
+				options.receiptTimeoutMs ?? DEFAULT_RECEIPT_WAIT_MS,
+			);
 			if (!receipt) return { row: readRow(ctx, id), delivery: "pending" };
 			if (receipt.status === "delivered") return { row: readRow(ctx, id), delivery: receipt.as ?? "steer", receipt };
-			if (receipt.code !== "run-ended") throw new BoardError("not-delivered", `message not delivered: ${receipt.reason ?? "rejected"}`);
+			if (receipt.code !== "run-ended")
+				throw new BoardError("not-delivered", `message not delivered: ${receipt.reason ?? "rejected"}`);
 			// Wait for the runner to record the end before deciding again.
 			await waitEnded(id, 10_000);
 		}
@@ -135,7 +141,16 @@ export function controlRun(ctx: EngineContext) {
 			// Nobody owns it: a target run gets a new link, which ends it at the target (a one-shot stop
 			// there) on the stop below; any other is recorded stopped.
 			const onTarget = meta.target !== undefined;
-			if (owner === "none" && (await settleUnowned(paths.root, runDir, { target: meta.target, how: "stopped", spawnWith, lockHeld: true })) !== "relinked") return undefined;
+			if (
+				owner === "none" &&
+				(await settleUnowned(paths.root, runDir, {
+					target: meta.target,
+					how: "stopped",
+					spawnWith,
+					lockHeld: true,
+				})) !== "relinked"
+			)
+				return undefined;
 			dropMessage(runDir, { kind: "stop" });
 			return { runDir, onTarget };
 		});

@@ -12,7 +12,14 @@ import { Compile } from "typebox/compile";
 import { Value } from "typebox/value";
 import { REASON_CODES } from "../../../runner/life/reasons.mjs";
 import { SCOPES as BUDGET_SCOPES } from "../../../runner/life/budget.mjs";
-import { DELIVERY_KINDS, QUESTION_SOURCES, RECEIPT_STATUSES, RUN_STATES, THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
+import {
+	DELIVERY_KINDS,
+	QUESTION_SOURCES,
+	RECEIPT_STATUSES,
+	RUN_STATES,
+	THINKING_LEVELS,
+	WORKTREE_MODES,
+} from "../../../runner/life/vocabulary.mjs";
 
 const Str = Type.String();
 const Num = Type.Number();

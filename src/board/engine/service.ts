@@ -57,7 +57,9 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	const supervise = supervisor(ctx, targetsReconciler(ctx));
 	const poll = safetyPoll(ctx, { liveIds: () => liveMarkIds(storeDir) });
 	// The board's safety tick: the supervise step writes what reads found, then the pass reads what changed unseen.
-	const safetyCheck = async (input: SafetyPollInput): Promise<string[]> => [...new Set([...(await supervise()), ...(await poll(input))])];
+	const safetyCheck = async (input: SafetyPollInput): Promise<string[]> => [
+		...new Set([...(await supervise()), ...(await poll(input))]),
+	];
 	const storeWatch = new StoreWatch({ storeRoot: storeDir, safetyCheck, safetyPollMs: ctx.safetyPollMs });
 
 	/** Reads only read (a read-only store lists the same): what they find is written by the supervise step. */
@@ -133,7 +135,8 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 			});
 		},
 		async rename(id, name) {
-			if (typeof name !== "string" || !name.trim()) throw new BoardError("invalid", "name must be a non-empty string");
+			if (typeof name !== "string" || !name.trim())
+				throw new BoardError("invalid", "name must be a non-empty string");
 			await meta.update(id, (row) => (row.name = name.trim()));
 		},
 		async pin(id, pinned) {
@@ -172,6 +175,10 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		watch(onChange) {
 			return storeWatch.subscribe(onChange);
 		},
-		targets: targetsApi(ctx, async () => liveRows(ctx), () => list({ includeArchived: true })),
+		targets: targetsApi(
+			ctx,
+			async () => liveRows(ctx),
+			() => list({ includeArchived: true }),
+		),
 	};
 }

@@ -2,7 +2,17 @@
  * The store protects itself: it must belong to the user and be writable by nobody else, nothing in
  * it is followed through a symlink, and disk or permission errors name the path and the errno.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, rmSync, statSync, type Stats } from "node:fs";
+import {
+	closeSync,
+	constants,
+	fstatSync,
+	lstatSync,
+	openSync,
+	readFileSync,
+	rmSync,
+	statSync,
+	type Stats,
+} from "node:fs";
 import { join } from "node:path";
 import { ownerModeProblem } from "../../../runner/store/dir-guard.mjs";
 import { isValidId } from "./ids.ts";
@@ -52,7 +62,8 @@ export function fsErrorMessage(error: unknown, rawPath: string, action = "cannot
 
 /** Wraps an fs error so its message names the path and errno; other errors pass through. */
 export function describeFsError(error: unknown, path: string, action?: string): Error {
-	if (!errnoOf(error) || described.has(error as Error)) return error instanceof Error ? error : new Error(String(error));
+	if (!errnoOf(error) || described.has(error as Error))
+		return error instanceof Error ? error : new Error(String(error));
 	const wrapped = new Error(fsErrorMessage(error, path, action)) as NodeJS.ErrnoException;
 	wrapped.code = errnoOf(error);
 	described.add(wrapped);
@@ -102,8 +113,13 @@ export function guardStore(root: string): void {
 			if (errnoOf(error) === "ENOENT") continue;
 			throw new StoreGuardError(`agent-board: ${fsErrorMessage(error, path, "cannot use store directory")}`, path);
 		}
-		if (sub.isSymbolicLink()) throw new StoreGuardError(`agent-board: refusing store directory ${path}: is a symbolic link (not followed)`, path);
-		if (!sub.isDirectory()) throw new StoreGuardError(`agent-board: refusing store directory ${path}: not a directory`, path);
+		if (sub.isSymbolicLink())
+			throw new StoreGuardError(
+				`agent-board: refusing store directory ${path}: is a symbolic link (not followed)`,
+				path,
+			);
+		if (!sub.isDirectory())
+			throw new StoreGuardError(`agent-board: refusing store directory ${path}: not a directory`, path);
 		checkOwned(sub, path, "store directory");
 	}
 }

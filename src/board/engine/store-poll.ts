@@ -81,14 +81,18 @@ export interface SafetyPollInput {
 const MTIME_SLACK_MS = 50;
 
 /** The safety pass behind the store watch: each call returns the ids of rows that changed unseen. */
-export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterable<string> }): (input?: SafetyPollInput) => Promise<string[]> {
+export function safetyPoll(
+	ctx: EngineContext,
+	reads?: { liveIds?: () => Iterable<string> },
+): (input?: SafetyPollInput) => Promise<string[]> {
 	const live = ctx.liveRows;
 	let first = true;
 	let knownIds = new Set<string>();
 	let rowsMtime = -1;
 	let notifyMtime = -1;
 	let lastPassAt = 0;
-	const keyOf = (row: ReturnType<typeof readRow> | undefined) => (row ? `${row.state}:${row.alive}:${row.errorCode ?? ""}` : "gone");
+	const keyOf = (row: ReturnType<typeof readRow> | undefined) =>
+		row ? `${row.state}:${row.alive}:${row.errorCode ?? ""}` : "gone";
 
 	return async (input) => {
 		const passAt = Date.now();
@@ -128,7 +132,8 @@ export function safetyPoll(ctx: EngineContext, reads?: { liveIds?: () => Iterabl
 		const notifyNow = mtimeOf(join(ctx.storeDir, "notify"));
 		if (notifyNow !== notifyMtime) {
 			// notify/ changed and the watch said nothing (or there is none): report the rows notified since the last pass.
-			if (!first && !input?.delivered) for (const id of notifiedSince(ctx, lastPassAt - MTIME_SLACK_MS)) changed.add(id);
+			if (!first && !input?.delivered)
+				for (const id of notifiedSince(ctx, lastPassAt - MTIME_SLACK_MS)) changed.add(id);
 			notifyMtime = notifyNow;
 		}
 		first = false;

@@ -7,11 +7,29 @@ import { join } from "node:path";
 import { parseJsonStrict, writeJsonAtomic } from "../../../runner/store/fs-util.mjs";
 import { isAlive } from "../../../runner/store/proc.mjs";
 import { runEnded } from "../../../runner/life/state-rules.mjs";
-import type { AttemptInfo, BoardEvent, BoardRow, LiveView, ProcessRecord, Receipt, RowMeta, RunStatus, SlotOwner } from "./types.ts";
+import type {
+	AttemptInfo,
+	BoardEvent,
+	BoardRow,
+	LiveView,
+	ProcessRecord,
+	Receipt,
+	RowMeta,
+	RunStatus,
+	SlotOwner,
+} from "./types.ts";
 import { isValidId } from "./ids.ts";
 import type { StorePaths } from "./paths.ts";
 import { sanitizeOptional, sanitizeText } from "./sanitize.ts";
-import { checkShape, EventLineSchema, MetaSchema, ProcessRecordSchema, ReceiptSchema, SlotOwnerSchema, StatusSchema } from "./schemas.ts";
+import {
+	checkShape,
+	EventLineSchema,
+	MetaSchema,
+	ProcessRecordSchema,
+	ReceiptSchema,
+	SlotOwnerSchema,
+	StatusSchema,
+} from "./schemas.ts";
 import { assertRealDir, describeFsError, fsErrorMessage, lstatStoreFile, readFileNoFollow } from "./store-guard.ts";
 
 export type { ProcessRecord, RowMeta, SlotOwner };
@@ -40,7 +58,13 @@ export class FileCache {
 	 * Parsed and shape-checked content of a store file. Never follows a symlink (lstat, then
 	 * O_NOFOLLOW); `check` runs once per change of the file, so an unchanged store costs one lstat.
 	 */
-	read<T>(path: string, name: string, check: (value: unknown) => T, verifyDirs?: () => void, options: CacheReadOptions<T> = {}): T {
+	read<T>(
+		path: string,
+		name: string,
+		check: (value: unknown) => T,
+		verifyDirs?: () => void,
+		options: CacheReadOptions<T> = {},
+	): T {
 		let stat;
 		try {
 			stat = lstatStoreFile(path, name);
@@ -74,7 +98,9 @@ export class FileCache {
 
 export function listRowIds(paths: StorePaths): string[] {
 	try {
-		return readdirSync(paths.rows).filter((name) => isValidId(name)).sort();
+		return readdirSync(paths.rows)
+			.filter((name) => isValidId(name))
+			.sort();
 	} catch (error) {
 		if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
 		throw describeFsError(error, paths.rows, "cannot read");
@@ -92,7 +118,8 @@ export function writeMeta(paths: StorePaths, meta: RowMeta): void {
 
 function reasonOf(error: unknown, file: string): string {
 	const code = (error as NodeJS.ErrnoException).code;
-	if (code === "ENOENT") return error instanceof Error && error.message.startsWith(file) ? error.message : `${file}: missing`;
+	if (code === "ENOENT")
+		return error instanceof Error && error.message.startsWith(file) ? error.message : `${file}: missing`;
 	// fs errors name the errno and the path: "meta.json: cannot read /store/rows/x/meta.json: EACCES (permission denied)".
 	const path = (error as NodeJS.ErrnoException).path;
 	if (code && path) return `${file}: ${fsErrorMessage(error, path, "cannot read")}`;
@@ -124,7 +151,13 @@ const SLIM_ANSWER = 512;
 function slimEndedStatus(status: RunStatus): RunStatus | undefined {
 	if (!runEnded(status)) return undefined;
 	const answer = status.latestAssistant;
-	return { ...status, recentEvents: [], stderrTail: undefined, receipts: undefined, latestAssistant: answer && answer.length > SLIM_ANSWER ? answer.slice(0, SLIM_ANSWER) : answer };
+	return {
+		...status,
+		recentEvents: [],
+		stderrTail: undefined,
+		receipts: undefined,
+		latestAssistant: answer && answer.length > SLIM_ANSWER ? answer.slice(0, SLIM_ANSWER) : answer,
+	};
 }
 
 /**
@@ -136,7 +169,13 @@ export function readStatus(runDir: string, cache: FileCache, full = true): RunSt
 		assertRealDir(join(runDir, ".."), "runs directory");
 		assertRealDir(runDir, "run directory");
 	};
-	return cache.read(join(runDir, "status.json"), "status.json", (value) => checkShape(StatusSchema, value, "status.json"), verifyDirs, { retain: slimEndedStatus, full });
+	return cache.read(
+		join(runDir, "status.json"),
+		"status.json",
+		(value) => checkShape(StatusSchema, value, "status.json"),
+		verifyDirs,
+		{ retain: slimEndedStatus, full },
+	);
 }
 
 /** Result of reading a process record: a missing file and an invalid one are different facts. */
@@ -202,7 +241,11 @@ function metaFields(meta: RowMeta) {
 		branch: line(meta.branch),
 		ponytailMode: line(meta.ponytailMode),
 		attempt: attemptFrom(meta.attempt),
-		merged: meta.merged && { ...meta.merged, commit: sanitizeText(meta.merged.commit), into: sanitizeText(meta.merged.into) },
+		merged: meta.merged && {
+			...meta.merged,
+			commit: sanitizeText(meta.merged.commit),
+			into: sanitizeText(meta.merged.into),
+		},
 		target: line(meta.target),
 	};
 }
@@ -210,14 +253,22 @@ function metaFields(meta: RowMeta) {
 function attemptFrom(attempt: AttemptInfo | undefined): AttemptInfo | undefined {
 	if (!attempt) return undefined;
 	const { forkOf, ...rest } = attempt;
-	return { ...rest, setId: sanitizeText(attempt.setId), ...(forkOf === undefined ? {} : { forkOf: sanitizeText(forkOf) }) };
+	return {
+		...rest,
+		setId: sanitizeText(attempt.setId),
+		...(forkOf === undefined ? {} : { forkOf: sanitizeText(forkOf) }),
+	};
 }
 
 function liveFrom(live: LiveView | undefined): LiveView | undefined {
 	if (!live) return undefined;
 	return {
 		text: block(live.text),
-		tool: live.tool && { name: sanitizeText(live.tool.name), detail: sanitizeText(live.tool.detail), startedAt: live.tool.startedAt },
+		tool: live.tool && {
+			name: sanitizeText(live.tool.name),
+			detail: sanitizeText(live.tool.detail),
+			startedAt: live.tool.startedAt,
+		},
 		waitingSince: live.waitingSince,
 		retry: live.retry && { ...live.retry, reason: sanitizeText(live.retry.reason) },
 		compactingSince: live.compactingSince,
@@ -225,7 +276,11 @@ function liveFrom(live: LiveView | undefined): LiveView | undefined {
 }
 
 function receiptsFrom(receipts: Receipt[] | undefined): Receipt[] | undefined {
-	return receipts?.map((receipt) => ({ ...receipt, reason: line(receipt.reason), preview: sanitizeText(receipt.preview) }));
+	return receipts?.map((receipt) => ({
+		...receipt,
+		reason: line(receipt.reason),
+		preview: sanitizeText(receipt.preview),
+	}));
 }
 
 function eventsFrom(events: BoardEvent[]): BoardEvent[] {
@@ -315,7 +370,11 @@ export function rowFrom(meta: RowMeta, status: RunStatus, alive: boolean): Board
 }
 
 /** Spend against budget, the row's own limit, the supervisor's note on a waiting question, the preset. */
-function budgetFrom(meta: RowMeta, status: RunStatus, asks: boolean): Pick<BoardRow, "budget" | "budgetLimit" | "supervisorNote" | "preset"> {
+function budgetFrom(
+	meta: RowMeta,
+	status: RunStatus,
+	asks: boolean,
+): Pick<BoardRow, "budget" | "budgetLimit" | "supervisorNote" | "preset"> {
 	const note = asks ? line(status.supervisor?.note) : undefined;
 	const paused = status.budget?.paused === true && asks && !runEnded(status);
 	return {
@@ -332,7 +391,10 @@ function unreachableFrom(status: RunStatus): Pick<BoardRow, "unreachable" | "sum
 	if (since === undefined || runEnded(status)) return undefined;
 	const reason = line(status.link?.reason) ?? "no reason given";
 	const stop = status.stopRequested ? "stop requested; " : "";
-	return { unreachable: { since, reason }, summary: `${stop}unreachable since ${new Date(since).toTimeString().slice(0, 8)}: ${reason}` };
+	return {
+		unreachable: { since, reason },
+		summary: `${stop}unreachable since ${new Date(since).toTimeString().slice(0, 8)}: ${reason}`,
+	};
 }
 
 export function errorReason(error: unknown, file: string): string {

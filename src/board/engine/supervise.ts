@@ -32,7 +32,10 @@ export function supervisor(ctx: EngineContext, leftovers: { maybe(): void }): Su
 		if (!pending) return false;
 		if (pending === "merge") return settleMergeIntent(ctx, id);
 		if (!row.runDir) return false;
-		const outcome = await settleUnowned(ctx.storeDir, row.runDir, { ...(pending === "relink" && row.target ? { target: row.target } : {}), spawnWith });
+		const outcome = await settleUnowned(ctx.storeDir, row.runDir, {
+			...(pending === "relink" && row.target ? { target: row.target } : {}),
+			spawnWith,
+		});
 		return outcome !== "owned";
 	}
 
@@ -48,7 +51,12 @@ export function supervisor(ctx: EngineContext, leftovers: { maybe(): void }): Su
 		};
 		pump(false);
 		const marked = liveMarkIds(ctx.storeDir);
-		const ids = new Set([...ctx.liveRows.keys(), ...ctx.pending.keys(), ...marked, ...(options.all ? listRowIds(ctx.paths) : [])]);
+		const ids = new Set([
+			...ctx.liveRows.keys(),
+			...ctx.pending.keys(),
+			...marked,
+			...(options.all ? listRowIds(ctx.paths) : []),
+		]);
 		const changed: string[] = [];
 		for (const id of ids) {
 			if (!existsSync(ctx.paths.row(id))) continue;
@@ -61,9 +69,11 @@ export function supervisor(ctx: EngineContext, leftovers: { maybe(): void }): Su
 		// Marks: a row that no longer counts loses its own; a store from before live/ gets them, once, from
 		// the tick (the footer's and strip's own need: list's pump leaves such a store's files as they are).
 		try {
-			for (const id of marked) if (!existsSync(ctx.paths.row(id)) || !rowCounts(inspectRow(ctx, id, false).row)) clearMark(ctx.paths, id);
+			for (const id of marked)
+				if (!existsSync(ctx.paths.row(id)) || !rowCounts(inspectRow(ctx, id, false).row)) clearMark(ctx.paths, id);
 			if (!options.all && !liveSeeded(ctx.storeDir)) {
-				for (const id of listRowIds(ctx.paths)) if (rowCounts(inspectRow(ctx, id, false).row)) markLive(ctx.storeDir, id);
+				for (const id of listRowIds(ctx.paths))
+					if (rowCounts(inspectRow(ctx, id, false).row)) markLive(ctx.storeDir, id);
 				seedEmptyLive(ctx.storeDir);
 			}
 		} catch {

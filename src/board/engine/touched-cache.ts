@@ -75,7 +75,8 @@ function readPersisted(rowDir: string, key: string): string[] | undefined {
 		const path = join(rowDir, FILE);
 		lstatStoreFile(path, FILE);
 		const value = parseJsonStrict(readFileNoFollow(path, FILE), FILE) as { key?: unknown; files?: unknown };
-		if (value.key !== key || !Array.isArray(value.files) || !value.files.every((file) => typeof file === "string")) return undefined;
+		if (value.key !== key || !Array.isArray(value.files) || !value.files.every((file) => typeof file === "string"))
+			return undefined;
 		return value.files as string[];
 	} catch {
 		return undefined;

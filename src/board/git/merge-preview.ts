@@ -11,15 +11,29 @@ import { join } from "node:path";
 import type { BoardRow } from "../engine/types.ts";
 
 /** An identity for the throwaway commit, which no ref ever points to. */
-const PREVIEW_ENV = { GIT_AUTHOR_NAME: "agent-board", GIT_AUTHOR_EMAIL: "agent-board@localhost", GIT_COMMITTER_NAME: "agent-board", GIT_COMMITTER_EMAIL: "agent-board@localhost" };
+const PREVIEW_ENV = {
+	GIT_AUTHOR_NAME: "agent-board",
+	GIT_AUTHOR_EMAIL: "agent-board@localhost",
+	GIT_COMMITTER_NAME: "agent-board",
+	GIT_COMMITTER_EMAIL: "agent-board@localhost",
+};
 
-function git(cwd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout: string }> {
+function git(
+	cwd: string,
+	args: string[],
+	env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number; stdout: string }> {
 	return new Promise((resolve, reject) => {
-		execFile("git", args, { cwd, env, encoding: "utf8", timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-			const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
-			if (code < 0) reject(new Error(`git ${args[0] ?? ""} failed: ${stderr.trim() || error?.message}`));
-			else resolve({ code, stdout: stdout.trim() });
-		});
+		execFile(
+			"git",
+			args,
+			{ cwd, env, encoding: "utf8", timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+			(error, stdout, stderr) => {
+				const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
+				if (code < 0) reject(new Error(`git ${args[0] ?? ""} failed: ${stderr.trim() || error?.message}`));
+				else resolve({ code, stdout: stdout.trim() });
+			},
+		);
 	});
 }
 

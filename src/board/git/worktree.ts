@@ -7,12 +7,23 @@ import { relative, join } from "node:path";
 import type { DiffStats } from "../engine/types.ts";
 
 export function git(cwd: string, args: string[]): string {
-	return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 15_000 }).trim();
+	return execFileSync("git", args, {
+		cwd,
+		encoding: "utf8",
+		stdio: ["ignore", "pipe", "pipe"],
+		timeout: 15_000,
+	}).trim();
 }
 
 /** Output as git wrote it, for -z lists. */
 function gitRaw(cwd: string, args: string[]): string {
-	return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 15_000, maxBuffer: 64 * 1024 * 1024 });
+	return execFileSync("git", args, {
+		cwd,
+		encoding: "utf8",
+		stdio: ["ignore", "pipe", "pipe"],
+		timeout: 15_000,
+		maxBuffer: 64 * 1024 * 1024,
+	});
 }
 
 export function repoRoot(cwd: string): string | undefined {
@@ -89,7 +100,14 @@ export function snapshotTree(path: string): string {
 	try {
 		if (existsSync(index)) copyFileSync(index, tmpIndex);
 		const env = { ...process.env, GIT_INDEX_FILE: tmpIndex };
-		const run = (args: string[]) => execFileSync("git", args, { cwd: path, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 }).trim();
+		const run = (args: string[]) =>
+			execFileSync("git", args, {
+				cwd: path,
+				env,
+				encoding: "utf8",
+				stdio: ["ignore", "pipe", "pipe"],
+				timeout: 60_000,
+			}).trim();
 		run(["add", "-A", "."]);
 		return run(["write-tree"]);
 	} finally {
@@ -101,7 +119,12 @@ export function snapshotTree(path: string): string {
 function gitAsync(cwd: string, args: string[]): Promise<string> {
 	return new Promise((resolve, reject) => {
 		// Untrimmed: a -z list may start with a name that starts with a space.
-		execFile("git", args, { cwd, encoding: "utf8", timeout: 15_000, maxBuffer: 8 * 1024 * 1024 }, (error, stdout, stderr) => (error ? reject(Object.assign(error, { stderr })) : resolve(stdout)));
+		execFile(
+			"git",
+			args,
+			{ cwd, encoding: "utf8", timeout: 15_000, maxBuffer: 8 * 1024 * 1024 },
+			(error, stdout, stderr) => (error ? reject(Object.assign(error, { stderr })) : resolve(stdout)),
+		);
 	});
 }
 
@@ -112,7 +135,10 @@ function gitAsync(cwd: string, args: string[]): Promise<string> {
 export async function diffStats(path: string, baseCommit: string | undefined): Promise<DiffStats | undefined> {
 	try {
 		await stat(path);
-		const [out, others] = await Promise.all([gitAsync(path, ["diff", "--numstat", baseCommit ?? "HEAD"]), gitAsync(path, ["ls-files", "--others", "--exclude-standard", "-z"])]);
+		const [out, others] = await Promise.all([
+			gitAsync(path, ["diff", "--numstat", baseCommit ?? "HEAD"]),
+			gitAsync(path, ["ls-files", "--others", "--exclude-standard", "-z"]),
+		]);
 		const untracked = others.split("\0").filter(Boolean);
 		const stats: DiffStats = { added: 0, removed: 0, files: untracked.length };
 		for (const file of untracked.slice(0, 200)) stats.added += await countLinesAsync(join(path, file));

@@ -32,8 +32,15 @@ export async function loadAttach(storeDir: string, pid = process.pid): Promise<A
 		const parsed: unknown = JSON.parse(await readFile(recordPath(storeDir, pid), "utf8"));
 		if (typeof parsed !== "object" || parsed === null) return undefined;
 		const r = parsed as Partial<AttachRecord>;
-		if (typeof r.rowId !== "string" || typeof r.from !== "string" || typeof r.sessionFile !== "string") return undefined;
-		return { rowId: r.rowId, rowName: typeof r.rowName === "string" ? r.rowName : r.rowId, sessionFile: r.sessionFile, from: r.from, at: typeof r.at === "number" ? r.at : 0 };
+		if (typeof r.rowId !== "string" || typeof r.from !== "string" || typeof r.sessionFile !== "string")
+			return undefined;
+		return {
+			rowId: r.rowId,
+			rowName: typeof r.rowName === "string" ? r.rowName : r.rowId,
+			sessionFile: r.sessionFile,
+			from: r.from,
+			at: typeof r.at === "number" ? r.at : 0,
+		};
 	} catch {
 		return undefined;
 	}
@@ -54,7 +61,12 @@ export function attachedStatus(record: AttachRecord): string {
 }
 
 /** Switches this pi to the row's session (it is not running), remembering where we came from. */
-export async function attachTo(ctx: ExtensionCommandContext, service: BoardService, row: BoardRow, attached: AttachRecord | undefined): Promise<void> {
+export async function attachTo(
+	ctx: ExtensionCommandContext,
+	service: BoardService,
+	row: BoardRow,
+	attached: AttachRecord | undefined,
+): Promise<void> {
 	// Only plain data crosses the switch: the old ctx is stale once the new session starts.
 	const { id, name, sessionFile } = row;
 	const from = attached?.from ?? ctx.sessionManager.getSessionFile();
@@ -72,7 +84,11 @@ export async function attachTo(ctx: ExtensionCommandContext, service: BoardServi
 }
 
 /** Switches back to the session we attached from, with its history. */
-export async function goBack(ctx: ExtensionCommandContext, service: BoardService, attached: AttachRecord | undefined): Promise<void> {
+export async function goBack(
+	ctx: ExtensionCommandContext,
+	service: BoardService,
+	attached: AttachRecord | undefined,
+): Promise<void> {
 	const record = attached ?? (await loadAttach(service.storeDir));
 	if (!record) {
 		notify(ctx, "agent-board: not attached to a board row; nothing to go back to", "error");

@@ -11,13 +11,20 @@ export { type BoardSettings, DEFAULT_SETTINGS } from "../view-model/prefs.ts";
 const OFF = new Set(["0", "off", "false", "no"]);
 
 /** Saved settings, then AGENT_BOARD_STRIP / AGENT_BOARD_NOTICES / AGENT_BOARD_OS_NOTIFY=off on top. */
-export function resolveSettings(saved: Partial<BoardSettings> | undefined, env: NodeJS.ProcessEnv = process.env): BoardSettings {
+export function resolveSettings(
+	saved: Partial<BoardSettings> | undefined,
+	env: NodeJS.ProcessEnv = process.env,
+): BoardSettings {
 	const pick = (key: keyof BoardSettings, envName: string): boolean => {
 		const value = env[envName];
 		if (value !== undefined && OFF.has(value.toLowerCase())) return false;
 		return saved?.[key] ?? DEFAULT_SETTINGS[key];
 	};
-	return { strip: pick("strip", "AGENT_BOARD_STRIP"), notices: pick("notices", "AGENT_BOARD_NOTICES"), osNotify: pick("osNotify", "AGENT_BOARD_OS_NOTIFY") };
+	return {
+		strip: pick("strip", "AGENT_BOARD_STRIP"),
+		notices: pick("notices", "AGENT_BOARD_NOTICES"),
+		osNotify: pick("osNotify", "AGENT_BOARD_OS_NOTIFY"),
+	};
 }
 
 /** The escape sequence for one notification; its fields carry no control characters or separators. */

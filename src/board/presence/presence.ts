@@ -19,7 +19,11 @@ const NOTIFY_STATES: readonly RowState[] = ["needs_input", "failed", "completed"
 export interface WatcherUi {
 	setStatus(key: string, text: string | undefined): void;
 	notify(message: string, type?: "info" | "warning" | "error"): void;
-	setWidget?(key: string, content: ((tui: TUI, theme: UiTheme) => BoardStrip) | undefined, options?: { placement?: "aboveEditor" | "belowEditor" }): void;
+	setWidget?(
+		key: string,
+		content: ((tui: TUI, theme: UiTheme) => BoardStrip) | undefined,
+		options?: { placement?: "aboveEditor" | "belowEditor" },
+	): void;
 	/** pi's theme: a question's notice is drawn bold in the accent colour (pi draws info notices dim). */
 	theme?: UiTheme;
 }
@@ -56,8 +60,18 @@ export function statusText(rows: readonly BoardRow[]): string | undefined {
 /** A question is not a problem: it is shown as info, not as a warning. */
 export function notificationText(t: Transition): { title: string; text: string; type: "info" | "warning" | "error" } {
 	const name = clean(t.row.name);
-	if (t.row.state === "needs_input") return { title: `${name} needs input`, text: `agent-board: ${name} asks: ${clean(t.row.question ?? t.row.summary)}`, type: "info" };
-	if (t.row.state === "failed") return { title: `${name} failed`, text: `agent-board: ${name} failed: ${clean(t.row.error ?? t.row.summary)}`, type: "error" };
+	if (t.row.state === "needs_input")
+		return {
+			title: `${name} needs input`,
+			text: `agent-board: ${name} asks: ${clean(t.row.question ?? t.row.summary)}`,
+			type: "info",
+		};
+	if (t.row.state === "failed")
+		return {
+			title: `${name} failed`,
+			text: `agent-board: ${name} failed: ${clean(t.row.error ?? t.row.summary)}`,
+			type: "error",
+		};
 	return { title: `${name} completed`, text: `agent-board: ${name} completed: ${fullSummary(t.row)}`, type: "info" };
 }
 
@@ -109,7 +123,18 @@ export class BoardPresence {
 		this.settings = settings;
 		const ui = this.ui;
 		if (!ui?.setWidget) return;
-		if (settings.strip) ui.setWidget(STRIP_KEY, (tui, theme) => new BoardStrip(this.feed, theme, () => tui.requestRender(), () => this.boardOpen), { placement: "belowEditor" });
+		if (settings.strip)
+			ui.setWidget(
+				STRIP_KEY,
+				(tui, theme) =>
+					new BoardStrip(
+						this.feed,
+						theme,
+						() => tui.requestRender(),
+						() => this.boardOpen,
+					),
+				{ placement: "belowEditor" },
+			);
 		else ui.setWidget(STRIP_KEY, undefined);
 	}
 
@@ -130,7 +155,8 @@ export class BoardPresence {
 			for (const t of transitions(this.states, changed)) {
 				const note = notificationText(t);
 				// pi draws info notices dim; bold (which ends faint) in the accent colour makes a question stand out.
-				const text = t.row.state === "needs_input" && ui.theme ? ui.theme.bold(ui.theme.fg("accent", note.text)) : note.text;
+				const text =
+					t.row.state === "needs_input" && ui.theme ? ui.theme.bold(ui.theme.fg("accent", note.text)) : note.text;
 				if (!this.boardOpen && this.settings.notices) ui.notify(text, note.type);
 				if (this.settings.osNotify) osNotify(this.writeTerminal, "pi agent board", note.title);
 			}

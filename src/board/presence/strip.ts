@@ -14,8 +14,11 @@ const MAX_LINES = 3;
 
 /** Live rows for the strip: waiting on the user first, then working, then queued; newest first within. */
 export function stripRows(rows: Iterable<BoardRow>): BoardRow[] {
-	const rank = (row: BoardRow) => (row.state === "needs_input" ? 0 : row.state === "working" || row.alive ? 1 : row.state === "queued" ? 2 : 3);
-	return [...rows].filter((row) => !row.archived && rank(row) < 3).sort((a, b) => rank(a) - rank(b) || b.lastActivityAt - a.lastActivityAt);
+	const rank = (row: BoardRow) =>
+		row.state === "needs_input" ? 0 : row.state === "working" || row.alive ? 1 : row.state === "queued" ? 2 : 3;
+	return [...rows]
+		.filter((row) => !row.archived && rank(row) < 3)
+		.sort((a, b) => rank(a) - rank(b) || b.lastActivityAt - a.lastActivityAt);
 }
 
 export function stripLines(rows: Iterable<BoardRow>, width: number, now: number, theme: UiTheme): string[] {
@@ -27,9 +30,13 @@ export function stripLines(rows: Iterable<BoardRow>, width: number, now: number,
 		const since = row.live?.tool?.startedAt ?? row.live?.waitingSince ?? row.lastActivityAt;
 		const head = `${STATE_GLYPH[row.state]} ${clean(row.name)} ${formatAge(now - since)} `;
 		const styled = `${theme.fg(color, `${STATE_GLYPH[row.state]} ${clean(row.name)}`)} ${theme.fg("dim", formatAge(now - since))} `;
-		return fit(`${styled}${theme.fg("muted", fitSummary(summaryParts(row, now), Math.max(1, width - visibleWidth(head))))}`, width);
+		return fit(
+			`${styled}${theme.fg("muted", fitSummary(summaryParts(row, now), Math.max(1, width - visibleWidth(head))))}`,
+			width,
+		);
 	});
-	if (live.length > shown.length) lines.push(fit(theme.fg("dim", `+${live.length - shown.length} more live rows · /agent-board`), width));
+	if (live.length > shown.length)
+		lines.push(fit(theme.fg("dim", `+${live.length - shown.length} more live rows · /agent-board`), width));
 	return lines;
 }
 
@@ -42,7 +49,13 @@ export class BoardStrip {
 	private readonly hidden: () => boolean;
 	private readonly now: () => number;
 
-	constructor(feed: BoardFeed, theme: UiTheme, requestRender: () => void, hidden: () => boolean = () => false, now: () => number = Date.now) {
+	constructor(
+		feed: BoardFeed,
+		theme: UiTheme,
+		requestRender: () => void,
+		hidden: () => boolean = () => false,
+		now: () => number = Date.now,
+	) {
 		this.feed = feed;
 		this.theme = theme;
 		this.requestRender = requestRender;

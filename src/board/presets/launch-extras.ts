@@ -10,9 +10,14 @@ import type { RowMeta } from "../engine/types.ts";
 import { agentDirOf, rulesPaths } from "../supervisor/rules-paths.ts";
 import { loadPresets } from "./presets.ts";
 
-export function launchExtras(ctx: EngineContext, meta: RowMeta): { supervise: NonNullable<RunConfig["supervise"]>; systemPrompt?: string } {
+export function launchExtras(
+	ctx: EngineContext,
+	meta: RowMeta,
+): { supervise: NonNullable<RunConfig["supervise"]>; systemPrompt?: string } {
 	const agentDir = agentDirOf(ctx.env);
-	const preset = meta.preset ? loadPresets(meta.cwd, agentDir).find((candidate) => candidate.name === meta.preset && !candidate.error) : undefined;
+	const preset = meta.preset
+		? loadPresets(meta.cwd, agentDir).find((candidate) => candidate.name === meta.preset && !candidate.error)
+		: undefined;
 	return {
 		supervise: {
 			rules: rulesPaths(meta.cwd, agentDir, preset?.rules),

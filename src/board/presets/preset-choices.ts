@@ -23,8 +23,15 @@ export function presetChoices(preset: PresetSummary, base: DispatchChoices): Dis
 
 /** The preset's name and what it sets, for the option's description. */
 export function presetDescription(preset: PresetSummary | undefined): string {
-	if (!preset) return "a preset sets model, where, mode and budget from ~/.pi/agent/agents/<name>.md (or a trusted project's .pi/agents/)";
+	if (!preset)
+		return "a preset sets model, where, mode and budget from ~/.pi/agent/agents/<name>.md (or a trusted project's .pi/agents/)";
 	if (preset.error) return `cannot be used: ${preset.error}`;
-	const parts = [preset.description, preset.model && `model ${preset.model}`, preset.target && preset.target !== LOCAL_TARGET && `on ${preset.target}`, preset.ponytailMode && `ponytail ${preset.ponytailMode}`, preset.budget && `budget ${preset.budget.tokens ?? `$${preset.budget.cost}`}`];
+	const parts = [
+		preset.description,
+		preset.model && `model ${preset.model}`,
+		preset.target && preset.target !== LOCAL_TARGET && `on ${preset.target}`,
+		preset.ponytailMode && `ponytail ${preset.ponytailMode}`,
+		preset.budget && `budget ${preset.budget.tokens ?? `$${preset.budget.cost}`}`,
+	];
 	return parts.filter(Boolean).join(" · ");
 }

@@ -27,7 +27,8 @@ export interface Preset extends PresetSummary {
 
 const MAX_PRESET_BYTES = 64 * 1024;
 
-const oneOf = <T extends string>(words: readonly T[], value: unknown): T | undefined => words.find((word) => word === value);
+const oneOf = <T extends string>(words: readonly T[], value: unknown): T | undefined =>
+	words.find((word) => word === value);
 
 function text(value: unknown): string | undefined {
 	if (typeof value === "number") return String(value);
@@ -61,7 +62,8 @@ function fields(front: Record<string, unknown>, filePath: string): { values: Par
 	}
 	if (front.attempts !== undefined) {
 		const attempts = Number(front.attempts);
-		if (!Number.isInteger(attempts) || attempts < 1 || attempts > MAX_ATTEMPTS) return problem("attempts", `must be a whole number from 1 to ${MAX_ATTEMPTS}`);
+		if (!Number.isInteger(attempts) || attempts < 1 || attempts > MAX_ATTEMPTS)
+			return problem("attempts", `must be a whole number from 1 to ${MAX_ATTEMPTS}`);
 		values.attempts = attempts;
 	}
 	if (front.budget !== undefined) {
@@ -84,20 +86,37 @@ export function parsePreset(content: string, filePath: string, source: "user" | 
 		parsed = parseFrontmatter(content);
 	} catch (error) {
 		const name = filePath.split("/").at(-1)?.replace(/\.md$/, "") ?? filePath;
-		return { name, description: "", source, filePath, systemPrompt: "", error: `${filePath}: ${error instanceof Error ? error.message : String(error)}` };
+		return {
+			name,
+			description: "",
+			source,
+			filePath,
+			systemPrompt: "",
+			error: `${filePath}: ${error instanceof Error ? error.message : String(error)}`,
+		};
 	}
 	const front = parsed.frontmatter;
 	const name = text(front.name);
 	if (!name) return undefined;
 	const { values, error } = fields(front, filePath);
-	return { ...values, name, description: text(front.description) ?? "", source, filePath, systemPrompt: parsed.body.trim(), ...(error ? { error } : {}) };
+	return {
+		...values,
+		name,
+		description: text(front.description) ?? "",
+		source,
+		filePath,
+		systemPrompt: parsed.body.trim(),
+		...(error ? { error } : {}),
+	};
 }
 
 function loadDir(dir: string, source: "user" | "project"): Preset[] {
 	if (!isDirectory(dir)) return [];
 	let names: string[];
 	try {
-		names = readdirSync(dir).filter((name) => name.endsWith(".md")).sort();
+		names = readdirSync(dir)
+			.filter((name) => name.endsWith(".md"))
+			.sort();
 	} catch {
 		return [];
 	}
@@ -105,7 +124,17 @@ function loadDir(dir: string, source: "user" | "project"): Preset[] {
 		const filePath = join(dir, name);
 		try {
 			const content = readFileSync(filePath, "utf8");
-			if (Buffer.byteLength(content) > MAX_PRESET_BYTES) return [{ name: name.slice(0, -3), description: "", source, filePath, systemPrompt: "", error: `${filePath}: larger than ${MAX_PRESET_BYTES} bytes` }];
+			if (Buffer.byteLength(content) > MAX_PRESET_BYTES)
+				return [
+					{
+						name: name.slice(0, -3),
+						description: "",
+						source,
+						filePath,
+						systemPrompt: "",
+						error: `${filePath}: larger than ${MAX_PRESET_BYTES} bytes`,
+					},
+				];
 			const preset = parsePreset(content, filePath, source);
 			return preset ? [preset] : [];
 		} catch {
@@ -129,7 +158,10 @@ export function findPreset(name: string, cwd: string, agentDir: string): Preset 
 	const preset = presets.find((candidate) => candidate.name === name);
 	if (!preset) {
 		const known = presets.map((candidate) => candidate.name).join(", ") || "none";
-		throw new BoardError("invalid", `no preset named "${name}" (presets: ${known}; they live in ~/.pi/agent/agents/ and a trusted project's .pi/agents/)`);
+		throw new BoardError(
+			"invalid",
+			`no preset named "${name}" (presets: ${known}; they live in ~/.pi/agent/agents/ and a trusted project's .pi/agents/)`,
+		);
 	}
 	if (preset.error) throw new BoardError("invalid", `preset ${name}: ${preset.error}`);
 	return preset;

@@ -11,7 +11,17 @@ import { formatAttemptSet, formatKeepPlan, formatKeepResult, formatMergeResult, 
 import { plain, plainLines } from "./plain.ts";
 
 export type AttemptParsed =
-	| { ok: true; kind: "attempt"; name: "dispatch"; text: string; count?: number; worktree: boolean; target?: string; preset?: string; budget?: BudgetLimit }
+	| {
+			ok: true;
+			kind: "attempt";
+			name: "dispatch";
+			text: string;
+			count?: number;
+			worktree: boolean;
+			target?: string;
+			preset?: string;
+			budget?: BudgetLimit;
+	  }
 	| { ok: true; kind: "attempt"; name: "fork"; id: string; count?: number; text?: string }
 	| { ok: true; kind: "attempt"; name: "compare"; id: string; other?: string }
 	| { ok: true; kind: "attempt"; name: "merge"; id: string; commit: boolean; dryRun: boolean }
@@ -28,7 +38,8 @@ export interface AttemptIo {
 type ParseResult = AttemptParsed | { ok: false; error: string } | undefined;
 
 function count(text: string | undefined, what: string): number | string {
-	if (text === undefined || !/^-?\d+$/.test(text)) return `${what} needs a whole number, got ${JSON.stringify(text ?? "")}`;
+	if (text === undefined || !/^-?\d+$/.test(text))
+		return `${what} needs a whole number, got ${JSON.stringify(text ?? "")}`;
 	try {
 		// The bound of the target it goes to is the dispatch's to check (a pool's burst may be larger).
 		return checkCount(Number(text), what === "--count" ? MAX_BURST : undefined);
@@ -49,19 +60,28 @@ export function parseAttemptSubcommand(name: string, rest: string): ParseResult 
 			let preset: string | undefined;
 			let budget: BudgetLimit | undefined;
 			for (;;) {
-				const match = /^(--count(?:(?:=|\s+)(\S*))?|--on(?:(?:=|\s+)(\S*))?|--preset(?:(?:=|\s+)(\S*))?|--budget(?:(?:=|\s+)(\S*))?|--worktree|--)(?:\s+|$)/.exec(text);
+				const match =
+					/^(--count(?:(?:=|\s+)(\S*))?|--on(?:(?:=|\s+)(\S*))?|--preset(?:(?:=|\s+)(\S*))?|--budget(?:(?:=|\s+)(\S*))?|--worktree|--)(?:\s+|$)/.exec(
+						text,
+					);
 				if (!match) break;
 				text = text.slice(match[0].length);
 				if (match[1] === "--") break;
 				if (match[1] === "--worktree") worktree = true;
 				else if (match[1]?.startsWith("--preset")) {
-					if (!match[4]) return { ok: false, error: "--preset needs a preset's name (~/.pi/agent/agents/<name>.md)" };
+					if (!match[4])
+						return { ok: false, error: "--preset needs a preset's name (~/.pi/agent/agents/<name>.md)" };
 					preset = match[4];
 				} else if (match[1]?.startsWith("--budget")) {
 					budget = parseAmount(match[5] ?? "");
-					if (!budget) return { ok: false, error: `--budget needs an amount: 50k (tokens) or $2 (cost), got ${JSON.stringify(match[5] ?? "")}` };
+					if (!budget)
+						return {
+							ok: false,
+							error: `--budget needs an amount: 50k (tokens) or $2 (cost), got ${JSON.stringify(match[5] ?? "")}`,
+						};
 				} else if (match[1]?.startsWith("--on")) {
-					if (!match[3]) return { ok: false, error: "--on needs a target's name (/agent-board targets lists them)" };
+					if (!match[3])
+						return { ok: false, error: "--on needs a target's name (/agent-board targets lists them)" };
 					target = match[3];
 				} else {
 					const parsed = count(match[2] || undefined, "--count");
@@ -71,7 +91,17 @@ export function parseAttemptSubcommand(name: string, rest: string): ParseResult 
 			}
 			text = text.trim();
 			if (!text) return { ok: false, error: "dispatch needs a prompt" };
-			return { ok: true, kind: "attempt", name, text, count: n, worktree, ...(target ? { target } : {}), ...(preset ? { preset } : {}), ...(budget ? { budget } : {}) };
+			return {
+				ok: true,
+				kind: "attempt",
+				name,
+				text,
+				count: n,
+				worktree,
+				...(target ? { target } : {}),
+				...(preset ? { preset } : {}),
+				...(budget ? { budget } : {}),
+			};
 		}
 		case "fork": {
 			const [id, second] = words;
@@ -87,26 +117,45 @@ export function parseAttemptSubcommand(name: string, rest: string): ParseResult 
 			return { ok: true, kind: "attempt", name, id, count: n, text: after || undefined };
 		}
 		case "compare":
-			if (words.length < 1 || words.length > 2) return { ok: false, error: "compare takes one row id (its attempt set) or two (their diff)" };
+			if (words.length < 1 || words.length > 2)
+				return { ok: false, error: "compare takes one row id (its attempt set) or two (their diff)" };
 			return { ok: true, kind: "attempt", name, id: words[0] ?? "", other: words[1] };
 		case "merge": {
 			const [id, ...flags] = words;
 			if (!id || id.startsWith("--")) return { ok: false, error: "merge needs a row id" };
 			const unknown = flags.filter((flag) => flag !== "--commit" && flag !== "--dry-run");
-			if (unknown.length > 0) return { ok: false, error: `merge: unknown option ${unknown[0] ?? ""} (use --commit, --dry-run)` };
-			return { ok: true, kind: "attempt", name, id, commit: flags.includes("--commit"), dryRun: flags.includes("--dry-run") };
+			if (unknown.length > 0)
+				return { ok: false, error: `merge: unknown option ${unknown[0] ?? ""} (use --commit, --dry-run)` };
+			return {
+				ok: true,
+				kind: "attempt",
+				name,
+				id,
+				commit: flags.includes("--commit"),
+				dryRun: flags.includes("--dry-run"),
+			};
 		}
 		case "keep": {
 			const [id, ...flags] = words;
 			if (!id || id.startsWith("--")) return { ok: false, error: "keep needs a row id (one attempt of a set)" };
 			const unknown = flags.filter((flag) => flag !== "--commit" && flag !== "--force" && flag !== "--dry-run");
-			if (unknown.length > 0) return { ok: false, error: `keep: unknown option ${unknown[0] ?? ""} (use --commit, --force, --dry-run)` };
-			return { ok: true, kind: "attempt", name, id, commit: flags.includes("--commit"), force: flags.includes("--force"), dryRun: flags.includes("--dry-run") };
+			if (unknown.length > 0)
+				return { ok: false, error: `keep: unknown option ${unknown[0] ?? ""} (use --commit, --force, --dry-run)` };
+			return {
+				ok: true,
+				kind: "attempt",
+				name,
+				id,
+				commit: flags.includes("--commit"),
+				force: flags.includes("--force"),
+				dryRun: flags.includes("--dry-run"),
+			};
 		}
 		case "remove-worktree": {
 			const [id, ...flags] = words;
 			if (!id || id.startsWith("--")) return { ok: false, error: "remove-worktree needs a row id" };
-			if (flags.some((flag) => flag !== "--force")) return { ok: false, error: "remove-worktree takes only --force" };
+			if (flags.some((flag) => flag !== "--force"))
+				return { ok: false, error: "remove-worktree takes only --force" };
 			return { ok: true, kind: "attempt", name, id, force: flags.includes("--force") };
 		}
 		default:
@@ -116,9 +165,13 @@ export function parseAttemptSubcommand(name: string, rest: string): ParseResult 
 
 function started(rows: readonly BoardRow[]): string {
 	const first = rows[0];
-	if (rows.length === 1 && first && !first.attempt) return `dispatched ${first.id} (${plain(first.name)})${first.worktreePath ? ` in ${plain(first.worktreePath)}` : ""}`;
+	if (rows.length === 1 && first && !first.attempt)
+		return `dispatched ${first.id} (${plain(first.name)})${first.worktreePath ? ` in ${plain(first.worktreePath)}` : ""}`;
 	const head = first?.attempt ? `started attempt set ${first.attempt.setId} (${rows.length} rows)` : "started";
-	return [head, ...rows.map((row) => `  ${row.id} (${plain(row.name)}) in ${plain(row.worktreePath ?? row.cwd)}`)].join("\n");
+	return [
+		head,
+		...rows.map((row) => `  ${row.id} (${plain(row.name)}) in ${plain(row.worktreePath ?? row.cwd)}`),
+	].join("\n");
 }
 
 export async function runAttemptSubcommand(
@@ -130,7 +183,15 @@ export async function runAttemptSubcommand(
 ): Promise<string> {
 	if (parsed.name === "dispatch") {
 		const { preset, budget, target } = parsed;
-		const rows = await service.dispatchAttempts({ prompt: parsed.text, cwd, count: parsed.count, worktreeMode: parsed.worktree ? "worktree" : undefined, ...(target ? { target } : {}), ...(preset ? { preset } : {}), ...(budget ? { budget } : {}) });
+		const rows = await service.dispatchAttempts({
+			prompt: parsed.text,
+			cwd,
+			count: parsed.count,
+			worktreeMode: parsed.worktree ? "worktree" : undefined,
+			...(target ? { target } : {}),
+			...(preset ? { preset } : {}),
+			...(budget ? { budget } : {}),
+		});
 		return started(rows);
 	}
 	const row = await resolve(parsed.id);
@@ -153,12 +214,18 @@ export async function runAttemptSubcommand(
 	}
 }
 
-async function keep(service: BoardService, row: BoardRow, parsed: Extract<AttemptParsed, { name: "keep" }>, io: AttemptIo): Promise<string> {
+async function keep(
+	service: BoardService,
+	row: BoardRow,
+	parsed: Extract<AttemptParsed, { name: "keep" }>,
+	io: AttemptIo,
+): Promise<string> {
 	const plan = await planKeep(service, row.id);
 	if (parsed.dryRun) return `${formatKeepPlan(plan)}\n(dry run: nothing was changed)`;
 	let commit = parsed.commit;
 	if (io.confirm) {
-		if (!(await io.confirm(`Keep ${row.id}?`, formatKeepPlan(plan)))) return `keep of ${row.id} cancelled; nothing was changed`;
+		if (!(await io.confirm(`Keep ${row.id}?`, formatKeepPlan(plan))))
+			return `keep of ${row.id} cancelled; nothing was changed`;
 		commit = true;
 	}
 	const result = await keepAttempt(service, row.id, { commit, force: parsed.force });
@@ -166,13 +233,26 @@ async function keep(service: BoardService, row: BoardRow, parsed: Extract<Attemp
 	if (done.error) throw new Error(done.text);
 	if (result.status !== "kept" || result.refused.length === 0 || !io.confirm) return done.text;
 	// Interactive: the uncommitted work of the others goes only on a second, explicit yes.
-	const refused = plan.others.filter((other) => result.refused.some((r) => r.id === other.row.id)).map((other) => other.row);
-	if (!(await io.confirm("Remove them anyway?", `the worktrees of ${refused.map((r) => r.id).join(", ")} have uncommitted changes; they are lost if removed`))) return done.text;
+	const refused = plan.others
+		.filter((other) => result.refused.some((r) => r.id === other.row.id))
+		.map((other) => other.row);
+	if (
+		!(await io.confirm(
+			"Remove them anyway?",
+			`the worktrees of ${refused.map((r) => r.id).join(", ")} have uncommitted changes; they are lost if removed`,
+		))
+	)
+		return done.text;
 	const forced = await clearOthers(service, refused, true);
 	return `${done.text}\nremoved anyway: ${forced.removed.join(", ") || "none"}${forced.refused.map((r) => `\nstill kept: ${r.id}: ${r.reason}`).join("")}`;
 }
 
-async function merge(service: BoardService, row: BoardRow, parsed: Extract<AttemptParsed, { name: "merge" }>, io: AttemptIo): Promise<string> {
+async function merge(
+	service: BoardService,
+	row: BoardRow,
+	parsed: Extract<AttemptParsed, { name: "merge" }>,
+	io: AttemptIo,
+): Promise<string> {
 	const planned = await service.merge(row.id, { dryRun: true });
 	if (parsed.dryRun) return formatMergeResult(planned, row.id).text;
 	let commit = parsed.commit;

@@ -22,7 +22,9 @@ export function attemptDetail(row: BoardRow): string[] {
 }
 
 export function formatAttemptSet(set: AttemptSetView): string {
-	const head = set.setId ? `attempt set ${set.setId}` : `row ${set.rows[0]?.row.id ?? ""} (not part of an attempt set)`;
+	const head = set.setId
+		? `attempt set ${set.setId}`
+		: `row ${set.rows[0]?.row.id ?? ""} (not part of an attempt set)`;
 	const lines = [`${head}${set.repo ? ` · ${plain(set.repo)}` : ""}`];
 	for (const { row, files, overlaps } of set.rows) {
 		const index = row.attempt ? `#${row.attempt.index} ` : "";
@@ -38,7 +40,10 @@ export function formatAttemptSet(set: AttemptSetView): string {
 
 export function formatPlan(plan: MergePlan): string {
 	const lines = [`merge ${plan.branch} into ${plain(plan.into)} (${plan.head.slice(0, 12)}) in ${plain(plan.repo)}`];
-	if (plan.uncommitted.length > 0) lines.push(`  first commit ${plan.uncommitted.length} uncommitted change(s) on ${plan.branch}: ${list(plan.uncommitted.map((l) => l.slice(3)))}`);
+	if (plan.uncommitted.length > 0)
+		lines.push(
+			`  first commit ${plan.uncommitted.length} uncommitted change(s) on ${plan.branch}: ${list(plan.uncommitted.map((l) => l.slice(3)))}`,
+		);
 	lines.push(`  ${plan.commits} commit(s) on the branch; files: ${list(plan.files) || "none"}`);
 	return lines.join("\n");
 }
@@ -47,7 +52,9 @@ export function formatPlan(plan: MergePlan): string {
 export function formatMergeResult(result: MergeResult, rowId: string): { text: string; error?: boolean } {
 	const plan = formatPlan(result.plan);
 	if (result.status === "planned") return { text: `${plan}\n(dry run: nothing was changed)` };
-	const committed = result.committed ? `\ncommitted the worktree's changes on ${result.plan.branch} as ${result.committed.slice(0, 12)}` : "";
+	const committed = result.committed
+		? `\ncommitted the worktree's changes on ${result.plan.branch} as ${result.committed.slice(0, 12)}`
+		: "";
 	if (result.status === "conflict") {
 		return {
 			error: true,
@@ -72,11 +79,21 @@ function attemptName(row: BoardRow): string {
 /** What keep will do: the merge (or that it is merged), and each other attempt with its uncommitted work. */
 export function formatKeepPlan(plan: KeepPlan): string {
 	const lines = [`keep ${attemptName(plan.keep)} (${plain(plan.keep.name)})`];
-	if (plan.merge) lines.push(...formatPlan(plan.merge).split("\n").map((line) => `  ${line}`));
+	if (plan.merge)
+		lines.push(
+			...formatPlan(plan.merge)
+				.split("\n")
+				.map((line) => `  ${line}`),
+		);
 	else if (plan.keep.merged) lines.push(`  already merged: ${mergedText(plan.keep.merged)}`);
 	for (const other of plan.others) {
-		const dirty = other.uncommitted.length > 0 ? `; ${other.uncommitted.length} uncommitted change(s) (${list(other.uncommitted, 5)}): its worktree stays unless --force` : "";
-		lines.push(`  then archive ${attemptName(other.row)}${other.row.worktreePath ? ` and remove its worktree ${plain(other.row.worktreePath)}` : ""}${dirty}`);
+		const dirty =
+			other.uncommitted.length > 0
+				? `; ${other.uncommitted.length} uncommitted change(s) (${list(other.uncommitted, 5)}): its worktree stays unless --force`
+				: "";
+		lines.push(
+			`  then archive ${attemptName(other.row)}${other.row.worktreePath ? ` and remove its worktree ${plain(other.row.worktreePath)}` : ""}${dirty}`,
+		);
 	}
 	if (plan.others.length === 0) lines.push("  no other attempt to clear");
 	return lines.join("\n");
@@ -85,8 +102,17 @@ export function formatKeepPlan(plan: KeepPlan): string {
 /** What keep did; a conflict is an error (exit 1 headless), as merge's is. */
 export function formatKeepResult(result: KeepResult, rowId: string): { text: string; error?: boolean } {
 	if (result.status === "conflict") return { ...formatMergeResult(result.merge, rowId), error: true };
-	const lines = result.merge ? [formatMergeResult(result.merge, rowId).text.split("\n").filter((line) => !line.startsWith("its worktree")).join("\n")] : [`${rowId} was merged already`];
-	lines.push(`archived ${result.archived.length ? result.archived.join(", ") : "none"}; removed the worktrees of ${result.removed.length ? result.removed.join(", ") : "none"}`);
+	const lines = result.merge
+		? [
+				formatMergeResult(result.merge, rowId)
+					.text.split("\n")
+					.filter((line) => !line.startsWith("its worktree"))
+					.join("\n"),
+			]
+		: [`${rowId} was merged already`];
+	lines.push(
+		`archived ${result.archived.length ? result.archived.join(", ") : "none"}; removed the worktrees of ${result.removed.length ? result.removed.join(", ") : "none"}`,
+	);
 	for (const refused of result.refused) lines.push(`kept the worktree of ${refused.id}: ${plain(refused.reason)}`);
 	return { text: lines.join("\n") };
 }

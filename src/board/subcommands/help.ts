@@ -5,7 +5,13 @@ import { ID_NOTE, spec, USAGE } from "./usage.ts";
 export function subcommandHelp(name: string): string {
 	const s = spec(name);
 	if (!s) return USAGE;
-	const more = name === "targets" ? targetsUsage().split("\n").map((line) => `  /agent-board ${line}`) : [];
-	return [`usage: /agent-board ${s.usage}`, s.what, ...more, ...("takesRow" in s && s.takesRow ? [ID_NOTE] : [])].join("\n");
+	const more =
+		name === "targets"
+			? targetsUsage()
+					.split("\n")
+					.map((line) => `  /agent-board ${line}`)
+			: [];
+	return [`usage: /agent-board ${s.usage}`, s.what, ...more, ...("takesRow" in s && s.takesRow ? [ID_NOTE] : [])].join(
+		"\n",
+	);
 }
-

@@ -5,10 +5,20 @@
  */
 import { formatGcReport, gc } from "../engine/gc.ts";
 import { parseTargetsCommand, runTargetsCommand, type TargetsParsed } from "../targets/targets-command.ts";
-import { parseBudgetCommand, parseSupervisorCommand, runSupervisorCommand, type SupervisorParsed } from "../supervisor/supervisor-command.ts";
+import {
+	parseBudgetCommand,
+	parseSupervisorCommand,
+	runSupervisorCommand,
+	type SupervisorParsed,
+} from "../supervisor/supervisor-command.ts";
 import { agentDirOf } from "../supervisor/rules-paths.ts";
 import type { BoardRow, BoardService, ReplyResult } from "../engine/types.ts";
-import { parseAttemptSubcommand, runAttemptSubcommand, type AttemptIo, type AttemptParsed } from "./attempt-subcommands.ts";
+import {
+	parseAttemptSubcommand,
+	runAttemptSubcommand,
+	type AttemptIo,
+	type AttemptParsed,
+} from "./attempt-subcommands.ts";
 import { attemptDetail } from "./attempt-text.ts";
 import { formatDetail, formatTable } from "./table.ts";
 import { subcommandHelp } from "./help.ts";
@@ -18,7 +28,16 @@ import { inert } from "../engine/sanitize.ts";
 
 export { SUBCOMMANDS, type SubcommandName, USAGE } from "./usage.ts";
 
-type Simple = { ok: true; name: SubcommandName; id?: string; text?: string; all?: boolean; followUp?: boolean; dryRun?: boolean; help?: "all" | "one" };
+type Simple = {
+	ok: true;
+	name: SubcommandName;
+	id?: string;
+	text?: string;
+	all?: boolean;
+	followUp?: boolean;
+	dryRun?: boolean;
+	help?: "all" | "one";
+};
 type Targets = { ok: true; name: "targets"; targets: Extract<TargetsParsed, { ok: true }> };
 type Serve = { ok: true; name: "serve"; serve: ServeAction };
 export type Parsed = Simple | AttemptParsed | Targets | SupervisorParsed | Serve | { ok: false; error: string };
@@ -32,18 +51,23 @@ export function parseSubcommand(args: string): Parsed {
 	const name = SUBCOMMANDS.find((candidate) => candidate === head);
 	if (!name) return { ok: false, error: `unknown subcommand "${head}"\n${USAGE}` };
 	if (rest === "--help" || rest === "-h") return { ok: true, name, help: "one" };
-	if (name === "back") return rest ? { ok: false, error: `back takes no arguments\n${subcommandHelp("back")}` } : { ok: true, name };
+	if (name === "back")
+		return rest ? { ok: false, error: `back takes no arguments\n${subcommandHelp("back")}` } : { ok: true, name };
 	if (name === "list") {
 		if (rest && rest !== "--all") return { ok: false, error: `list takes only --all\n${subcommandHelp(name)}` };
 		return { ok: true, name, all: rest === "--all" };
 	}
 	if (name === "targets") {
 		const targets = parseTargetsCommand(rest);
-		return targets.ok ? { ok: true, name, targets } : { ok: false, error: `${targets.error}\n${subcommandHelp(name)}` };
+		return targets.ok
+			? { ok: true, name, targets }
+			: { ok: false, error: `${targets.error}\n${subcommandHelp(name)}` };
 	}
 	if (name === "serve") {
 		const serve = parseServeArgs(rest);
-		return serve.ok ? { ok: true, name, serve: serve.serve } : { ok: false, error: `${serve.error}\n${subcommandHelp(name)}` };
+		return serve.ok
+			? { ok: true, name, serve: serve.serve }
+			: { ok: false, error: `${serve.error}\n${subcommandHelp(name)}` };
 	}
 	if (name === "supervisor" || name === "budget") {
 		const parsed = name === "supervisor" ? parseSupervisorCommand(rest) : parseBudgetCommand(rest);
@@ -56,7 +80,15 @@ export function parseSubcommand(args: string): Parsed {
 	const attempt = parseAttemptSubcommand(name, rest);
 	if (attempt && !attempt.ok) return { ok: false, error: `${attempt.error}\n${subcommandHelp(name)}` };
 	// A plain dispatch keeps its original shape; flags make it an attempt dispatch.
-	if (attempt?.name === "dispatch" && attempt.count === undefined && !attempt.worktree && !attempt.target && !attempt.preset && !attempt.budget) return { ok: true, name, text: attempt.text };
+	if (
+		attempt?.name === "dispatch" &&
+		attempt.count === undefined &&
+		!attempt.worktree &&
+		!attempt.target &&
+		!attempt.preset &&
+		!attempt.budget
+	)
+		return { ok: true, name, text: attempt.text };
 	if (attempt) return attempt;
 	const id = restParts[0];
 	if (!id) return { ok: false, error: `${name} needs a row id\n${subcommandHelp(name)}` };
@@ -87,7 +119,10 @@ export const DELIVERY_TEXT: Record<ReplyResult["delivery"], string> = {
  * list's own pump: the supervise step over every row first (on a store this process may write: one it
  * can only read is listed as read, unchanged), then the rows.
  */
-export async function listSupervised(service: BoardService, options: { includeArchived?: boolean; slim?: boolean }): Promise<BoardRow[]> {
+export async function listSupervised(
+	service: BoardService,
+	options: { includeArchived?: boolean; slim?: boolean },
+): Promise<BoardRow[]> {
 	await service.supervise?.({ all: true });
 	return service.list(options);
 }
@@ -106,10 +141,21 @@ export function resolveRow(rows: readonly BoardRow[], key: string): BoardRow | s
  * `io.confirm` asks the user (TUI); without it a merge that needs a decision fails with the flag
  * to pass instead. A conflicting merge throws, so headless runs exit 1.
  */
-export async function runSubcommand(service: BoardService, parsed: Extract<Parsed, { ok: true }>, cwd: string, now = Date.now(), io: AttemptIo = {}): Promise<string> {
+export async function runSubcommand(
+	service: BoardService,
+	parsed: Extract<Parsed, { ok: true }>,
+	cwd: string,
+	now = Date.now(),
+	io: AttemptIo = {},
+): Promise<string> {
 	if ("help" in parsed && parsed.help) return parsed.help === "one" ? subcommandHelp(parsed.name) : USAGE;
 	// The table shows one line a row: the slim rows (no events or whole answers parsed again) do.
-	if (parsed.name === "list") return formatTable(await listSupervised(service, { includeArchived: "all" in parsed ? parsed.all : false, slim: true }), now, "all" in parsed ? parsed.all : false);
+	if (parsed.name === "list")
+		return formatTable(
+			await listSupervised(service, { includeArchived: "all" in parsed ? parsed.all : false, slim: true }),
+			now,
+			"all" in parsed ? parsed.all : false,
+		);
 	if (parsed.name === "back") throw new Error("back switches pi's session: it works in interactive pi only");
 	if ("targets" in parsed) return runTargetsCommand(service, parsed.targets, io.progress);
 	if ("serve" in parsed) {
@@ -124,9 +170,13 @@ export async function runSubcommand(service: BoardService, parsed: Extract<Parse
 			return found;
 		});
 	}
-	if (parsed.name === "gc") return formatGcReport(gc(service.storeDir, { dryRun: "dryRun" in parsed ? parsed.dryRun : false }));
+	if (parsed.name === "gc")
+		return formatGcReport(gc(service.storeDir, { dryRun: "dryRun" in parsed ? parsed.dryRun : false }));
 	if ("kind" in parsed || parsed.name === "dispatch") {
-		const attempt: AttemptParsed = "kind" in parsed ? parsed : { ok: true, kind: "attempt", name: "dispatch", text: parsed.text ?? "", worktree: false };
+		const attempt: AttemptParsed =
+			"kind" in parsed
+				? parsed
+				: { ok: true, kind: "attempt", name: "dispatch", text: parsed.text ?? "", worktree: false };
 		return runAttemptSubcommand(service, attempt, cwd, io, async (key) => {
 			const found = resolveRow(await service.list({ includeArchived: true }), key);
 			if (typeof found === "string") throw new Error(found);
@@ -148,7 +198,9 @@ export async function runSubcommand(service: BoardService, parsed: Extract<Parse
 			await service.unarchive(row.id);
 			return `unarchived ${row.id}`;
 		default: {
-			const result = await service.reply(row.id, parsed.text ?? "", { followUp: "followUp" in parsed ? parsed.followUp : false });
+			const result = await service.reply(row.id, parsed.text ?? "", {
+				followUp: "followUp" in parsed ? parsed.followUp : false,
+			});
 			return `${row.id}: ${DELIVERY_TEXT[result.delivery]}`;
 		}
 	}
@@ -158,7 +210,10 @@ export async function runSubcommand(service: BoardService, parsed: Extract<Parse
  * Argument completion: subcommand names, then row ids for commands that take one. A word that
  * already is a whole name or id completes nothing, so enter runs the command.
  */
-export function completeArgs(prefix: string, rows: readonly BoardRow[]): { value: string; label: string; description?: string }[] | null {
+export function completeArgs(
+	prefix: string,
+	rows: readonly BoardRow[],
+): { value: string; label: string; description?: string }[] | null {
 	const parts = prefix.split(/\s+/);
 	if (parts.length <= 1) {
 		const word = parts[0] ?? "";

@@ -26,11 +26,23 @@ export function formatTable(rows: readonly BoardRow[], now: number, includeArchi
 		...(remote ? [targetOf(row)] : []),
 		cell(row.model ?? ""),
 		formatUsage(row),
-		cell(row.state === "needs_input" && row.question ? `asks: ${row.question}` : row.unreachable ? unreachableText(row) : row.summary).slice(0, 100),
+		cell(
+			row.state === "needs_input" && row.question
+				? `asks: ${row.question}`
+				: row.unreachable
+					? unreachableText(row)
+					: row.summary,
+		).slice(0, 100),
 	]);
 	const head = ["ID", "STATE", "NAME", "AGE", ...(remote ? ["TARGET"] : []), "MODEL", "USAGE", "SUMMARY"];
-	const widths = head.map((h, i) => Math.min(40, Math.max(h.length, ...table.map((cells) => (cells[i] ?? "").length))));
-	const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : pad(cell, widths[i] ?? 0))).join("  ").trimEnd();
+	const widths = head.map((h, i) =>
+		Math.min(40, Math.max(h.length, ...table.map((cells) => (cells[i] ?? "").length))),
+	);
+	const line = (cells: string[]) =>
+		cells
+			.map((cell, i) => (i === cells.length - 1 ? cell : pad(cell, widths[i] ?? 0)))
+			.join("  ")
+			.trimEnd();
 	return [line(head), ...table.map(line)].join("\n");
 }
 
@@ -45,7 +57,10 @@ export function formatDetail(row: BoardRow, now: number): string {
 		`model:     ${cell(row.model ?? "default")}${row.thinking ? ` thinking ${cell(row.thinking)}` : ""}`,
 		`activity:  ${formatAge(now - row.lastActivityAt)} ago`,
 	];
-	if (row.worktreePath) lines.push(`worktree:  ${cell(row.worktreePath)}${row.branch ? ` (${cell(row.branch)})` : ""} ${formatDiff(row)}`);
+	if (row.worktreePath)
+		lines.push(
+			`worktree:  ${cell(row.worktreePath)}${row.branch ? ` (${cell(row.branch)})` : ""} ${formatDiff(row)}`,
+		);
 	if (row.usage) lines.push(`usage:     ${formatUsage(row)}`);
 	if (row.summary) lines.push(`summary:   ${cell(row.summary)}`);
 	if (row.question) lines.push(`question:  ${block(row.question)}`);

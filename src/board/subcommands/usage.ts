@@ -16,23 +16,74 @@ export interface SubcommandSpec {
 
 export const SUBCOMMAND_TABLE = [
 	{ name: "list", usage: "[list [--all]]", what: "the rows as a plain table (--all: archived ones too)" },
-	{ name: "dispatch", usage: "dispatch [--on <target>] [--count N] [--worktree] [--preset <name>] [--budget <n>] <prompt>", what: "start an agent; --on runs it on a target (own worktree), --count N starts an attempt set, each in its own worktree; --preset: a preset's choices; --budget: pause at that spend (50k, $2)" },
+	{
+		name: "dispatch",
+		usage: "dispatch [--on <target>] [--count N] [--worktree] [--preset <name>] [--budget <n>] <prompt>",
+		what: "start an agent; --on runs it on a target (own worktree), --count N starts an attempt set, each in its own worktree; --preset: a preset's choices; --budget: pause at that spend (50k, $2)",
+	},
 	{ name: "show", usage: "show <id>", what: "one row in full", takesRow: true },
-	{ name: "reply", usage: "reply <id> [--follow-up] <text>", what: "steer a working row, answer its question, or resume it", takesRow: true },
+	{
+		name: "reply",
+		usage: "reply <id> [--follow-up] <text>",
+		what: "steer a working row, answer its question, or resume it",
+		takesRow: true,
+	},
 	{ name: "stop", usage: "stop <id>", what: "stop the row's run", takesRow: true },
 	{ name: "archive", usage: "archive <id>", what: "hide the row from the board", takesRow: true },
 	{ name: "unarchive", usage: "unarchive <id>", what: "bring an archived row back", takesRow: true },
-	{ name: "fork", usage: "fork <id> [N] [prompt]", what: "N rows from a copy of a finished row's conversation, each in a fresh worktree", takesRow: true },
-	{ name: "compare", usage: "compare <id> [<other id>]", what: "the row's attempt set (files, overlaps), or the diff of two attempts", takesRow: true },
-	{ name: "merge", usage: "merge <id> [--commit] [--dry-run]", what: "merge a finished worktree row into the main checkout", takesRow: true },
-	{ name: "keep", usage: "keep <id> [--commit] [--force] [--dry-run]", what: "keep one attempt of a set: merge it, then archive the others and remove their worktrees (--force: even with uncommitted work)", takesRow: true },
-	{ name: "remove-worktree", usage: "remove-worktree <id> [--force]", what: "remove the row's worktree", takesRow: true },
+	{
+		name: "fork",
+		usage: "fork <id> [N] [prompt]",
+		what: "N rows from a copy of a finished row's conversation, each in a fresh worktree",
+		takesRow: true,
+	},
+	{
+		name: "compare",
+		usage: "compare <id> [<other id>]",
+		what: "the row's attempt set (files, overlaps), or the diff of two attempts",
+		takesRow: true,
+	},
+	{
+		name: "merge",
+		usage: "merge <id> [--commit] [--dry-run]",
+		what: "merge a finished worktree row into the main checkout",
+		takesRow: true,
+	},
+	{
+		name: "keep",
+		usage: "keep <id> [--commit] [--force] [--dry-run]",
+		what: "keep one attempt of a set: merge it, then archive the others and remove their worktrees (--force: even with uncommitted work)",
+		takesRow: true,
+	},
+	{
+		name: "remove-worktree",
+		usage: "remove-worktree <id> [--force]",
+		what: "remove the row's worktree",
+		takesRow: true,
+	},
 	{ name: "gc", usage: "gc [--dry-run]", what: "trim old runs' logs of archived rows; prints what it freed" },
 	{ name: "back", usage: "back", what: "switch back to the session you attached from" },
-	{ name: "targets", usage: "targets [add|check|remove <name> ...]", what: "where rows run: this machine and ssh hosts or containers, with their limits (targets --help)" },
-	{ name: "budget", usage: "budget <id> <amount>", what: "set how much a row may spend (50k tokens, $2); a row its budget paused goes on in place", takesRow: true },
-	{ name: "supervisor", usage: "supervisor [replay [--since <when>]]", what: "who answers routine questions (model, rules files, log); replay: what the rules would do now with each recorded question" },
-	{ name: "serve", usage: "serve [--port N] [--host H] | --stop | --status | --rotate", what: "the board in a browser or on a phone (127.0.0.1 unless --host): a detached server over this store; prints a one-time login URL and QR code" },
+	{
+		name: "targets",
+		usage: "targets [add|check|remove <name> ...]",
+		what: "where rows run: this machine and ssh hosts or containers, with their limits (targets --help)",
+	},
+	{
+		name: "budget",
+		usage: "budget <id> <amount>",
+		what: "set how much a row may spend (50k tokens, $2); a row its budget paused goes on in place",
+		takesRow: true,
+	},
+	{
+		name: "supervisor",
+		usage: "supervisor [replay [--since <when>]]",
+		what: "who answers routine questions (model, rules files, log); replay: what the rules would do now with each recorded question",
+	},
+	{
+		name: "serve",
+		usage: "serve [--port N] [--host H] | --stop | --status | --rotate",
+		what: "the board in a browser or on a phone (127.0.0.1 unless --host): a detached server over this store; prints a one-time login URL and QR code",
+	},
 ] as const satisfies readonly SubcommandSpec[];
 
 export type SubcommandName = (typeof SUBCOMMAND_TABLE)[number]["name"];

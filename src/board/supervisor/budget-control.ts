@@ -27,7 +27,8 @@ export function budgetPaused(status: RunStatus): boolean {
 }
 
 export function budgetControl(ctx: EngineContext, meta: MetaUpdates, stop: (id: string) => Promise<BoardRow>) {
-	const status = (id: string): RunStatus => readStatus(ctx.paths.run(id, requireMeta(ctx, id).currentRunId), new FileCache());
+	const status = (id: string): RunStatus =>
+		readStatus(ctx.paths.run(id, requireMeta(ctx, id).currentRunId), new FileCache());
 
 	/** The rows of an attempt set (an explicit command: one pass over the metas is fine). */
 	function setMembers(setId: string): string[] {
@@ -41,7 +42,8 @@ export function budgetControl(ctx: EngineContext, meta: MetaUpdates, stop: (id: 
 	}
 
 	async function raise(id: string, amount: BudgetLimit): Promise<BudgetResult> {
-		if (amount.tokens === undefined && amount.cost === undefined) throw new BoardError("invalid", "a budget needs an amount: 50k (tokens) or $2 (cost)");
+		if (amount.tokens === undefined && amount.cost === undefined)
+			throw new BoardError("invalid", "a budget needs an amount: 50k (tokens) or $2 (cost)");
 		const before = status(id);
 		const paused = budgetPaused(before);
 		const scope = paused ? (before.budget?.scope ?? "row") : "row";
@@ -49,13 +51,18 @@ export function budgetControl(ctx: EngineContext, meta: MetaUpdates, stop: (id: 
 		if (paused && before.budget) {
 			const unitAmount = before.budget.unit === "tokens" ? amount.tokens : amount.cost;
 			if (unitAmount !== undefined && unitAmount <= before.budget.spent) {
-				throw new BoardError("invalid", `${before.budget.scope === "row" ? "this row" : `the ${before.budget.scope}`} has spent ${formatLimit({ [before.budget.unit]: before.budget.spent })} already: raise above that`);
+				throw new BoardError(
+					"invalid",
+					`${before.budget.scope === "row" ? "this row" : `the ${before.budget.scope}`} has spent ${formatLimit({ [before.budget.unit]: before.budget.spent })} already: raise above that`,
+				);
 			}
 		}
 		const merge = (limit: BudgetLimit | undefined): BudgetLimit => ({ ...limit, ...amount });
 		const row = requireMeta(ctx, id);
 		if (scope === "row") await meta.update(id, (m) => (m.budget = merge(m.budget)));
-		else if (scope === "set" && row.attempt) for (const member of setMembers(row.attempt.setId)) await meta.update(member, (m) => (m.setBudget = merge(m.setBudget)));
+		else if (scope === "set" && row.attempt)
+			for (const member of setMembers(row.attempt.setId))
+				await meta.update(member, (m) => (m.setBudget = merge(m.setBudget)));
 		else if (scope === "target" || scope === "day") {
 			await updatePolicy(ctx.storeDir, (policy) => {
 				const budgets = (policy.budgets ??= {});
@@ -71,7 +78,13 @@ export function budgetControl(ctx: EngineContext, meta: MetaUpdates, stop: (id: 
 			}
 			return { row: readRow(ctx, id), scope, outcome: "resumed" };
 		}
-		await meta.withLock(id, () => resumeRun(ctx, requireMeta(ctx, id), `The budget was raised to ${formatLimit(amount)}. Continue where you left off.`));
+		await meta.withLock(id, () =>
+			resumeRun(
+				ctx,
+				requireMeta(ctx, id),
+				`The budget was raised to ${formatLimit(amount)}. Continue where you left off.`,
+			),
+		);
 		return { row: readRow(ctx, id), scope, outcome: "new-run" };
 	}
 
@@ -82,7 +95,11 @@ export function budgetControl(ctx: EngineContext, meta: MetaUpdates, stop: (id: 
 	async function reply(id: string, text: string): Promise<ReplyResult | undefined> {
 		if (!budgetPaused(status(id))) return undefined;
 		const parsed = parseBudgetReply(text);
-		if (!parsed) throw new BoardError("invalid", `row ${id} is paused by its budget: reply with a new amount (e.g. "raise to 100k", "$5") or "stop"`);
+		if (!parsed)
+			throw new BoardError(
+				"invalid",
+				`row ${id} is paused by its budget: reply with a new amount (e.g. "raise to 100k", "$5") or "stop"`,
+			);
 		if ("stop" in parsed) return { row: await stop(id), delivery: "stopped" };
 		const result = await raise(id, parsed.raise);
 		return { row: result.row, delivery: result.outcome === "new-run" ? "new-run" : "budget" };

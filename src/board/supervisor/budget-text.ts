@@ -2,7 +2,12 @@
 import type { BoardRow, BudgetView } from "../engine/types.ts";
 import { formatCost, formatTokens } from "../../../runner/life/budget.mjs";
 
-const SCOPE_TEXT: Record<BudgetView["scope"], string> = { row: "this row", set: "its attempt set", target: "its target today", day: "the board today" };
+const SCOPE_TEXT: Record<BudgetView["scope"], string> = {
+	row: "this row",
+	set: "its attempt set",
+	target: "its target today",
+	day: "the board today",
+};
 
 const amount = (unit: BudgetView["unit"], n: number): string => (unit === "tokens" ? formatTokens(n) : formatCost(n));
 
@@ -15,7 +20,8 @@ export function budgetText(row: BoardRow): string | undefined {
 	}
 	const limit = row.budgetLimit;
 	if (!limit) return undefined;
-	if (limit.tokens !== undefined) return `${formatTokens(row.usage?.totalTokens ?? 0)}/${formatTokens(limit.tokens)} tok`;
+	if (limit.tokens !== undefined)
+		return `${formatTokens(row.usage?.totalTokens ?? 0)}/${formatTokens(limit.tokens)} tok`;
 	return limit.cost !== undefined ? `${formatCost(row.usage?.cost ?? 0)}/${formatCost(limit.cost)}` : undefined;
 }
 

@@ -19,7 +19,18 @@ function withCurrent(values: string[], current: string): string[] {
 	return values.includes(current) ? values : [...values, current];
 }
 
-function budgetEntry(storeDir: string, id: string, label: string, description: string, unit: "tokens" | "cost", get: (budgets: NonNullable<ReturnType<typeof readPolicy>["policy"]["budgets"]>) => BudgetLimit | undefined, set: (budgets: NonNullable<ReturnType<typeof readPolicy>["policy"]["budgets"]>, limit: BudgetLimit | undefined) => void): SettingEntry {
+function budgetEntry(
+	storeDir: string,
+	id: string,
+	label: string,
+	description: string,
+	unit: "tokens" | "cost",
+	get: (budgets: NonNullable<ReturnType<typeof readPolicy>["policy"]["budgets"]>) => BudgetLimit | undefined,
+	set: (
+		budgets: NonNullable<ReturnType<typeof readPolicy>["policy"]["budgets"]>,
+		limit: BudgetLimit | undefined,
+	) => void,
+): SettingEntry {
 	const show = (limit: BudgetLimit | undefined): string => {
 		const value = limit?.[unit];
 		return value === undefined ? NONE : unit === "tokens" ? formatTokens(value) : formatCost(value);
@@ -49,7 +60,8 @@ export function policyEntries(storeDir: string, models: readonly string[], targe
 	const supervisor: SettingEntry = {
 		id: "supervisor",
 		label: "supervisor: the model that answers routine questions",
-		description: "off: every question waits for you. On: your rules files decide first (~/.pi/agent/agent-board/rules.md, a trusted project's .pi/agent-board/rules.md); /agent-board supervisor shows them",
+		description:
+			"off: every question waits for you. On: your rules files decide first (~/.pi/agent/agent-board/rules.md, a trusted project's .pi/agent-board/rules.md); /agent-board supervisor shows them",
 		values: withCurrent([OFF, ...models], model()),
 		read: model,
 		write: async (_deps, value) => {
@@ -60,24 +72,42 @@ export function policyEntries(storeDir: string, models: readonly string[], targe
 		},
 	};
 	const day = [
-		budgetEntry(storeDir, "budget:day", "daily budget, the whole board (tokens)", "a run that crosses it pauses at the end of its turn and asks you to raise or stop", "tokens", (b) => b.day, (b, limit) => (limit ? (b.day = limit) : delete b.day)),
-		budgetEntry(storeDir, "budget:day-cost", "daily budget, the whole board (cost)", "cost as the provider bills it where it says, else pi's estimate", "cost", (b) => b.day, (b, limit) => (limit ? (b.day = limit) : delete b.day)),
-	];
-	// Only this machine's rows hold at a turn's end for now (a target's runner runs there): no setting that does nothing.
-	const perTarget = targets.filter((name) => name === LOCAL_TARGET).map((name) =>
 		budgetEntry(
 			storeDir,
-			`budget:target:${name}`,
-			"this machine: daily budget (tokens)",
-			"what the rows running on this machine may spend today",
+			"budget:day",
+			"daily budget, the whole board (tokens)",
+			"a run that crosses it pauses at the end of its turn and asks you to raise or stop",
 			"tokens",
-			(b) => b.targets?.[name],
-			(b, limit) => {
-				const all = (b.targets ??= {});
-				if (limit) all[name] = limit;
-				else delete all[name];
-			},
+			(b) => b.day,
+			(b, limit) => (limit ? (b.day = limit) : delete b.day),
 		),
-	);
+		budgetEntry(
+			storeDir,
+			"budget:day-cost",
+			"daily budget, the whole board (cost)",
+			"cost as the provider bills it where it says, else pi's estimate",
+			"cost",
+			(b) => b.day,
+			(b, limit) => (limit ? (b.day = limit) : delete b.day),
+		),
+	];
+	// Only this machine's rows hold at a turn's end for now (a target's runner runs there): no setting that does nothing.
+	const perTarget = targets
+		.filter((name) => name === LOCAL_TARGET)
+		.map((name) =>
+			budgetEntry(
+				storeDir,
+				`budget:target:${name}`,
+				"this machine: daily budget (tokens)",
+				"what the rows running on this machine may spend today",
+				"tokens",
+				(b) => b.targets?.[name],
+				(b, limit) => {
+					const all = (b.targets ??= {});
+					if (limit) all[name] = limit;
+					else delete all[name];
+				},
+			),
+		);
 	return [supervisor, ...day, ...perTarget];
 }

@@ -18,7 +18,9 @@ export function projectTrusted(dir: string, agentDir: string): boolean {
 		return false;
 	}
 	try {
-		const settings = JSON.parse(readFileSync(join(agentDir, "settings.json"), "utf8")) as { defaultProjectTrust?: unknown };
+		const settings = JSON.parse(readFileSync(join(agentDir, "settings.json"), "utf8")) as {
+			defaultProjectTrust?: unknown;
+		};
 		return settings.defaultProjectTrust === "always";
 	} catch {
 		return false;

@@ -24,7 +24,9 @@ export interface RecordedQuestion {
 	question: string;
 	options?: string[];
 	/** What happened: answered (by whom), parked, stopped, or still waiting. */
-	outcome: { kind: "answered"; text: string; by: "you" | "supervisor"; rule?: string } | { kind: "parked" | "stopped" | "waiting" };
+	outcome:
+		| { kind: "answered"; text: string; by: "you" | "supervisor"; rule?: string }
+		| { kind: "parked" | "stopped" | "waiting" };
 	/** The supervisor left it to the user, with this note. */
 	note?: string;
 }
@@ -66,8 +68,18 @@ export function recordedQuestions(paths: StorePaths, storeDir: string, since: nu
 				if (event.type === "tool_execution_start") {
 					const args = (event.args ?? {}) as { question?: unknown; options?: unknown };
 					if (typeof args.question !== "string" || typeof event.at !== "number" || event.at < since) continue;
-					const options = Array.isArray(args.options) ? args.options.filter((o): o is string => typeof o === "string") : undefined;
-					const question: RecordedQuestion = { at: event.at, meta, runId, call: event.toolCallId, question: args.question, ...(options?.length ? { options } : {}), outcome: { kind: "waiting" } };
+					const options = Array.isArray(args.options)
+						? args.options.filter((o): o is string => typeof o === "string")
+						: undefined;
+					const question: RecordedQuestion = {
+						at: event.at,
+						meta,
+						runId,
+						call: event.toolCallId,
+						question: args.question,
+						...(options?.length ? { options } : {}),
+						outcome: { kind: "waiting" },
+					};
 					open.set(event.toolCallId, question);
 					out.push(question);
 				} else if (event.type === "tool_execution_end") {
@@ -77,7 +89,8 @@ export function recordedQuestions(paths: StorePaths, storeDir: string, since: nu
 			}
 			for (const question of open.values()) {
 				const line = log.get(`${runId}/${question.call}`);
-				if (line?.decision === "answered" && question.outcome.kind === "answered") question.outcome = { ...question.outcome, by: "supervisor", rule: line.rule };
+				if (line?.decision === "answered" && question.outcome.kind === "answered")
+					question.outcome = { ...question.outcome, by: "supervisor", rule: line.rule };
 				if (line?.decision === "asked-you" && line.note) question.note = line.note;
 			}
 		}
@@ -86,9 +99,15 @@ export function recordedQuestions(paths: StorePaths, storeDir: string, since: nu
 }
 
 /** What the rules as they are now do with one recorded question, in words. */
-export function ruleNow(question: RecordedQuestion, agentDir: string, rulesCache: Map<string, ReturnType<typeof readRules>>): { text: string; answer?: string } {
+export function ruleNow(
+	question: RecordedQuestion,
+	agentDir: string,
+	rulesCache: Map<string, ReturnType<typeof readRules>>,
+): { text: string; answer?: string } {
 	const { meta } = question;
-	const preset = meta.preset ? loadPresets(meta.cwd, agentDir).find((candidate) => candidate.name === meta.preset) : undefined;
+	const preset = meta.preset
+		? loadPresets(meta.cwd, agentDir).find((candidate) => candidate.name === meta.preset)
+		: undefined;
 	const paths = rulesPaths(meta.cwd, agentDir, preset?.rules);
 	const key = paths.join("\n");
 	let rules = rulesCache.get(key);
@@ -96,15 +115,26 @@ export function ruleNow(question: RecordedQuestion, agentDir: string, rulesCache
 		rules = readRules(paths);
 		rulesCache.set(key, rules);
 	}
-	const decision = decide({ question: question.question, ...(question.options ? { options: question.options } : {}) }, rules, { rowId: meta.id, rowName: meta.name, target: meta.target, preset: meta.preset });
-	if (decision.kind === "answer") return { text: `answer "${decision.text}" (${decision.rule})`, answer: decision.text };
-	if (decision.kind === "model") return { text: decision.rule === "model" ? "the model decides (no rule)" : `the model decides (${decision.rule})` };
+	const decision = decide(
+		{ question: question.question, ...(question.options ? { options: question.options } : {}) },
+		rules,
+		{ rowId: meta.id, rowName: meta.name, target: meta.target, preset: meta.preset },
+	);
+	if (decision.kind === "answer")
+		return { text: `answer "${decision.text}" (${decision.rule})`, answer: decision.text };
+	if (decision.kind === "model")
+		return {
+			text: decision.rule === "model" ? "the model decides (no rule)" : `the model decides (${decision.rule})`,
+		};
 	return { text: `ask you: ${decision.note.replace(/^asked you because: /, "")}` };
 }
 
 function wasText(question: RecordedQuestion): string {
 	const outcome = question.outcome;
-	if (outcome.kind === "answered") return outcome.by === "supervisor" ? `supervisor: "${outcome.text}" (${outcome.rule ?? "model"})` : `you: "${outcome.text}"`;
+	if (outcome.kind === "answered")
+		return outcome.by === "supervisor"
+			? `supervisor: "${outcome.text}" (${outcome.rule ?? "model"})`
+			: `you: "${outcome.text}"`;
 	if (outcome.kind === "parked") return "parked (answered later by a new run)";
 	if (outcome.kind === "stopped") return "stopped before an answer";
 	return question.note ? `waiting; ${question.note}` : "still waiting";
@@ -137,7 +167,14 @@ export function formatReplay(questions: readonly RecordedQuestion[], agentDir: s
 		if (now.text.startsWith("ask you")) asks++;
 		const when = new Date(question.at);
 		const stamp = `${String(when.getMonth() + 1).padStart(2, "0")}-${String(when.getDate()).padStart(2, "0")} ${when.toTimeString().slice(0, 5)}`;
-		return [stamp, clip(question.meta.id, 16), clip(question.question, 44), mark, clip(now.text, 72), clip(wasText(question), 72)];
+		return [
+			stamp,
+			clip(question.meta.id, 16),
+			clip(question.question, 44),
+			mark,
+			clip(now.text, 72),
+			clip(wasText(question), 72),
+		];
 	});
 	const head = ["WHEN", "ROW", "QUESTION", "", "RULES NOW", "WAS"];
 	const widths = head.map((h, i) => Math.max(h.length, ...rows.map((cells) => cells[i]?.length ?? 0)));
@@ -155,7 +192,14 @@ export function parseSince(text: string, now = Date.now()): number | undefined {
 	const t = text.trim().toLowerCase();
 	if (t === "today") return new Date(now).setHours(0, 0, 0, 0);
 	const ago = /^(\d+)\s*(m|min|h|d|w)$/.exec(t);
-	if (ago) return now - Number(ago[1]) * { m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[ago[2] as "m" | "min" | "h" | "d" | "w"];
+	if (ago)
+		return (
+			now -
+			Number(ago[1]) *
+				{ m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[
+					ago[2] as "m" | "min" | "h" | "d" | "w"
+				]
+		);
 	const at = Date.parse(text);
 	return Number.isNaN(at) ? undefined : at;
 }

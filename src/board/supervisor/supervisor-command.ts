@@ -14,20 +14,35 @@ import { nearestProjectPath, projectTrusted } from "./project-trust.ts";
 import { formatReplay, parseSince, recordedQuestions } from "./replay.ts";
 import { PROJECT_RULES, userRulesPath } from "./rules-paths.ts";
 
-export type SupervisorParsed = { ok: true; name: "supervisor"; replay: boolean; since?: number } | { ok: true; name: "budget"; id: string; amount: BudgetLimit };
+export type SupervisorParsed =
+	| { ok: true; name: "supervisor"; replay: boolean; since?: number }
+	| { ok: true; name: "budget"; id: string; amount: BudgetLimit };
 
-const SCOPE_WORDS = { row: "this row's budget", set: "the attempt set's budget", target: "the target's daily budget", day: "the board's daily budget" } as const;
+const SCOPE_WORDS = {
+	row: "this row's budget",
+	set: "the attempt set's budget",
+	target: "the target's daily budget",
+	day: "the board's daily budget",
+} as const;
 
-export function parseSupervisorCommand(rest: string, now = Date.now()): SupervisorParsed | { ok: false; error: string } {
+export function parseSupervisorCommand(
+	rest: string,
+	now = Date.now(),
+): SupervisorParsed | { ok: false; error: string } {
 	const words = rest.split(/\s+/).filter(Boolean);
 	if (words.length === 0) return { ok: true, name: "supervisor", replay: false };
-	if (words[0] !== "replay") return { ok: false, error: `supervisor takes "replay [--since <when>]" or nothing (got "${words[0]}")` };
+	if (words[0] !== "replay")
+		return { ok: false, error: `supervisor takes "replay [--since <when>]" or nothing (got "${words[0]}")` };
 	if (words.length === 1) return { ok: true, name: "supervisor", replay: true };
 	const joined = words.slice(1).join(" ");
 	const match = /^--since(?:=|\s+)(.+)$/.exec(joined);
 	if (!match?.[1]) return { ok: false, error: "replay takes only --since <when> (1h, 2d, today, or a date)" };
 	const since = parseSince(match[1], now);
-	if (since === undefined) return { ok: false, error: `--since: cannot read "${match[1]}" (use 30m, 1h, 2d, today, or a date such as 2025-05-01)` };
+	if (since === undefined)
+		return {
+			ok: false,
+			error: `--since: cannot read "${match[1]}" (use 30m, 1h, 2d, today, or a date such as 2025-05-01)`,
+		};
 	return { ok: true, name: "supervisor", replay: true, since };
 }
 
@@ -35,7 +50,11 @@ export function parseBudgetCommand(rest: string): SupervisorParsed | { ok: false
 	const [id, ...amountWords] = rest.split(/\s+/).filter(Boolean);
 	if (!id) return { ok: false, error: "budget needs a row id and an amount" };
 	const amount = parseAmount(amountWords.join(" "));
-	if (!amount) return { ok: false, error: `budget needs an amount: 50k, 2M (tokens) or $2 (cost), got ${JSON.stringify(amountWords.join(" "))}` };
+	if (!amount)
+		return {
+			ok: false,
+			error: `budget needs an amount: 50k, 2M (tokens) or $2 (cost), got ${JSON.stringify(amountWords.join(" "))}`,
+		};
 	return { ok: true, name: "budget", id, amount };
 }
 
@@ -43,27 +62,44 @@ export function parseBudgetCommand(rest: string): SupervisorParsed | { ok: false
 function status(storeDir: string, cwd: string, agentDir: string): string {
 	const { policy, error } = readPolicy(storeDir);
 	const lines = [
-		error ? `supervisor: off (${error})` : policy.supervisor ? `supervisor: on, model ${plain(policy.supervisor.model)}` : "supervisor: off (pick its model in the board's settings, S)",
+		error
+			? `supervisor: off (${error})`
+			: policy.supervisor
+				? `supervisor: on, model ${plain(policy.supervisor.model)}`
+				: "supervisor: off (pick its model in the board's settings, S)",
 	];
 	const userPath = userRulesPath(agentDir);
 	const project = nearestProjectPath(cwd, PROJECT_RULES);
 	lines.push("rules files (most specific first, for rows started here):");
-	if (project) lines.push(`  ${shortRulesPath(project.path)}: ${projectTrusted(project.root, agentDir) ? describeRules(project.path) : "not read: the project is not trusted (pi's /trust)"}`);
+	if (project)
+		lines.push(
+			`  ${shortRulesPath(project.path)}: ${projectTrusted(project.root, agentDir) ? describeRules(project.path) : "not read: the project is not trusted (pi's /trust)"}`,
+		);
 	lines.push(`  ${shortRulesPath(userPath)}: ${existsSync(userPath) ? describeRules(userPath) : "none yet"}`);
 	const log = readSupervisorLog(storeDir);
 	const answered = log.filter((line) => line.decision === "answered").length;
 	const asked = log.filter((line) => line.decision === "asked-you").length;
-	lines.push(`log: ${supervisorLogPath(storeDir)}: ${log.length} decisions (${answered} answered, ${asked} left to you)`);
+	lines.push(
+		`log: ${supervisorLogPath(storeDir)}: ${log.length} decisions (${answered} answered, ${asked} left to you)`,
+	);
 	return lines.join("\n");
 }
 
 function describeRules(path: string): string {
 	const read = readRules([path]);
 	const count = `${read.rules.length} rule${read.rules.length === 1 ? "" : "s"}`;
-	return read.errors.length ? `${count}, and errors (every question goes to you until they are fixed):\n${read.errors.map((e) => `    ${plain(e)}`).join("\n")}` : count;
+	return read.errors.length
+		? `${count}, and errors (every question goes to you until they are fixed):\n${read.errors.map((e) => `    ${plain(e)}`).join("\n")}`
+		: count;
 }
 
-export async function runSupervisorCommand(service: BoardService, parsed: SupervisorParsed, cwd: string, agentDir: string, resolve: (key: string) => Promise<BoardRow>): Promise<string> {
+export async function runSupervisorCommand(
+	service: BoardService,
+	parsed: SupervisorParsed,
+	cwd: string,
+	agentDir: string,
+	resolve: (key: string) => Promise<BoardRow>,
+): Promise<string> {
 	if (parsed.name === "budget") {
 		const row = await resolve(parsed.id);
 		if (!service.budget) throw new Error("this board cannot set budgets");

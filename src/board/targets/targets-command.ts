@@ -61,7 +61,8 @@ function number(value: string, flag: string): number | string {
 }
 
 /** "a or b", "a, b or c" */
-const either = (words: string[]) => (words.length < 2 ? words.join("") : `${words.slice(0, -1).join(", ")} or ${words.at(-1)}`);
+const either = (words: string[]) =>
+	words.length < 2 ? words.join("") : `${words.slice(0, -1).join(", ")} or ${words.at(-1)}`;
 
 function parseAdd(words: string[]): TargetsParsed {
 	const [name, ...rest] = words;
@@ -78,21 +79,32 @@ function parseAdd(words: string[]): TargetsParsed {
 		if (value === undefined) return { ok: false, error: `targets add: ${flag} needs a value` };
 		const before = given.get(flag);
 		// A list field (--env) takes the flag again; any other flag once.
-		if (spec.type === "words" && spec.field === "env") given.set(flag, [...(Array.isArray(before) ? before : []), value]);
+		if (spec.type === "words" && spec.field === "env")
+			given.set(flag, [...(Array.isArray(before) ? before : []), value]);
 		else if (before !== undefined) return { ok: false, error: `targets add: ${flag} given twice` };
 		else given.set(flag, value);
 	}
-	const selected = allKinds().filter((kind) => fieldsOf(kind).some(([, spec]) => spec.selects && spec.flag && given.has(spec.flag)));
+	const selected = allKinds().filter((kind) =>
+		fieldsOf(kind).some(([, spec]) => spec.selects && spec.flag && given.has(spec.flag)),
+	);
 	const [kind] = selected;
-	if (!kind || selected.length > 1) return { ok: false, error: `targets add needs exactly one of ${either(allKinds().map(selectorUsage))}` };
-	const own = new Map(fieldsOf(kind).flatMap(([field, spec]) => (spec.flag ? [[spec.flag, { field, spec }] as const] : [])));
+	if (!kind || selected.length > 1)
+		return { ok: false, error: `targets add needs exactly one of ${either(allKinds().map(selectorUsage))}` };
+	const own = new Map(
+		fieldsOf(kind).flatMap(([field, spec]) => (spec.flag ? [[spec.flag, { field, spec }] as const] : [])),
+	);
 	const stray = [...given.keys()].find((flag) => !own.has(flag));
-	if (stray) return { ok: false, error: `targets add ${selectorUsage(kind).split(" ")[0]}: ${stray} is for ${either((known.get(stray)?.kinds ?? []).map((k) => k.what))} targets` };
+	if (stray)
+		return {
+			ok: false,
+			error: `targets add ${selectorUsage(kind).split(" ")[0]}: ${stray} is for ${either((known.get(stray)?.kinds ?? []).map((k) => k.what))} targets`,
+		};
 	const input: TargetInput = { kind: kind.kind };
 	for (const [flag, { field, spec }] of own) {
 		const value = given.get(flag);
 		if (value === undefined) {
-			if (spec.required && spec.default === undefined) return { ok: false, error: `targets add ${selectorUsage(kind).split(" ")[0]} needs ${flag} ${spec.value}` };
+			if (spec.required && spec.default === undefined)
+				return { ok: false, error: `targets add ${selectorUsage(kind).split(" ")[0]} needs ${flag} ${spec.value}` };
 			continue;
 		}
 		if (spec.type === "number") {
@@ -118,17 +130,27 @@ export function parseTargetsCommand(rest: string): TargetsParsed {
 		const allowed = action === "check" ? ["--install"] : [];
 		const stray = flags.find((flag) => !allowed.includes(flag));
 		if (stray !== undefined) return { ok: false, error: `targets ${action}: unexpected ${JSON.stringify(stray)}` };
-		return action === "check" ? { ok: true, action, name, install: flags.includes("--install") } : { ok: true, action, name };
+		return action === "check"
+			? { ok: true, action, name, install: flags.includes("--install") }
+			: { ok: true, action, name };
 	}
 	return { ok: false, error: `targets: unknown action ${JSON.stringify(action)} (add, check, remove)` };
 }
 
 /** The targets as a table: name, where, running/max, queued, the far side's load, and whether it can be reached. */
 export function formatTargets(views: readonly TargetView[]): string {
-	const rows = views.map((view) => [view.name, sanitizeText(view.where), `${view.running}/${view.max}`, String(view.queued), targetLoad(view), targetState(view)]);
+	const rows = views.map((view) => [
+		view.name,
+		sanitizeText(view.where),
+		`${view.running}/${view.max}`,
+		String(view.queued),
+		targetLoad(view),
+		targetState(view),
+	]);
 	const header = ["TARGET", "WHERE", "RUNNING", "QUEUED", "LOAD", "STATE"];
 	const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? "").length)));
-	const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ");
+	const line = (cells: string[]) =>
+		cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ");
 	return [line(header), ...rows.map(line)].join("\n");
 }
 
@@ -137,14 +159,22 @@ const NAME_WIDTH = 11;
 
 /** One requirement's line, its fix under it. */
 export function checkLines(item: CheckItem, width = NAME_WIDTH): string[] {
-	return [`${item.ok ? "ok  " : "FAIL"}  ${item.name.padEnd(width)}  ${sanitizeText(item.detail)}`, ...(item.fix && !item.ok ? [`      ${"".padEnd(width)}  fix: ${sanitizeText(item.fix)}`] : [])];
+	return [
+		`${item.ok ? "ok  " : "FAIL"}  ${item.name.padEnd(width)}  ${sanitizeText(item.detail)}`,
+		...(item.fix && !item.ok ? [`      ${"".padEnd(width)}  fix: ${sanitizeText(item.fix)}`] : []),
+	];
 }
 
 /** One line per requirement, its fix under it; the verdict last. */
 export function formatCheck(check: TargetCheck): string {
 	const width = Math.max(NAME_WIDTH, ...check.items.map((item) => item.name.length));
 	const problems = check.items.filter((item) => !item.ok).length;
-	return [...check.items.flatMap((item) => checkLines(item, width)), check.ok ? `${check.target}: ready` : `${check.target}: not ready (${problems} problem${problems === 1 ? "" : "s"})`].join("\n");
+	return [
+		...check.items.flatMap((item) => checkLines(item, width)),
+		check.ok
+			? `${check.target}: ready`
+			: `${check.target}: not ready (${problems} problem${problems === 1 ? "" : "s"})`,
+	].join("\n");
 }
 
 /** A report whose verdict is a failure (a target not ready): shown as the report it is, and the command fails (headless: exit 1). */
@@ -173,7 +203,11 @@ function checkProgress(progress: (lines: string[], checking?: string) => void): 
 	};
 }
 
-export async function runTargetsCommand(service: BoardService, parsed: Extract<TargetsParsed, { ok: true }>, progress?: (lines: string[], checking?: string) => void): Promise<string> {
+export async function runTargetsCommand(
+	service: BoardService,
+	parsed: Extract<TargetsParsed, { ok: true }>,
+	progress?: (lines: string[], checking?: string) => void,
+): Promise<string> {
 	switch (parsed.action) {
 		case "list":
 			return formatTargets(await service.targets.list());
@@ -182,7 +216,10 @@ export async function runTargetsCommand(service: BoardService, parsed: Extract<T
 			return `added target ${view.name}: ${sanitizeText(view.where)}, up to ${view.max} at a time\ncheck it: /agent-board targets check ${view.name}${view.checkArgs ? ` ${view.checkArgs}` : ""}`;
 		}
 		case "check": {
-			const check = await service.targets.check(parsed.name, { install: parsed.install, ...(progress ? { progress: checkProgress(progress) } : {}) });
+			const check = await service.targets.check(parsed.name, {
+				install: parsed.install,
+				...(progress ? { progress: checkProgress(progress) } : {}),
+			});
 			const text = formatCheck(check);
 			// A failed check fails the command (headless: exit 1), its report shown as one.
 			if (!check.ok) throw new FailedReport(text);

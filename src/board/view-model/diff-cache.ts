@@ -36,7 +36,13 @@ export async function worktreeStateKey(path: string): Promise<string> {
 	} catch {
 		// A directory .git (or none): use it as is.
 	}
-	const [head, index] = await Promise.all([readFile(join(gitDir, "HEAD"), "utf8").catch(() => ""), stat(join(gitDir, "index")).then((s) => String(s.mtimeMs), () => "")]);
+	const [head, index] = await Promise.all([
+		readFile(join(gitDir, "HEAD"), "utf8").catch(() => ""),
+		stat(join(gitDir, "index")).then(
+			(s) => String(s.mtimeMs),
+			() => "",
+		),
+	]);
 	return `${head.trim()}|${index}`;
 }
 
@@ -51,7 +57,9 @@ export class DiffCache {
 	private readonly minIntervalMs: number;
 	private readonly now: () => number;
 
-	constructor(options: { read?: DiffReader; readFiles?: FilesReader; minIntervalMs?: number; now?: () => number } = {}) {
+	constructor(
+		options: { read?: DiffReader; readFiles?: FilesReader; minIntervalMs?: number; now?: () => number } = {},
+	) {
 		this.read = options.read ?? diffStats;
 		this.readFiles = options.readFiles ?? ((path, base) => touchedFiles(path, base).catch(() => undefined));
 		this.minIntervalMs = options.minIntervalMs ?? 5000;
@@ -78,7 +86,10 @@ export class DiffCache {
 		const path = row.worktreePath;
 		if (!path) return undefined;
 		const entry = this.entries.get(row.id);
-		const due = entry && !entry.running && (this.now() - entry.at >= this.minIntervalMs || (!row.alive && entry.updatedAt !== row.updatedAt));
+		const due =
+			entry &&
+			!entry.running &&
+			(this.now() - entry.at >= this.minIntervalMs || (!row.alive && entry.updatedAt !== row.updatedAt));
 		if (!entry || due) void this.refresh(row, path, entry);
 		return entry?.value ?? row.diff;
 	}
@@ -96,7 +107,9 @@ export class DiffCache {
 			entry.base ??= await branchPoint(path, row);
 			const [value, files] = await Promise.all([this.read(path, entry.base), this.readFiles(path, entry.base)]);
 			entry.key = key;
-			const changed = JSON.stringify(value) !== JSON.stringify(entry.value) || JSON.stringify(files) !== JSON.stringify(entry.files);
+			const changed =
+				JSON.stringify(value) !== JSON.stringify(entry.value) ||
+				JSON.stringify(files) !== JSON.stringify(entry.files);
 			entry.value = value;
 			entry.files = files;
 			if (changed) for (const listener of this.listeners) listener(row.id);

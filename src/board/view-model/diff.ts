@@ -54,15 +54,28 @@ export async function readRowDiff(row: BoardRow): Promise<string[]> {
 
 /** Files the row changed since its branch point, committed or not, new files included. */
 export async function touchedFiles(dir: string, base: string): Promise<string[]> {
-	const [tracked, untracked] = await Promise.all([git(dir, ["diff", "--name-only", "--no-renames", base]), untrackedFiles(dir)]);
+	const [tracked, untracked] = await Promise.all([
+		git(dir, ["diff", "--name-only", "--no-renames", base]),
+		untrackedFiles(dir),
+	]);
 	return [...new Set([...lines(tracked), ...untracked])].sort();
 }
 
 export async function branchPoint(dir: string, row: BoardRow): Promise<string> {
-	const candidates = row.repo ? [await git(row.repo, ["rev-parse", "HEAD"]).then((s) => s.trim(), () => "")] : [];
+	const candidates = row.repo
+		? [
+				await git(row.repo, ["rev-parse", "HEAD"]).then(
+					(s) => s.trim(),
+					() => "",
+				),
+			]
+		: [];
 	for (const other of candidates) {
 		if (!other) continue;
-		const base = await git(dir, ["merge-base", "HEAD", other]).then((s) => s.trim(), () => "");
+		const base = await git(dir, ["merge-base", "HEAD", other]).then(
+			(s) => s.trim(),
+			() => "",
+		);
 		if (base) return base;
 	}
 	return "HEAD";

@@ -124,9 +124,13 @@ export class BoardFeed {
 				while (at < todo.length) {
 					// stop() ends a fill: its rows would land in a feed nobody follows.
 					if (this.filling !== filling) return;
-					const slice = todo.slice(at, at + (at === 0 ? this.firstRows : this.sliceRows)).filter((id) => !this.rowMap.has(id));
+					const slice = todo
+						.slice(at, at + (at === 0 ? this.firstRows : this.sliceRows))
+						.filter((id) => !this.rowMap.has(id));
 					at += at === 0 ? this.firstRows : this.sliceRows;
-					const rows = await Promise.all(slice.map((id) => service.get(id, { slim: true }).catch(() => undefined)));
+					const rows = await Promise.all(
+						slice.map((id) => service.get(id, { slim: true }).catch(() => undefined)),
+					);
 					const applied: string[] = [];
 					slice.forEach((id, i) => {
 						// A watch report may have read it meanwhile, fresher.
@@ -284,12 +288,19 @@ export class BoardFeed {
 				}
 				const ids = [...this.pending];
 				this.pending.clear();
-				const fresh = await Promise.all(ids.map((id) => service.get(id, { slim: !this.held.has(id) }).catch(() => undefined)));
+				const fresh = await Promise.all(
+					ids.map((id) => service.get(id, { slim: !this.held.has(id) }).catch(() => undefined)),
+				);
 				ids.forEach((id, i) => {
 					const row = fresh[i];
 					// `get` runs no git, so it has no overlaps: keep the last full list's until the next one.
 					const previous = this.rowMap.get(id);
-					this.set(id, row && !row.overlaps && previous?.overlaps && !row.merged ? { ...row, overlaps: previous.overlaps } : row);
+					this.set(
+						id,
+						row && !row.overlaps && previous?.overlaps && !row.merged
+							? { ...row, overlaps: previous.overlaps }
+							: row,
+					);
 				});
 				this.lastError = "";
 				this.applied(ids);

@@ -26,7 +26,8 @@ export function parseFilter(text: string): ParsedFilter {
 		if (!token) continue;
 		if (token.startsWith("s:")) {
 			const prefix = token.slice(2).replace(/-/g, "_");
-			for (const state of STATE_ORDER) if (prefix && state.startsWith(prefix) && !states.includes(state)) states.push(state);
+			for (const state of STATE_ORDER)
+				if (prefix && state.startsWith(prefix) && !states.includes(state)) states.push(state);
 			// An unknown state matches nothing rather than everything: the user asked for a narrower list.
 			if (!STATE_ORDER.some((state) => prefix && state.startsWith(prefix))) states.push("__none__" as RowState);
 			continue;
@@ -44,7 +45,18 @@ export function rowMatches(row: BoardRow, filter: ParsedFilter): boolean {
 	if (filter.states.length > 0 && !filter.states.includes(row.state)) return false;
 	if (filter.targets.length > 0 && !filter.targets.some((prefix) => targetOf(row).startsWith(prefix))) return false;
 	if (filter.words.length === 0) return true;
-	const hay = [row.id, row.name, row.summary, row.cwd, row.repo ?? "", row.model ?? "", row.question ?? "", row.branch ?? ""].join("\n").toLowerCase();
+	const hay = [
+		row.id,
+		row.name,
+		row.summary,
+		row.cwd,
+		row.repo ?? "",
+		row.model ?? "",
+		row.question ?? "",
+		row.branch ?? "",
+	]
+		.join("\n")
+		.toLowerCase();
 	return filter.words.every((word) => hay.includes(word));
 }
 

@@ -81,7 +81,9 @@ export class OverlapIndex {
 			rows.forEach((row, i) => touched.push({ id: row.id, repo, files: files[i] ?? [], set: row.attempt?.setId }));
 		}
 		const next = computeOverlaps(touched);
-		const changed = JSON.stringify([...next]) !== JSON.stringify([...this.overlaps]) || [...known].join("\n") !== [...this.known].join("\n");
+		const changed =
+			JSON.stringify([...next]) !== JSON.stringify([...this.overlaps]) ||
+			[...known].join("\n") !== [...this.known].join("\n");
 		this.overlaps = next;
 		this.known = known;
 		if (changed) for (const listener of this.listeners) listener();

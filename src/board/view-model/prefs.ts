@@ -38,7 +38,10 @@ export const PREFS_FILE = "dashboard-prefs.json";
 /** Missing, unreadable, symlinked or wrongly shaped prefs are no prefs: they are only defaults for a form. */
 export async function loadPrefs(storeDir: string): Promise<DispatchPrefs> {
 	try {
-		const handle = await open(join(storeDir, PREFS_FILE), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+		const handle = await open(
+			join(storeDir, PREFS_FILE),
+			constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+		);
 		try {
 			if (!(await handle.stat()).isFile()) return {};
 			const parsed: unknown = JSON.parse(await handle.readFile("utf8"));

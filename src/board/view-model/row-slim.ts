@@ -10,10 +10,18 @@ import { notOver } from "../../../runner/life/phase.mjs";
 /** Characters of the answer kept: more than the widest summary column shows. */
 export const SLIM_TEXT = 512;
 
-const cut = (text: string | undefined): string | undefined => (text !== undefined && text.length > SLIM_TEXT ? text.slice(0, SLIM_TEXT) : text);
+const cut = (text: string | undefined): string | undefined =>
+	text !== undefined && text.length > SLIM_TEXT ? text.slice(0, SLIM_TEXT) : text;
 
 export function slimRow(row: BoardRow): BoardRow {
-	return { ...row, recentEvents: [], stderrTail: undefined, receipts: undefined, latestAssistant: cut(row.latestAssistant), error: cut(row.error) };
+	return {
+		...row,
+		recentEvents: [],
+		stderrTail: undefined,
+		receipts: undefined,
+		latestAssistant: cut(row.latestAssistant),
+		error: cut(row.error),
+	};
 }
 
 /** Rows kept whole anyway: what they do now changes by the second and they are few. */

@@ -11,7 +11,16 @@ import { sanitizeText } from "../engine/sanitize.ts";
 import type { AttemptInfo, BoardRow, DiffStats, FileOverlap, MergedInfo, RowState } from "../engine/types.ts";
 
 /** Needs input first: it is the only state where the board waits on the user. */
-export const STATE_ORDER: readonly RowState[] = ["needs_input", "working", "queued", "failed", "error", "stopped", "completed", "idle"];
+export const STATE_ORDER: readonly RowState[] = [
+	"needs_input",
+	"working",
+	"queued",
+	"failed",
+	"error",
+	"stopped",
+	"completed",
+	"idle",
+];
 
 export const STATE_GLYPH: Record<RowState, string> = {
 	needs_input: "?",
@@ -129,7 +138,8 @@ export function liveActivity(row: BoardRow, now: number): string {
 	if (!live) return "";
 	if (live.retry) return `retrying ${live.retry.attempt}/${live.retry.max}: ${clean(live.retry.reason)}`;
 	if (live.compactingSince !== undefined) return `compacting ${formatAge(now - live.compactingSince)}`;
-	if (live.tool) return `${clean(live.tool.name)} ${formatAge(now - live.tool.startedAt)}${live.tool.detail ? `: ${clean(live.tool.detail)}` : ""}`;
+	if (live.tool)
+		return `${clean(live.tool.name)} ${formatAge(now - live.tool.startedAt)}${live.tool.detail ? `: ${clean(live.tool.detail)}` : ""}`;
 	if (live.waitingSince !== undefined) return `waiting for the model ${formatAge(now - live.waitingSince)}`;
 	return "";
 }
@@ -198,7 +208,8 @@ export function summaryParts(row: BoardRow, now: number): SummaryParts {
 		const text = clean(row.live?.text);
 		if (text) return { head: activity ? `${activity} · ` : "", tail: text };
 		if (activity) return { head: activity, tail: "" };
-		if (row.state === "queued" && row.blockedReason) return { head: `blocked: ${clean(row.blockedReason)}`, tail: "" };
+		if (row.state === "queued" && row.blockedReason)
+			return { head: `blocked: ${clean(row.blockedReason)}`, tail: "" };
 		if (row.currentTool) return { head: clean(row.currentTool), tail: "" };
 	}
 	return { head: fullSummary(row), tail: "" };
@@ -213,7 +224,10 @@ export function summaryText(row: BoardRow, now: number): string {
 export function fitSummary(parts: SummaryParts, width: number): string {
 	if (!parts.tail) return truncateToWidth(parts.head, width, "…");
 	// The head (the tool now running) gets at most half; the newest words get the rest.
-	const head = visibleWidth(parts.head) <= Math.floor(width / 2) ? parts.head : truncateToWidth(parts.head, Math.floor(width / 2), "… ");
+	const head =
+		visibleWidth(parts.head) <= Math.floor(width / 2)
+			? parts.head
+			: truncateToWidth(parts.head, Math.floor(width / 2), "… ");
 	return head + fitTail(parts.tail, width - visibleWidth(head));
 }
 

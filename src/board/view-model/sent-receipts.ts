@@ -38,7 +38,11 @@ function runReceipts(runDir: string): Receipt[] {
 }
 
 /** The row's receipts, oldest first: those of earlier runs, and those of its current run (read afresh). */
-export function readRowReceipts(storeDir: string, rowId: string, currentRunId: string | undefined): { earlier: Receipt[]; current: Receipt[] } {
+export function readRowReceipts(
+	storeDir: string,
+	rowId: string,
+	currentRunId: string | undefined,
+): { earlier: Receipt[]; current: Receipt[] } {
 	const runs = join(rowDirOf(storeDir, rowId), "runs");
 	if (!isDir(runs)) return { earlier: [], current: [] };
 	const earlier: Receipt[] = [];

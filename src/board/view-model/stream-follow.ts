@@ -22,7 +22,11 @@ export function followStream(seen: string, tail: string): string {
 	if (seen.endsWith(tail)) return seen;
 	// The longest end of `seen` that `tail` starts with: searched from a probe of the tail's start.
 	const probe = tail.slice(0, MIN_OVERLAP);
-	for (let at = seen.lastIndexOf(probe); at >= 0 && at >= seen.length - tail.length; at = at > 0 ? seen.lastIndexOf(probe, at - 1) : -1) {
+	for (
+		let at = seen.lastIndexOf(probe);
+		at >= 0 && at >= seen.length - tail.length;
+		at = at > 0 ? seen.lastIndexOf(probe, at - 1) : -1
+	) {
 		if (tail.startsWith(seen.slice(at))) return capped(seen.slice(0, at) + tail);
 	}
 	// No overlap: a tail under the cap is a whole (new) message; at the cap, text went by unseen.

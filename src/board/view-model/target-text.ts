@@ -14,7 +14,8 @@ export function targetLoad(view: TargetView): string {
 
 /** "ok", "unreachable since 14:03:07: ...", "failing its check: ...". */
 export function targetState(view: TargetView): string {
-	if (view.unreachable) return `unreachable since ${clock(view.unreachable.since)}: ${sanitizeText(view.unreachable.reason)}`;
+	if (view.unreachable)
+		return `unreachable since ${clock(view.unreachable.since)}: ${sanitizeText(view.unreachable.reason)}`;
 	if (view.takes && !view.takes.ok && view.takes.why !== "full") return sanitizeText(view.takes.why ?? "");
 	return "ok";
 }

@@ -4,7 +4,12 @@
  * branches do not show. Every text is sanitised: it comes from the worker.
  */
 import { readFile } from "node:fs/promises";
-import { parseSessionEntries, SessionManager, type FileEntry, type SessionEntry } from "@earendil-works/pi-coding-agent";
+import {
+	parseSessionEntries,
+	SessionManager,
+	type FileEntry,
+	type SessionEntry,
+} from "@earendil-works/pi-coding-agent";
 import type { Receipt } from "../engine/types.ts";
 import { cleanBlock } from "./row-text.ts";
 
@@ -46,20 +51,30 @@ export function transcriptFromEntries(entries: readonly SessionEntry[]): Transcr
 		if (!isRecord(message)) continue;
 		const role = message.role;
 		if (role === "user") {
-			const text = partsOf(message.content).map((p) => p.text ?? "").join("");
+			const text = partsOf(message.content)
+				.map((p) => p.text ?? "")
+				.join("");
 			if (text) out.push({ role: "user", text: cleanBlock(text) });
 		} else if (role === "assistant") {
 			for (const part of partsOf(message.content)) {
 				if (part.type === "text" && part.text) out.push({ role: "assistant", text: cleanBlock(part.text) });
-				else if (part.type === "toolCall") out.push({ role: "tool", text: cleanBlock(`${part.name ?? "tool"} ${JSON.stringify(part.arguments ?? {})}`) });
+				else if (part.type === "toolCall")
+					out.push({
+						role: "tool",
+						text: cleanBlock(`${part.name ?? "tool"} ${JSON.stringify(part.arguments ?? {})}`),
+					});
 			}
-			if (typeof message.errorMessage === "string" && message.errorMessage) out.push({ role: "error", text: cleanBlock(message.errorMessage) });
+			if (typeof message.errorMessage === "string" && message.errorMessage)
+				out.push({ role: "error", text: cleanBlock(message.errorMessage) });
 		} else if (role === "toolResult") {
-			const text = partsOf(message.content).map((p) => p.text ?? "").join("");
+			const text = partsOf(message.content)
+				.map((p) => p.text ?? "")
+				.join("");
 			const name = typeof message.toolName === "string" ? message.toolName : "tool";
 			// An answer to ask_user is the user's message, where it landed: the tool's result.
 			const details = isRecord(message.details) ? message.details : {};
-			if (name === "ask_user" && details.answered === true && typeof details.answer === "string") out.push({ role: "user", text: cleanBlock(details.answer), sent: "answer" });
+			if (name === "ask_user" && details.answered === true && typeof details.answer === "string")
+				out.push({ role: "user", text: cleanBlock(details.answer), sent: "answer" });
 			else out.push({ role: "tool", text: cleanBlock(`${name} -> ${text}`) });
 		}
 	}
@@ -108,7 +123,11 @@ export function markSent(entries: TranscriptEntry[], receipts: readonly SentRece
  * The transcript with every message the user sent marked; the current run's delivered messages that
  * are not in the session yet follow at its end, marked waiting.
  */
-export function withSent(entries: readonly TranscriptEntry[], earlier: readonly SentReceipt[], current: readonly SentReceipt[] = []): TranscriptEntry[] {
+export function withSent(
+	entries: readonly TranscriptEntry[],
+	earlier: readonly SentReceipt[],
+	current: readonly SentReceipt[] = [],
+): TranscriptEntry[] {
 	const out = entries.map((entry) => ({ ...entry }));
 	const unmatched = markSent(out, [...earlier, ...current]);
 	for (const receipt of current) {

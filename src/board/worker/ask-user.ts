@@ -24,7 +24,8 @@ export function askWaitMs(env: NodeJS.ProcessEnv): number {
 	return Math.round(seconds * 1000);
 }
 
-const PARKED_TEXT = "The user has not answered yet. The run ends here; the user's answer will arrive as the next message.";
+const PARKED_TEXT =
+	"The user has not answered yet. The run ends here; the user's answer will arrive as the next message.";
 
 export function registerAskUser(pi: ExtensionAPI, control: WorkerControl | undefined, waitMs: number): void {
 	const inPlace = control !== undefined;
@@ -77,7 +78,12 @@ function parked(base: AskUserDetails): AgentToolResult<AskUserDetails> {
 }
 
 /** The first of: an answer or abort from the channel, the tool's abort signal, the park timer. */
-async function waitInPlace(control: WorkerControl, waitMs: number, signal: AbortSignal | undefined, toolCallId: string): Promise<AskOutcome> {
+async function waitInPlace(
+	control: WorkerControl,
+	waitMs: number,
+	signal: AbortSignal | undefined,
+	toolCallId: string,
+): Promise<AskOutcome> {
 	const wait = control.waitForAnswer(toolCallId);
 	// Ref'd on purpose: the channel is unref'd and a pending promise holds nothing, so this timer is
 	// what keeps pi alive while the question waits.

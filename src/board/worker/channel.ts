@@ -5,7 +5,14 @@
  */
 import { Socket } from "node:net";
 import { LineSplitter } from "../../../runner/lines.mjs";
-import { CONTROL_FD_ENV, encodeLine, parseRunnerLine, type InvalidLine, type RunnerToWorker, type WorkerToRunner } from "../../../runner/protocol.mjs";
+import {
+	CONTROL_FD_ENV,
+	encodeLine,
+	parseRunnerLine,
+	type InvalidLine,
+	type RunnerToWorker,
+	type WorkerToRunner,
+} from "../../../runner/protocol.mjs";
 
 export interface ChannelHandlers {
 	onLine(message: RunnerToWorker | InvalidLine): void;

@@ -146,7 +146,8 @@ export class WorkerControl {
 	 */
 	holdTurn(usage: { tokens: number; cost: number }, more: boolean): { outcome: Promise<TurnOutcome>; park(): void } {
 		if (!this.holdTurns || this.runnerGone) return { outcome: Promise.resolve("go"), park: () => {} };
-		if (this.abortRequested || this.phaseValue === "closed") return { outcome: Promise.resolve("abort"), park: () => {} };
+		if (this.abortRequested || this.phaseValue === "closed")
+			return { outcome: Promise.resolve("abort"), park: () => {} };
 		const id = `turn-${++this.turnSeq}`;
 		let resolveOutcome: (outcome: TurnOutcome) => void = () => {};
 		const outcome = new Promise<TurnOutcome>((resolve) => (resolveOutcome = resolve));

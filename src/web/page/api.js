@@ -24,7 +24,8 @@ async function answer(response) {
 	} catch {
 		body = {};
 	}
-	if (!response.ok) throw new ApiError(response.status, typeof body.error === "string" ? body.error : `HTTP ${response.status}`);
+	if (!response.ok)
+		throw new ApiError(response.status, typeof body.error === "string" ? body.error : `HTTP ${response.status}`);
 	return body;
 }
 

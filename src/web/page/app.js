@@ -29,7 +29,8 @@ function showLoggedOut() {
 
 function status(data) {
 	setSkew(data.now - Date.now());
-	$("counts").textContent = countsText(data.counts) + (data.loading ? ` · loading ${data.loading.done}/${data.loading.total} rows` : "");
+	$("counts").textContent =
+		countsText(data.counts) + (data.loading ? ` · loading ${data.loading.done}/${data.loading.total} rows` : "");
 }
 
 function connect(board) {
@@ -93,7 +94,9 @@ async function main() {
 	};
 	const board = new BoardView($("board"), info.groups, ctx);
 	$("new").addEventListener("click", () => void openDispatch(sheet, toast).catch((e) => toast(e.message, "error")));
-	$("filter").addEventListener("input", (event) => board.setFilter(/** @type {HTMLInputElement} */ (event.target).value));
+	$("filter").addEventListener("input", (event) =>
+		board.setFilter(/** @type {HTMLInputElement} */ (event.target).value),
+	);
 	const archived = $("archived");
 	archived.addEventListener("click", async () => {
 		const show = archived.getAttribute("aria-pressed") !== "true";
@@ -105,7 +108,8 @@ async function main() {
 	bell.hidden = !notificationsSupported();
 	bellText();
 	bell.addEventListener("click", async () => {
-		if (!(await enableNotifications())) toast("Notifications are blocked for this page in the browser's settings.", "error");
+		if (!(await enableNotifications()))
+			toast("Notifications are blocked for this page in the browser's settings.", "error");
 		bellText();
 	});
 	connect(board);

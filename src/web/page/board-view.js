@@ -14,7 +14,13 @@ function matches(row, filter) {
 			if (!row.state.startsWith(token.slice(2).replace(/-/g, "_"))) return false;
 		} else if (token.startsWith("on:")) {
 			if (!row.target.startsWith(token.slice(3))) return false;
-		} else if (![row.id, row.name, row.summary, row.cwd, row.model ?? "", row.question ?? "", row.branch ?? ""].join("\n").toLowerCase().includes(token)) return false;
+		} else if (
+			![row.id, row.name, row.summary, row.cwd, row.model ?? "", row.question ?? "", row.branch ?? ""]
+				.join("\n")
+				.toLowerCase()
+				.includes(token)
+		)
+			return false;
 	}
 	return true;
 }
@@ -35,7 +41,11 @@ export class BoardView {
 		this.sections = this.labels.map((label, index) => {
 			const list = el("ul", { class: "rows" });
 			const title = el("h2", { class: "group-title" });
-			const more = el("button", { class: "more", attrs: { type: "button" }, on: { click: () => this.showMore(index) } });
+			const more = el("button", {
+				class: "more",
+				attrs: { type: "button" },
+				on: { click: () => this.showMore(index) },
+			});
 			const section = el("section", { class: "group" }, [title, list, more]);
 			section.hidden = true;
 			root.append(section);
@@ -110,7 +120,9 @@ export class BoardView {
 		if (!group) return;
 		const archivedGroup = index === this.labels.length - 1;
 		const rows = [];
-		if (!archivedGroup || this.showArchived) for (const row of this.rows.values()) if (this.groupOf(row) === index && matches(row, this.filter)) rows.push(row);
+		if (!archivedGroup || this.showArchived)
+			for (const row of this.rows.values())
+				if (this.groupOf(row) === index && matches(row, this.filter)) rows.push(row);
 		rows.sort((a, b) => b.lastActivityAt - a.lastActivityAt || (a.id < b.id ? -1 : 1));
 		group.section.hidden = rows.length === 0;
 		group.title.textContent = `${group.label} (${rows.length})`;
@@ -138,4 +150,3 @@ export function countsText(counts) {
 	if (counts.waiting) parts.push(`${counts.waiting} need input`);
 	return parts.join(" · ");
 }
-

@@ -24,7 +24,9 @@ export function notificationsOn() {
 async function register() {
 	if (registration || !("serviceWorker" in navigator)) return registration;
 	try {
-		registration = await navigator.serviceWorker.register(policy ? policy.createScriptURL("/sw.js") : "/sw.js", { scope: "/" });
+		registration = await navigator.serviceWorker.register(policy ? policy.createScriptURL("/sw.js") : "/sw.js", {
+			scope: "/",
+		});
 	} catch {
 		registration = undefined;
 	}
@@ -42,7 +44,12 @@ export async function enableNotifications() {
 /** A system notification for a notice; the page's toast shows it either way. */
 export async function notify(notice) {
 	if (!notificationsOn()) return;
-	const options = { body: notice.text, tag: `${notice.id}:${notice.state}`, icon: "/icon.svg", data: { id: notice.id } };
+	const options = {
+		body: notice.text,
+		tag: `${notice.id}:${notice.state}`,
+		icon: "/icon.svg",
+		data: { id: notice.id },
+	};
 	const reg = await register();
 	if (reg?.showNotification) return reg.showNotification(notice.title, options);
 	new Notification(notice.title, options);

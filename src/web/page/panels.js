@@ -9,8 +9,16 @@ export class Sheet {
 	constructor(host) {
 		this.title = el("h2", { class: "sheet-title" });
 		this.content = el("div", { class: "sheet-content" });
-		this.close = el("button", { class: "close", text: "Close", attrs: { type: "button" }, on: { click: () => this.hide() } });
-		this.root = el("div", { class: "sheet", attrs: { role: "dialog", "aria-modal": "true" } }, [el("div", { class: "sheet-bar" }, [this.title, this.close]), this.content]);
+		this.close = el("button", {
+			class: "close",
+			text: "Close",
+			attrs: { type: "button" },
+			on: { click: () => this.hide() },
+		});
+		this.root = el("div", { class: "sheet", attrs: { role: "dialog", "aria-modal": "true" } }, [
+			el("div", { class: "sheet-bar" }, [this.title, this.close]),
+			this.content,
+		]);
 		this.root.hidden = true;
 		host.append(this.root);
 		document.addEventListener("keydown", (event) => {
@@ -38,7 +46,11 @@ function field(label, control) {
 }
 
 function select(values, current) {
-	const node = el("select", {}, values.map((value) => el("option", { text: value, attrs: { value } })));
+	const node = el(
+		"select",
+		{},
+		values.map((value) => el("option", { text: value, attrs: { value } })),
+	);
 	node.value = current;
 	return node;
 }
@@ -47,7 +59,10 @@ function select(values, current) {
 export async function openDispatch(sheet, toast) {
 	const form = await getJson("/api/dispatch");
 	const c = form.choices;
-	const prompt = el("textarea", { class: "prompt", attrs: { rows: "5", placeholder: "What should the agent do?", "aria-label": "prompt" } });
+	const prompt = el("textarea", {
+		class: "prompt",
+		attrs: { rows: "5", placeholder: "What should the agent do?", "aria-label": "prompt" },
+	});
 	const controls = {
 		name: el("input", { attrs: { type: "text", placeholder: "optional" } }),
 		cwd: el("input", { attrs: { type: "text", autocapitalize: "off", spellcheck: "false" } }),
@@ -65,7 +80,11 @@ export async function openDispatch(sheet, toast) {
 	const presets = form.presets ?? [];
 	const preset = select(["none", ...presets.map((p) => p.name)], "none");
 	const presetNote = el("p", { class: "meta" });
-	const models = el("datalist", { attrs: { id: "models" } }, form.models.map((m) => el("option", { attrs: { value: m } })));
+	const models = el(
+		"datalist",
+		{ attrs: { id: "models" } },
+		form.models.map((m) => el("option", { attrs: { value: m } })),
+	);
 	const error = el("p", { class: "form-error", attrs: { role: "alert" } });
 	const start = el("button", { class: "primary", text: "Start", attrs: { type: "button" } });
 	start.addEventListener("click", async () => {
@@ -85,16 +104,16 @@ export async function openDispatch(sheet, toast) {
 	});
 	const summary = el("p", { class: "choices-summary", text: form.summary });
 	const options = el("details", {}, [
-			el("summary", { text: "Options" }),
-			field("name", controls.name),
-			field("cwd", controls.cwd),
-			field("where", controls.target),
-			field("model", controls.model),
-			models,
-			field("thinking", controls.thinking),
-			field("worktree", controls.worktree),
-			field("attempts", controls.count),
-		]);
+		el("summary", { text: "Options" }),
+		field("name", controls.name),
+		field("cwd", controls.cwd),
+		field("where", controls.target),
+		field("model", controls.model),
+		models,
+		field("thinking", controls.thinking),
+		field("worktree", controls.worktree),
+		field("attempts", controls.count),
+	]);
 	// The summary says what the choices are; opened, the options say it themselves.
 	options.addEventListener("toggle", () => (summary.hidden = options.open));
 	preset.addEventListener("change", () => {
@@ -103,7 +122,15 @@ export async function openDispatch(sheet, toast) {
 		summary.textContent = picked ? picked.summary : form.summary;
 		presetNote.textContent = picked ? (picked.error ? `cannot be used: ${picked.error}` : picked.description) : "";
 	});
-	sheet.show("New agent", [prompt, presets.length ? field("preset", preset) : null, presetNote, summary, options, error, el("div", { class: "buttons" }, [start])]);
+	sheet.show("New agent", [
+		prompt,
+		presets.length ? field("preset", preset) : null,
+		presetNote,
+		summary,
+		options,
+		error,
+		el("div", { class: "buttons" }, [start]),
+	]);
 	prompt.focus();
 }
 
@@ -131,15 +158,32 @@ export async function openMerge(sheet, id, toast, back) {
 					toast(e.message, "error");
 				}
 			});
-			fill(result, [el("p", { class: "error-text", text: merged.message }), text, el("div", { class: "buttons" }, [send])]);
+			fill(result, [
+				el("p", { class: "error-text", text: merged.message }),
+				text,
+				el("div", { class: "buttons" }, [send]),
+			]);
 		} catch (e) {
 			fill(result, [el("p", { class: "error-text", text: `merge failed: ${e.message}` })]);
 		}
 	});
 	sheet.show("Merge", [
 		el("p", { class: plan.conflicts.length ? "warning" : "", text: plan.question }),
-		plan.plan.files.length ? el("ul", { class: "files" }, plan.plan.files.map((f) => el("li", { text: f }))) : null,
-		el("div", { class: "buttons" }, [go, el("button", { text: "Cancel", attrs: { type: "button" }, on: { click: () => (back ? back() : sheet.hide()) } })]),
+		plan.plan.files.length
+			? el(
+					"ul",
+					{ class: "files" },
+					plan.plan.files.map((f) => el("li", { text: f })),
+				)
+			: null,
+		el("div", { class: "buttons" }, [
+			go,
+			el("button", {
+				text: "Cancel",
+				attrs: { type: "button" },
+				on: { click: () => (back ? back() : sheet.hide()) },
+			}),
+		]),
 		result,
 	]);
 }
@@ -151,7 +195,11 @@ export async function openCompare(sheet, id, states, toast) {
 	const entries = set.rows.map(({ row, files, overlaps }) => {
 		const state = states[row.state] ?? { glyph: "?", label: row.state };
 		const running = row.alive || row.state === "working" || row.state === "queued";
-		const stats = row.diff ? `+${row.diff.added} -${row.diff.removed} ${row.diff.files}f` : files.length ? `${files.length}f` : "no diff";
+		const stats = row.diff
+			? `+${row.diff.added} -${row.diff.removed} ${row.diff.files}f`
+			: files.length
+				? `${files.length}f`
+				: "no diff";
 		return el("li", { class: `attempt state-${row.state}` }, [
 			el("p", { class: "attempt-head" }, [
 				el("span", { class: "glyph", text: state.glyph }),
@@ -161,10 +209,21 @@ export async function openCompare(sheet, id, states, toast) {
 			files.length ? el("p", { class: "meta", text: `files: ${files.join(", ")}` }) : null,
 			...overlaps.map((o) => el("p", { class: "warning", text: `overlap: ${o.file} (with ${o.rows.join(", ")})` })),
 			row.summary ? el("p", { class: "summary", text: row.summary }) : null,
-			!row.merged && !running && row.worktree ? el("button", { text: "Merge this one", attrs: { type: "button" }, on: { click: () => void openMerge(sheet, row.id, toast, reopen).catch((e) => toast(e.message, "error")) } }) : null,
+			!row.merged && !running && row.worktree
+				? el("button", {
+						text: "Merge this one",
+						attrs: { type: "button" },
+						on: {
+							click: () => void openMerge(sheet, row.id, toast, reopen).catch((e) => toast(e.message, "error")),
+						},
+					})
+				: null,
 		]);
 	});
 	const merged = set.rows.filter((entry) => entry.row.merged).length;
 	const head = `${set.rows.length} attempt${set.rows.length === 1 ? "" : "s"}${merged ? ` · ${merged} merged` : ""}${set.repo ? ` · ${set.repo}` : ""}`;
-	sheet.show(set.setId ? `Attempt set ${set.setId}` : "Compare", [el("p", { class: "meta", text: head }), el("ul", { class: "attempts" }, entries)]);
+	sheet.show(set.setId ? `Attempt set ${set.setId}` : "Compare", [
+		el("p", { class: "meta", text: head }),
+		el("ul", { class: "attempts" }, entries),
+	]);
 }

@@ -11,7 +11,8 @@ function liveLine(live) {
 	if (!live) return [];
 	if (live.retry) return [`retrying ${live.retry.attempt}/${live.retry.max}: ${live.retry.reason}`];
 	if (live.compactingSince !== undefined) return ["compacting ", age(live.compactingSince)];
-	if (live.tool) return [`${live.tool.name} `, age(live.tool.startedAt), live.tool.detail ? `: ${live.tool.detail}` : ""];
+	if (live.tool)
+		return [`${live.tool.name} `, age(live.tool.startedAt), live.tool.detail ? `: ${live.tool.detail}` : ""];
 	if (live.waitingSince !== undefined) return ["waiting for the model ", age(live.waitingSince)];
 	return [];
 }
@@ -47,17 +48,36 @@ export class RowCard {
 		this.detail = undefined;
 		this.detailAt = 0;
 		this.actionsKey = undefined;
-		this.head = el("button", { class: "row-head", attrs: { type: "button", "aria-expanded": "false" }, on: { click: () => this.toggle() } });
+		this.head = el("button", {
+			class: "row-head",
+			attrs: { type: "button", "aria-expanded": "false" },
+			on: { click: () => this.toggle() },
+		});
 		this.body = el("div", { class: "row-body" });
 		this.error = el("p", { class: "form-error", attrs: { role: "alert" } });
-		this.input = el("textarea", { class: "composer-text", attrs: { rows: "2", "aria-label": "message to the agent" } });
+		this.input = el("textarea", {
+			class: "composer-text",
+			attrs: { rows: "2", "aria-label": "message to the agent" },
+		});
 		// Enter is a new line (phones have no other); ctrl/cmd+enter sends, as in a chat box.
 		this.input.addEventListener("keydown", (event) => {
 			if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) void this.send(false);
 		});
-		this.sendButton = el("button", { class: "primary", attrs: { type: "button" }, on: { click: () => this.send(false) } });
-		this.followButton = el("button", { attrs: { type: "button" }, text: "Follow-up", on: { click: () => this.send(true) } });
-		this.composer = el("div", { class: "composer" }, [this.input, el("div", { class: "buttons" }, [this.sendButton, this.followButton]), this.error]);
+		this.sendButton = el("button", {
+			class: "primary",
+			attrs: { type: "button" },
+			on: { click: () => this.send(false) },
+		});
+		this.followButton = el("button", {
+			attrs: { type: "button" },
+			text: "Follow-up",
+			on: { click: () => this.send(true) },
+		});
+		this.composer = el("div", { class: "composer" }, [
+			this.input,
+			el("div", { class: "buttons" }, [this.sendButton, this.followButton]),
+			this.error,
+		]);
 		this.actions = el("div", { class: "actions" });
 		this.details = el("div", { class: "details" });
 		this.root = el("li", { class: "row" }, [this.head, this.body, this.composer, this.actions, this.details]);
@@ -89,31 +109,57 @@ export class RowCard {
 		fill(this.head, [
 			el("span", { class: "glyph", text: state.glyph, title: state.label, attrs: { "aria-label": state.label } }),
 			el("span", { class: "name", text: row.name }),
-			row.unread ? el("span", { class: "dot", title: "new activity", attrs: { "aria-label": "new activity" } }) : null,
+			row.unread
+				? el("span", { class: "dot", title: "new activity", attrs: { "aria-label": "new activity" } })
+				: null,
 			age(row.lastActivityAt),
 		]);
 		// A question says what the agent waits for; its ask_user tool line would only repeat it.
 		const live = row.question ? [] : liveLine(row.live);
-		const streamed = row.liveText ? el("p", { class: "stream", text: this.expanded ? row.liveText : tail(row.liveText, 240) }) : null;
+		const streamed = row.liveText
+			? el("p", { class: "stream", text: this.expanded ? row.liveText : tail(row.liveText, 240) })
+			: null;
 		const question = row.question
 			? el("div", { class: "question" }, [
 					el("p", { class: "question-text", text: row.question }),
-					row.options?.length ? el("div", { class: "choices" }, row.options.map((option) => el("button", { class: "choice", text: option, attrs: { type: "button" }, on: { click: () => this.send(false, option) } }))) : null,
+					row.options?.length
+						? el(
+								"div",
+								{ class: "choices" },
+								row.options.map((option) =>
+									el("button", {
+										class: "choice",
+										text: option,
+										attrs: { type: "button" },
+										on: { click: () => this.send(false, option) },
+									}),
+								),
+							)
+						: null,
 				])
 			: null;
 		fill(this.body, [
-			question ? null : el("p", { class: "summary", text: clip(row.unreachable ?? row.summary, this.expanded ? 4000 : 280) }),
+			question
+				? null
+				: el("p", { class: "summary", text: clip(row.unreachable ?? row.summary, this.expanded ? 4000 : 280) }),
 			live.length ? el("p", { class: "activity" }, live) : null,
 			streamed,
 			question,
 			row.blocked ? el("p", { class: "warning", text: `blocked: ${row.blocked}` }) : null,
 			row.error && !this.expanded ? el("p", { class: "error-text", text: clip(row.error, 280) }) : null,
 			el("p", { class: "meta", text: metaParts(row).join(" · ") }),
-			row.receipts?.length ? el("ul", { class: "receipts" }, row.receipts.slice(-3).map((r) => el("li", { class: r.status, text: receiptText(r) }))) : null,
+			row.receipts?.length
+				? el(
+						"ul",
+						{ class: "receipts" },
+						row.receipts.slice(-3).map((r) => el("li", { class: r.status, text: receiptText(r) })),
+					)
+				: null,
 		]);
 		this.updateComposer(row);
 		this.updateActions(row);
-		if (this.expanded && (previous.updatedAt !== row.updatedAt || previous.state !== row.state)) void this.loadDetail(false);
+		if (this.expanded && (previous.updatedAt !== row.updatedAt || previous.state !== row.state))
+			void this.loadDetail(false);
 		if (!this.expanded) fill(this.details, []);
 	}
 
@@ -129,19 +175,41 @@ export class RowCard {
 	/** The actions that apply now; the buttons are made again only when that changes (a stop armed by one tap survives a streaming update). */
 	updateActions(row) {
 		const running = row.alive || row.state === "working" || row.state === "queued";
-		const which = this.expanded ? [running ? "stop" : "", row.attempt || row.worktree ? "compare" : "", row.worktree && !row.merged && !running ? "merge" : "", row.archived ? "unarchive" : "archive"].filter(Boolean) : [];
+		const which = this.expanded
+			? [
+					running ? "stop" : "",
+					row.attempt || row.worktree ? "compare" : "",
+					row.worktree && !row.merged && !running ? "merge" : "",
+					row.archived ? "unarchive" : "archive",
+				].filter(Boolean)
+			: [];
 		const key = which.join(",");
 		if (key === this.actionsKey) return;
 		this.actionsKey = key;
 		const id = row.id;
 		const make = {
 			stop: () => this.confirmButton("Stop", "Really stop?", () => rowAction(id, "stop")),
-			compare: () => el("button", { text: "Compare", attrs: { type: "button" }, on: { click: () => this.ctx.openCompare(id) } }),
-			merge: () => el("button", { text: "Merge", attrs: { type: "button" }, on: { click: () => this.ctx.openMerge(id) } }),
-			archive: () => el("button", { text: "Archive", attrs: { type: "button" }, on: { click: () => this.act(rowAction(id, "archive")) } }),
-			unarchive: () => el("button", { text: "Unarchive", attrs: { type: "button" }, on: { click: () => this.act(rowAction(id, "unarchive")) } }),
+			compare: () =>
+				el("button", { text: "Compare", attrs: { type: "button" }, on: { click: () => this.ctx.openCompare(id) } }),
+			merge: () =>
+				el("button", { text: "Merge", attrs: { type: "button" }, on: { click: () => this.ctx.openMerge(id) } }),
+			archive: () =>
+				el("button", {
+					text: "Archive",
+					attrs: { type: "button" },
+					on: { click: () => this.act(rowAction(id, "archive")) },
+				}),
+			unarchive: () =>
+				el("button", {
+					text: "Unarchive",
+					attrs: { type: "button" },
+					on: { click: () => this.act(rowAction(id, "unarchive")) },
+				}),
 		};
-		fill(this.actions, which.map((name) => make[name]()));
+		fill(
+			this.actions,
+			which.map((name) => make[name]()),
+		);
 	}
 
 	/** A button that asks again before it acts: the second tap within a few seconds confirms. */
@@ -222,8 +290,24 @@ export class RowCard {
 			]),
 			d.error ? section("Error", [el("pre", { class: "error-text", text: d.error })]) : null,
 			d.answer && !this.row.liveText ? section("Latest answer", [el("pre", { text: d.answer })]) : null,
-			d.receipts?.length ? section("Messages", [el("ul", { class: "receipts" }, d.receipts.map((r) => el("li", { class: r.status, text: receiptText(r) })))]) : null,
-			d.events.length ? section("Events", [el("ul", { class: "events" }, d.events.slice(-8).map((e) => el("li", {}, [age(e.at, " "), e.text])))]) : null,
+			d.receipts?.length
+				? section("Messages", [
+						el(
+							"ul",
+							{ class: "receipts" },
+							d.receipts.map((r) => el("li", { class: r.status, text: receiptText(r) })),
+						),
+					])
+				: null,
+			d.events.length
+				? section("Events", [
+						el(
+							"ul",
+							{ class: "events" },
+							d.events.slice(-8).map((e) => el("li", {}, [age(e.at, " "), e.text])),
+						),
+					])
+				: null,
 			d.stderr ? section("stderr", [el("pre", { text: d.stderr })]) : null,
 		]);
 	}

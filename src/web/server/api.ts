@@ -64,8 +64,16 @@ const ROW_GET: Record<string, Handler> = {
 	"merge-plan": async ({ service }, _req, id) => {
 		const row = await requireRow(service, id);
 		if (!row.worktreePath) throw new HttpError(409, `${clean(row.name)} has no worktree: nothing to merge`);
-		const [planned, conflicts] = await Promise.all([service.merge(id, { dryRun: true }), mergeConflicts(row).catch(() => [])]);
-		return { question: planQuestion(row, planned.plan, conflicts), plan: pagePlan(planned.plan), conflicts: conflicts.map(clean), commit: planned.plan.uncommitted.length > 0 };
+		const [planned, conflicts] = await Promise.all([
+			service.merge(id, { dryRun: true }),
+			mergeConflicts(row).catch(() => []),
+		]);
+		return {
+			question: planQuestion(row, planned.plan, conflicts),
+			plan: pagePlan(planned.plan),
+			conflicts: conflicts.map(clean),
+			commit: planned.plan.uncommitted.length > 0,
+		};
 	},
 };
 
@@ -105,23 +113,41 @@ const ROW_POST: Record<string, Handler> = {
 		await feed.refresh([id]);
 		const name = clean(row.name);
 		if (result.status === "conflict") {
-			return { status: "conflict", files: result.files.map(clean), followUp: result.followUp, message: `merge conflict in ${result.files.map(clean).join(", ")}; the main checkout is unchanged. Send the row this follow-up, then merge again.` };
+			return {
+				status: "conflict",
+				files: result.files.map(clean),
+				followUp: result.followUp,
+				message: `merge conflict in ${result.files.map(clean).join(", ")}; the main checkout is unchanged. Send the row this follow-up, then merge again.`,
+			};
 		}
-		if (result.status === "merged") return { status: "merged", message: `merged ${name} into ${clean(result.plan.into)}: ${result.commit.slice(0, 12)} (${result.fastForward ? "fast-forward" : "merge commit"})` };
+		if (result.status === "merged")
+			return {
+				status: "merged",
+				message: `merged ${name} into ${clean(result.plan.into)}: ${result.commit.slice(0, 12)} (${result.fastForward ? "fast-forward" : "merge commit"})`,
+			};
 		return { status: result.status, message: `planned the merge of ${name}` };
 	},
 };
 
 /** Handles `/api/...`; the caller has checked the cookie, Host, Origin and CSRF token. */
-export async function handleApi(deps: ApiDeps, req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> {
+export async function handleApi(
+	deps: ApiDeps,
+	req: IncomingMessage,
+	res: ServerResponse,
+	path: string,
+	query: URLSearchParams,
+): Promise<void> {
 	const method = req.method ?? "GET";
 	const get = method === "GET" || method === "HEAD";
 	try {
 		if (path === "/api/events" && get) return deps.hub.add(res);
 		if (path === "/api/session" && get) return sendJson(res, 200, deps.session());
-		if (path === "/api/rows" && get) return sendJson(res, 200, { rows: deps.hub.rows(query.get("archived") === "1") });
-		if (path === "/api/dispatch" && get) return sendJson(res, 200, await dispatchForm(deps.service, deps.feed, deps.cwd));
-		if (path === "/api/dispatch" && method === "POST") return sendJson(res, 200, await startDispatch(deps.service, deps.feed, await readJson(req, BODY_LIMIT)));
+		if (path === "/api/rows" && get)
+			return sendJson(res, 200, { rows: deps.hub.rows(query.get("archived") === "1") });
+		if (path === "/api/dispatch" && get)
+			return sendJson(res, 200, await dispatchForm(deps.service, deps.feed, deps.cwd));
+		if (path === "/api/dispatch" && method === "POST")
+			return sendJson(res, 200, await startDispatch(deps.service, deps.feed, await readJson(req, BODY_LIMIT)));
 		const match = /^\/api\/rows\/([^/]+)(?:\/([a-z-]+))?$/.exec(path);
 		if (match) {
 			const id = decodeURIComponent(match[1] ?? "");

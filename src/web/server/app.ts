@@ -18,10 +18,12 @@ export interface AppOptions {
 	api: ApiDeps;
 }
 
-const NOT_LOGGED_IN = "Not logged in. Open the login URL that `/agent-board serve` printed (or `/agent-board serve --rotate` for a new one).\n";
+const NOT_LOGGED_IN =
+	"Not logged in. Open the login URL that `/agent-board serve` printed (or `/agent-board serve --rotate` for a new one).\n";
 
 /** The login page moves on with a meta refresh (no script), so the SameSite=Strict cookie goes with the next request. */
-const LOGGED_IN = '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/"><title>Agent board</title></head><body><p>Logged in. <a href="/">Open the board</a>.</p></body></html>\n';
+const LOGGED_IN =
+	'<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/"><title>Agent board</title></head><body><p>Logged in. <a href="/">Open the board</a>.</p></body></html>\n';
 
 function header(req: IncomingMessage, name: string): string | undefined {
 	const value = req.headers[name];
@@ -29,7 +31,8 @@ function header(req: IncomingMessage, name: string): string | undefined {
 }
 
 function refuse(res: ServerResponse, path: string, status: number, reason: string): void {
-	if (path.startsWith("/api/")) return sendJson(res, status, { error: status === 401 ? NOT_LOGGED_IN.trim() : `refused: ${reason}` });
+	if (path.startsWith("/api/"))
+		return sendJson(res, status, { error: status === 401 ? NOT_LOGGED_IN.trim() : `refused: ${reason}` });
 	send(res, status, status === 401 ? NOT_LOGGED_IN : `Refused: ${reason}.\n`, "text/plain; charset=utf-8");
 }
 
@@ -48,10 +51,15 @@ export function createApp(options: AppOptions): (req: IncomingMessage, res: Serv
 		if (path === "/login" && method === "GET") {
 			if (!hostAllowed(host, options.bindHost)) return refuse(res, path, 403, "wrong Host");
 			if (origin !== undefined && !originMatches(origin, host)) return refuse(res, path, 403, "wrong Origin");
-			if (!sameSecret(url.searchParams.get("token") ?? undefined, options.token())) return refuse(res, path, 401, "wrong token");
+			if (!sameSecret(url.searchParams.get("token") ?? undefined, options.token()))
+				return refuse(res, path, 401, "wrong token");
 			return send(res, 200, LOGGED_IN, "text/html; charset=utf-8", { "set-cookie": loginCookie(options.token()) });
 		}
-		const verdict = checkRequest({ method, host, origin, cookie: header(req, "cookie"), csrf: header(req, CSRF_HEADER) }, options.token(), options.bindHost);
+		const verdict = checkRequest(
+			{ method, host, origin, cookie: header(req, "cookie"), csrf: header(req, CSRF_HEADER) },
+			options.token(),
+			options.bindHost,
+		);
 		if (!verdict.ok) return refuse(res, path, verdict.status, verdict.reason);
 		if (path.startsWith("/api/")) {
 			void handleApi(options.api, req, res, path, url.searchParams);
@@ -59,7 +67,8 @@ export function createApp(options: AppOptions): (req: IncomingMessage, res: Serv
 		}
 		const file = options.page.get(path);
 		if (!file) return send(res, 404, "Not found.\n", "text/plain; charset=utf-8");
-		if (method !== "GET" && method !== "HEAD") return send(res, 405, "Method not allowed.\n", "text/plain; charset=utf-8", { allow: "GET, HEAD" });
+		if (method !== "GET" && method !== "HEAD")
+			return send(res, 405, "Method not allowed.\n", "text/plain; charset=utf-8", { allow: "GET, HEAD" });
 		send(res, 200, method === "HEAD" ? "" : file.body, file.type, { "cache-control": "no-cache" });
 	};
 }

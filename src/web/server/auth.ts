@@ -79,7 +79,8 @@ const SAFE_METHODS = new Set(["GET", "HEAD"]);
 
 export function checkRequest(facts: RequestFacts, token: string, bindHost: string): Verdict {
 	if (!hostAllowed(facts.host, bindHost)) return { ok: false, status: 403, reason: "wrong Host" };
-	if (facts.origin !== undefined && !originMatches(facts.origin, facts.host)) return { ok: false, status: 403, reason: "wrong Origin" };
+	if (facts.origin !== undefined && !originMatches(facts.origin, facts.host))
+		return { ok: false, status: 403, reason: "wrong Origin" };
 	if (!sameSecret(cookieValue(facts.cookie), token)) return { ok: false, status: 401, reason: "not logged in" };
 	if (SAFE_METHODS.has(facts.method)) return { ok: true };
 	if (facts.origin === undefined) return { ok: false, status: 403, reason: "no Origin" };

@@ -6,7 +6,16 @@
 import { homedir } from "node:os";
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { MAX_MESSAGE_BYTES } from "../../../runner/life/reasons.mjs";
-import { choicesSummary, COUNTS, DEFAULT, type DispatchChoices, dispatchOptions, initialChoices, THINKING_LEVELS, WORKTREE_MODES } from "../../board/dashboard/dispatch-choices.ts";
+import {
+	choicesSummary,
+	COUNTS,
+	DEFAULT,
+	type DispatchChoices,
+	dispatchOptions,
+	initialChoices,
+	THINKING_LEVELS,
+	WORKTREE_MODES,
+} from "../../board/dashboard/dispatch-choices.ts";
 import type { BoardService, PresetSummary } from "../../board/engine/types.ts";
 import { NO_PRESET, presetChoices, presetDescription } from "../../board/presets/preset-choices.ts";
 import type { BoardFeed } from "../../board/view-model/feed.ts";
@@ -30,7 +39,10 @@ function modelNames(feed: BoardFeed, remembered: string | undefined): string[] {
 }
 
 /** The presets a dispatch from `cwd` may name, each with the choices it sets and their summary (as the TUI's form shows them). */
-function presetsFor(service: BoardService, choices: DispatchChoices): { name: string; description: string; error?: string; choices: DispatchChoices; summary: string }[] {
+function presetsFor(
+	service: BoardService,
+	choices: DispatchChoices,
+): { name: string; description: string; error?: string; choices: DispatchChoices; summary: string }[] {
 	let presets: PresetSummary[] = [];
 	try {
 		presets = service.presets?.(choices.cwd) ?? [];
@@ -39,11 +51,21 @@ function presetsFor(service: BoardService, choices: DispatchChoices): { name: st
 	}
 	return presets.map((preset) => {
 		const set = presetChoices(preset, choices);
-		return { name: preset.name, description: presetDescription(preset), ...(preset.error ? { error: clean(preset.error) } : {}), choices: set, summary: choicesSummary(set, homedir()) };
+		return {
+			name: preset.name,
+			description: presetDescription(preset),
+			...(preset.error ? { error: clean(preset.error) } : {}),
+			choices: set,
+			summary: choicesSummary(set, homedir()),
+		};
 	});
 }
 
-export async function dispatchForm(service: BoardService, feed: BoardFeed, cwd: string): Promise<Record<string, unknown>> {
+export async function dispatchForm(
+	service: BoardService,
+	feed: BoardFeed,
+	cwd: string,
+): Promise<Record<string, unknown>> {
 	const prefs = await loadPrefs(service.storeDir);
 	const targets = await targetNames(service);
 	const models = modelNames(feed, prefs.model);
@@ -66,7 +88,11 @@ function oneOf(value: string | undefined, allowed: readonly string[], field: str
 	return value;
 }
 
-export async function startDispatch(service: BoardService, feed: BoardFeed, body: Record<string, unknown>): Promise<{ message: string; rows: string[] }> {
+export async function startDispatch(
+	service: BoardService,
+	feed: BoardFeed,
+	body: Record<string, unknown>,
+): Promise<{ message: string; rows: string[] }> {
 	const prompt = optString(body, "prompt", MAX_MESSAGE_BYTES) ?? "";
 	if (!prompt.trim()) throw new HttpError(400, "type a prompt first");
 	const cwd = (optString(body, "cwd") ?? "").trim();
@@ -89,11 +115,20 @@ export async function startDispatch(service: BoardService, feed: BoardFeed, body
 	// Remembered for the next dispatch, here and in the TUI, as the TUI's form does; a preset's choices are the preset's.
 	if (!options.preset) {
 		const prefs = await loadPrefs(service.storeDir);
-		Object.assign(prefs, { cwd: options.cwd, target: choices.target, model: options.model, thinking: options.thinking, worktreeMode: options.worktreeMode });
+		Object.assign(prefs, {
+			cwd: options.cwd,
+			target: choices.target,
+			model: options.model,
+			thinking: options.thinking,
+			worktreeMode: options.worktreeMode,
+		});
 		await savePrefs(service.storeDir, prefs).catch(() => undefined);
 	}
 	const rows = await service.dispatchAttempts(options);
 	for (const row of rows) feed.put(row);
 	const what = clean(options.name ?? prompt.split("\n")[0]?.slice(0, 40));
-	return { message: rows.length > 1 ? `dispatched ${rows.length} attempts of ${what}` : `dispatched ${what}`, rows: rows.map((row) => row.id) };
+	return {
+		message: rows.length > 1 ? `dispatched ${rows.length} attempts of ${what}` : `dispatched ${what}`,
+		rows: rows.map((row) => row.id),
+	};
 }

@@ -58,7 +58,10 @@ export class EventHub {
 
 	/** The row as the page sees it; `diff`: with diff stats from the cache (which schedules git for a worktree row). */
 	row(row: BoardRow, diff = true): PageRow {
-		return pageRow(row, diff && row.worktreePath && !row.archived ? this.diffs.get(row) : (this.diffs.peek(row) ?? row.diff));
+		return pageRow(
+			row,
+			diff && row.worktreePath && !row.archived ? this.diffs.get(row) : (this.diffs.peek(row) ?? row.diff),
+		);
 	}
 
 	/**
@@ -78,7 +81,11 @@ export class EventHub {
 	}
 
 	add(res: ServerResponse): void {
-		res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" });
+		res.writeHead(200, {
+			"content-type": "text/event-stream; charset=utf-8",
+			"cache-control": "no-store",
+			"x-accel-buffering": "no",
+		});
 		this.clients.add(res);
 		// A page gone mid-write: its stream is dropped, the server goes on.
 		res.on("error", () => this.clients.delete(res));
@@ -102,8 +109,16 @@ export class EventHub {
 		this.heartbeat = undefined;
 	}
 
-	private status(): { counts: ReturnType<BoardFeed["counts"]>; loading?: { done: number; total: number }; now: number } {
-		return { counts: this.feed.counts(), ...(this.feed.loading ? { loading: this.feed.loading } : {}), now: Date.now() };
+	private status(): {
+		counts: ReturnType<BoardFeed["counts"]>;
+		loading?: { done: number; total: number };
+		now: number;
+	} {
+		return {
+			counts: this.feed.counts(),
+			...(this.feed.loading ? { loading: this.feed.loading } : {}),
+			now: Date.now(),
+		};
 	}
 
 	private onRows(ids: readonly string[], relisted: boolean): void {
@@ -115,11 +130,16 @@ export class EventHub {
 			else removed.push(id);
 		}
 		// Rows first seen are not news, as in the TUI: only a change into a notify state is.
-		const notices: Notice[] = transitions(this.states, changed).map((t) => ({ id: t.row.id, state: t.row.state, ...notificationText(t) }));
+		const notices: Notice[] = transitions(this.states, changed).map((t) => ({
+			id: t.row.id,
+			state: t.row.state,
+			...notificationText(t),
+		}));
 		for (const row of changed) this.states.set(row.id, row.state);
 		for (const id of removed) this.states.delete(id);
 		if (this.clients.size === 0) return;
-		if (changed.length > 0 || removed.length > 0 || relisted) this.broadcast(this.event("rows", { rows: changed.map((row) => this.row(row)), removed, ...this.status() }));
+		if (changed.length > 0 || removed.length > 0 || relisted)
+			this.broadcast(this.event("rows", { rows: changed.map((row) => this.row(row)), removed, ...this.status() }));
 		for (const notice of notices) this.broadcast(this.event("notice", notice));
 	}
 

@@ -31,8 +31,20 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 	"permissions-policy": "camera=(), microphone=(), geolocation=()",
 };
 
-export function send(res: ServerResponse, status: number, body: string | Buffer, type: string, headers: Record<string, string> = {}): void {
-	res.writeHead(status, { ...SECURITY_HEADERS, "content-type": type, "cache-control": "no-store", "content-length": String(Buffer.byteLength(body)), ...headers });
+export function send(
+	res: ServerResponse,
+	status: number,
+	body: string | Buffer,
+	type: string,
+	headers: Record<string, string> = {},
+): void {
+	res.writeHead(status, {
+		...SECURITY_HEADERS,
+		"content-type": type,
+		"cache-control": "no-store",
+		"content-length": String(Buffer.byteLength(body)),
+		...headers,
+	});
 	res.end(body);
 }
 
@@ -51,7 +63,8 @@ export class HttpError extends Error {
 
 /** A JSON object body of at most `limit` bytes, as application/json. */
 export async function readJson(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
-	if (!/^application\/json\b/i.test(req.headers["content-type"] ?? "")) throw new HttpError(415, "send application/json");
+	if (!/^application\/json\b/i.test(req.headers["content-type"] ?? ""))
+		throw new HttpError(415, "send application/json");
 	const chunks: Buffer[] = [];
 	let size = 0;
 	for await (const chunk of req) {
@@ -67,7 +80,8 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<Rec
 	} catch {
 		throw new HttpError(400, "body is not JSON");
 	}
-	if (!value || typeof value !== "object" || Array.isArray(value)) throw new HttpError(400, "body must be a JSON object");
+	if (!value || typeof value !== "object" || Array.isArray(value))
+		throw new HttpError(400, "body must be a JSON object");
 	return value as Record<string, unknown>;
 }
 

@@ -61,7 +61,15 @@ export async function runServer(options: ServerOptions): Promise<void> {
 				feed,
 				hub,
 				cwd: options.cwd ?? process.cwd(),
-				session: () => ({ csrf: csrfFor(token), listen: hostPort(host, port), store: service.storeDir, groups: GROUPS, states: STATES, exposure: exposureText(host, port), now: Date.now() }),
+				session: () => ({
+					csrf: csrfFor(token),
+					listen: hostPort(host, port),
+					store: service.storeDir,
+					groups: GROUPS,
+					states: STATES,
+					exposure: exposureText(host, port),
+					now: Date.now(),
+				}),
 			},
 		}),
 	);
@@ -73,7 +81,11 @@ export async function runServer(options: ServerOptions): Promise<void> {
 		port = await listen(server, wanted, host);
 	} catch (error) {
 		const code = (error as NodeJS.ErrnoException).code;
-		throw new Error(code === "EADDRINUSE" ? `${hostPort(host, wanted)} is in use: pick another with --port` : `cannot listen on ${hostPort(host, wanted)}: ${(error as Error).message}`);
+		throw new Error(
+			code === "EADDRINUSE"
+				? `${hostPort(host, wanted)} is in use: pick another with --port`
+				: `cannot listen on ${hostPort(host, wanted)}: ${(error as Error).message}`,
+		);
 	}
 	let stopping = false;
 	const stop = (why: string): void => {
@@ -109,7 +121,9 @@ export async function runServer(options: ServerOptions): Promise<void> {
 	const other = claimRecord(storeDir, { pid: process.pid, start, host, port, startedAt: Date.now() });
 	if (other) {
 		server.close();
-		throw new Error(`another web server runs for this store: pid ${other.pid} on ${hostPort(other.host, other.port)}`);
+		throw new Error(
+			`another web server runs for this store: pid ${other.pid} on ${hostPort(other.host, other.port)}`,
+		);
 	}
 	// After the claim, so a second server never touches the first one's token; it names this pid.
 	writeToken(storeDir, process.pid, token);

@@ -10,7 +10,14 @@ import { dirname, join } from "node:path";
 export const PI_PACKAGE = "@earendil-works/pi-coding-agent";
 
 /** What pi hands every extension (its docs: "Pi supplies these packages"), by specifier. */
-export const HOST_SPECIFIERS = ["@earendil-works/pi-tui", "@earendil-works/pi-ai", "@earendil-works/pi-agent-core", "typebox", "typebox/compile", "typebox/value"];
+export const HOST_SPECIFIERS = [
+	"@earendil-works/pi-tui",
+	"@earendil-works/pi-ai",
+	"@earendil-works/pi-agent-core",
+	"typebox",
+	"typebox/compile",
+	"typebox/value",
+];
 
 /** @param {string} path @returns {{ name?: string } | undefined} */
 function readPackage(path) {
@@ -71,7 +78,9 @@ function pickImport(target) {
  * @param {string} dir @param {string} sub
  */
 export function exportedFile(dir, sub) {
-	const pkg = /** @type {{ name?: string, exports?: unknown, module?: string, main?: string }} */ (readPackage(join(dir, "package.json")) ?? {});
+	const pkg = /** @type {{ name?: string, exports?: unknown, module?: string, main?: string }} */ (
+		readPackage(join(dir, "package.json")) ?? {}
+	);
 	let rel;
 	if (pkg.exports !== undefined) {
 		const map = /** @type {Record<string, unknown>} */ (pkg.exports);
@@ -101,7 +110,9 @@ export function resolveImport(from, specifier) {
  * @returns {{ createJiti: (id: string, options: Record<string, unknown>) => { import: (id: string) => Promise<unknown> }, alias: Record<string, string>, from: string }}
  */
 export function piModules(piRoot, ownRoot) {
-	const roots = [piRoot, packageDir(ownRoot, PI_PACKAGE)].filter((root) => typeof root === "string" && existsSync(join(root, "package.json")));
+	const roots = [piRoot, packageDir(ownRoot, PI_PACKAGE)].filter(
+		(root) => typeof root === "string" && existsSync(join(root, "package.json")),
+	);
 	const problems = [];
 	for (const root of /** @type {string[]} */ (roots)) {
 		try {
@@ -115,5 +126,7 @@ export function piModules(piRoot, ownRoot) {
 			problems.push(`${root}: ${error instanceof Error ? error.message : String(error)}`);
 		}
 	}
-	throw new Error(`cannot load the board engine: no pi install with jiti and pi's packages found (${problems.join("; ") || "no pi package directory known"}); run pi from an npm install of ${PI_PACKAGE}`);
+	throw new Error(
+		`cannot load the board engine: no pi install with jiti and pi's packages found (${problems.join("; ") || "no pi package directory known"}); run pi from an npm install of ${PI_PACKAGE}`,
+	);
 }

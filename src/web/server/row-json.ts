@@ -3,14 +3,34 @@
  * passed through the board's sanitiser (no control or escape sequences, no bidi overrides). The page
  * still puts all of it in the DOM as text only; this keeps what reaches a phone small and plain.
  */
-import type { AttemptRowView, AttemptSetView, BoardRow, DiffStats, MergePlan, Receipt } from "../../board/engine/types.ts";
-import { clean, cleanBlock, formatUsage, fullSummary, liveTail, STATE_GLYPH, STATE_LABEL, STATE_ORDER, targetOf, unreachableText } from "../../board/view-model/row-text.ts";
+import type {
+	AttemptRowView,
+	AttemptSetView,
+	BoardRow,
+	DiffStats,
+	MergePlan,
+	Receipt,
+} from "../../board/engine/types.ts";
+import {
+	clean,
+	cleanBlock,
+	formatUsage,
+	fullSummary,
+	liveTail,
+	STATE_GLYPH,
+	STATE_LABEL,
+	STATE_ORDER,
+	targetOf,
+	unreachableText,
+} from "../../board/view-model/row-text.ts";
 
 /** The board's groups, in its order: pinned rows first, then one group per state. */
 export const GROUPS: readonly string[] = ["Pinned", ...STATE_ORDER.map((state) => STATE_LABEL[state])];
 
 /** Each state's glyph and label, as the board shows them. */
-export const STATES: Readonly<Record<string, { glyph: string; label: string }>> = Object.fromEntries(STATE_ORDER.map((state) => [state, { glyph: STATE_GLYPH[state], label: STATE_LABEL[state] }]));
+export const STATES: Readonly<Record<string, { glyph: string; label: string }>> = Object.fromEntries(
+	STATE_ORDER.map((state) => [state, { glyph: STATE_GLYPH[state], label: STATE_LABEL[state] }]),
+);
 
 export interface PageReceipt {
 	status: string;
@@ -35,7 +55,12 @@ export interface PageRow {
 	updatedAt: number;
 	summary: string;
 	/** What it does now: the live tool, waiting for the model, a retry or a compaction (ages from the times). */
-	live?: { tool?: { name: string; detail: string; startedAt: number }; waitingSince?: number; retry?: { attempt: number; max: number; reason: string }; compactingSince?: number };
+	live?: {
+		tool?: { name: string; detail: string; startedAt: number };
+		waitingSince?: number;
+		retry?: { attempt: number; max: number; reason: string };
+		compactingSince?: number;
+	};
 	/** The newest words of the reply being streamed. */
 	liveText?: string;
 	question?: string;
@@ -64,7 +89,14 @@ export interface PageDetail extends PageRow {
 }
 
 function receipt(r: Receipt): PageReceipt {
-	return { status: r.status, ...(r.as ? { as: r.as } : {}), ...(r.code ? { code: r.code } : {}), ...(r.reason ? { reason: clean(r.reason) } : {}), preview: clean(r.preview), at: r.at };
+	return {
+		status: r.status,
+		...(r.as ? { as: r.as } : {}),
+		...(r.code ? { code: r.code } : {}),
+		...(r.reason ? { reason: clean(r.reason) } : {}),
+		preview: clean(r.preview),
+		at: r.at,
+	};
 }
 
 export function pageRow(row: BoardRow, diff: DiffStats | undefined = row.diff): PageRow {
@@ -87,9 +119,13 @@ export function pageRow(row: BoardRow, diff: DiffStats | undefined = row.diff): 
 	const live = row.live;
 	if (live && (live.tool || live.waitingSince !== undefined || live.retry || live.compactingSince !== undefined)) {
 		out.live = {
-			...(live.tool ? { tool: { name: clean(live.tool.name), detail: clean(live.tool.detail), startedAt: live.tool.startedAt } } : {}),
+			...(live.tool
+				? { tool: { name: clean(live.tool.name), detail: clean(live.tool.detail), startedAt: live.tool.startedAt } }
+				: {}),
 			...(live.waitingSince !== undefined ? { waitingSince: live.waitingSince } : {}),
-			...(live.retry ? { retry: { attempt: live.retry.attempt, max: live.retry.max, reason: clean(live.retry.reason) } } : {}),
+			...(live.retry
+				? { retry: { attempt: live.retry.attempt, max: live.retry.max, reason: clean(live.retry.reason) } }
+				: {}),
 			...(live.compactingSince !== undefined ? { compactingSince: live.compactingSince } : {}),
 		};
 	}
@@ -115,7 +151,10 @@ export function pageRow(row: BoardRow, diff: DiffStats | undefined = row.diff): 
 }
 
 export function pageDetail(row: BoardRow, diff?: DiffStats): PageDetail {
-	const out: PageDetail = { ...pageRow(row, diff), events: row.recentEvents.slice(-20).map((event) => ({ at: event.at, text: clean(event.text) })) };
+	const out: PageDetail = {
+		...pageRow(row, diff),
+		events: row.recentEvents.slice(-20).map((event) => ({ at: event.at, text: clean(event.text) })),
+	};
 	if (row.latestAssistant) out.answer = cleanBlock(row.latestAssistant);
 	if (row.error) out.error = cleanBlock(row.error);
 	if (row.stderrTail) out.stderr = cleanBlock(row.stderrTail);
@@ -128,14 +167,33 @@ export interface PageAttempt {
 	overlaps: { file: string; rows: string[] }[];
 }
 
-export function pageAttempts(set: AttemptSetView, diff: (row: BoardRow) => DiffStats | undefined): { setId?: string; repo?: string; rows: PageAttempt[] } {
+export function pageAttempts(
+	set: AttemptSetView,
+	diff: (row: BoardRow) => DiffStats | undefined,
+): { setId?: string; repo?: string; rows: PageAttempt[] } {
 	return {
 		...(set.setId ? { setId: set.setId } : {}),
 		...(set.repo ? { repo: clean(set.repo) } : {}),
-		rows: set.rows.map((entry: AttemptRowView) => ({ row: pageRow(entry.row, diff(entry.row)), files: entry.files.map(clean), overlaps: entry.overlaps.map((o) => ({ file: clean(o.file), rows: o.rows })) })),
+		rows: set.rows.map((entry: AttemptRowView) => ({
+			row: pageRow(entry.row, diff(entry.row)),
+			files: entry.files.map(clean),
+			overlaps: entry.overlaps.map((o) => ({ file: clean(o.file), rows: o.rows })),
+		})),
 	};
 }
 
-export function pagePlan(plan: MergePlan): { branch: string; into: string; commits: number; files: string[]; uncommitted: string[] } {
-	return { branch: clean(plan.branch), into: clean(plan.into), commits: plan.commits, files: plan.files.map(clean), uncommitted: plan.uncommitted.map(clean) };
+export function pagePlan(plan: MergePlan): {
+	branch: string;
+	into: string;
+	commits: number;
+	files: string[];
+	uncommitted: string[];
+} {
+	return {
+		branch: clean(plan.branch),
+		into: clean(plan.into),
+		commits: plan.commits,
+		files: plan.files.map(clean),
+		uncommitted: plan.uncommitted.map(clean),
+	};
 }

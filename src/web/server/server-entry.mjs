@@ -26,11 +26,17 @@ try {
 	const args = parseArgs(process.argv.slice(2));
 	process.title = "agent-board-web";
 	const { createJiti, alias, from } = piModules(args["pi-root"], resolve(HERE, "../../.."));
-	process.stderr.write(`${new Date().toISOString()} loading the board engine from ${resolve(HERE, "../../..")} with pi's packages from ${from}\n`);
+	process.stderr.write(
+		`${new Date().toISOString()} loading the board engine from ${resolve(HERE, "../../..")} with pi's packages from ${from}\n`,
+	);
 	const jiti = createJiti(import.meta.url, { alias, moduleCache: true });
-	const main = /** @type {{ runServer(options: Record<string, string | undefined>): Promise<void> }} */ (await jiti.import(join(HERE, "main.ts")));
+	const main = /** @type {{ runServer(options: Record<string, string | undefined>): Promise<void> }} */ (
+		await jiti.import(join(HERE, "main.ts"))
+	);
 	await main.runServer({ store: args.store, host: args.host, port: args.port, cwd: args.cwd });
 } catch (error) {
-	process.stderr.write(`agent-board web: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+	process.stderr.write(
+		`agent-board web: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+	);
 	process.exit(1);
 }

@@ -14,7 +14,20 @@ const TYPES: Record<string, string> = {
 };
 
 /** Every file the page is made of. */
-export const PAGE_FILES = ["index.html", "app.js", "board-view.js", "row-card.js", "panels.js", "dom.js", "api.js", "notices.js", "sw.js", "style.css", "icon.svg", "manifest.webmanifest"];
+export const PAGE_FILES = [
+	"index.html",
+	"app.js",
+	"board-view.js",
+	"row-card.js",
+	"panels.js",
+	"dom.js",
+	"api.js",
+	"notices.js",
+	"sw.js",
+	"style.css",
+	"icon.svg",
+	"manifest.webmanifest",
+];
 
 export interface StaticFile {
 	body: Buffer;
