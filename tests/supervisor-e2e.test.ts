@@ -175,9 +175,12 @@ describe("the supervisor", () => {
 		expect(asking).toMatchObject({
 			alive: true,
 			question: "delete the production database?",
-			supervisorNote: "asked you because: it may delete something (never answered for you)",
+			supervisorNote:
+				"asked you because: it proposes to delete something, which is not in the safe set (never answered for you)",
 		});
-		expect(readSupervisorLog(board.storeDir)).toMatchObject([{ rule: "never: delete", decision: "asked-you" }]);
+		expect(readSupervisorLog(board.storeDir)).toMatchObject([
+			{ rule: "never: not in the safe set", decision: "asked-you" },
+		]);
 		expect(supervisorCalls(agent)).toHaveLength(0);
 		expect((await board.stop(row.id)).state).toBe("stopped");
 	}, 120_000);

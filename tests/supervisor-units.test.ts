@@ -169,8 +169,8 @@ describe("the decision", () => {
 		expect(decide({ question: "Continue?" }, yes, row)).toMatchObject({ kind: "answer", text: "yes" });
 		expect(decide({ question: "delete the production database?" }, yes, row)).toEqual({
 			kind: "escalate",
-			note: "asked you because: it may delete something (never answered for you)",
-			rule: "never: delete",
+			note: "asked you because: it proposes to delete something, which is not in the safe set (never answered for you)",
+			rule: "never: not in the safe set",
 		});
 	});
 

@@ -5,14 +5,16 @@
 //
 //   conditions: class is confirm|choice|open|delete|...   question says "text" [or "text"]
 //               question matches /regex/flags             row is <id or name>   target is <name>   preset is <name>
+//               action is test-run|format|...             command is "make docs" [or "..."]
 //   actions:    answer "text"   choose 2 | choose "option"   decide (the supervisor model)   ask me
+import { SAFE_ACTIONS, questionAction } from "./action.mjs";
 import { CLASS_NAMES, questionNeverClass, routineClass } from "./classify.mjs";
 
 /** Plain words given to the model at most, per file. */
 const WORDS_CHARS = 8000;
 
 /**
- * @typedef {{ kind: "class" | "says" | "row" | "target" | "preset", values: string[] } | { kind: "matches", regex: RegExp }} Condition
+ * @typedef {{ kind: "class" | "says" | "row" | "target" | "preset" | "action" | "command", values: string[] } | { kind: "matches", regex: RegExp }} Condition
  * @typedef {{ kind: "answer", text: string } | { kind: "choose", index?: number, option?: string } | { kind: "decide" } | { kind: "ask" }} Action
  * @typedef {{ label: string, text: string, conditions: Condition[], action: Action }} Rule
  * @typedef {{ rules: Rule[], words: string, errors: string[] }} RuleSet
@@ -112,9 +114,9 @@ function parseConditions(text) {
 			i += 3;
 		} else if (
 			(subject === "question" && verb === "says") ||
-			(["class", "row", "target", "preset"].includes(subject ?? "") && verb === "is")
+			(["class", "row", "target", "preset", "action", "command"].includes(subject ?? "") && verb === "is")
 		) {
-			const kind = /** @type {"says" | "class" | "row" | "target" | "preset"} */ (
+			const kind = /** @type {"says" | "class" | "row" | "target" | "preset" | "action" | "command"} */ (
 				subject === "question" ? "says" : subject
 			);
 			/** @type {string[]} */
@@ -122,20 +124,27 @@ function parseConditions(text) {
 			i += 2;
 			for (;;) {
 				const token = tokens[i];
-				const value = token?.quoted ?? (kind === "says" ? undefined : token?.word);
-				if (value === undefined)
-					return kind === "says" ? `"question says" needs "quoted text"` : `"${subject} is" needs a value`;
-				values.push(kind === "class" ? value.toLowerCase() : value);
+				const quotedOnly = kind === "says" || kind === "command";
+				const value = token?.quoted ?? (quotedOnly ? undefined : token?.word);
+				if (value === undefined || (kind === "command" && !value.trim()))
+					return quotedOnly ? `"${subject} ${verb}" needs "quoted text"` : `"${subject} is" needs a value`;
+				values.push(kind === "class" || kind === "action" ? value.toLowerCase() : value.trim());
 				i++;
 				if (word(i) !== "or") break;
 				i++;
 			}
 			const unknown = kind === "class" ? values.find((value) => !CLASS_NAMES.includes(value)) : undefined;
 			if (unknown) return `unknown class "${unknown}" (classes: ${CLASS_NAMES.join(", ")})`;
+			const action =
+				kind === "action"
+					? values.find((value) => !SAFE_ACTIONS.includes(/** @type {never} */ (value)))
+					: undefined;
+			if (action)
+				return `unknown action "${action}" (actions that may be answered: ${SAFE_ACTIONS.join(", ")}; allow one command by name with command is "...")`;
 			conditions.push({ kind, values });
 		} else {
 			const seen = tokens[i]?.word ?? tokens[i]?.quoted ?? "";
-			return `cannot read "${seen}": conditions are class is, question says, question matches, row is, target is, preset is`;
+			return `cannot read "${seen}": conditions are class is, action is, command is, question says, question matches, row is, target is, preset is`;
 		}
 		if (i < tokens.length) {
 			if (word(i) !== "and") return `conditions are joined with "and"`;
@@ -232,11 +241,19 @@ export function joinRules(sets) {
 /** @param {string} a @param {string | undefined} b */
 const same = (a, b) => b !== undefined && a.toLowerCase() === b.toLowerCase();
 
+/** Whether a command starts with a named prefix, word for word. @param {string} command @param {string} prefix */
+const startsWith = (command, prefix) => {
+	const words = command.trim().split(/\s+/);
+	const want = prefix.trim().split(/\s+/);
+	return want.every((word, i) => words[i] === word);
+};
+
 /**
  * Whether one condition holds for the question asked on this row.
  * @param {Condition} condition @param {Ask} ask @param {RowFacts} row
+ * @param {import("./action.mjs").ActionVerdict} verdict
  */
-function holds(condition, ask, row) {
+function holds(condition, ask, row, verdict) {
 	const text = [ask.question, ...(ask.options ?? [])].join("\n");
 	switch (condition.kind) {
 		case "matches":
@@ -247,6 +264,15 @@ function holds(condition, ask, row) {
 			const classes = [routineClass(ask), questionNeverClass(ask)?.name];
 			return condition.values.some((value) => classes.includes(/** @type {never} */ (value)));
 		}
+		case "action":
+			return condition.values.includes(verdict.action);
+		case "command":
+			// Every command the supervisor could not read as safe is one the rule names.
+			return (
+				verdict.commands.length > 0 &&
+				condition.values.some((value) => verdict.commands.some((command) => startsWith(command, value))) &&
+				verdict.unknown.every((command) => condition.values.some((value) => startsWith(command, value)))
+			);
 		case "row":
 			return condition.values.some(
 				(value) =>
@@ -264,7 +290,8 @@ function holds(condition, ask, row) {
 /**
  * The first rule whose every condition holds, or undefined.
  * @param {readonly Rule[]} rules @param {Ask} ask @param {RowFacts} row
+ * @param {import("./action.mjs").ActionVerdict} [verdict] what the question proposes
  */
-export function firstMatch(rules, ask, row) {
-	return rules.find((rule) => rule.conditions.every((condition) => holds(condition, ask, row)));
+export function firstMatch(rules, ask, row, verdict = questionAction(ask)) {
+	return rules.find((rule) => rule.conditions.every((condition) => holds(condition, ask, row, verdict)));
 }

@@ -76,8 +76,8 @@ export const SUBCOMMAND_TABLE = [
 	},
 	{
 		name: "supervisor",
-		usage: "supervisor [replay [--since <when>]]",
-		what: "who answers routine questions (model, rules files, log); replay: what the rules would do now with each recorded question",
+		usage: "supervisor [replay [--since <when> | --corpus <file>]]",
+		what: "who answers routine questions (model, rules files, log); replay: what the rules would do now with each recorded question, or with a labelled corpus",
 	},
 	{
 		name: "serve",

@@ -2,9 +2,11 @@
  * `/agent-board supervisor [replay [--since <when>]]` and `/agent-board budget <id> <amount>`. Parsing is
  * pure; running reads the store (replay, status) or raises a budget through the service.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { resolve as resolvePath } from "node:path";
 import { formatLimit, parseAmount } from "../../../runner/life/budget.mjs";
 import { readPolicy } from "../../../runner/life/policy.mjs";
+import { formatCorpus, parseCorpus } from "../../../runner/supervisor/corpus.mjs";
 import { readRules, shortRulesPath } from "../../../runner/supervisor/rules-files.mjs";
 import { readSupervisorLog, supervisorLogPath } from "../../../runner/supervisor/supervisor-log.mjs";
 import { storePaths } from "../engine/paths.ts";
@@ -15,7 +17,7 @@ import { formatReplay, parseSince, recordedQuestions } from "./replay.ts";
 import { PROJECT_RULES, userRulesPath } from "./rules-paths.ts";
 
 export type SupervisorParsed =
-	| { ok: true; name: "supervisor"; replay: boolean; since?: number }
+	| { ok: true; name: "supervisor"; replay: boolean; since?: number; corpus?: string }
 	| { ok: true; name: "budget"; id: string; amount: BudgetLimit };
 
 const SCOPE_WORDS = {
@@ -35,8 +37,14 @@ export function parseSupervisorCommand(
 		return { ok: false, error: `supervisor takes "replay [--since <when>]" or nothing (got "${words[0]}")` };
 	if (words.length === 1) return { ok: true, name: "supervisor", replay: true };
 	const joined = words.slice(1).join(" ");
+	const corpus = /^--corpus(?:=|\s+)(\S+)$/.exec(joined);
+	if (corpus?.[1]) return { ok: true, name: "supervisor", replay: true, corpus: corpus[1] };
 	const match = /^--since(?:=|\s+)(.+)$/.exec(joined);
-	if (!match?.[1]) return { ok: false, error: "replay takes only --since <when> (1h, 2d, today, or a date)" };
+	if (!match?.[1])
+		return {
+			ok: false,
+			error: "replay takes --since <when> (1h, 2d, today, or a date) or --corpus <file> (labelled questions)",
+		};
 	const since = parseSince(match[1], now);
 	if (since === undefined)
 		return {
@@ -110,5 +118,9 @@ export async function runSupervisorCommand(
 		return `${row.id}: ${what}`;
 	}
 	if (!parsed.replay) return status(service.storeDir, cwd, agentDir);
+	if (parsed.corpus) {
+		const path = resolvePath(cwd, parsed.corpus);
+		return formatCorpus(parseCorpus(readFileSync(path, "utf8"), path), plain(parsed.corpus));
+	}
 	return formatReplay(recordedQuestions(storePaths(service.storeDir), service.storeDir, parsed.since ?? 0), agentDir);
 }
