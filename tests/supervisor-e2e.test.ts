@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { updatePolicy } from "../runner/life/policy.mjs";
 import { readSupervisorLog } from "../runner/supervisor/supervisor-log.mjs";
+import { askModel } from "../runner/supervisor/supervisor-model.mjs";
 import type { BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
@@ -270,4 +271,26 @@ describe("the supervisor", () => {
 			"20 questions: the rules answer 10 now (9 as answered, 1 differently), leave 10 to the model, ask you 0",
 		);
 	}, 240_000);
+
+	it("a supervisor model that does not answer in time is a timeout in words, not an exit code", async () => {
+		const agent = createTestAgent({ script: { rules: [] } });
+		agents.push(agent);
+		const hang = join(agent.root, "hang.mjs");
+		writeFileSync(hang, "setInterval(() => {}, 1000);\n");
+		const started = Date.now();
+		const verdict = await askModel({
+			piCommand: [process.execPath, hang],
+			model: "faux/faux-1",
+			request: "question",
+			env: agent.env,
+			cwd: agent.root,
+			timeoutMs: 1000,
+		});
+		expect(verdict).toMatchObject({
+			decision: { kind: "invalid" },
+			error: "the supervisor model did not answer in 1 s",
+			timedOut: true,
+		});
+		expect(Date.now() - started).toBeLessThan(20_000);
+	}, 60_000);
 });

@@ -2,9 +2,13 @@
  * The supervisor's pure parts: the fixed classifier, the rules files' grammar and matching, the decision
  * the rules make (never-auto classes first, whatever a rule says), and the model's reply parsing.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { neverClass, questionNeverClass, routineClass } from "../runner/supervisor/classify.mjs";
 import { answerRefused, decide } from "../runner/supervisor/decide.mjs";
+import { MAX_RULES_BYTES, readRules, rulesText } from "../runner/supervisor/rules-files.mjs";
 import { firstMatch, joinRules, parseRules } from "../runner/supervisor/rules.mjs";
 import { parseDecision, REQUEST_MARKER, requestText } from "../runner/supervisor/supervisor-model.mjs";
 
@@ -223,5 +227,37 @@ describe("the supervisor model's request and reply", () => {
 		});
 		expect(parseDecision("sure, vitest")).toEqual({ kind: "invalid" });
 		expect(parseDecision('{"decision":"answer","answer":""}')).toEqual({ kind: "invalid" });
+	});
+});
+
+describe("rules that read or nothing", () => {
+	it("refuses a file that is not UTF-8 text or is too large, naming its path, and every question goes to the person", () => {
+		const dir = mkdtempSync(join(tmpdir(), "rules-bytes-"));
+		try {
+			const cases: Array<[string, Buffer, RegExp]> = [
+				[
+					"nul.md",
+					Buffer.from('## Rules\n- always: answer "yes"\n\0\0'),
+					/nul\.md: not text: a NUL byte at byte 32$/,
+				],
+				["latin1.md", Buffer.from([0x23, 0x20, 0xe9, 0x74, 0xe9, 0x0a]), /latin1\.md: not UTF-8 text$/],
+				["big.md", Buffer.alloc(MAX_RULES_BYTES + 1, 0x61), /big\.md: larger than 65536 bytes$/],
+			];
+			for (const [name, bytes, error] of cases) {
+				const path = join(dir, name);
+				writeFileSync(path, bytes);
+				const rules = readRules([path]);
+				expect(rules.errors, name).toEqual([expect.stringMatching(error)]);
+				expect(rules.errors[0]).toContain(dir);
+				expect(decide({ question: "Should I continue?" }, rules, {})).toMatchObject({
+					kind: "escalate",
+					rule: "rules error",
+					note: expect.stringContaining(`asked you because: the rules do not read: ${path}`),
+				});
+			}
+			expect(rulesText(Buffer.from("## Rules\n- always: ask me\n", "utf8"))).toBe("## Rules\n- always: ask me\n");
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
 	});
 });

@@ -687,10 +687,6 @@ for (const verb of "format reformat prettify indent".split(" ")) SAFE_VERBS[verb
 for (const verb of "lint typecheck type-check".split(" ")) SAFE_VERBS[verb] = "lint";
 for (const verb of "build compile bundle".split(" ")) SAFE_VERBS[verb] = "build";
 
-/** Objects that make an otherwise safe verb the person's: what is not the task's to touch. */
-const OUTSIDE_OBJECTS =
-	/(\b(production|prod|live\s+site|main\s+branch|master\s+branch|remote|upstream|origin|registry|server|cluster|bucket|secrets?|passwords?|credentials?|tokens?|api[\s_-]?keys?|\.env|ssh|certificates?|billing|payment|card|subscription|plan|permissions?|owner|global(ly)?|system[- ]wide|home\s+director\w*|other\s+repo\w*|outside|every(thing|\s+file)|all\s+(the\s+)?(files|commits|history|data|changes)|history|commits?|migrations?\s+folder|backups?|cache\s+director\w*|uploads?|node_modules|\.git\b|hooks?|crontab|dns|domain|prices?|invoices?)\b|~\/|\/etc\/|\/usr\/|\/var\/|\.\.\/)/i;
-
 /** The frame before the verb: "should I", "do you want me to", "OK to"... */
 const FRAME =
 	/^(?:(?:so|then|and|or|also|ok|okay|alright|great|next|now|first|finally|yes|no|hi|hey|please|maybe|perhaps|quick question|one more thing|question)[,:!.]?\s+)*(?:(?:should|shall|can|could|may|might|must|would|will)\s+(?:i|we)\s+(?:(?:just|also|now|first|then|still|go\s+ahead\s+and|maybe|rather|instead)\s+)*|do\s+you\s+want\s+(?:me|us)\s+to\s+|(?:would|do)\s+you\s+(?:like|prefer)\s+(?:me|us)\s+to\s+|want\s+me\s+to\s+|is\s+it\s+(?:ok|okay|fine|alright|safe)\s+(?:if\s+i\s+|to\s+)|(?:ok|okay|fine|alright)\s+(?:if\s+i\s+|to\s+|for\s+me\s+to\s+)|mind\s+if\s+i\s+|i\s+(?:will|'ll|am\s+going\s+to|'m\s+going\s+to|plan\s+to|want\s+to|would\s+like\s+to|'d\s+like\s+to|can|could|suggest\s+we|propose\s+to|think\s+i\s+should)\s+|let\s+me\s+|let's\s+|lets\s+|how\s+about\s+(?:i\s+|we\s+)?|what\s+about\s+|any\s+objection\s+to\s+|go\s+ahead\s+and\s+|time\s+to\s+|ready\s+to\s+|proceed\s+(?:to|with)\s+|)/i;

@@ -1,6 +1,8 @@
 // Reading the rules files a run names (run.json /supervise/rules, most specific first: a preset's, the
 // trusted project's, the user's). Read at each question, so an edit applies to the next one. A file that
-// is missing is no rules; one that cannot be read, or is too large, is an error the supervisor escalates with.
+// is missing is no rules; one that cannot be read, is too large or is not UTF-8 text (a NUL byte, a byte
+// sequence that is not UTF-8) is an error naming the path, and the supervisor then leaves every question
+// to the person: random bytes are never read as the person's words.
 import { homedir } from "node:os";
 import { readFileSync, statSync } from "node:fs";
 import { joinRules, parseRules } from "./rules.mjs";
@@ -12,6 +14,24 @@ export const MAX_RULES_BYTES = 64 * 1024;
 export function shortRulesPath(path) {
 	const home = homedir();
 	return home && path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A rules file's bytes as text, or why they are not text.
+ * @param {Uint8Array} bytes
+ * @returns {string | { error: string }}
+ */
+export function rulesText(bytes) {
+	if (bytes.length > MAX_RULES_BYTES) return { error: `larger than ${MAX_RULES_BYTES} bytes` };
+	const nul = bytes.indexOf(0);
+	if (nul >= 0) return { error: `not text: a NUL byte at byte ${nul}` };
+	try {
+		return UTF8.decode(bytes);
+	} catch {
+		return { error: "not UTF-8 text" };
+	}
 }
 
 /**
@@ -27,7 +47,9 @@ export function readRules(paths) {
 				if (!stat.isFile()) return { rules: [], words: "", errors: [`${name}: not a file`] };
 				if (stat.size > MAX_RULES_BYTES)
 					return { rules: [], words: "", errors: [`${name}: larger than ${MAX_RULES_BYTES} bytes`] };
-				return parseRules(readFileSync(path, "utf8"), name);
+				const text = rulesText(readFileSync(path));
+				if (typeof text !== "string") return { rules: [], words: "", errors: [`${name}: ${text.error}`] };
+				return parseRules(text, name);
 			} catch (error) {
 				if (/** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT")
 					return { rules: [], words: "", errors: [] };

@@ -13,7 +13,8 @@ export const SYSTEM_PROMPT_FILE = join(dirname(fileURLToPath(import.meta.url)), 
 export const REQUEST_MARKER = "[agent-board supervisor request]";
 const ANSWER_CHARS = 4000;
 const TASK_CHARS = 2000;
-const DEFAULT_TIMEOUT_MS = 120_000;
+/** A supervisor model slower than this leaves the question to the person (who may answer meanwhile anyway). */
+export const MODEL_TIMEOUT_MS = 30_000;
 
 /**
  * @typedef {object} Request
@@ -77,7 +78,7 @@ export function parseDecision(text) {
 }
 
 /**
- * @typedef {{ decision: ReturnType<typeof parseDecision>, tokens: number, cost: number, error?: string, model?: string }} ModelVerdict
+ * @typedef {{ decision: ReturnType<typeof parseDecision>, tokens: number, cost: number, error?: string, timedOut?: boolean, model?: string }} ModelVerdict
  */
 
 /**
@@ -119,10 +120,15 @@ export function askModel(options) {
 			if (child.pid && child.exitCode === null) signalVerified(child.pid, start, "SIGKILL");
 		};
 		options.onChild?.(kill);
+		const timeoutMs = options.timeoutMs ?? MODEL_TIMEOUT_MS;
+		/** @type {string | undefined} */
+		let timedOut;
 		const timer = setTimeout(() => {
-			error = `no answer within ${Math.round((options.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s`;
+			// Said in words: the kill that follows would otherwise read as "pi exited with code null".
+			timedOut = `the supervisor model did not answer in ${Math.round(timeoutMs / 1000)} s`;
 			kill();
-		}, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+			done(timedOut);
+		}, timeoutMs);
 		/** @param {Record<string, unknown> | undefined} event */
 		const onEvent = (event) => {
 			const message = /** @type {Record<string, unknown> | undefined} */ (
@@ -145,12 +151,13 @@ export function askModel(options) {
 			if (settled) return;
 			settled = true;
 			clearTimeout(timer);
-			const why = failure ?? (error || undefined);
+			const why = timedOut ?? failure ?? (error || undefined);
 			resolve({
 				decision: why ? { kind: "invalid" } : parseDecision(text),
 				tokens,
 				cost,
 				...(why ? { error: why } : {}),
+				...(timedOut ? { timedOut: true } : {}),
 				...(model ? { model } : {}),
 			});
 		};

@@ -119,7 +119,7 @@ export class Supervisor {
 			if (verdict.error)
 				decision = {
 					kind: "escalate",
-					note: askedBecause(`the supervisor model failed: ${verdict.error}`),
+					note: askedBecause(verdict.timedOut ? verdict.error : `the supervisor model failed: ${verdict.error}`),
 					...via,
 				};
 			else if (verdict.decision.kind === "ask")
