@@ -12,7 +12,7 @@ import { limitError } from "./budget.mjs";
 /**
  * @typedef {object} Policy
  * @property {number} version
- * @property {{ model: string }} [supervisor]
+ * @property {{ model: string, breaker?: number }} [supervisor]   breaker: escalations in a row that stop answering for a row
  * @property {{ day?: import("./budget.mjs").Limit, targets?: Record<string, import("./budget.mjs").Limit> }} [budgets]
  */
 
@@ -33,6 +33,9 @@ export function policyError(value) {
 		if (!isObject(policy.supervisor)) return "/supervisor must be object";
 		const model = /** @type {Record<string, unknown>} */ (policy.supervisor).model;
 		if (typeof model !== "string" || !model.trim()) return "/supervisor/model must be a model name";
+		const breaker = /** @type {Record<string, unknown>} */ (policy.supervisor).breaker;
+		if (breaker !== undefined && !(Number.isInteger(breaker) && Number(breaker) >= 1))
+			return "/supervisor/breaker must be a whole number from 1";
 	}
 	if (policy.budgets !== undefined) {
 		if (!isObject(policy.budgets)) return "/budgets must be object";

@@ -18,7 +18,8 @@ export const SUPERVISOR_LOG = "supervisor.log";
  * @property {string[]} [options]
  * @property {string} rule          "never: delete", "rules error", a rule's label ("rules.md:12") or "model"
  * @property {string} [ruleText]
- * @property {"answered" | "asked-you" | "answered-first"} decision   answered-first: a person's answer came before
+ * @property {"answered" | "asked-you" | "answered-first" | "you-answered"} decision   answered-first: a person's
+ *   answer came before; you-answered: the person answered a question the supervisor left to them (closes the breaker)
  * @property {string} [answer]
  * @property {string} [note]        "asked you because: ..."
  * @property {number} ms            question -> answer delivered (or -> the note)

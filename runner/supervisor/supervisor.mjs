@@ -13,9 +13,10 @@ import { withRowLock } from "../store/row-lock.mjs";
 import { rowDirOf } from "../store/store-layout.mjs";
 import { dropMessage } from "../life/inbox.mjs";
 import { readPolicy } from "../life/policy.mjs";
+import { breakerNote, DEFAULT_BREAKER } from "./breaker.mjs";
 import { answerRefused, askedBecause, decide } from "./decide.mjs";
 import { readRules } from "./rules-files.mjs";
-import { appendSupervisorLine } from "./supervisor-log.mjs";
+import { appendSupervisorLine, readSupervisorLog } from "./supervisor-log.mjs";
 import { askModel, requestText } from "./supervisor-model.mjs";
 
 const RECEIPT_WAIT_MS = 15_000;
@@ -48,6 +49,8 @@ export class Supervisor {
 		this.asking = undefined;
 		/** @type {Set<() => void>} */
 		this.kills = new Set();
+		/** Calls the supervisor left to the person: their answer closes the breaker. @type {Set<string>} */
+		this.leftToYou = new Set();
 	}
 
 	/** Fed every worker event: an ask_user call wakes it; its end clears the note. @param {Record<string, unknown>} event */
@@ -62,7 +65,22 @@ export class Supervisor {
 				this.hooks.note(`supervisor failed: ${error instanceof Error ? error.message : String(error)}`, {}),
 			);
 		} else if (event.type === "tool_execution_end" && this.asking?.toolCallId === event.toolCallId) {
+			const asked = this.asking;
 			this.asking = undefined;
+			const result = /** @type {{ details?: { answered?: unknown } } | undefined} */ (event.result);
+			if (this.leftToYou.has(asked.toolCallId) && result?.details?.answered === true) {
+				this.leftToYou.delete(asked.toolCallId);
+				this.log({
+					at: asked.at,
+					row: this.config.rowId,
+					run: this.config.runId,
+					call: asked.toolCallId,
+					question: asked.question,
+					rule: "you",
+					decision: "you-answered",
+					ms: Date.now() - asked.at,
+				});
+			}
 			// A parked question still waits for the user (in a new run): its note stays with it.
 			const details = /** @type {{ details?: { parked?: unknown } } | undefined} */ (event.result)?.details;
 			if (this.status.supervisor && details?.parked !== true) {
@@ -91,7 +109,14 @@ export class Supervisor {
 			preset: supervise?.preset,
 		};
 		const rules = readRules(supervise?.rules ?? []);
+		/** @type {import("./decide.mjs").Decision} */
 		let decision = decide(ask, rules, facts);
+		const tripped = breakerNote(
+			readSupervisorLog(this.config.storeDir, Date.now() - 30 * 86_400_000),
+			this.config.rowId,
+			policy.supervisor?.breaker ?? DEFAULT_BREAKER,
+		);
+		if (tripped && decision.kind !== "escalate") decision = { kind: "escalate", note: tripped, rule: "breaker" };
 		/** @type {import("./supervisor-model.mjs").ModelVerdict | undefined} */
 		let verdict;
 		if (decision.kind === "model") {
@@ -150,6 +175,7 @@ export class Supervisor {
 			...cost,
 		};
 		if (decision.kind === "escalate") {
+			this.leftToYou.add(ask.toolCallId);
 			// The log line first: whoever sees the note on the row finds the decision logged.
 			this.log({ ...base, decision: "asked-you", note: decision.note, ms: Date.now() - ask.at });
 			// Only while that question still waits: a person may have answered while the model thought.

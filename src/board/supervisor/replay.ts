@@ -43,7 +43,8 @@ function answerOf(result: unknown): RecordedQuestion["outcome"] {
 /** Every ask_user question in the store's runs since `since`, oldest first. */
 export function recordedQuestions(paths: StorePaths, storeDir: string, since: number): RecordedQuestion[] {
 	const log = new Map<string, SupervisorLine>();
-	for (const line of readSupervisorLog(storeDir, since)) log.set(`${line.run}/${line.call}`, line);
+	for (const line of readSupervisorLog(storeDir, since))
+		if (line.decision !== "you-answered") log.set(`${line.run}/${line.call}`, line);
 	const out: RecordedQuestion[] = [];
 	const cache = new FileCache();
 	for (const id of listRowIds(paths)) {
