@@ -333,6 +333,31 @@ function onWorkerEvent(event) {
 	}
 }
 
+/**
+ * A tool call the worker's action gate holds is an ask_user question to the run's status, its events
+ * and the supervisor (which never answers it: it names a command outside the safe set).
+ * @param {import("./protocol.mjs").Hold} hold @returns {Record<string, unknown>}
+ */
+function heldAsQuestion(hold) {
+	const call = { toolName: "ask_user", toolCallId: hold.id };
+	if (hold.type === "hold")
+		return { type: "tool_execution_start", ...call, args: { question: hold.question, options: ["yes", "no"] } };
+	const answered = hold.answer !== undefined;
+	return {
+		type: "tool_execution_end",
+		...call,
+		result: {
+			content: [
+				{
+					type: "text",
+					text: answered ? `The user answered: ${hold.answer}` : "Not answered: the command was blocked.",
+				},
+			],
+			details: { answered, ...(answered ? { answer: hold.answer } : {}) },
+		},
+	};
+}
+
 function startWorker() {
 	const command = config.piCommand[0] ?? "pi";
 	oom = oomWatch();
@@ -365,6 +390,7 @@ function startWorker() {
 			return;
 		}
 		if (report.type === "turn-end") return helpers.gate.onTurnEnd(report);
+		if (report.type === "hold" || report.type === "hold-end") return onEvent(heldAsQuestion(report));
 		const message = forwarded.get(report.id);
 		if (!message) return;
 		forwarded.delete(report.id);

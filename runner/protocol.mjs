@@ -45,7 +45,16 @@ export const DEFAULT_ASK_WAIT_SECONDS = 600;
  * @typedef {{ type: "receipt", id: string, status: (typeof RECEIPT_STATUSES)[number], as?: DeliveryKind, code?: import("./life/reasons.mjs").ReceiptCode }
  *   | { type: "ready" }
  *   | { type: "closed" }
- *   | TurnEnd} WorkerToRunner
+ *   | TurnEnd
+ *   | Hold} WorkerToRunner
+ */
+
+/**
+ * The worker's action gate holds a tool call for the person (src/board/worker/action-gate.ts): `hold`
+ * asks, the runner shows it as the ask_user question it stands for (the same path, the same reply);
+ * `hold-end` says how it ended (answered with `answer`, or not).
+ * @typedef {{ type: "hold", id: string, question: string }
+ *   | { type: "hold-end", id: string, answer?: string }} Hold
  */
 
 /**
@@ -121,6 +130,14 @@ export function parseWorkerLine(line) {
 	if (record.type === "closed") return { type: "closed" };
 	if (record.type === "ready") return { type: "ready" };
 	if (record.type === "turn-end") return turnEndOf(record);
+	if (record.type === "hold" && typeof record.id === "string" && record.id && typeof record.question === "string")
+		return { type: "hold", id: record.id, question: record.question };
+	if (record.type === "hold-end" && typeof record.id === "string" && record.id)
+		return {
+			type: "hold-end",
+			id: record.id,
+			...(typeof record.answer === "string" ? { answer: record.answer } : {}),
+		};
 	if (record.type !== "receipt" || typeof record.id !== "string") return undefined;
 	if (!isOneOf(RECEIPT_STATUSES, record.status)) return undefined;
 	/** @type {WorkerToRunner} */

@@ -5,7 +5,8 @@
  * question that deletes goes to the user whatever the rules say; a person who answers first wins and the
  * supervisor's answer comes back rejected; the replay prints the table for 20 recorded questions.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { updatePolicy } from "../runner/life/policy.mjs";
@@ -293,4 +294,57 @@ describe("the supervisor", () => {
 		});
 		expect(Date.now() - started).toBeLessThan(20_000);
 	}, 60_000);
+
+	it("after a rule's answer, the worker holds `git branch -D` and `rm -r` of a tracked folder and asks the person, who says no", async () => {
+		const { agent, board } = await setup(
+			[
+				{
+					match: "GATE",
+					steps: [
+						ask("Should I continue with the cleanup?"),
+						{ toolCall: { name: "bash", args: { command: "git branch -D x" } } },
+						{ toolCall: { name: "bash", args: { command: "rm -r old" } } },
+						{ toolCall: { name: "bash", args: { command: "git status --short" } } },
+						{ text: "Cleanup finished." },
+					],
+				},
+			],
+			[],
+			'## Rules\n- always: answer "yes"\n',
+		);
+		const git = (...args: string[]) =>
+			execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], {
+				cwd: agent.cwd,
+				encoding: "utf8",
+			});
+		git("init", "-q", "-b", "main");
+		mkdirSync(join(agent.cwd, "old"));
+		writeFileSync(join(agent.cwd, "old", "a.txt"), "a\n");
+		git("add", ".");
+		git("commit", "-qm", "first");
+		git("branch", "x");
+		const row = await board.dispatch({ prompt: "GATE clean up the repo", cwd: agent.cwd });
+		for (const command of ["git branch -D x", "rm -r old"]) {
+			const held = await waitAsking(board, row.id, (current) => current.question?.includes(command) === true);
+			expect(held.question).toBe(`The agent wants to run: \`${command}\`. Allow?`);
+			// The supervisor never answers it: the question names a command outside the safe set.
+			await waitFor(
+				async () => (await board.get(row.id))?.supervisorNote?.includes("never answered for you"),
+				"the supervisor's note on the held command",
+				30_000,
+			);
+			expect((await board.reply(row.id, "no")).delivery).toBe("answer");
+		}
+		const done = await waitDone(board, row.id, 60_000);
+		expect(done).toMatchObject({ state: "completed", latestAssistant: "Cleanup finished." });
+		// The rule answered the agent's question; the person's "no" kept the branch and the folder.
+		expect(readSupervisorLog(board.storeDir)[0]).toMatchObject({ decision: "answered", answer: "yes" });
+		expect(git("branch", "--list", "x").trim()).toBe("x");
+		expect(existsSync(join(agent.cwd, "old", "a.txt"))).toBe(true);
+		const worker = agent.calls().filter((call) => userTexts(call)[0] === "GATE clean up the repo");
+		const results = toolResultsOf(agent, worker.at(-1)!.pid).join("");
+		expect(results).toContain("Held by the agent board: `git branch -D x`");
+		expect(results).toContain("they answered: no");
+		expect(results).toContain("Held by the agent board: `rm -r old`");
+	}, 180_000);
 });

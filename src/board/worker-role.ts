@@ -5,10 +5,11 @@
  * in place for its answer, and a stop or a vanished runner aborts the run.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { CONTROL_FD_ENV, PROMPT_PLACEHOLDER } from "../../runner/protocol.mjs";
+import { CONTROL_FD_ENV, PROMPT_PLACEHOLDER, type WorkerToRunner } from "../../runner/protocol.mjs";
 import { askWaitMs, registerAskUser } from "./worker/ask-user.ts";
 import { controlFd, openControlChannel, type ControlChannel } from "./worker/channel.ts";
 import { WorkerControl } from "./worker/control-state.ts";
+import { registerActionGate } from "./worker/action-gate.ts";
 import { registerTurnHold } from "./worker/turn-hold.ts";
 
 /** After the runner vanished: how long an aborting run may take before the process exits anyway. */
@@ -20,12 +21,19 @@ export function registerWorkerRole(pi: ExtensionAPI, env: NodeJS.ProcessEnv = pr
 	const fd = controlFd(env);
 	// Tools (bash) must not inherit the variable: a pi started by the agent would read our runner's fd.
 	delete env[CONTROL_FD_ENV];
-	const control = fd === undefined ? undefined : connect(pi, fd);
+	const connected = fd === undefined ? undefined : connect(pi, fd);
+	const control = connected?.control;
 	registerAskUser(pi, control, askWaitMs(env));
-	if (control) registerTurnHold(pi, control, askWaitMs(env));
+	if (connected) {
+		registerTurnHold(pi, connected.control, askWaitMs(env));
+		registerActionGate(pi, connected.control, connected.send, askWaitMs(env));
+	}
 }
 
-function connect(pi: ExtensionAPI, fd: number): WorkerControl | undefined {
+function connect(
+	pi: ExtensionAPI,
+	fd: number,
+): { control: WorkerControl; send: (message: WorkerToRunner) => void } | undefined {
 	let ctx: ExtensionContext | undefined;
 	let channel: ControlChannel | undefined;
 	let exiting = false;
@@ -97,5 +105,6 @@ function connect(pi: ExtensionAPI, fd: number): WorkerControl | undefined {
 
 	// The runner sends the prompt only after this: it then knows the placeholder will be replaced.
 	channel.send({ type: "ready" });
-	return control;
+	const open = channel;
+	return { control, send: (message) => open.send(message) };
 }

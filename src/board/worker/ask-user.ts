@@ -52,6 +52,8 @@ export function registerAskUser(pi: ExtensionAPI, control: WorkerControl | undef
 			const outcome = await waitInPlace(control, waitMs, signal, toolCallId);
 			switch (outcome.kind) {
 				case "answer":
+					// What follows an answer given for the person passes the action gate (action-gate.ts).
+					control.automatedAnswer = outcome.automated === true;
 					return {
 						content: [{ type: "text", text: `The user answered: ${outcome.text}` }],
 						details: { ...base, answered: true, answer: outcome.text } satisfies AskUserDetails,

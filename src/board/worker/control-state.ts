@@ -8,7 +8,11 @@ import type { ReceiptCode } from "../../../runner/life/reasons.mjs";
 
 export type { DeliverAs };
 
-export type AskOutcome = { kind: "answer"; text: string } | { kind: "aborted" } | { kind: "parked" };
+/** `automated`: the supervisor answered (a rule or its model), not the person. */
+export type AskOutcome =
+	| { kind: "answer"; text: string; automated?: boolean }
+	| { kind: "aborted" }
+	| { kind: "parked" };
 
 /** How a held turn end was let go: on (`go`), or the run ends (abort, runner gone, parked). */
 export type TurnOutcome = "go" | "abort" | "park";
@@ -61,6 +65,8 @@ export class WorkerControl {
 	private systemText: string | undefined;
 	private turnHolds: TurnHold[] = [];
 	private turnSeq = 0;
+	/** An ask_user question was last answered for the person (the action gate then holds what discards). */
+	automatedAnswer = false;
 
 	private readonly deps: ControlDeps;
 
@@ -236,7 +242,7 @@ export class WorkerControl {
 			const asked = this.asks.find((candidate) => candidate.toolCallId === answers);
 			if (!asked) return this.reject(id, "answered");
 			this.deps.send({ type: "receipt", id, status: "delivered", as: "answer" });
-			asked.settle({ kind: "answer", text });
+			asked.settle({ kind: "answer", text, automated: true });
 			return;
 		}
 		const ask = this.asks[0];
