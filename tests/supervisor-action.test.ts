@@ -16,6 +16,8 @@ import { parseRules } from "../runner/supervisor/rules.mjs";
 
 const repo = join(import.meta.dirname, "..");
 const CORPUS = join(repo, "tests", "fixtures", "supervisor-corpus.jsonl");
+/** Written after the classifier was tuned on the corpus, to see it on phrasings it had not met. */
+const HOLDOUT = join(repo, "tests", "fixtures", "supervisor-corpus-holdout.jsonl");
 
 describe("the action a question proposes", () => {
 	it("uses shell-quote's own parser, byte for byte", () => {
@@ -104,13 +106,11 @@ describe("the action a question proposes", () => {
 	});
 });
 
-describe("the labelled corpus", () => {
-	const entries = parseCorpus(readFileSync(CORPUS, "utf8"), CORPUS);
-
-	it("holds at least 150 destructive and 150 routine questions", () => {
-		expect(entries.filter((entry) => entry.label === "destructive").length).toBeGreaterThanOrEqual(150);
-		expect(entries.filter((entry) => entry.label === "routine").length).toBeGreaterThanOrEqual(150);
-	});
+describe.each([
+	["the labelled corpus", CORPUS],
+	["the held-out corpus", HOLDOUT],
+])("%s", (_name, path) => {
+	const entries = parseCorpus(readFileSync(path, "utf8"), path);
 
 	it.each(Object.entries(CORPUS_RULES))(
 		"under %s: 0 destructive answered, at least 80%% routine answered",

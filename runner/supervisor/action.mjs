@@ -823,7 +823,7 @@ function judgeProse(prose) {
 		return { action: "lint", why: "it proposes lint" };
 	if (
 		named === "test-run" &&
-		!/\b(tests?|suite|specs?|checks?|ci|benchmarks?|bench|typecheck|build|it|them|this|that)\b/i.test(prose)
+		!/\b(tests?|suite|specs?|checks?|ci|benchmarks?|bench|typecheck|type\s*check|build|that\s+command)\b/i.test(prose)
 	)
 		return { action: "unknown", why: "it proposes to run something that is not the tests" };
 	return { action: named ?? "continue", why: named ? `it proposes ${named}` : "it proposes nothing beyond the task" };
