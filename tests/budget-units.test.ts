@@ -195,7 +195,7 @@ describe("the worker's side", () => {
 		]);
 		const next = control.waitForAnswer("call-2");
 		control.onLine({ type: "message", id: "sup2", text: "yes", deliverAs: "steer", answers: "call-2" });
-		await expect(next.outcome).resolves.toEqual({ kind: "answer", text: "yes" });
+		await expect(next.outcome).resolves.toEqual({ kind: "answer", text: "yes", automated: true });
 	});
 });
 

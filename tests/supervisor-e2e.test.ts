@@ -347,4 +347,30 @@ describe("the supervisor", () => {
 		expect(results).toContain("they answered: no");
 		expect(results).toContain("Held by the agent board: `rm -r old`");
 	}, 180_000);
+
+	it("after the person's own answer, the same command runs without a hold", async () => {
+		const { agent, board } = await setup(
+			[
+				{
+					match: "OWN",
+					steps: [
+						ask("Can I remove the old folder?"),
+						{ toolCall: { name: "bash", args: { command: "rm -r old" } } },
+						{ text: "Removed." },
+					],
+				},
+			],
+			[],
+			'## Rules\n- always: answer "yes"\n',
+		);
+		mkdirSync(join(agent.cwd, "old"));
+		writeFileSync(join(agent.cwd, "old", "a.txt"), "a\n");
+		const row = await board.dispatch({ prompt: "OWN tidy up", cwd: agent.cwd });
+		// The question proposes removing something: the supervisor leaves it to the person, who says yes.
+		await waitAsking(board, row.id, (current) => current.supervisorNote !== undefined);
+		expect((await board.reply(row.id, "yes")).delivery).toBe("answer");
+		const done = await waitDone(board, row.id, 60_000);
+		expect(done).toMatchObject({ state: "completed", latestAssistant: "Removed." });
+		expect(existsSync(join(agent.cwd, "old"))).toBe(false);
+	}, 120_000);
 });

@@ -187,3 +187,36 @@ describe("WorkerControl", () => {
 		expect(sent).toEqual([]);
 	});
 });
+
+describe("the action gate's inputs", () => {
+	it("tells an answer given for the person (with answers) from the person's own", async () => {
+		const { control } = harness();
+		control.onLine({ type: "prompt", text: "go" });
+		control.onAgentStart();
+		const bySupervisor = control.waitForAnswer("call-1");
+		control.onLine({ type: "message", id: "m1", text: "yes", deliverAs: "steer", answers: "call-1" });
+		expect(await bySupervisor.outcome).toEqual({ kind: "answer", text: "yes", automated: true });
+		const byPerson = control.waitForAnswer("call-2");
+		control.onLine({ type: "message", id: "m2", text: "no", deliverAs: "steer" });
+		expect(await byPerson.outcome).toEqual({ kind: "answer", text: "no" });
+	});
+
+	it("reads the hold lines and refuses malformed ones", () => {
+		expect(parseWorkerLine(encodeLine({ type: "hold", id: "held-1", question: "Allow?" }))).toEqual({
+			type: "hold",
+			id: "held-1",
+			question: "Allow?",
+		});
+		expect(parseWorkerLine(encodeLine({ type: "hold-end", id: "held-1", answer: "no" }))).toEqual({
+			type: "hold-end",
+			id: "held-1",
+			answer: "no",
+		});
+		expect(parseWorkerLine(encodeLine({ type: "hold-end", id: "held-1" }))).toEqual({
+			type: "hold-end",
+			id: "held-1",
+		});
+		expect(parseWorkerLine('{"type":"hold","id":"","question":"x"}')).toBeUndefined();
+		expect(parseWorkerLine('{"type":"hold","id":"h"}')).toBeUndefined();
+	});
+});
