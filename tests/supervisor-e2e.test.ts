@@ -145,11 +145,16 @@ describe("the supervisor", () => {
 		const done = await waitDone(board, named.id, 60_000);
 		expect(done).toMatchObject({ state: "completed", latestAssistant: "Module named." });
 		expect(done.supervisorNote).toBeUndefined();
+		const decisions = () => readSupervisorLog(board.storeDir).filter((line) => line.decision !== "you-answered");
 		const log = await waitFor(
-			() => (readSupervisorLog(board.storeDir).length === 2 ? readSupervisorLog(board.storeDir) : undefined),
+			() => (decisions().length === 2 ? decisions() : undefined),
 			"both decisions in the log",
 			30_000,
 		);
+		// The person's answer to the question left to them is logged too (it closes the breaker).
+		expect(readSupervisorLog(board.storeDir).filter((line) => line.decision === "you-answered")).toMatchObject([
+			{ question: "What should the new module be called?", rule: "you" },
+		]);
 		expect(log.map((line) => [line.question, line.rule, line.decision, line.answer ?? line.note])).toEqual(
 			expect.arrayContaining([
 				["Which test runner should I use?", "model", "answered", "vitest"],

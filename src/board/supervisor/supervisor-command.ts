@@ -84,7 +84,8 @@ function status(storeDir: string, cwd: string, agentDir: string): string {
 			`  ${shortRulesPath(project.path)}: ${projectTrusted(project.root, agentDir) ? describeRules(project.path) : "not read: the project is not trusted (pi's /trust)"}`,
 		);
 	lines.push(`  ${shortRulesPath(userPath)}: ${existsSync(userPath) ? describeRules(userPath) : "none yet"}`);
-	const log = readSupervisorLog(storeDir);
+	// A person's answer to a question left to them is a line too (the breaker's), not a decision.
+	const log = readSupervisorLog(storeDir).filter((line) => line.decision !== "you-answered");
 	const answered = log.filter((line) => line.decision === "answered").length;
 	const asked = log.filter((line) => line.decision === "asked-you").length;
 	lines.push(
