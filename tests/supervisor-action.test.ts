@@ -13,6 +13,8 @@ import { commandAction, questionAction } from "../runner/supervisor/action.mjs";
 import { CORPUS_RULES, measureCorpus, parseCorpus } from "../runner/supervisor/corpus.mjs";
 import { answerRefused, decide } from "../runner/supervisor/decide.mjs";
 import { parseRules } from "../runner/supervisor/rules.mjs";
+import type { BoardService } from "../src/board/engine/types.ts";
+import { parseSupervisorCommand, runSupervisorCommand } from "../src/board/supervisor/supervisor-command.ts";
 
 const repo = join(import.meta.dirname, "..");
 const CORPUS = join(repo, "tests", "fixtures", "supervisor-corpus.jsonl");
@@ -126,4 +128,21 @@ describe.each([
 			expect((routine?.answered ?? 0) / (routine?.total ?? 1)).toBeGreaterThanOrEqual(0.8);
 		},
 	);
+});
+
+it("supervisor replay --corpus prints the table for a corpus file, relative to where it runs", async () => {
+	expect(parseSupervisorCommand("replay --corpus tests/fixtures/supervisor-corpus.jsonl")).toEqual({
+		ok: true,
+		name: "supervisor",
+		replay: true,
+		corpus: "tests/fixtures/supervisor-corpus.jsonl",
+	});
+	const parsed = parseSupervisorCommand("replay --corpus tests/fixtures/supervisor-corpus-holdout.jsonl");
+	if (!parsed.ok) throw new Error(parsed.error);
+	const text = await runSupervisorCommand({} as BoardService, parsed, repo, repo, () =>
+		Promise.reject(new Error("no row")),
+	);
+	expect(text).toContain("70 questions (40 destructive, 30 routine)");
+	expect(text).toMatch(/^destructive\s+all\s+40\s+0 \(0\.0%\)\s+40\s+0 \(0\.0%\)\s+40$/m);
+	expect(parseSupervisorCommand("replay --corpus")).toMatchObject({ ok: false });
 });
