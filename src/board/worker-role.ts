@@ -9,6 +9,7 @@ import { CONTROL_FD_ENV, PROMPT_PLACEHOLDER } from "../../runner/protocol.mjs";
 import { askWaitMs, registerAskUser } from "./worker/ask-user.ts";
 import { controlFd, openControlChannel, type ControlChannel } from "./worker/channel.ts";
 import { WorkerControl } from "./worker/control-state.ts";
+import { guardSessionWrites, type SessionWrites } from "./worker/session-writes.ts";
 import { registerTurnHold } from "./worker/turn-hold.ts";
 
 /** After the runner vanished: how long an aborting run may take before the process exits anyway. */
@@ -23,6 +24,18 @@ export function registerWorkerRole(pi: ExtensionAPI, env: NodeJS.ProcessEnv = pr
 	const control = fd === undefined ? undefined : connect(pi, fd);
 	registerAskUser(pi, control, askWaitMs(env));
 	if (control) registerTurnHold(pi, control, askWaitMs(env));
+	registerSessionWrites(pi);
+}
+
+/** A full disk holds pi's session writes in memory instead of ending the worker (worker/session-writes.ts). */
+function registerSessionWrites(pi: ExtensionAPI): void {
+	let writes: SessionWrites | undefined;
+	pi.on("session_start", (_event, eventCtx) => {
+		writes = guardSessionWrites(eventCtx.sessionManager);
+	});
+	pi.on("session_shutdown", async () => {
+		if (writes && writes.waiting() > 0) await writes.drain();
+	});
 }
 
 function connect(pi: ExtensionAPI, fd: number): WorkerControl | undefined {
