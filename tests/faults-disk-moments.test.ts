@@ -131,6 +131,8 @@ describe("a full disk at any moment of a run", () => {
 				if (entry.id) seen.add(entry.id);
 			}
 			const text = lines.join("\n");
+			// What pi's session holds for this run (a user message, a tool call and its result, an answer).
+			console.log(`${moment}: the session file, ${entries.length} entries, ${text.length + lines.length} bytes`);
 			expect(text).toContain("TOOL-OUTPUT-2");
 			expect(text).toContain("Done after the full disk.");
 			expect(new Set(entries.map((entry) => entry.id)).size).toBe(entries.length);
