@@ -9,7 +9,7 @@ import { addReceipt, applyEvent, finalize, initialStatus, summarize, visibleKey 
 import { EventLog } from "./event-log.mjs";
 import { modelSummary } from "./model-summary.mjs";
 import { protectSessionFile, runPlaceProblem } from "./store/dir-guard.mjs";
-import { ensureDir } from "./store/fs-util.mjs";
+import { DISK_FULL_BYTES, diskSpace, ensureDir } from "./store/fs-util.mjs";
 import { claimMessages, inboxDir, preview, rejectionReceipt, stopWaiting } from "./life/inbox.mjs";
 import { JsonLines } from "./json-lines.mjs";
 import {
@@ -74,6 +74,8 @@ let workerStart;
 /** @type {ReturnType<typeof openWorkerLink> | undefined} */
 let link;
 let [stopping, finished, agentStarted, workerClosed] = [false, false, false, false];
+/** The worker waits for space on the store's disk before it starts (startWhenSpace). */
+let holding = false;
 /** The worker role answered on fd 3: the prompt goes out only after this. */
 let workerReady = false;
 /** The worker's process tree when a stop began: what the run's tag may miss. @type {{ pid: number, start: string }[]} */
@@ -163,6 +165,7 @@ function forward(message) {
 
 function serveInbox() {
 	if (files.dirGone()) return lostDir();
+	if (holding && !stopWaiting(runDir)) return;
 	for (const message of claimMessages(runDir)) {
 		if ("rejected" in message) record(rejectionReceipt(message.id, message.rejected, Date.now(), "", message.detail));
 		else if (message.kind === "stop" && !finished) {
@@ -460,7 +463,24 @@ else if (!existsSync(config.cwd))
 	void finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });
 // A stop that arrived while the run was queued ends it before any worker starts.
 else if (stopWaiting(runDir)) serveInbox();
-else {
+else startWhenSpace();
+
+/**
+ * pi writes as it starts (jiti's compiled extension on a cold cache under the store's tmp/, then its
+ * session file): on a store's disk with less room than a run needs to record itself, the worker is not
+ * started until there is. Meanwhile the inbox waits, but for a stop, which ends the run with no worker.
+ */
+function startWhenSpace() {
+	if (finished || stopping) return;
+	const space = diskSpace(config.storeDir);
+	if (space !== undefined && space < DISK_FULL_BYTES) {
+		holding = true;
+		status.summary = "Disk full: waiting for space";
+		scheduleStatus();
+		setTimeout(startWhenSpace, RETRY_MS);
+		return;
+	}
+	holding = false;
 	startWorker();
 	// Messages (or a stop) that arrived while the run was queued go to the worker, which holds them until its agent starts.
 	serveInbox();

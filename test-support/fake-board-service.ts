@@ -126,6 +126,11 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 			board.setState(id, "stopped", { alive: false });
 			return { ...must(board, id) };
 		},
+		async stopOutcome(id) {
+			const ended = !must(board, id).alive;
+			const row = await this.stop(id);
+			return { row, outcome: ended ? "ended" : "stopped" };
+		},
 		async archive(id) {
 			board.calls.push({ method: "archive", args: [id] });
 			must(board, id).archived = true;

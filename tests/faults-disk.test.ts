@@ -46,8 +46,8 @@ describe("fault battery: a full disk", () => {
 		mkdirSync(store, { mode: 0o700 });
 		requires(ctx, "a tmpfs mount", commandFails("mount", ["-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", store]));
 		mounts.unshift(store);
-		// pi's own session file stays on the big disk: pi fails on a full disk by itself, which is pi's
-		// business; what is ours is that the runner and the queue do not.
+		// pi's own session file stays on the big disk here: this case is the runner's and the queue's;
+		// pi's session on the full disk is faults-disk-moments.test.ts.
 		const sessions = join(agent.root, "sessions");
 		mkdirSync(sessions, { mode: 0o700 });
 		mkdirSync(join(store, "sessions"), { mode: 0o700 });

@@ -87,7 +87,7 @@ describe("a third kind of target", () => {
 		await expect(run("targets remove far")).rejects.toThrow(
 			`target far has 1 row(s) running or waiting there (${slow})`,
 		);
-		expect(await run(`stop ${slow}`)).toBe(`stopped ${slow}: stopped`);
+		expect(await run(`stop ${slow}`)).toBe(`${slow}: stopped`);
 		// Nothing of the run is left: the link, host-agent, the far runner and its pi all carried its tag.
 		await waitFor(
 			() => runProcesses(working.currentRunId ?? "").length === 0,

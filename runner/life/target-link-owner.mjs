@@ -79,7 +79,7 @@ export function handedRuns(storeDir, target) {
 	} catch {
 		return [];
 	}
-	/** @type {HandedRun[]} */
+	/** @type {(HandedRun & { at: number })[]} */
 	const runs = [];
 	for (const name of names) {
 		try {
@@ -95,13 +95,16 @@ export function handedRuns(storeDir, target) {
 					runId: value.runId,
 					slot: value.slot,
 					...(typeof value.pool === "string" ? { pool: value.pool } : {}),
+					at: typeof value.at === "number" ? value.at : 0,
 				});
 			}
 		} catch {
 			// Mid-write or torn: read again on the next pass.
 		}
 	}
-	return runs;
+	// In the order they were handed over (the queue's order: claims are made one at a time under its
+	// lock), not the directory's: a link that finds two started the younger first (tmpfs lists newest first).
+	return runs.sort((a, b) => a.at - b.at || (a.runId < b.runId ? -1 : 1)).map(({ at: _at, ...run }) => run);
 }
 
 /** The link is done with a run (its end is recorded). @param {string} storeDir @param {string} target @param {string} runId */

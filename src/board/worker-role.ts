@@ -10,6 +10,7 @@ import { askWaitMs, registerAskUser } from "./worker/ask-user.ts";
 import { controlFd, openControlChannel, type ControlChannel } from "./worker/channel.ts";
 import { WorkerControl } from "./worker/control-state.ts";
 import { registerActionGate } from "./worker/action-gate.ts";
+import { guardSessionWrites, type SessionWrites } from "./worker/session-writes.ts";
 import { registerTurnHold } from "./worker/turn-hold.ts";
 
 /** After the runner vanished: how long an aborting run may take before the process exits anyway. */
@@ -28,6 +29,18 @@ export function registerWorkerRole(pi: ExtensionAPI, env: NodeJS.ProcessEnv = pr
 		registerTurnHold(pi, connected.control, askWaitMs(env));
 		registerActionGate(pi, connected.control, connected.send, askWaitMs(env));
 	}
+	registerSessionWrites(pi);
+}
+
+/** A full disk holds pi's session writes in memory instead of ending the worker (worker/session-writes.ts). */
+function registerSessionWrites(pi: ExtensionAPI): void {
+	let writes: SessionWrites | undefined;
+	pi.on("session_start", (_event, eventCtx) => {
+		writes = guardSessionWrites(eventCtx.sessionManager);
+	});
+	pi.on("session_shutdown", async () => {
+		if (writes && writes.waiting() > 0) await writes.drain();
+	});
 }
 
 function connect(

@@ -12,6 +12,7 @@ import type { EngineContext, Pending } from "./engine-context.ts";
 import { validateId } from "./ids.ts";
 import { liveMarkIds, liveSeeded, rowCounts } from "./live-marks.ts";
 import { settledMeta } from "./merge-intent.ts";
+import { runFilesProblem } from "./run-files-check.ts";
 import { errorReason, errorRow, listRowIds, readMeta, readStatus, rowFrom } from "./store.ts";
 import type { BoardRow, RowMeta, RunStatus } from "./types.ts";
 import { inert } from "./sanitize.ts";
@@ -41,6 +42,8 @@ export function inspectRow(ctx: EngineContext, id: string, whole = true): RowRea
 	} catch (error) {
 		return noted(ctx, id, { row: { ...errorRow(paths, id, errorReason(error, "status.json"), meta), runDir } });
 	}
+	const bad = runFilesProblem(runDir);
+	if (bad) return noted(ctx, id, { row: { ...errorRow(paths, id, bad, meta), runDir } });
 	const run = derive(storeDir, runDir, status, meta);
 	const row = rowFrom(meta, run.status, run.alive);
 	row.runDir = runDir;

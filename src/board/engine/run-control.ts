@@ -21,7 +21,7 @@ import { readRow, requireMeta } from "./row-read.ts";
 import { nodeCommand } from "./commands.ts";
 import { BoardError } from "../../../runner/life/reasons.mjs";
 import { FileCache, readReceiptFile, readStatus } from "./store.ts";
-import type { BoardRow, Receipt, ReplyOptions, ReplyResult } from "./types.ts";
+import type { BoardRow, Receipt, ReplyOptions, ReplyResult, StopResult } from "./types.ts";
 
 const DEFAULT_RECEIPT_WAIT_MS = 15_000;
 
@@ -129,13 +129,24 @@ export function controlRun(ctx: EngineContext) {
 		return true;
 	}
 
-	async function stop(id: string): Promise<BoardRow> {
+	/** What the stop did, from the run's status before and after: never a guess from the row's words. */
+	async function stopOutcome(id: string): Promise<StopResult> {
+		let endedBefore = false;
+		const row = await stopRun(id, () => {
+			endedBefore = true;
+		});
+		if (endedBefore) return { row, outcome: "ended" };
+		const status = row.runDir ? readStatus(row.runDir, new FileCache()) : undefined;
+		return { row, outcome: !status || runEnded(status) ? "stopped" : "requested" };
+	}
+
+	async function stopRun(id: string, alreadyEnded: () => void): Promise<BoardRow> {
 		requireMeta(ctx, id);
 		const target = await withRowLock(paths.row(id), async () => {
 			const meta = requireMeta(ctx, id);
 			const runDir = paths.run(id, meta.currentRunId);
 			const status = readStatus(runDir, new FileCache());
-			if (runEnded(status)) return undefined;
+			if (runEnded(status)) return void alreadyEnded();
 			if (stopQueued(runDir, status.runId)) return undefined;
 			const owner = runOwner(paths.root, runDir, status);
 			// Nobody owns it: a target run gets a new link, which ends it at the target (a one-shot stop
@@ -168,5 +179,12 @@ export function controlRun(ctx: EngineContext) {
 		return readRow(ctx, id);
 	}
 
-	return { reply, stop, pendingMessages: (runDir: string) => (existsSync(runDir) ? inboxNames(runDir).length : 0) };
+	const stop = async (id: string): Promise<BoardRow> => (await stopOutcome(id)).row;
+
+	return {
+		reply,
+		stop,
+		stopOutcome,
+		pendingMessages: (runDir: string) => (existsSync(runDir) ? inboxNames(runDir).length : 0),
+	};
 }

@@ -107,6 +107,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		budget: budgets.raise,
 		presets: (cwd) => loadPresets(cwd, agentDirOf(ctx.env)).map(presetSummary),
 		stop: control.stop,
+		stopOutcome: control.stopOutcome,
 		pump: () => ctx.pump(true),
 		supervise,
 		async list(listOptions) {

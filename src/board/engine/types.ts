@@ -103,6 +103,15 @@ export interface ReplyResult {
 	receipt?: Receipt;
 }
 
+/**
+ * What a stop did: `stopped` (the run ended by it), `requested` (the stop waits in the run's inbox for its
+ * owner: a target run whose target cannot be reached now), `ended` (the run had ended before: nothing done).
+ */
+export interface StopResult {
+	row: BoardRow;
+	outcome: "stopped" | "requested" | "ended";
+}
+
 /** One row as consumers see it: stable meta merged with derived state (reconciled on read). */
 export interface BoardRow {
 	id: string;
@@ -274,6 +283,8 @@ export interface BoardService {
 	/** One reply for every state: steer/follow-up a working row, answer a question, or resume a finished row. */
 	reply(id: string, text: string, options?: ReplyOptions): Promise<ReplyResult>;
 	stop(id: string): Promise<BoardRow>;
+	/** The same stop, saying what it did (the `stop` subcommand's words). */
+	stopOutcome(id: string): Promise<StopResult>;
 	archive(id: string): Promise<void>;
 	unarchive(id: string): Promise<void>;
 	rename(id: string, name: string): Promise<void>;

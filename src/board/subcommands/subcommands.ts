@@ -25,6 +25,7 @@ import { subcommandHelp } from "./help.ts";
 import { SUBCOMMANDS, type SubcommandName, takesRow, USAGE } from "./usage.ts";
 import { parseServeArgs, type ServeAction } from "../../web/serve-args.ts";
 import { inert } from "../engine/sanitize.ts";
+import { stopText } from "../view-model/stop-text.ts";
 
 export { SUBCOMMANDS, type SubcommandName, USAGE } from "./usage.ts";
 
@@ -190,7 +191,7 @@ export async function runSubcommand(
 		case "show":
 			return [formatDetail(row, now), ...attemptDetail(row)].join("\n");
 		case "stop":
-			return `stopped ${row.id}: ${(await service.stop(row.id)).state}`;
+			return `${row.id}: ${stopText(await service.stopOutcome(row.id))}`;
 		case "archive":
 			await service.archive(row.id);
 			return `archived ${row.id}`;
