@@ -1,10 +1,11 @@
 // bench/fleet.mjs's dispatcher: a process of its own (as a dispatching pi is), so its synchronous git
 // work never stalls the bench's loopback model or its status watches. argv[2]: JSON { storeDir,
-// maxConcurrent, calls: DispatchOptions[] } (run at once); prints { t0, t1, ids } on stdout.
+// maxConcurrent, calls: DispatchOptions[], sequential? } (run at once, or one after another as a script
+// would); prints { t0, t1, ids, each } on stdout (each: every call's own milliseconds).
 import { createBoardService } from "../src/board/engine/service.ts";
 import { PI_CLI } from "../test-support/pi-harness.ts";
 
-/** @type {{ storeDir: string, maxConcurrent: number, calls: import("../src/board/engine/types.ts").DispatchOptions[] }} */
+/** @type {{ storeDir: string, maxConcurrent: number, calls: import("../src/board/engine/types.ts").DispatchOptions[], sequential?: boolean }} */
 const job = JSON.parse(process.argv[2] ?? "{}");
 const board = createBoardService({
 	storeDir: job.storeDir,
@@ -12,7 +13,19 @@ const board = createBoardService({
 	maxConcurrent: job.maxConcurrent,
 	env: { ...process.env },
 });
+/** @type {number[]} */
+const each = [];
+/** @param {import("../src/board/engine/types.ts").DispatchOptions} call */
+const timed = async (call) => {
+	const start = Date.now();
+	const rows = await board.dispatchAttempts(call);
+	each.push(Date.now() - start);
+	return rows;
+};
 const t0 = Date.now();
-const sets = await Promise.all(job.calls.map((call) => board.dispatchAttempts(call)));
+/** @type {Awaited<ReturnType<typeof timed>>[]} */
+const sets = [];
+if (job.sequential) for (const call of job.calls) sets.push(await timed(call));
+else sets.push(...(await Promise.all(job.calls.map(timed))));
 const t1 = Date.now();
-process.stdout.write(`${JSON.stringify({ t0, t1, ids: sets.flat().map((row) => row.id) })}\n`);
+process.stdout.write(`${JSON.stringify({ t0, t1, ids: sets.flat().map((row) => row.id), each })}\n`);

@@ -6,7 +6,18 @@
  * while worktrees are being created in the same repository.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { appendFileSync, chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+	appendFileSync,
+	chmodSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	realpathSync,
+	rmSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -18,6 +29,7 @@ import "../test-support/fake-kind/register.mjs";
 import { placementOrder, UNREACHABLE_HOLD_MS, type Candidate } from "../runner/life/placement.mjs";
 import { encodeFrame, parseFrame, readFrames, type Frame } from "../runner/far/frames.mjs";
 import { serveLink } from "../runner/far/far-mux.mjs";
+import { hostSnapshots } from "../runner/far/snapshot-lane.mjs";
 import { prepareRun } from "../runner/far/far-run.mjs";
 import { ensureMirror } from "../runner/far/git-workspace.mjs";
 import { gitLane } from "../runner/link/git-lane.mjs";
@@ -326,6 +338,80 @@ describe("host-agent link: a launch that waits at the host", () => {
 		expect(got.some((f) => f.run === "run3")).toBe(false);
 		expect(readdirOrEmpty(join(far, "store", "rows", "row3"))).toEqual([]);
 		input.end();
+	});
+});
+
+describe("host-agent link: a slow snapshot", () => {
+	it("holds no other run's events: while one row's workspace snapshot waits in git, another row's event goes out; the tool calls meanwhile make one snapshot after it", async () => {
+		const dir = scratch();
+		const repo = initRepo(join(dir, "local"), { "a.txt": "a\n" });
+		const far = join(dir, "far");
+		const one = farRun(far, repo, "row1", "run1");
+		const two = farRun(far, repo, "row2", "run2");
+		const work1 = realpathSync(join(far, "work", "row1"));
+		// A git that, once `hold` exists, waits in row1's `git add` for `release` (or gives up after 10 s,
+		// so a follow that blocks on it fails this test rather than hanging it), counting those adds.
+		const bin = join(dir, "bin");
+		mkdirSync(bin);
+		const [hold, entered, release, adds] = [
+			join(dir, "hold"),
+			join(dir, "entered"),
+			join(dir, "release"),
+			join(dir, "adds"),
+		] as const;
+		const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+		writeFileSync(
+			join(bin, "git"),
+			`#!/bin/sh\ncase "$(pwd -P)" in "${work1}"*) if [ -e "${hold}" ] && [ "$1" = add ]; then echo add >> "${adds}"; : > "${entered}"; n=0; while [ ! -e "${release}" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done; fi;; esac\nexec "${realGit}" "$@"\n`,
+		);
+		chmodSync(join(bin, "git"), 0o755);
+		const path = process.env.PATH;
+		process.env.PATH = `${bin}:${path}`;
+		try {
+			const input = new PassThrough();
+			const output = new PassThrough();
+			const got: Frame[] = [];
+			readFrames(output, (frame) => got.push(frame));
+			serveLink(far, { agent: "test", input, output, onEnd: () => undefined });
+			const send = (frame: Frame) => input.write(encodeFrame(frame));
+			const gits = (run: string) => got.filter((f) => f.t === "git" && f.run === run);
+			const event = (run: string, seq: number) =>
+				got.findIndex((f) => f.t === "event" && f.run === run && f.seq === seq);
+			const append = (runDir: string, seq: number, type: string) =>
+				appendFileSync(join(runDir, "events.jsonl"), `${JSON.stringify({ seq, at: 2, type })}\n`);
+			send({ t: "follow", row: "row1", seq: 0, bytes: 0, run: "run1" });
+			send({ t: "follow", row: "row2", seq: 0, bytes: 0, run: "run2" });
+			await waitFor(() => gits("run1").length === 1 && gits("run2").length === 1, "both rows' first snapshots");
+
+			writeFileSync(hold, "");
+			writeFileSync(join(work1, "b.txt"), "b\n");
+			append(one.runDir, 3, "tool_execution_end");
+			await waitFor(() => existsSync(entered), "row1's snapshot to wait in git add");
+			append(two.runDir, 3, "message_update");
+			await waitFor(() => event("run2", 3) >= 0, "row2's event while row1's snapshot waits");
+			expect(gits("run1")).toHaveLength(1);
+			expect(event("run1", 3)).toBeGreaterThanOrEqual(0);
+			// Three more tool calls of row1 while its snapshot waits: one more snapshot after it, not three.
+			writeFileSync(join(work1, "c.txt"), "c\n");
+			for (const seq of [4, 5, 6]) {
+				append(one.runDir, seq, "tool_execution_end");
+				await waitFor(() => event("run1", seq) >= 0, `row1's event ${seq}`);
+			}
+			writeFileSync(release, "");
+			await waitFor(() => gits("run1").length === 2, "row1's held snapshot");
+			const lines = () => readFileSync(adds, "utf8").trim().split("\n").length;
+			await waitFor(() => lines() >= 2 && hostSnapshots.running === 0, "row1's one snapshot after it");
+			expect(lines()).toBe(2);
+			const wip = gits("run1")[1];
+			expect(git(work1, "ls-tree", "--name-only", wip?.t === "git" ? wip.wip : "").split("\n")).toEqual([
+				"a.txt",
+				"b.txt",
+				"c.txt",
+			]);
+			input.end();
+		} finally {
+			process.env.PATH = path;
+		}
 	});
 });
 

@@ -261,7 +261,7 @@ describe("git travel", () => {
 
 		const round = async (): Promise<void> => {
 			const indexBefore = readFileSync(join(mirror, "worktrees/row1/index"));
-			snapshotWip(remote, "row1");
+			await snapshotWip(remote, "row1");
 			// The agent's own index is never touched by a snapshot.
 			expect(readFileSync(join(mirror, "worktrees/row1/index")).equals(indexBefore)).toBe(true);
 			fetchBack({ repo, remote: { url: mirror }, rowId: "row1" });

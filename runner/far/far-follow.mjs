@@ -7,7 +7,9 @@
 // through a symlink, never outside its directory, never whole: events.jsonl in chunks, a line over its
 // limit skipped and counted, the session refused past its limit; what the link's copy cannot take is
 // said in a "flag" frame naming the file and the limit. A run whose directory is gone ends the follow
-// with an error coded far-run-gone (the run cannot finish there).
+// with an error coded far-run-gone (the run cannot finish there). An event goes out as soon as it is
+// read: the workspace's snapshot (a "git" frame) is taken beside it, in the host's snapshot lane
+// (snapshot-lane.mjs), and only the end waits for the last one.
 import { existsSync, lstatSync, mkdirSync, watch } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { endRunProcesses, runTag } from "../store/proc.mjs";
@@ -15,6 +17,7 @@ import { DIR_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
 import { SESSION_CHUNK_BYTES, safeMessageId } from "./frames.mjs";
 import { recordDeath, runnerAlive } from "./far-end.mjs";
 import { snapshotWip } from "./git-workspace.mjs";
+import { hostSnapshots } from "./snapshot-lane.mjs";
 import { MAX_SESSION_BYTES, sizeWords } from "./session-travel.mjs";
 import { listInside, readInside, safeStatus, sizeInside } from "../store/safe-read.mjs";
 import { eventReader } from "./far-events.mjs";
@@ -179,17 +182,23 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 			});
 	};
 
+	/** Asks the lane for a snapshot when one is due; resolves once it is sent (or failed). */
 	const readGit = () => {
-		if (!gitDue || !worktree || !existsSync(worktree)) return;
+		if (!gitDue || !worktree || !existsSync(worktree)) return Promise.resolve();
 		gitDue = false;
-		try {
-			const snap = snapshotWip(worktree, rowId);
-			const key = `${snap.head} ${snap.wip}`;
-			if (key !== lastGit) send({ t: "git", head: snap.head, wip: snap.wip });
-			lastGit = key;
-		} catch (error) {
-			send({ t: "error", message: error instanceof Error ? error.message : String(error) });
-		}
+		const work = worktree;
+		return hostSnapshots
+			.request(work, () => snapshotWip(work, rowId))
+			.then(
+				(snap) => {
+					const key = `${snap.head} ${snap.wip}`;
+					if (key !== lastGit && !closed) send({ t: "git", head: snap.head, wip: snap.wip });
+					lastGit = key;
+				},
+				(error) => {
+					if (!closed) send({ t: "error", message: error instanceof Error ? error.message : String(error) });
+				},
+			);
 	};
 
 	/** One pass of reading; `whole`: everything there is (the end), else a bounded part. @param {boolean} whole */
@@ -249,8 +258,10 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 						return gone(`the run's status on the target is gone or unreadable: ${join(runDir, "status.json")}`);
 					if (status && typeof status.endedAt === "number") {
 						drain(true);
+						// The end says what the target held: its last snapshot is sent first.
 						gitDue = true;
-						readGit();
+						await readGit();
+						if (closed) return;
 						const held = {
 							seq: events.lastSeq,
 							sessionBytes: Math.max(
@@ -263,7 +274,7 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 						return;
 					}
 				}
-				readGit();
+				void readGit();
 			} while (again && !closed);
 		} finally {
 			busy = false;

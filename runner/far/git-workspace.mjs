@@ -1,8 +1,9 @@
 // The git side of a target's workspace, run where the workspace is (the ssh host, or this machine for
 // a container's clone): the bare mirror the link pushes to, the row's worktree cut from it, and the
 // snapshot of uncommitted work the link fetches back. The agent's own index is never touched: the
-// snapshot is built in a temporary index.
-import { execFileSync } from "node:child_process";
+// snapshot is built in a temporary index. Snapshots run git without blocking: host-agent follows every
+// row of a host in one process, and a row's git must not hold another row's events.
+import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
@@ -42,6 +43,29 @@ export function git(cwd, args, env, input) {
 			`git ${args[0]} in ${cwd}: ${stderr || (error instanceof Error ? error.message : String(error))}`,
 		);
 	}
+}
+
+/**
+ * git, not blocking. @param {string} cwd @param {string[]} args @param {NodeJS.ProcessEnv} [env]
+ * @returns {Promise<string>} trimmed stdout; rejects with git's stderr
+ */
+export function gitAsync(cwd, args, env) {
+	return new Promise((resolvePromise, reject) => {
+		execFile(
+			"git",
+			args,
+			{ cwd, encoding: "utf8", maxBuffer: 16 * 1024 * 1024, env: env ? { ...process.env, ...env } : undefined },
+			(error, stdout, stderr) => {
+				if (error) reject(new Error(`git ${args[0]} in ${cwd}: ${String(stderr).trim() || error.message}`));
+				else resolvePromise(String(stdout).trim());
+			},
+		);
+	});
+}
+
+/** revParse, not blocking. @param {string} cwd @param {string} rev @returns {Promise<string | undefined>} */
+function revParseAsync(cwd, rev) {
+	return gitAsync(cwd, ["rev-parse", "--verify", "-q", rev]).catch(() => undefined);
 }
 
 /** @param {string} cwd @param {string} rev @returns {string | undefined} */
@@ -97,25 +121,48 @@ export function ensureBare(repo, options = {}) {
  * @param {string} worktree
  */
 export function worktreeTree(worktree) {
-	const index = resolve(worktree, git(worktree, ["rev-parse", "--git-path", "index"]));
-	const temp = `${index}.agent-board-${process.pid}-${Date.now()}`;
+	const temp = tempIndex(worktree, git(worktree, ["rev-parse", "--git-path", "index"]));
 	try {
-		if (existsSync(index)) {
-			copyFileSync(index, temp);
-			// Keep the index's own mtime: git's racy-entry check compares file mtimes against it, and a
-			// fresh copy would make a same-size edit made in the index's second look unchanged.
-			const { atime, mtime } = statSync(index);
-			utimesSync(temp, atime, mtime);
-		}
 		const env = { GIT_INDEX_FILE: temp };
 		git(worktree, ["add", "-A", "--", "."], env);
 		return git(worktree, ["write-tree"], env);
 	} finally {
-		try {
-			unlinkSync(temp);
-		} catch {
-			// Never created.
-		}
+		dropIndex(temp);
+	}
+}
+
+/** worktreeTree, not blocking. @param {string} worktree @returns {Promise<string>} */
+async function worktreeTreeAsync(worktree) {
+	const temp = tempIndex(worktree, await gitAsync(worktree, ["rev-parse", "--git-path", "index"]));
+	try {
+		const env = { GIT_INDEX_FILE: temp };
+		await gitAsync(worktree, ["add", "-A", "--", "."], env);
+		return await gitAsync(worktree, ["write-tree"], env);
+	} finally {
+		dropIndex(temp);
+	}
+}
+
+/** A copy of the worktree's index (`indexPath` as git names it) to build a tree in. @param {string} worktree @param {string} indexPath */
+function tempIndex(worktree, indexPath) {
+	const index = resolve(worktree, indexPath);
+	const temp = `${index}.agent-board-${process.pid}-${Date.now()}-${randomBytes(3).toString("hex")}`;
+	if (existsSync(index)) {
+		copyFileSync(index, temp);
+		// Keep the index's own mtime: git's racy-entry check compares file mtimes against it, and a
+		// fresh copy would make a same-size edit made in the index's second look unchanged.
+		const { atime, mtime } = statSync(index);
+		utimesSync(temp, atime, mtime);
+	}
+	return temp;
+}
+
+/** @param {string} temp */
+function dropIndex(temp) {
+	try {
+		unlinkSync(temp);
+	} catch {
+		// Never created.
 	}
 }
 
@@ -123,18 +170,22 @@ export function worktreeTree(worktree) {
  * Writes refs/agent-board/wip/<rowId>: a commit of the worktree's tree on top of HEAD. Unchanged work
  * keeps the same commit, so its id says whether anything changed.
  * @param {string} worktree @param {string} rowId
- * @returns {{ head: string, wip: string, tree: string }}
+ * @returns {Promise<{ head: string, wip: string, tree: string }>}
  */
-export function snapshotWip(worktree, rowId) {
+export async function snapshotWip(worktree, rowId) {
 	if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(rowId)) throw new Error(`bad row id: ${JSON.stringify(rowId)}`);
-	const head = git(worktree, ["rev-parse", "HEAD"]);
-	const tree = worktreeTree(worktree);
-	const previous = revParse(worktree, wipRef(rowId));
-	if (previous && revParse(worktree, `${previous}^{tree}`) === tree && revParse(worktree, `${previous}^`) === head) {
+	const head = await gitAsync(worktree, ["rev-parse", "HEAD"]);
+	const tree = await worktreeTreeAsync(worktree);
+	const previous = await revParseAsync(worktree, wipRef(rowId));
+	if (
+		previous &&
+		(await revParseAsync(worktree, `${previous}^{tree}`)) === tree &&
+		(await revParseAsync(worktree, `${previous}^`)) === head
+	) {
 		return { head, wip: previous, tree };
 	}
-	const wip = git(worktree, ["commit-tree", tree, "-p", head, "-m", `agent-board wip ${rowId}`], IDENTITY);
-	git(worktree, ["update-ref", wipRef(rowId), wip]);
+	const wip = await gitAsync(worktree, ["commit-tree", tree, "-p", head, "-m", `agent-board wip ${rowId}`], IDENTITY);
+	await gitAsync(worktree, ["update-ref", wipRef(rowId), wip]);
 	return { head, wip, tree };
 }
 

@@ -259,7 +259,7 @@ async function main() {
 			return send({ t: "result", value: await stopFarRun(abs(String(args[0]))) });
 		case "snapshot":
 			need(args, 2, "snapshot <worktree> <rowId>");
-			return send({ t: "result", value: snapshotWip(abs(String(args[0])), String(args[1])) });
+			return send({ t: "result", value: await snapshotWip(abs(String(args[0])), String(args[1])) });
 		default:
 			throw new Error(
 				`unknown verb "${verb}" (check, receive-pack, upload-pack, link, follow, run, stop, snapshot)`,

@@ -19,7 +19,7 @@ Object.assign(process.env, {
 const [verb, rowId = "", base = ""] = process.argv.slice(2);
 try {
 	let result;
-	if (verb === "snapshot") result = snapshotWip(IN.workspace, rowId);
+	if (verb === "snapshot") result = await snapshotWip(IN.workspace, rowId);
 	// The clone borrows the user's objects (alternates), so the base the link names is readable here.
 	else if (verb === "sync") result = syncWorktree({ mirror: IN.workspace, worktree: IN.workspace, rowId, base });
 	else throw new Error(`unknown verb ${JSON.stringify(verb)} (snapshot, sync)`);

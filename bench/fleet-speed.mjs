@@ -1,0 +1,272 @@
+// The fleet's speed as a user feels it: N loopback hosts (Unix users behind their own sshd) x M rows each
+// through one pool, every row running T turns with a tool call (bash) per turn and streamed text, and
+// the same M rows on this machine for the ratio. Prints: the processes here and their summed PSS (1 s
+// samples), a host's event -> the local store (the far runner's own `at` on each event -> the line
+// showing in the local mirror's events.jsonl), a streamed part sent by the model -> the row's local
+// status.json showing it (the file the TUI and the page read; their own paint is not in this figure),
+// the dispatch calls' total (one after another, as a script's `dispatch --on <pool>` would), and the
+// load. Needs root and sshd.
+// Run: node --experimental-strip-types bench/fleet-speed.mjs   (BENCH_HOSTS=2 BENCH_ROWS=5 BENCH_TURNS=4;
+// BENCH_LOCAL=0 leaves the local rows out)
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, watch } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createBoardService } from "../src/board/engine/service.ts";
+import { startFleet, stopFleet } from "../test-support/fleet-hosts.ts";
+import { initRepo } from "../test-support/git-repo.ts";
+import { startModelServer, writeAgentDir } from "../test-support/model-server.ts";
+import { PI_CLI } from "../test-support/pi-harness.ts";
+import { sshdMissing } from "../test-support/requires.ts";
+import { processesWhere, sampleProcesses } from "./_fleet-measure.mjs";
+import { load, pct, spread } from "./_stats.mjs";
+
+const HOSTS = Array.from({ length: Number(process.env.BENCH_HOSTS ?? 2) }, (_, i) => `s${i}`);
+const ROWS = Number(process.env.BENCH_ROWS ?? 5);
+const TURNS = Number(process.env.BENCH_TURNS ?? 4);
+const LOCAL = process.env.BENCH_LOCAL !== "0";
+const CHUNK_MS = 200;
+const PHASE_TIMEOUT_MS = 20 * 60_000;
+const MARKS = Array.from({ length: TURNS + 1 }, (_, i) => `PART-${i}`);
+
+const missing = sshdMissing();
+if (missing) {
+	console.log(`skipped: ${missing}`);
+	process.exit(0);
+}
+console.log(`start: ${load()}; ${HOSTS.length} hosts x ${ROWS} rows, ${TURNS} turns with a tool call each`);
+
+const root = mkdtempSync(join(tmpdir(), "pab-bench-speed-"));
+const storeDir = join(root, "store");
+// A turn: a few streamed words, then a bash call that changes the workspace (so a snapshot has work).
+const steps = [
+	...MARKS.slice(0, TURNS).map((mark, i) => ({
+		text: `${mark} working on step ${i} now.`,
+		toolCall: { name: "bash", args: { command: `echo ${i} >> speed.txt` } },
+	})),
+	{ text: `${MARKS[TURNS]} all done.` },
+];
+const model = await startModelServer({
+	chunkDelayMs: CHUNK_MS,
+	script: { rules: [{ match: "SPEED", steps }], fallback: [{ text: "ok" }] },
+});
+const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
+const agentDir = writeAgentDir(model, join(root, "agent"));
+const boardEnv = {
+	...process.env,
+	PI_CODING_AGENT_DIR: agentDir,
+	PI_OFFLINE: "1",
+	PI_SKIP_VERSION_CHECK: "1",
+	PI_TELEMETRY: "0",
+};
+const total = HOSTS.length * ROWS;
+const board = createBoardService({
+	storeDir,
+	piCommand: [process.execPath, PI_CLI],
+	maxConcurrent: total,
+	env: boardEnv,
+});
+/** @type {import("../test-support/fleet-hosts.ts").FleetHost[]} */
+let fleet = [];
+/** @typedef {import("../src/board/engine/types.ts").BoardRow} BoardRow */
+
+/** Every process here the rows cost: runners, workers, links, ssh (not the dispatcher). */
+const here = () =>
+	processesWhere(
+		(p) =>
+			(p.cmd.includes(storeDir) || fleet.some((f) => p.cmd.includes(f.host.configFile))) &&
+			!p.cmd.includes("_fleet-dispatch.mjs"),
+	);
+
+/**
+ * Watches each row's local run dir: when each event's line shows in events.jsonl (by seq), and when
+ * each mark shows in status.json.
+ * @param {BoardRow[]} rows
+ */
+function watchRows(rows) {
+	/** @type {Map<string, { offset: number, arrived: Map<number, { at: number, seen: number }>, marks: Map<string, number> }>} */
+	const seen = new Map(rows.map((row) => [row.id, { offset: 0, arrived: new Map(), marks: new Map() }]));
+	/** @type {import("node:fs").FSWatcher[]} */
+	const watchers = [];
+	/** @param {BoardRow} row */
+	const look = (row) => {
+		const state = seen.get(row.id);
+		if (!state || !row.runDir) return;
+		const now = Date.now();
+		try {
+			const bytes = readFileSync(join(row.runDir, "events.jsonl"));
+			const end = bytes.lastIndexOf(10) + 1;
+			if (end > state.offset) {
+				for (const line of bytes.subarray(state.offset, end).toString("utf8").split("\n")) {
+					if (!line) continue;
+					const event = JSON.parse(line);
+					if (typeof event.seq === "number" && typeof event.at === "number" && !state.arrived.has(event.seq))
+						state.arrived.set(event.seq, { at: event.at, seen: now });
+				}
+				state.offset = end;
+			}
+		} catch {
+			// Not there yet.
+		}
+		try {
+			const status = JSON.parse(readFileSync(join(row.runDir, "status.json"), "utf8"));
+			const text = `${status.live?.text ?? ""} ${status.latestAssistant ?? ""}`;
+			for (const mark of MARKS) if (!state.marks.has(mark) && text.includes(mark)) state.marks.set(mark, now);
+		} catch {
+			// Mid-write or not there yet.
+		}
+	};
+	const unwatched = new Set(rows);
+	const attach = () => {
+		for (const row of unwatched) {
+			try {
+				watchers.push(watch(row.runDir ?? "", () => look(row)));
+				unwatched.delete(row);
+			} catch {
+				// The run dir is not there yet.
+			}
+		}
+	};
+	attach();
+	const timer = setInterval(() => {
+		attach();
+		for (const row of rows) look(row);
+	}, 250);
+	return {
+		seen,
+		stop() {
+			clearInterval(timer);
+			for (const w of watchers) w.close();
+		},
+	};
+}
+
+/** The board's tick while a phase runs (pumps queues, places pool runs). */
+function tick() {
+	let running = true;
+	const loop = (async () => {
+		while (running) {
+			await board.supervise().catch(() => undefined);
+			await new Promise((resolve) => setTimeout(resolve, 500));
+		}
+	})();
+	return async () => {
+		running = false;
+		await loop;
+	};
+}
+
+/** `n` dispatches one after another from a process of their own. @param {"remote" | "local"} where @param {number} n @param {string} prompt */
+async function dispatch(where, n, prompt) {
+	const calls = Array.from({ length: n }, () => ({
+		prompt,
+		cwd: repo,
+		...(where === "remote" ? { target: "fleet" } : { worktreeMode: "worktree" }),
+	}));
+	const child = spawn(
+		process.execPath,
+		[
+			"--experimental-strip-types",
+			join(import.meta.dirname, "_fleet-dispatch.mjs"),
+			JSON.stringify({ storeDir, maxConcurrent: total, calls, sequential: true }),
+		],
+		{ env: boardEnv, stdio: ["ignore", "pipe", "inherit"] },
+	);
+	let out = "";
+	child.stdout.on("data", (chunk) => (out += String(chunk)));
+	const code = await new Promise((resolve) => child.on("close", resolve));
+	if (code !== 0) throw new Error(`dispatch of ${n} ${where} rows exited ${code}`);
+	/** @type {{ t0: number, t1: number, ids: string[], each: number[] }} */
+	const result = JSON.parse(out);
+	const rows = /** @type {BoardRow[]} */ (await Promise.all(result.ids.map((id) => board.get(id))));
+	return { ...result, rows };
+}
+
+/** @param {string[]} ids */
+async function waitEnded(ids) {
+	const deadline = Date.now() + PHASE_TIMEOUT_MS;
+	for (;;) {
+		const rows = await Promise.all(ids.map((id) => board.get(id)));
+		if (rows.every((row) => row && !row.alive && row.state !== "queued" && row.state !== "working"))
+			return /** @type {BoardRow[]} */ (rows);
+		if (Date.now() > deadline) throw new Error(`rows not ended after ${PHASE_TIMEOUT_MS / 60_000} min`);
+		await new Promise((resolve) => setTimeout(resolve, 1000));
+	}
+}
+
+/** @param {"remote" | "local"} where @param {number} n */
+async function phase(where, n) {
+	const prompt = `SPEED ${where} ${n} ${Date.now()}`;
+	const stopTick = tick();
+	const procs = sampleProcesses(here, 1000);
+	const { t0, t1, rows, each } = await dispatch(where, n, prompt);
+	const watched = watchRows(rows);
+	const ended = await waitEnded(rows.map((row) => row.id));
+	// The last lines: a watch can coalesce; one more look at everything.
+	await new Promise((resolve) => setTimeout(resolve, 300));
+	const cost = procs.stop();
+	await stopTick();
+	watched.stop();
+	const eventToStore = [];
+	for (const state of watched.seen.values())
+		for (const { at, seen } of state.arrived.values()) eventToStore.push(Math.max(0, seen - at));
+	const partToStatus = [];
+	for (const request of model.requests().filter((r) => r.prompt === prompt)) {
+		const system = JSON.stringify(request.messages.filter((m) => m.role === "system"));
+		const row = rows.find((r) => system.includes(r.id));
+		const marks = row ? watched.seen.get(row.id)?.marks : undefined;
+		for (const sent of request.sent) {
+			const mark = MARKS.find((m) => sent.text.includes(m));
+			const shown = mark ? marks?.get(mark) : undefined;
+			if (shown !== undefined) partToStatus.push(shown - sent.at);
+		}
+	}
+	const busy = cost.samples.filter((s) => s.count > 0);
+	return {
+		where,
+		n,
+		dispatchMs: t1 - t0,
+		each,
+		eventToStore,
+		partToStatus,
+		completed: ended.filter((row) => row.state === "completed").length,
+		notCompleted: ended
+			.filter((row) => row.state !== "completed")
+			.map((row) => `${row.id} ${row.state}: ${row.error ?? row.summary ?? ""}`),
+		pssMb: busy.map((s) => s.pssKb / 1024),
+		counts: busy.map((s) => s.count),
+		cpuShare: (cost.cpuSeconds * 100) / cost.seconds,
+		seconds: cost.seconds,
+		load: load(),
+	};
+}
+
+/** @param {Awaited<ReturnType<typeof phase>>} r */
+function report(r) {
+	const pad = r.where.padEnd(6);
+	console.log(
+		[
+			`  ${pad} ${r.completed}/${r.n} completed${r.notCompleted.length ? ` (NOT: ${r.notCompleted.slice(0, 3).join("; ")})` : ""}; phase ${r.seconds.toFixed(0)} s; ${r.load}`,
+			`  ${pad} ${r.n} dispatch calls one after another: ${r.dispatchMs} ms in all (each ${spread(r.each)})`,
+			`  ${pad} processes here: median ${pct(r.counts, 50)}, most ${Math.max(0, ...r.counts)}; summed PSS ${spread(r.pssMb, "MB")}, peak ${Math.max(0, ...r.pssMb).toFixed(1)} MB; CPU ${r.cpuShare.toFixed(1)} % of a core`,
+			`  ${pad} event written -> local store: p50 ${pct(r.eventToStore, 50)} ms, p95 ${pct(r.eventToStore, 95)} ms (${spread(r.eventToStore)}, ${r.eventToStore.length} events)`,
+			`  ${pad} streamed part sent -> local status.json: p50 ${pct(r.partToStatus, 50)} ms, p95 ${pct(r.partToStatus, 95)} ms (${spread(r.partToStatus)}, ${r.partToStatus.length} parts)`,
+		].join("\n"),
+	);
+}
+
+try {
+	const setupStart = Date.now();
+	fleet = await startFleet(board, model, HOSTS, ROWS);
+	await board.targets.add("fleet", { kind: "pool", members: HOSTS.join(",") });
+	// Warm: a link per host and pi's first start on each side (not counted).
+	await phase("remote", HOSTS.length);
+	console.log(`set-up and warm-up ${((Date.now() - setupStart) / 1000).toFixed(0)} s; ${load()}`);
+	report(await phase("remote", total));
+	if (LOCAL) report(await phase("local", ROWS));
+	console.log(`end: ${load()}`);
+} finally {
+	await stopFleet(fleet);
+	await model.close();
+	rmSync(root, { recursive: true, force: true });
+}
