@@ -5,7 +5,7 @@
  * merged with the TUI's plan and conflict report, a preset from the form, model text shown as text, nothing cut off at
  * 360x740 (screenshots in test-artifacts/web/), notifications, and the server living on after pi.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, describe, expect, it, type TestContext } from "vitest";
@@ -258,6 +258,10 @@ describe("the board in a browser", () => {
 		await page.locator(".sheet-content button.primary", { hasText: "Merge" }).click();
 		await page.locator(".toast", { hasText: `into main` }).waitFor({ timeout: 60_000 });
 		expect(git(repo, "show", "HEAD:shared.txt")).toBe(`attempt ${first.id}`);
+		// As the TUI after y: the merged worktree may go now.
+		await page.locator(".merge-result button", { hasText: "Remove worktree" }).click();
+		await page.locator(".toast", { hasText: "removed worktree of" }).waitFor({ timeout: 60_000 });
+		expect(existsSync(first.worktreePath ?? "")).toBe(false);
 		// Back in compare: the second attempt now conflicts; the plan says so, and the merge changes nothing.
 		await page.locator(".sheet-title", { hasText: "Attempt set" }).waitFor();
 		await page.locator(".attempt", { hasText: "merged → main" }).waitFor();

@@ -3,13 +3,14 @@
  * pure; running reads the store (replay, status) or raises a budget through the service.
  */
 import { existsSync } from "node:fs";
-import { formatLimit, parseAmount } from "../../../runner/life/budget.mjs";
+import { parseAmount } from "../../../runner/life/budget.mjs";
 import { readPolicy } from "../../../runner/life/policy.mjs";
 import { readRules, shortRulesPath } from "../../../runner/supervisor/rules-files.mjs";
 import { readSupervisorLog, supervisorLogPath } from "../../../runner/supervisor/supervisor-log.mjs";
 import { storePaths } from "../engine/paths.ts";
 import type { BoardRow, BoardService, BudgetLimit } from "../engine/types.ts";
 import { plain } from "../subcommands/plain.ts";
+import { budgetResultText } from "../view-model/budget-words.ts";
 import { nearestProjectPath, projectTrusted } from "./project-trust.ts";
 import { formatReplay, parseSince, recordedQuestions } from "./replay.ts";
 import { PROJECT_RULES, userRulesPath } from "./rules-paths.ts";
@@ -17,13 +18,6 @@ import { PROJECT_RULES, userRulesPath } from "./rules-paths.ts";
 export type SupervisorParsed =
 	| { ok: true; name: "supervisor"; replay: boolean; since?: number }
 	| { ok: true; name: "budget"; id: string; amount: BudgetLimit };
-
-const SCOPE_WORDS = {
-	row: "this row's budget",
-	set: "the attempt set's budget",
-	target: "the target's daily budget",
-	day: "the board's daily budget",
-} as const;
 
 export function parseSupervisorCommand(
 	rest: string,
@@ -104,10 +98,7 @@ export async function runSupervisorCommand(
 		const row = await resolve(parsed.id);
 		if (!service.budget) throw new Error("this board cannot set budgets");
 		const result = await service.budget(row.id, parsed.amount);
-		const what = `${SCOPE_WORDS[result.scope]} is now ${formatLimit(parsed.amount)}`;
-		if (result.outcome === "resumed") return `${row.id}: ${what}; it goes on in the same process`;
-		if (result.outcome === "new-run") return `${row.id}: ${what}; a new run continues its session`;
-		return `${row.id}: ${what}`;
+		return budgetResultText(row.id, parsed.amount, result);
 	}
 	if (!parsed.replay) return status(service.storeDir, cwd, agentDir);
 	return formatReplay(recordedQuestions(storePaths(service.storeDir), service.storeDir, parsed.since ?? 0), agentDir);
