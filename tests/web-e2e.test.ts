@@ -246,11 +246,18 @@ describe("the board in a browser", () => {
 		await card(page, first.id).locator(".row-head").click();
 		await card(page, first.id).locator("button", { hasText: "Compare" }).click();
 		await page.locator(".sheet-title", { hasText: "Attempt set" }).waitFor();
-		await page.locator(".attempt", { hasText: "#2" }).waitFor();
+		await page
+			.locator(".attempt")
+			.filter({ has: page.locator(".attempt-head strong", { hasText: /^#2$/ }) })
+			.waitFor();
 		expect(await page.locator(".attempt").count()).toBe(2);
 		expect(await page.locator(".attempt").first().textContent()).toContain("files: shared.txt");
 		await layoutShot(page, "compare-360");
-		await page.locator(".attempt", { hasText: "#1" }).locator("button", { hasText: "Merge this one" }).click();
+		await page
+			.locator(".attempt")
+			.filter({ has: page.locator(".attempt-head strong", { hasText: /^#1$/ }) })
+			.locator("button", { hasText: "Merge this one" })
+			.click();
 		await page.locator(".sheet-title", { hasText: "Merge" }).waitFor();
 		expect(await page.locator(".sheet-content p").first().textContent()).toMatch(
 			/^Merge .*ATTEMPT.* \(agent-board\/.*\) into main: .*uncommitted change.*\?$/,
@@ -266,7 +273,11 @@ describe("the board in a browser", () => {
 		await page.locator(".sheet-title", { hasText: "Attempt set" }).waitFor();
 		await page.locator(".attempt", { hasText: "merged → main" }).waitFor();
 		const head = git(repo, "rev-parse", "HEAD");
-		await page.locator(".attempt", { hasText: "#2" }).locator("button", { hasText: "Merge this one" }).click();
+		await page
+			.locator(".attempt")
+			.filter({ has: page.locator(".attempt-head strong", { hasText: /^#2$/ }) })
+			.locator("button", { hasText: "Merge this one" })
+			.click();
 		await page
 			.locator(".sheet-content p.warning", { hasText: "will conflict in shared.txt" })
 			.waitFor({ timeout: 60_000 });
@@ -308,7 +319,10 @@ describe("the board in a browser", () => {
 		expect(await summary.textContent()).toContain('<img src=x onerror="window.__pwned=2">');
 		expect(await card(page, row.id).locator(".name").textContent()).toContain("<script>");
 		await card(page, row.id).locator(".row-head").click();
-		await card(page, row.id).locator(".details pre", { hasText: "markup stays text" }).waitFor();
+		// Opened: the whole answer once, in the summary (its "Latest answer" would say it again).
+		await card(page, row.id).locator(".details .facts").waitFor();
+		expect(await card(page, row.id).locator(".summary").textContent()).toContain("markup stays text");
+		expect(await card(page, row.id).locator(".details pre", { hasText: "markup stays text" }).count()).toBe(0);
 		expect(
 			await page.evaluate("[window.__pwned ?? null, document.querySelectorAll('main img, main script').length]"),
 		).toEqual([null, 0]);

@@ -245,6 +245,8 @@ describe("the page does what the TUI does", () => {
 				);
 			});
 		await saidOnce();
+		await card(page, broken.id).scrollIntoViewIfNeeded();
+		await shot(page, "parity-card-360");
 
 		// The targets table, read-only.
 		await page.click("#targets");

@@ -1,7 +1,7 @@
 // The morning report on the page: the server builds it as `/agent-board report` does (view-model's
 // report.ts); here its sections, each row a link that opens the row on the board.
 import { getJson } from "./api.js";
-import { el, fill } from "./dom.js";
+import { clip, el, fill } from "./dom.js";
 
 const SINCE = ["12h", "24h", "2d", "7d", "today"];
 
@@ -41,7 +41,7 @@ function render(report, open) {
 	const row = (item) =>
 		el("li", { class: `state-${item.state}` }, [
 			rowLink(item, open),
-			el("p", { class: "summary", text: item.text }),
+			el("p", { class: "summary", text: clip(item.text, 280) }),
 			item.note ? el("p", { class: "meta", text: item.note }) : null,
 		]);
 	const answer = (a) =>

@@ -257,7 +257,11 @@ export async function openTargets(sheet) {
 					el("p", {}, [el("strong", { text: t.name }), ` · ${t.where}`]),
 					el("p", {
 						class: "meta",
-						text: [`running ${t.running}/${t.max}`, `queued ${t.queued}`, t.load ? `load ${t.load}` : ""]
+						text: [
+							`running ${t.running}/${t.max}`,
+							`queued ${t.queued}`,
+							t.load && t.load !== "-" ? `load ${t.load}` : "",
+						]
 							.filter(Boolean)
 							.join(" · "),
 					}),
