@@ -5,7 +5,7 @@
  * merged with the TUI's plan and conflict report, a preset from the form, model text shown as text, nothing cut off at
  * 360x740 (screenshots in test-artifacts/web/), notifications, and the server living on after pi.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, describe, expect, it, type TestContext } from "vitest";
@@ -246,11 +246,18 @@ describe("the board in a browser", () => {
 		await card(page, first.id).locator(".row-head").click();
 		await card(page, first.id).locator("button", { hasText: "Compare" }).click();
 		await page.locator(".sheet-title", { hasText: "Attempt set" }).waitFor();
-		await page.locator(".attempt", { hasText: "#2" }).waitFor();
+		await page
+			.locator(".attempt")
+			.filter({ has: page.locator(".attempt-head strong", { hasText: /^#2$/ }) })
+			.waitFor();
 		expect(await page.locator(".attempt").count()).toBe(2);
 		expect(await page.locator(".attempt").first().textContent()).toContain("files: shared.txt");
 		await layoutShot(page, "compare-360");
-		await page.locator(".attempt", { hasText: "#1" }).locator("button", { hasText: "Merge this one" }).click();
+		await page
+			.locator(".attempt")
+			.filter({ has: page.locator(".attempt-head strong", { hasText: /^#1$/ }) })
+			.locator("button", { hasText: "Merge this one" })
+			.click();
 		await page.locator(".sheet-title", { hasText: "Merge" }).waitFor();
 		expect(await page.locator(".sheet-content p").first().textContent()).toMatch(
 			/^Merge .*ATTEMPT.* \(agent-board\/.*\) into main: .*uncommitted change.*\?$/,
@@ -258,11 +265,19 @@ describe("the board in a browser", () => {
 		await page.locator(".sheet-content button.primary", { hasText: "Merge" }).click();
 		await page.locator(".toast", { hasText: `into main` }).waitFor({ timeout: 60_000 });
 		expect(git(repo, "show", "HEAD:shared.txt")).toBe(`attempt ${first.id}`);
+		// As the TUI after y: the merged worktree may go now.
+		await page.locator(".merge-result button", { hasText: "Remove worktree" }).click();
+		await page.locator(".toast", { hasText: "removed worktree of" }).waitFor({ timeout: 60_000 });
+		expect(existsSync(first.worktreePath ?? "")).toBe(false);
 		// Back in compare: the second attempt now conflicts; the plan says so, and the merge changes nothing.
 		await page.locator(".sheet-title", { hasText: "Attempt set" }).waitFor();
 		await page.locator(".attempt", { hasText: "merged → main" }).waitFor();
 		const head = git(repo, "rev-parse", "HEAD");
-		await page.locator(".attempt", { hasText: "#2" }).locator("button", { hasText: "Merge this one" }).click();
+		await page
+			.locator(".attempt")
+			.filter({ has: page.locator(".attempt-head strong", { hasText: /^#2$/ }) })
+			.locator("button", { hasText: "Merge this one" })
+			.click();
 		await page
 			.locator(".sheet-content p.warning", { hasText: "will conflict in shared.txt" })
 			.waitFor({ timeout: 60_000 });
@@ -304,7 +319,10 @@ describe("the board in a browser", () => {
 		expect(await summary.textContent()).toContain('<img src=x onerror="window.__pwned=2">');
 		expect(await card(page, row.id).locator(".name").textContent()).toContain("<script>");
 		await card(page, row.id).locator(".row-head").click();
-		await card(page, row.id).locator(".details pre", { hasText: "markup stays text" }).waitFor();
+		// Opened: the whole answer once, in the summary (its "Latest answer" would say it again).
+		await card(page, row.id).locator(".details .facts").waitFor();
+		expect(await card(page, row.id).locator(".summary").textContent()).toContain("markup stays text");
+		expect(await card(page, row.id).locator(".details pre", { hasText: "markup stays text" }).count()).toBe(0);
 		expect(
 			await page.evaluate("[window.__pwned ?? null, document.querySelectorAll('main img, main script').length]"),
 		).toEqual([null, 0]);

@@ -20,6 +20,7 @@ import {
 	type AttemptParsed,
 } from "./attempt-subcommands.ts";
 import { attemptDetail } from "./attempt-text.ts";
+import { parseReportArgs } from "./report-args.ts";
 import { formatDetail, formatTable } from "./table.ts";
 import { subcommandHelp } from "./help.ts";
 import { SUBCOMMANDS, type SubcommandName, takesRow, USAGE } from "./usage.ts";
@@ -41,7 +42,15 @@ type Simple = {
 };
 type Targets = { ok: true; name: "targets"; targets: Extract<TargetsParsed, { ok: true }> };
 type Serve = { ok: true; name: "serve"; serve: ServeAction };
-export type Parsed = Simple | AttemptParsed | Targets | SupervisorParsed | Serve | { ok: false; error: string };
+type Report = { ok: true; name: "report"; since: string };
+export type Parsed =
+	| Simple
+	| AttemptParsed
+	| Targets
+	| SupervisorParsed
+	| Serve
+	| Report
+	| { ok: false; error: string };
 
 export function parseSubcommand(args: string): Parsed {
 	const trimmed = args.trim();
@@ -73,6 +82,12 @@ export function parseSubcommand(args: string): Parsed {
 	if (name === "supervisor" || name === "budget") {
 		const parsed = name === "supervisor" ? parseSupervisorCommand(rest) : parseBudgetCommand(rest);
 		return parsed.ok ? parsed : { ok: false, error: `${parsed.error}\n${subcommandHelp(name)}` };
+	}
+	if (name === "report") {
+		const report = parseReportArgs(rest);
+		return report.ok
+			? { ok: true, name, since: report.since }
+			: { ok: false, error: `${report.error}\n${subcommandHelp(name)}` };
 	}
 	if (name === "gc") {
 		if (rest && rest !== "--dry-run") return { ok: false, error: `gc takes only --dry-run\n${subcommandHelp(name)}` };
@@ -164,6 +179,9 @@ export async function runSubcommand(
 		const output = await (await import("../../web/serve-command.ts")).runServe(parsed.serve, service.storeDir, cwd);
 		return [output.text, ...(output.qr ?? []), ...(output.after ? ["", output.after] : [])].join("\n");
 	}
+	if ("since" in parsed && parsed.name === "report")
+		// Loaded when used: it reads the web server's record for the rows' links.
+		return (await import("./report-command.ts")).runReport(service, parsed.since, now);
 	if ("replay" in parsed || "amount" in parsed) {
 		return runSupervisorCommand(service, parsed, cwd, agentDirOf(process.env), async (key) => {
 			const found = resolveRow(await service.list({ includeArchived: true, slim: true }), key);

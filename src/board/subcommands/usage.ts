@@ -80,6 +80,11 @@ export const SUBCOMMAND_TABLE = [
 		what: "who answers routine questions (model, rules files, log); replay: what the rules would do now with each recorded question, or with a labelled corpus",
 	},
 	{
+		name: "report",
+		usage: "report [--since <when>]",
+		what: "the morning report: what ran, finished, failed and why; answers given for you; questions waiting; spend per target, preset and day (--since 12h by default; 2d, today, a date)",
+	},
+	{
 		name: "serve",
 		usage: "serve [--port N] [--host H] | --stop | --status | --rotate",
 		what: "the board in a browser or on a phone (127.0.0.1 unless --host): a detached server over this store; prints a one-time login URL and QR code",

@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
-import { formatLimit, parseAmount } from "../../../runner/life/budget.mjs";
+import { parseAmount } from "../../../runner/life/budget.mjs";
 import { readPolicy } from "../../../runner/life/policy.mjs";
 import { formatCorpus, parseCorpus } from "../../../runner/supervisor/corpus.mjs";
 import { readRules, shortRulesPath } from "../../../runner/supervisor/rules-files.mjs";
@@ -12,6 +12,7 @@ import { readSupervisorLog, supervisorLogPath } from "../../../runner/supervisor
 import { storePaths } from "../engine/paths.ts";
 import type { BoardRow, BoardService, BudgetLimit } from "../engine/types.ts";
 import { plain } from "../subcommands/plain.ts";
+import { budgetResultText } from "../view-model/budget-words.ts";
 import { nearestProjectPath, projectTrusted } from "./project-trust.ts";
 import { formatReplay, parseSince, recordedQuestions } from "./replay.ts";
 import { PROJECT_RULES, userRulesPath } from "./rules-paths.ts";
@@ -19,13 +20,6 @@ import { PROJECT_RULES, userRulesPath } from "./rules-paths.ts";
 export type SupervisorParsed =
 	| { ok: true; name: "supervisor"; replay: boolean; since?: number; corpus?: string }
 	| { ok: true; name: "budget"; id: string; amount: BudgetLimit };
-
-const SCOPE_WORDS = {
-	row: "this row's budget",
-	set: "the attempt set's budget",
-	target: "the target's daily budget",
-	day: "the board's daily budget",
-} as const;
 
 export function parseSupervisorCommand(
 	rest: string,
@@ -113,10 +107,7 @@ export async function runSupervisorCommand(
 		const row = await resolve(parsed.id);
 		if (!service.budget) throw new Error("this board cannot set budgets");
 		const result = await service.budget(row.id, parsed.amount);
-		const what = `${SCOPE_WORDS[result.scope]} is now ${formatLimit(parsed.amount)}`;
-		if (result.outcome === "resumed") return `${row.id}: ${what}; it goes on in the same process`;
-		if (result.outcome === "new-run") return `${row.id}: ${what}; a new run continues its session`;
-		return `${row.id}: ${what}`;
+		return budgetResultText(row.id, parsed.amount, result);
 	}
 	if (!parsed.replay) return status(service.storeDir, cwd, agentDir);
 	if (parsed.corpus) {

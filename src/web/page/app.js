@@ -5,6 +5,7 @@ import { BoardView, countsText } from "./board-view.js";
 import { el, fill, setSkew, tickAges } from "./dom.js";
 import { enableNotifications, notificationsOn, notificationsSupported, notify, toaster } from "./notices.js";
 import { openCompare, openDispatch, openMerge, Sheet } from "./panels.js";
+import { openTool, revealFromUrl, rowEvents, toolbarTools } from "./page-tools.js";
 
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const toast = toaster($("toasts"));
@@ -42,11 +43,13 @@ function connect(board) {
 		board.reset(data.rows);
 		status(data);
 		setConnection("live", "live");
+		revealFromUrl((id) => reveal(board, id));
 	});
 	stream.addEventListener("rows", (event) => {
 		const data = JSON.parse(event.data);
 		board.apply(data.rows, data.removed);
 		status(data);
+		for (const row of data.rows) rowEvents.dispatchEvent(new CustomEvent("row", { detail: row.id }));
 	});
 	stream.addEventListener("notice", (event) => {
 		const notice = JSON.parse(event.data);
@@ -91,12 +94,15 @@ async function main() {
 		expanded: new Set(),
 		openCompare: (id) => void openCompare(sheet, id, info.states, toast).catch((e) => toast(e.message, "error")),
 		openMerge: (id) => void openMerge(sheet, id, toast).catch((e) => toast(e.message, "error")),
+		openTool: (name, row) => openTool(sheet, name, row, toast),
 	};
 	const board = new BoardView($("board"), info.groups, ctx);
+	toolbarTools($("toolbar"), sheet, toast, (id) => reveal(board, id));
 	$("new").addEventListener("click", () => void openDispatch(sheet, toast).catch((e) => toast(e.message, "error")));
 	$("filter").addEventListener("input", (event) =>
 		board.setFilter(/** @type {HTMLInputElement} */ (event.target).value),
 	);
+
 	const archived = $("archived");
 	archived.addEventListener("click", async () => {
 		const show = archived.getAttribute("aria-pressed") !== "true";

@@ -4,26 +4,10 @@
 // change redraws only the groups it touches, moving existing cards instead of making new ones.
 import { el } from "./dom.js";
 import { RowCard } from "./row-card.js";
+import { matches, parseFilter } from "./row-filter.js";
 
 const FIRST = 50;
 const MORE = 100;
-
-function matches(row, filter) {
-	for (const token of filter) {
-		if (token.startsWith("s:")) {
-			if (!row.state.startsWith(token.slice(2).replace(/-/g, "_"))) return false;
-		} else if (token.startsWith("on:")) {
-			if (!row.target.startsWith(token.slice(3))) return false;
-		} else if (
-			![row.id, row.name, row.summary, row.cwd, row.model ?? "", row.question ?? "", row.branch ?? ""]
-				.join("\n")
-				.toLowerCase()
-				.includes(token)
-		)
-			return false;
-	}
-	return true;
-}
 
 export class BoardView {
 	/** @param {HTMLElement} root @param {string[]} groups @param {import("./row-card.js").CardContext} ctx */
@@ -35,7 +19,7 @@ export class BoardView {
 		this.rows = new Map();
 		/** @type {Map<string, RowCard>} */
 		this.cards = new Map();
-		this.filter = [];
+		this.filter = parseFilter("");
 		this.showArchived = false;
 		this.shown = this.labels.map(() => FIRST);
 		this.sections = this.labels.map((label, index) => {
@@ -86,7 +70,7 @@ export class BoardView {
 	}
 
 	setFilter(text) {
-		this.filter = text.toLowerCase().split(/\s+/).filter(Boolean);
+		this.filter = parseFilter(text);
 		this.redraw(this.labels.map((_, i) => i));
 	}
 

@@ -3,10 +3,13 @@
 // TUI's own function). A conflict offers the follow-up that asks the row to catch up.
 import { getJson, postJson, rowAction, rowGet } from "./api.js";
 import { el, fill } from "./dom.js";
+import { attemptTools, removeAfterMerge } from "./attempt-tools.js";
 
 /** One sheet at a time; Escape and the close button take it away. */
 export class Sheet {
 	constructor(host) {
+		/** @type {(() => void)[]} */
+		this.leaving = [];
 		this.title = el("h2", { class: "sheet-title" });
 		this.content = el("div", { class: "sheet-content" });
 		this.close = el("button", {
@@ -27,6 +30,7 @@ export class Sheet {
 	}
 
 	show(title, children) {
+		this.hidden();
 		this.title.textContent = title;
 		fill(this.content, children);
 		this.root.hidden = false;
@@ -34,7 +38,17 @@ export class Sheet {
 		this.root.scrollTop = 0;
 	}
 
+	/** Runs `fn` when this sheet's content goes (hidden, or replaced by another). */
+	onHide(fn) {
+		this.leaving.push(fn);
+	}
+
+	hidden() {
+		for (const fn of this.leaving.splice(0)) fn();
+	}
+
 	hide() {
+		this.hidden();
 		this.root.hidden = true;
 		document.body.classList.remove("sheet-open");
 		fill(this.content, []);
@@ -145,7 +159,8 @@ export async function openMerge(sheet, id, toast, back) {
 			const merged = await rowAction(id, "merge", { commit: plan.commit });
 			if (merged.status !== "conflict") {
 				toast(merged.message);
-				return back ? back() : sheet.hide();
+				// As the TUI after y: the merged worktree may go now.
+				return removeAfterMerge(result, id, toast, () => (back ? back() : sheet.hide()));
 			}
 			const text = el("textarea", { class: "prompt", attrs: { rows: "6", "aria-label": "follow-up to the row" } });
 			text.value = merged.followUp;
@@ -209,15 +224,19 @@ export async function openCompare(sheet, id, states, toast) {
 			files.length ? el("p", { class: "meta", text: `files: ${files.join(", ")}` }) : null,
 			...overlaps.map((o) => el("p", { class: "warning", text: `overlap: ${o.file} (with ${o.rows.join(", ")})` })),
 			row.summary ? el("p", { class: "summary", text: row.summary }) : null,
-			!row.merged && !running && row.worktree
-				? el("button", {
-						text: "Merge this one",
-						attrs: { type: "button" },
-						on: {
-							click: () => void openMerge(sheet, row.id, toast, reopen).catch((e) => toast(e.message, "error")),
-						},
-					})
-				: null,
+			el("div", { class: "buttons" }, [
+				!row.merged && !running && row.worktree
+					? el("button", {
+							text: "Merge this one",
+							attrs: { type: "button" },
+							on: {
+								click: () =>
+									void openMerge(sheet, row.id, toast, reopen).catch((e) => toast(e.message, "error")),
+							},
+						})
+					: null,
+				...attemptTools(sheet, row, set.rows, running, toast, reopen),
+			]),
 		]);
 	});
 	const merged = set.rows.filter((entry) => entry.row.merged).length;

@@ -3,9 +3,10 @@
 // actions and details. Updates replace the card's text, never its answer box (typing survives a stream).
 import { rowAction, rowGet } from "./api.js";
 import { age, clip, el, fill, tail } from "./dom.js";
+import { moreActions, moreButtons, showAnswer } from "./row-more.js";
 
 /** What the card needs from the page. */
-/** @typedef {{ states: Record<string, { glyph: string, label: string }>, toast(text: string, kind?: string): void, openCompare(id: string): void, openMerge(id: string): void, expanded: Set<string> }} CardContext */
+/** @typedef {{ states: Record<string, { glyph: string, label: string }>, toast(text: string, kind?: string): void, openCompare(id: string): void, openMerge(id: string): void, openTool(name: string, row: any): void, expanded: Set<string> }} CardContext */
 
 function liveLine(live) {
 	if (!live) return [];
@@ -178,8 +179,11 @@ export class RowCard {
 		const which = this.expanded
 			? [
 					running ? "stop" : "",
+					"transcript",
+					row.worktree ? "diff" : "",
 					row.attempt || row.worktree ? "compare" : "",
 					row.worktree && !row.merged && !running ? "merge" : "",
+					...moreActions(row, running),
 					row.archived ? "unarchive" : "archive",
 				].filter(Boolean)
 			: [];
@@ -188,6 +192,7 @@ export class RowCard {
 		this.actionsKey = key;
 		const id = row.id;
 		const make = {
+			...moreButtons(() => this.row, this.ctx),
 			stop: () => this.confirmButton("Stop", "Really stop?", () => rowAction(id, "stop")),
 			compare: () =>
 				el("button", { text: "Compare", attrs: { type: "button" }, on: { click: () => this.ctx.openCompare(id) } }),
@@ -284,12 +289,13 @@ export class RowCard {
 					["id", d.id],
 					["cwd", d.cwd],
 					["branch", d.branch ?? ""],
+					["attach", d.attach ?? ""],
 				]
 					.filter(([, value]) => value)
 					.flatMap(([name, value]) => [el("dt", { text: name }), el("dd", { text: value })]),
 			]),
 			d.error ? section("Error", [el("pre", { class: "error-text", text: d.error })]) : null,
-			d.answer && !this.row.liveText ? section("Latest answer", [el("pre", { text: d.answer })]) : null,
+			showAnswer(d, this.row) ? section("Latest answer", [el("pre", { text: d.answer })]) : null,
 			d.receipts?.length
 				? section("Messages", [
 						el(

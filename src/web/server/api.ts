@@ -16,7 +16,9 @@ import { clean } from "../../board/view-model/row-text.ts";
 import { dispatchForm, startDispatch } from "./dispatch-api.ts";
 import type { EventHub } from "./event-hub.ts";
 import { HttpError, optBoolean, optString, readJson, sendJson } from "./http-util.ts";
+import { BOARD_GET } from "./board-api.ts";
 import { pageAttempts, pageDetail, pagePlan } from "./row-json.ts";
+import { ROW_TOOLS_GET, ROW_TOOLS_POST } from "./row-tools-api.ts";
 
 export interface ApiDeps {
 	service: BoardService;
@@ -52,10 +54,11 @@ async function requireRow(service: BoardService, id: string): Promise<BoardRow> 
 	return row;
 }
 
-type Handler = (deps: ApiDeps, req: IncomingMessage, id: string) => Promise<unknown>;
+type Handler = (deps: ApiDeps, req: IncomingMessage, id: string, query: URLSearchParams) => Promise<unknown>;
 
 /** Row routes: `/api/rows/<id>/<action>`, by method. */
 const ROW_GET: Record<string, Handler> = {
+	...ROW_TOOLS_GET,
 	"": async ({ service, hub }, _req, id) => {
 		const row = await requireRow(service, id);
 		return pageDetail(row, hub.row(row).diff);
@@ -78,6 +81,7 @@ const ROW_GET: Record<string, Handler> = {
 };
 
 const ROW_POST: Record<string, Handler> = {
+	...ROW_TOOLS_POST,
 	reply: async ({ service, feed }, req, id) => {
 		const body = await readJson(req, BODY_LIMIT);
 		const text = optString(body, "text", MAX_MESSAGE_BYTES) ?? "";
@@ -148,12 +152,14 @@ export async function handleApi(
 			return sendJson(res, 200, await dispatchForm(deps.service, deps.feed, deps.cwd));
 		if (path === "/api/dispatch" && method === "POST")
 			return sendJson(res, 200, await startDispatch(deps.service, deps.feed, await readJson(req, BODY_LIMIT)));
+		const board = BOARD_GET[path];
+		if (board && get) return sendJson(res, 200, await board(deps, query));
 		const match = /^\/api\/rows\/([^/]+)(?:\/([a-z-]+))?$/.exec(path);
 		if (match) {
 			const id = decodeURIComponent(match[1] ?? "");
 			if (!isValidId(id)) throw new HttpError(400, "not a row id");
 			const handler = (get ? ROW_GET : method === "POST" ? ROW_POST : {})[match[2] ?? ""];
-			if (handler) return sendJson(res, 200, await handler(deps, req, id));
+			if (handler) return sendJson(res, 200, await handler(deps, req, id, query));
 		}
 		sendJson(res, 404, { error: `no such endpoint: ${method} ${path}` });
 	} catch (error) {

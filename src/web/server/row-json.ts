@@ -11,6 +11,7 @@ import type {
 	MergePlan,
 	Receipt,
 } from "../../board/engine/types.ts";
+import { notOver } from "../../../runner/life/phase.mjs";
 import {
 	clean,
 	cleanBlock,
@@ -73,6 +74,8 @@ export interface PageRow {
 	target: string;
 	model?: string;
 	cwd: string;
+	repo?: string;
+	preset?: string;
 	worktree: boolean;
 	branch?: string;
 	usage?: string;
@@ -83,9 +86,28 @@ export interface PageRow {
 
 /** The row in full (its card opened): events, the whole answer, stderr. */
 export interface PageDetail extends PageRow {
+	/** A finished local row: the command that opens its session in a terminal (the TUI's attach). */
+	attach?: string;
 	answer?: string;
 	events: { at: number; text: string }[];
 	stderr?: string;
+}
+
+/** A word the shell takes as it is. */
+function shellQuote(text: string): string {
+	return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+/** An event that says again how the row ended ("failed: <its error>"), which the summary says already. */
+function repeatsSummary(text: string, summary: string): boolean {
+	const said = text.replace(/^[a-z][a-z ]*: /, "");
+	return said.length >= 12 && said !== text && summary.includes(said);
+}
+
+/** Whether `summary` already holds the text of `error` (spaces aside). */
+export function saysAlready(summary: string, error: string): boolean {
+	const said = clean(error);
+	return said.length > 0 && summary.includes(said);
 }
 
 function receipt(r: Receipt): PageReceipt {
@@ -142,22 +164,31 @@ export function pageRow(row: BoardRow, diff: DiffStats | undefined = row.diff): 
 	const model = clean(row.modelUsed) || clean(row.model);
 	if (model) out.model = model;
 	if (row.branch) out.branch = clean(row.branch);
+	if (row.repo) out.repo = clean(row.repo);
+	if (row.preset) out.preset = clean(row.preset);
 	const usage = formatUsage(row);
 	if (usage) out.usage = usage;
-	if (row.error) out.error = cleanBlock(row.error).slice(0, 2000);
+	// A failed row's summary often is its error ("Failed: cannot start on ..."): said once, not twice.
+	if (row.error && !saysAlready(out.summary, row.error)) out.error = cleanBlock(row.error).slice(0, 2000);
 	if (row.blockedReason) out.blocked = clean(row.blockedReason);
 	if (row.unreachable) out.unreachable = unreachableText(row);
 	return out;
 }
 
 export function pageDetail(row: BoardRow, diff?: DiffStats): PageDetail {
+	const summary = fullSummary(row);
 	const out: PageDetail = {
 		...pageRow(row, diff),
-		events: row.recentEvents.slice(-20).map((event) => ({ at: event.at, text: clean(event.text) })),
+		events: row.recentEvents
+			.slice(-20)
+			.map((event) => ({ at: event.at, text: clean(event.text) }))
+			.filter((event) => !repeatsSummary(event.text, summary)),
 	};
 	if (row.latestAssistant) out.answer = cleanBlock(row.latestAssistant);
-	if (row.error) out.error = cleanBlock(row.error);
+	if (row.error && !saysAlready(out.summary, row.error)) out.error = cleanBlock(row.error);
 	if (row.stderrTail) out.stderr = cleanBlock(row.stderrTail);
+	if (!notOver(row) && out.target === "local" && row.sessionFile)
+		out.attach = `cd ${shellQuote(clean(row.cwd))} && pi --session ${shellQuote(clean(row.sessionFile))}`;
 	return out;
 }
 

@@ -1,0 +1,343 @@
+/**
+ * The page does what the TUI does (docs/web.md's parity table), at 360x740 in a real headless Chromium
+ * against the real web server and real pi workers with the scripted model: a row's diff and two
+ * attempts' diff, the transcript following a streaming run, keep one attempt (its refused worktree asked
+ * again), remove a worktree (git's refusal, then the force), rename, pin, a budget raised, the targets
+ * table, the filter words of `/`, and a failed row's error said once. One browser, one server.
+ */
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { afterAll, describe, expect, it, type TestContext } from "vitest";
+import { boardFor, waitDone } from "../test-support/board-helpers.ts";
+import { chromiumMissing, launchBrowser, overflowing, screenshot, type Browser } from "../test-support/browser.ts";
+import { git, initRepo } from "../test-support/git-repo.ts";
+import { createTestAgent, runPi, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
+import { requires } from "../test-support/requires.ts";
+import { serveFromPi, type Served } from "../test-support/web-server.ts";
+import type { BoardEngine } from "../src/board/engine/service.ts";
+import { updatePolicy } from "../runner/life/policy.mjs";
+
+const WRITE = `printf 'attempt %s\\n' "$AGENT_BOARD_ROW" > shared.txt`;
+const WORDS = Array.from({ length: 30 }, (_, n) => `word${n}`).join(" ");
+
+interface World {
+	agent: TestAgent;
+	repo: string;
+	board: BoardEngine;
+	served: Served;
+	browser: Browser;
+	page: Page;
+}
+
+let world: World | undefined;
+const made: { agent?: TestAgent; browser?: Browser } = {};
+afterAll(async () => {
+	await made.browser?.close();
+	made.agent?.cleanup();
+});
+
+async function setup(ctx: TestContext): Promise<World> {
+	requires(ctx, "chromium", chromiumMissing());
+	if (world) return world;
+	const agent = createTestAgent({
+		script: {
+			rules: [
+				// The supervisor's own request (it starts with its marker): a question no rule covers is left to the person.
+				{
+					match: "[agent-board supervisor request]",
+					steps: [{ text: '{"decision":"ask","why":"it is your call"}' }],
+				},
+				{
+					match: "ROUTINE",
+					steps: [
+						{ toolCall: { name: "ask_user", args: { question: "Should I continue with the refactor?" } } },
+						{ text: "Refactor finished." },
+					],
+				},
+				{ match: "ASK-WAIT", steps: [{ toolCall: { name: "ask_user", args: { question: "Which region?" } } }] },
+				{
+					match: "ATTEMPT",
+					steps: [{ toolCall: { name: "bash", args: { command: WRITE } } }, { text: "Wrote my attempt." }],
+				},
+				{ match: "SLOW-STORY", steps: [{ text: `Once ${WORDS} the end.` }] },
+				{ match: "BREAK-ME", steps: [{ error: "the provider refused: quota gone" }] },
+			],
+			fallback: [{ text: "ok" }],
+		},
+	});
+	made.agent = agent;
+	const repo = initRepo(join(agent.root, "repo"), { "shared.txt": "base\n" });
+	const board = boardFor(agent);
+	// A rule answers "continue" questions for the person; the supervisor's model is asked about the rest.
+	mkdirSync(join(agent.agentDir, "agent-board"), { recursive: true });
+	writeFileSync(
+		join(agent.agentDir, "agent-board", "rules.md"),
+		'# Rules\n\n## Rules\n- when question says "continue": answer "yes, continue"\n',
+	);
+	await updatePolicy(board.storeDir, (policy) => (policy.supervisor = { model: "faux/faux-1" }));
+	const served = await serveFromPi(agent, join(agent.root, "store"));
+	const browser = await launchBrowser({ width: 360, height: 740 });
+	made.browser = browser;
+	await browser.page.goto(served.login);
+	await browser.page.locator("#connection.live").waitFor();
+	world = { agent, repo, board, served, browser, page: browser.page };
+	return world;
+}
+
+const card = (page: Page, id: string) => page.locator(`li.row[data-id="${id}"]`);
+
+async function open(page: Page, id: string): Promise<void> {
+	const head = card(page, id).locator(".row-head");
+	await head.waitFor({ timeout: 30_000 });
+	if ((await head.getAttribute("aria-expanded")) !== "true") await head.click();
+}
+
+/** Attempt #n in compare (another's "Diff vs #n" names it too). */
+const attempt = (page: Page, n: number) =>
+	page.locator(".attempt").filter({ has: page.locator(".attempt-head strong", { hasText: new RegExp(`^#${n}$`) }) });
+
+async function shot(page: Page, name: string): Promise<void> {
+	await page.evaluate("document.querySelectorAll('.toast').forEach((node) => node.remove())");
+	await screenshot(page, name);
+	expect((await overflowing(page)).join("\n")).toBe("");
+}
+
+/** The page's errors but the 400 of the budget refused on purpose. */
+const pageErrors = () => (world?.browser.errors ?? []).filter((error) => !error.includes("status of 400")).join("\n");
+
+async function toast(page: Page, text: string | RegExp): Promise<void> {
+	await page.locator(".toast", { hasText: text }).first().waitFor({ timeout: 60_000 });
+}
+
+const visibleIds = async (page: Page) =>
+	(
+		await page
+			.locator("li.row")
+			.evaluateAll((nodes) => nodes.map((n) => (n as unknown as { dataset: { id: string } }).dataset.id))
+	).sort();
+
+describe("the page does what the TUI does", () => {
+	it("diffs a row and two attempts, keeps one (asked again for the other's uncommitted work), and removes a worktree with the force-confirm", async (ctx) => {
+		const { page, board, repo } = await setup(ctx);
+		const rows = await board.dispatchAttempts({ prompt: "ATTEMPT rewrite shared.txt", cwd: repo, count: 2 });
+		const single = await board.dispatch({ prompt: "ATTEMPT alone", cwd: repo, worktreeMode: "worktree" });
+		for (const row of [...rows, single]) expect((await waitDone(board, row.id, 120_000)).state).toBe("completed");
+		const [first, second] = rows.sort((a, b) => (a.attempt?.index ?? 0) - (b.attempt?.index ?? 0)) as [
+			(typeof rows)[number],
+			(typeof rows)[number],
+		];
+
+		// d: the row's diff against its branch point.
+		await open(page, first.id);
+		await card(page, first.id).locator(".actions button", { hasText: "Diff" }).click();
+		await page.locator(".sheet-title", { hasText: "Diff:" }).waitFor();
+		await page.locator(".diff-line.add", { hasText: `+attempt ${first.id}` }).waitFor();
+		expect(await page.locator(".diff-line.del", { hasText: "-base" }).count()).toBe(1);
+		await shot(page, "parity-diff-360");
+		await page.click(".sheet .close");
+
+		// t: the transcript of its session.
+		await card(page, first.id).locator(".actions button", { hasText: "Transcript" }).click();
+		await page.locator(".transcript .entry.user", { hasText: "ATTEMPT rewrite shared.txt" }).waitFor();
+		await page.locator(".transcript .entry.assistant", { hasText: "Wrote my attempt." }).waitFor();
+		await page.click(".sheet .close");
+
+		// c, then space + d: the diff between the two attempts.
+		await card(page, first.id).locator(".actions button", { hasText: "Compare" }).click();
+		await attempt(page, 1).locator("button", { hasText: "Diff vs #2" }).click();
+		await page.locator(".sheet-title", { hasText: `#2 ${second.id} vs #1 ${first.id}` }).waitFor();
+		await page.locator(".diff-line.add", { hasText: `+attempt ${first.id}` }).waitFor();
+		await page.locator(".diff-line.del", { hasText: `-attempt ${second.id}` }).waitFor();
+		await page.locator(".sheet-content button", { hasText: "Back" }).click();
+
+		// k: keep #1 — the plan as the TUI asks it; #2's uncommitted work is asked about again.
+		await attempt(page, 1).locator("button", { hasText: "Keep this one" }).click();
+		const question = page.locator(".sheet-content p").first();
+		await question.filter({ hasText: "Keep #1" }).waitFor();
+		expect(await question.textContent()).toMatch(
+			/^Keep #1 .*: merge it into main .*then archive #2 and remove its worktree\?$/,
+		);
+		await page.locator(".sheet-content .warning", { hasText: "#2 has 1 uncommitted change (shared.txt)" }).waitFor();
+		await shot(page, "parity-keep-360");
+		await page.locator(".sheet-content button.primary", { hasText: "Keep" }).click();
+		await page
+			.locator(".merge-result .warning", { hasText: "Remove the worktree of #2 (shared.txt) anyway" })
+			.waitFor({ timeout: 60_000 });
+		expect(git(repo, "show", "HEAD:shared.txt")).toBe(`attempt ${first.id}`);
+		expect(existsSync(second.worktreePath ?? "")).toBe(true);
+		await page.locator(".merge-result button", { hasText: "Remove anyway" }).click();
+		await toast(page, "removed 1 more worktree");
+		expect(existsSync(second.worktreePath ?? "")).toBe(false);
+		expect((await board.get(second.id))?.archived).toBe(true);
+		await page.locator(".sheet-title", { hasText: "Attempt set" }).waitFor();
+		await page.click(".sheet .close");
+
+		// w: git refuses a worktree with changes; the page asks again, then forces.
+		await open(page, single.id);
+		await card(page, single.id).locator(".actions button", { hasText: "Remove worktree" }).click();
+		await page.locator(".sheet-content button.danger", { hasText: "Remove" }).click();
+		await page
+			.locator(".merge-result .warning", { hasText: "Force-remove the worktree, losing its changes? git:" })
+			.waitFor();
+		expect(existsSync(single.worktreePath ?? "")).toBe(true);
+		await page.locator(".merge-result button", { hasText: "Force-remove" }).click();
+		await toast(page, `force-removed worktree of`);
+		expect(existsSync(single.worktreePath ?? "")).toBe(false);
+		// Only the main checkout and the kept attempt's worktree are left.
+		const worktrees = git(repo, "worktree", "list");
+		expect(worktrees.split("\n")).toHaveLength(2);
+		expect(worktrees).toContain(first.worktreePath ?? "the kept worktree");
+	}, 300_000);
+
+	it("follows a streaming transcript; renames, pins and budgets a row; shows the targets; filters as / does; says a failure once", async (ctx) => {
+		const { page, board, agent } = await setup(ctx);
+		const story = await board.dispatch({ prompt: "SLOW-STORY go", cwd: agent.cwd, model: "faux-slow/slow-1" });
+		await open(page, story.id);
+		await card(page, story.id).locator(".actions button", { hasText: "Transcript" }).click();
+		await page.locator(".transcript .entry.user", { hasText: "SLOW-STORY go" }).waitFor({ timeout: 30_000 });
+		// The words arrive while it works, then the answer lands in the transcript: the sheet was never reopened.
+		await page.locator(".sheet .stream", { hasText: /word\d/ }).waitFor({ timeout: 30_000 });
+		await page.locator(".transcript .entry.assistant", { hasText: "word29 the end." }).waitFor({ timeout: 60_000 });
+		await shot(page, "parity-transcript-360");
+		await page.click(".sheet .close");
+		await waitDone(board, story.id);
+
+		// R: rename.
+		await card(page, story.id).locator(".actions button", { hasText: "Rename" }).click();
+		await page.locator(".sheet-content input").fill("the story row");
+		await page.locator(".sheet-content button.primary", { hasText: "Rename" }).click();
+		await toast(page, "renamed");
+		await card(page, story.id).locator(".name", { hasText: "the story row" }).waitFor();
+		expect((await board.get(story.id))?.name).toBe("the story row");
+		// p: pin; the row lists under Pinned first.
+		await card(page, story.id).locator(".actions button", { hasText: "Pin" }).click();
+		await page.locator("section.group", { hasText: "Pinned (1)" }).locator(`li.row[data-id="${story.id}"]`).waitFor();
+		expect((await board.get(story.id))?.pinned).toBe(true);
+		// A budget, outside any question.
+		await card(page, story.id).locator(".actions button", { hasText: "Budget" }).click();
+		await page.locator(".sheet-content input").fill("nonsense");
+		await page.locator(".sheet-content button.primary", { hasText: "Set budget" }).click();
+		await page.locator(".sheet-content .form-error", { hasText: 'not an amount: "nonsense"' }).waitFor();
+		await page.locator(".sheet-content input").fill("50k");
+		await page.locator(".sheet-content button.primary", { hasText: "Set budget" }).click();
+		await toast(page, `${story.id}: this row's budget is now 50k`);
+		expect((await board.get(story.id))?.budgetLimit).toEqual({ tokens: 50_000 });
+		await card(page, story.id).locator(".actions button", { hasText: "Unpin" }).click();
+		await waitFor(async () => (await board.get(story.id))?.pinned === false, "the row unpinned");
+
+		// A failed row: its error is said once, listed or opened.
+		const broken = await board.dispatch({ prompt: "BREAK-ME now", cwd: agent.cwd });
+		expect((await waitDone(board, broken.id)).state).toBe("failed");
+		await card(page, broken.id).locator(".glyph", { hasText: "x" }).waitFor({ timeout: 30_000 });
+		const saidOnce = async () => {
+			const text = await card(page, broken.id).innerText();
+			expect(text.split("quota gone").length - 1, text).toBe(1);
+		};
+		await saidOnce();
+		await open(page, broken.id);
+		await card(page, broken.id)
+			.locator(".details .facts")
+			.waitFor({ timeout: 30_000 })
+			.catch(async (error: Error) => {
+				throw new Error(
+					`${error.message}\n${await card(page, broken.id).innerHTML()}\n${world?.browser.errors.join("\n")}`,
+				);
+			});
+		await saidOnce();
+		await card(page, broken.id).scrollIntoViewIfNeeded();
+		await shot(page, "parity-card-360");
+
+		// The targets table, read-only.
+		await page.click("#targets");
+		await page.locator(".targets .target", { hasText: "local" }).waitFor();
+		expect(await page.locator(".targets .target").first().textContent()).toMatch(/running \d+\/\d+ · queued \d+/);
+		await shot(page, "parity-targets-360");
+		await page.click(".sheet .close");
+
+		// The filter words of `/`: a state prefix, a target, words; two states widen.
+		const filter = async (text: string) => {
+			await page.fill("#filter", text);
+			return visibleIds(page);
+		};
+		expect(await filter("s:fail")).toEqual([broken.id]);
+		expect(await filter("s:fail s:comp")).toContain(story.id);
+		expect(await filter("s:fail s:comp")).toContain(broken.id);
+		expect(await filter("on:local story")).toEqual([story.id]);
+		expect(await filter("on:elsewhere")).toEqual([]);
+		expect(await filter("s:")).toEqual([]);
+		expect(await filter("s:nosuchstate")).toEqual([]);
+		await page.fill("#filter", "");
+		expect(pageErrors()).toBe("");
+	}, 240_000);
+
+	it("reports the morning: what ran, finished, failed and why, answers given by rule, questions waiting, spend; as text and on the page", async (ctx) => {
+		const { page, board, agent, served } = await setup(ctx);
+		const finished = await board.dispatch({
+			prompt: "FINISH-ME quickly",
+			cwd: agent.cwd,
+			budget: { tokens: 1_000_000 },
+		});
+		const failed = await board.dispatch({ prompt: "BREAK-ME again", cwd: agent.cwd });
+		const routine = await board.dispatch({ prompt: "ROUTINE refactor the parser", cwd: agent.cwd });
+		const waiting = await board.dispatch({ prompt: "ASK-WAIT choose", cwd: agent.cwd });
+		expect((await waitDone(board, finished.id)).state).toBe("completed");
+		expect((await waitDone(board, failed.id)).state).toBe("failed");
+		expect((await waitDone(board, routine.id, 60_000)).state).toBe("completed");
+		await waitFor(
+			async () => (await board.get(waiting.id))?.supervisorNote !== undefined,
+			"the question left to the person",
+			60_000,
+		);
+
+		const run = await runPi(agent, {
+			args: ["-p", "/agent-board report --since 12h"],
+			env: { AGENT_BOARD_DIR: board.storeDir },
+			timeoutMs: 120_000,
+		});
+		expect(run.code, run.stderr).toBe(0);
+		const text = run.stdout;
+		expect(text).toMatch(
+			/^\d+ rows ran since .*: \d+ finished, \d+ failed, .*1 waiting for you, 1 answer given for you/m,
+		);
+		expect(text).toContain(`? ${waiting.id} ASK-WAIT choose: Which region? (asked you because: it is your call)`);
+		expect(text).toContain(`${served.base}/?row=${waiting.id}`);
+		expect(text).toMatch(new RegExp(`x ${failed.id} BREAK-ME again: .*quota gone`));
+		expect(text).toContain(`+ ${finished.id} FINISH-ME quickly: ok`);
+		const rules = join(agent.agentDir, "agent-board", "rules.md");
+		expect(text).toContain(
+			`${routine.id} ROUTINE refactor the parser: "Should I continue with the refactor?" -> "yes, continue" by rule ${rules}:4`,
+		);
+		// The budgeted row's spend is in the ledger; the others count their usage.
+		expect(text).toMatch(/Spend per target\n {2}local: [\d.]+k? tok/);
+		expect(text).toMatch(/Spend per preset\n {2}\(no preset\): /);
+		expect(text).toMatch(/Spend per day\n {2}\d{4}-\d\d-\d\d: /);
+
+		await page.click("#report");
+		await page.locator(".report-headline", { hasText: "1 waiting for you" }).waitFor({ timeout: 30_000 });
+		const answered = page.locator(".report-section", { hasText: "Answered for you" });
+		await answered
+			.locator("li", { hasText: "yes, continue" })
+			.locator(".meta", { hasText: `by rule ${rules}:4` })
+			.waitFor();
+		await page
+			.locator(".report-section", { hasText: "Failed" })
+			.locator("li", { hasText: "quota gone" })
+			.first()
+			.waitFor();
+		await page.locator(".report-section", { hasText: "Spend" }).locator("h4", { hasText: "per day" }).waitFor();
+		await shot(page, "parity-report-360");
+		// Each row is a link: the waiting one opens on the board with its answer box.
+		await page
+			.locator(".report-section", { hasText: "Waiting for you" })
+			.locator("a.row-link", { hasText: "ASK-WAIT" })
+			.click();
+		await page.locator(".sheet").waitFor({ state: "hidden" });
+		await card(page, waiting.id).locator("textarea.composer-text").waitFor();
+		expect(await card(page, waiting.id).getAttribute("class")).toContain("open");
+		// The same link from outside (a report's URL) opens the row when the page loads.
+		await page.goto(`${served.base}/?row=${failed.id}`);
+		await card(page, failed.id).locator(".details .facts").waitFor({ timeout: 30_000 });
+		expect(pageErrors()).toBe("");
+	}, 240_000);
+});

@@ -1,0 +1,68 @@
+/**
+ * The page says what the TUI says: its filter words give the rows the TUI's `/` gives (the page's own
+ * plain-JS filter against list-model's, over the same rows), and a failed row's error is said once.
+ */
+import { describe, expect, it } from "vitest";
+import type { BoardRow } from "../src/board/engine/types.ts";
+import { parseFilter, rowMatches } from "../src/board/view-model/list-model.ts";
+import * as page from "../src/web/page/row-filter.js";
+import { pageDetail, pageRow } from "../src/web/server/row-json.ts";
+import { makeRow } from "../test-support/fake-board-service.ts";
+
+const ROWS: BoardRow[] = [
+	makeRow({ id: "a1", name: "fix login", state: "failed", summary: "Failed: tests", repo: "/src/shop" }),
+	makeRow({ id: "a2", name: "write docs", state: "completed", target: "dev" }),
+	makeRow({ id: "a3", name: "pick db", state: "needs_input", question: "Which database?", target: "devbox" }),
+	makeRow({ id: "a4", name: "refactor", state: "working", model: "faux/faux-2", branch: "agent-board/x" }),
+	makeRow({ id: "a5", name: "queued one", state: "queued", cwd: "/home/u/shop" }),
+];
+
+describe("the page's filter words", () => {
+	it.each([
+		"",
+		"s:fail",
+		"s:need",
+		"s:fail s:comp",
+		"s:",
+		"s:nosuch",
+		"s:needs-input",
+		"on:dev",
+		"on:devbox",
+		"on:local",
+		"on:local s:work",
+		"shop",
+		"SHOP login",
+		"database",
+		"faux-2",
+		"agent-board/x",
+		"a3",
+	])("%j lists what the TUI's / lists", (text) => {
+		const tui = ROWS.filter((row) => rowMatches(row, parseFilter(text))).map((row) => row.id);
+		const filter = page.parseFilter(text);
+		const shown = ROWS.filter((row) => page.matches(pageRow(row), filter)).map((row) => row.id);
+		expect(shown).toEqual(tui);
+	});
+});
+
+describe("a failed row on the page", () => {
+	it("says its error once when the summary says it, and keeps one the summary does not say", () => {
+		const failed = makeRow({
+			state: "failed",
+			summary: "Failed: cannot start on h3box2: ssh: connect refused",
+			error: "cannot start on h3box2:\n  ssh: connect refused",
+		});
+		expect(pageRow(failed).error).toBeUndefined();
+		expect(pageDetail(failed).error).toBeUndefined();
+		// Its events keep what happened, not the ending the summary says.
+		const logged = {
+			...failed,
+			recentEvents: [
+				{ at: 1, text: "user: start it" },
+				{ at: 2, text: "failed: cannot start on h3box2: ssh: connect refused" },
+			],
+		};
+		expect(pageDetail(logged).events.map((e) => e.text)).toEqual(["user: start it"]);
+		const other = { ...failed, summary: "Failed." };
+		expect(pageRow(other).error).toBe("cannot start on h3box2:\n  ssh: connect refused");
+	});
+});
