@@ -13,7 +13,10 @@ function matches(row, filter) {
 		if (token.startsWith("s:")) {
 			if (!row.state.startsWith(token.slice(2).replace(/-/g, "_"))) return false;
 		} else if (token.startsWith("on:")) {
-			if (!row.target.startsWith(token.slice(3))) return false;
+			// A pool's row reads "pool/member": `on:member` finds it as `on:pool` does.
+			const prefix = token.slice(3);
+			const place = row.target.toLowerCase();
+			if (!place.startsWith(prefix) && !place.split("/").some((name) => name.startsWith(prefix))) return false;
 		} else if (
 			![row.id, row.name, row.summary, row.cwd, row.model ?? "", row.question ?? "", row.branch ?? ""]
 				.join("\n")
