@@ -13,6 +13,8 @@ export interface AskUserDetails {
 	options: string[];
 	answered?: boolean;
 	answer?: string;
+	/** Who decided the answer when the supervisor gave it ("rule <file:line>", "model"); absent: the person. */
+	answeredBy?: string;
 	parked?: boolean;
 	aborted?: boolean;
 }
@@ -54,7 +56,12 @@ export function registerAskUser(pi: ExtensionAPI, control: WorkerControl | undef
 				case "answer":
 					return {
 						content: [{ type: "text", text: `The user answered: ${outcome.text}` }],
-						details: { ...base, answered: true, answer: outcome.text } satisfies AskUserDetails,
+						details: {
+							...base,
+							answered: true,
+							answer: outcome.text,
+							...(outcome.by ? { answeredBy: outcome.by } : {}),
+						} satisfies AskUserDetails,
 					};
 				case "parked":
 					return parked(base);

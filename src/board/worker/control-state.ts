@@ -8,7 +8,8 @@ import type { ReceiptCode } from "../../../runner/life/reasons.mjs";
 
 export type { DeliverAs };
 
-export type AskOutcome = { kind: "answer"; text: string } | { kind: "aborted" } | { kind: "parked" };
+/** `by`: who decided a supervisor's answer ("rule <file:line>", "model"); absent: the person's. */
+export type AskOutcome = { kind: "answer"; text: string; by?: string } | { kind: "aborted" } | { kind: "parked" };
 
 /** How a held turn end was let go: on (`go`), or the run ends (abort, runner gone, parked). */
 export type TurnOutcome = "go" | "abort" | "park";
@@ -93,7 +94,7 @@ export class WorkerControl {
 				this.onPrompt(message.text);
 				return;
 			case "message":
-				this.onMessage(message.id, message.text, message.deliverAs, message.answers);
+				this.onMessage(message.id, message.text, message.deliverAs, message.answers, message.by);
 				return;
 			case "go":
 				for (const hold of this.turnHolds.filter((candidate) => candidate.id === message.id)) hold.settle("go");
@@ -226,7 +227,7 @@ export class WorkerControl {
 		for (const waiter of waiters) waiter(text);
 	}
 
-	private onMessage(id: string, text: string, deliverAs: DeliverAs, answers?: string): void {
+	private onMessage(id: string, text: string, deliverAs: DeliverAs, answers?: string, by?: string): void {
 		if (this.phaseValue === "closed" || this.abortRequested) {
 			this.reject(id, "run-ended");
 			return;
@@ -236,7 +237,7 @@ export class WorkerControl {
 			const asked = this.asks.find((candidate) => candidate.toolCallId === answers);
 			if (!asked) return this.reject(id, "answered");
 			this.deps.send({ type: "receipt", id, status: "delivered", as: "answer" });
-			asked.settle({ kind: "answer", text });
+			asked.settle({ kind: "answer", text, ...(by ? { by } : {}) });
 			return;
 		}
 		const ask = this.asks[0];
