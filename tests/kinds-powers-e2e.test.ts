@@ -53,6 +53,15 @@ describe("powers refused at dispatch", { timeout: 180_000 }, () => {
 		);
 		// Nothing was started by any refusal.
 		expect(await pi("/agent-board")).toBe("No board rows.\n");
+		// A budget set later on a row that runs on a target is refused as well.
+		await updatePolicy(store, (policy) => {
+			policy.supervisor = undefined;
+		});
+		const remote = /^dispatched (\S+) /m.exec(await pi("/agent-board dispatch --on box1 remote work"))?.[1];
+		expect(remote).toBeDefined();
+		expect(await pi(`/agent-board budget ${remote} 10k`)).toContain(
+			"a budget cannot hold on box1 yet: a target's rows do not pause at a budget (this row runs there)",
+		);
 		// A token budget on this machine is taken.
 		expect(await pi("/agent-board dispatch --budget 50k priced fine")).toMatch(/^dispatched \S+ \(priced fine\)$/m);
 	});
