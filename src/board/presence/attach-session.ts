@@ -6,9 +6,20 @@
  * The copy is the user's from then on: attaching again keeps what was said in it while the row's session
  * has not grown since; once it has, a fresh copy is made beside it (the older one stays).
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import {
+	closeSync,
+	existsSync,
+	openSync,
+	readdirSync,
+	readFileSync,
+	readSync,
+	renameSync,
+	rmSync,
+	statSync,
+	writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
-import { ensureDir, writeFileAtomic } from "../../../runner/store/fs-util.mjs";
+import { ensureDir } from "../../../runner/store/fs-util.mjs";
 import { BoardError } from "../../../runner/life/reasons.mjs";
 import type { BoardRow } from "../engine/types.ts";
 import { clean } from "../view-model/row-text.ts";
@@ -33,7 +44,7 @@ export function attachSessionFor(storeDir: string, row: BoardRow): string {
 			"invalid",
 			`cannot attach to ${name}: its session has not come back from ${where} yet (${row.sessionFile})`,
 		);
-	const copy = localCopy(readFileSync(row.sessionFile, "utf8"), row.worktreePath, row.sessionFile);
+	const copy = localCopy(readFileSync(row.sessionFile), row.worktreePath, row.sessionFile);
 	const dir = join(storeDir, "attach", "sessions");
 	ensureDir(dir);
 	const earlier = readdirSync(dir)
@@ -43,17 +54,24 @@ export function attachSessionFor(storeDir: string, row: BoardRow): string {
 	// The newest copy that still starts with the row's session as it is now: what the user said in it stays.
 	for (const file of earlier) {
 		const path = join(dir, file);
-		if (readFileSync(path, "utf8").startsWith(copy)) return path;
+		if (startsWithBytes(path, copy)) return path;
 	}
 	const path = join(dir, `${row.id}.${String(Date.now()).padStart(15, "0")}.jsonl`);
-	writeFileAtomic(path, copy);
+	// Written whole under a name no one else has, then named: a half-written copy is never opened.
+	const temp = join(dir, `.${row.id}.${process.pid}.${Date.now()}.tmp`);
+	try {
+		writeFileSync(temp, copy, { mode: 0o600, flag: "wx" });
+		renameSync(temp, path);
+	} finally {
+		rmSync(temp, { force: true });
+	}
 	return path;
 }
 
-/** The session's lines with its header's cwd set to `cwd`; a file that does not start with a header is refused. */
-export function localCopy(text: string, cwd: string, path: string): string {
-	const end = text.indexOf("\n");
-	const first = end < 0 ? text : text.slice(0, end);
+/** The session's bytes with its header's cwd set to `cwd`; a file that does not start with a header is refused. */
+export function localCopy(bytes: Buffer, cwd: string, path: string): Buffer {
+	const end = bytes.indexOf(0x0a);
+	const first = (end < 0 ? bytes : bytes.subarray(0, end)).toString("utf8");
 	let header: unknown;
 	try {
 		header = JSON.parse(first);
@@ -62,7 +80,29 @@ export function localCopy(text: string, cwd: string, path: string): string {
 	}
 	if (typeof header !== "object" || header === null || (header as { type?: unknown }).type !== "session")
 		throw new BoardError("invalid", `cannot attach: ${path} does not start with a session header`);
-	return `${JSON.stringify({ ...header, cwd })}${end < 0 ? "\n" : text.slice(end)}`;
+	const rest = end < 0 ? Buffer.from("\n") : bytes.subarray(end);
+	return Buffer.concat([Buffer.from(JSON.stringify({ ...header, cwd })), rest]);
+}
+
+/** Whether the file at `path` starts with `prefix`, reading only that many bytes. */
+function startsWithBytes(path: string, prefix: Buffer): boolean {
+	let fd: number | undefined;
+	try {
+		if (statSync(path).size < prefix.length) return false;
+		fd = openSync(path, "r");
+		const head = Buffer.alloc(prefix.length);
+		let read = 0;
+		while (read < head.length) {
+			const n = readSync(fd, head, read, head.length - read, read);
+			if (n === 0) return false;
+			read += n;
+		}
+		return head.equals(prefix);
+	} catch {
+		return false;
+	} finally {
+		if (fd !== undefined) closeSync(fd);
+	}
 }
 
 function isDirectory(path: string): boolean {
