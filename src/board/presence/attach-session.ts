@@ -4,16 +4,16 @@
  * or a container's `/workspace`): opening it would move this pi there. Attach opens a local copy instead,
  * its header's cwd the row's local worktree (where the work came back to), or refuses with the reason.
  * The copy is the user's from then on: attaching again keeps what was said in it while the row's session
- * has not grown since; once it has, a fresh copy is made beside it (the older one stays).
+ * has not grown since; once it has, a fresh copy is made beside it, numbered next (the older one stays).
  */
 import {
 	closeSync,
 	existsSync,
+	linkSync,
 	openSync,
 	readdirSync,
 	readFileSync,
 	readSync,
-	renameSync,
 	rmSync,
 	statSync,
 	writeFileSync,
@@ -56,12 +56,23 @@ export function attachSessionFor(storeDir: string, row: BoardRow): string {
 		const path = join(dir, file);
 		if (startsWithBytes(path, copy)) return path;
 	}
-	const path = join(dir, `${row.id}.${String(Date.now()).padStart(15, "0")}.jsonl`);
-	// Written whole under a name no one else has, then named: a half-written copy is never opened.
+	// Written whole under a name no one else has, then linked to the next number: a half-written copy is
+	// never opened, and a copy made at the same moment (another pi attaching) is never replaced.
 	const temp = join(dir, `.${row.id}.${process.pid}.${Date.now()}.tmp`);
+	let next = earlier.length > 0 ? Number(earlier[0]?.split(".")[1]) + 1 : 1;
+	if (!Number.isFinite(next)) next = earlier.length + 1;
+	let path = "";
 	try {
 		writeFileSync(temp, copy, { mode: 0o600, flag: "wx" });
-		renameSync(temp, path);
+		for (; ; next++) {
+			path = join(dir, `${row.id}.${String(next).padStart(6, "0")}.jsonl`);
+			try {
+				linkSync(temp, path);
+				break;
+			} catch (error) {
+				if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+			}
+		}
 	} finally {
 		rmSync(temp, { force: true });
 	}
