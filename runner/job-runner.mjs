@@ -26,6 +26,7 @@ import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./life/slots.mjs";
 import { openWorkerLink } from "./worker-link.mjs";
 import { readConfig, workerArgs } from "./runner-config.mjs";
+import { MAX_BY_CHARS } from "./protocol.mjs";
 import { oomWatch, outsideSignalReason } from "./worker-end.mjs";
 import { runHelpers } from "./run-helpers.mjs"; // budgets and the supervisor, off unless the user turned them on
 
@@ -155,6 +156,7 @@ function forward(message) {
 			text: message.text ?? "",
 			deliverAs: message.deliverAs ?? "steer",
 			...(message.answers ? { answers: message.answers } : {}),
+			...(message.from === "supervisor" && message.by ? { by: message.by.slice(0, MAX_BY_CHARS) } : {}),
 		})
 	) {
 		rejected(message, "run-ended");

@@ -26,12 +26,15 @@ export const CONTROL_FD_ENV = "AGENT_BOARD_CONTROL_FD";
 export const ASK_WAIT_ENV = "AGENT_BOARD_ASK_WAIT";
 export const DEFAULT_ASK_WAIT_SECONDS = 600;
 
+/** Who decided a supervisor's answer, at most this long (a rule's file:line). */
+export const MAX_BY_CHARS = 300;
+
 /**
  * `prompt` may ask the worker to hold each turn's end for a `go` (budgets) and carry extra system
  * text (a preset's); a `message` with `answers` is an answer to that ask_user call only (the supervisor's:
  * rejected "answered" when that question is no longer waiting).
  * @typedef {{ type: "prompt", text: string, holdTurns?: boolean, system?: string }
- *   | { type: "message", id: string, text: string, deliverAs: DeliverAs, answers?: string }
+ *   | { type: "message", id: string, text: string, deliverAs: DeliverAs, answers?: string, by?: string }
  *   | { type: "go", id: string }
  *   | { type: "abort" }} RunnerToWorker
  */
@@ -105,7 +108,9 @@ export function parseRunnerLine(line) {
 		isOneOf(DELIVER_AS, record.deliverAs)
 	) {
 		const answers = typeof record.answers === "string" && record.answers ? { answers: record.answers } : {};
-		return { type: "message", id: record.id, text: record.text, deliverAs: record.deliverAs, ...answers };
+		// Who decided a supervisor's answer ("rule <file:line>", "model"): the transcript credits it.
+		const by = typeof record.by === "string" && record.by ? { by: record.by.slice(0, MAX_BY_CHARS) } : {};
+		return { type: "message", id: record.id, text: record.text, deliverAs: record.deliverAs, ...answers, ...by };
 	}
 	return typeof record.id === "string" && record.id.length > 0
 		? { type: "invalid", id: record.id }

@@ -253,6 +253,14 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 				board.calls.push({ method: "targets.setLimit", args: [name, max] });
 				limits[name] = max;
 			},
+			async set(name) {
+				board.calls.push({ method: "targets.set", args: [name] });
+				throw new Error("the fake board has no targets");
+			},
+			async drain(name, drained) {
+				board.calls.push({ method: "targets.drain", args: [name, drained] });
+				throw new Error("the fake board has no targets");
+			},
 		},
 	};
 	const limits: Record<string, number> = {};

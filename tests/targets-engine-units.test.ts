@@ -402,7 +402,7 @@ describe("targets subcommand", () => {
 			{ ok: false, error: 'targets add: unknown option "--bogus"' },
 			{ ok: false, error: "targets check needs a target's name" },
 			{ ok: false, error: 'targets remove: unexpected "--force"' },
-			{ ok: false, error: 'targets: unknown action "rename" (add, check, remove)' },
+			{ ok: false, error: 'targets: unknown action "rename" (add, check, remove, set, drain, undrain)' },
 			{ ok: false, error: 'targets: unclosed " quote' },
 		]);
 	});

@@ -93,6 +93,8 @@ export const COMMON_FIELDS = {
 			return value;
 		},
 	},
+	/** `targets drain`: it takes no new run (a pool places nothing there); what runs there finishes. */
+	drained: { type: "flag" },
 	env: {
 		type: "words",
 		required: true,

@@ -23,6 +23,7 @@ const MAX_MESSAGE_FILE_BYTES = 6 * MAX_MESSAGE_BYTES + 4096;
  * @property {import("../protocol.mjs").DeliverAs} [deliverAs]
  * @property {string} [answers]  only the answer to this ask_user call (the supervisor's)
  * @property {"supervisor"} [from]
+ * @property {string} [by]  who decided a supervisor's answer: "rule <file:line>" or "model" (its transcript says so)
  * @property {number} at
  */
 
@@ -48,7 +49,7 @@ export function preview(text) {
 
 /**
  * @param {string} runDir
- * @param {{ kind: "message" | "stop", text?: string, deliverAs?: import("../protocol.mjs").DeliverAs, answers?: string, from?: "supervisor" }} message
+ * @param {{ kind: "message" | "stop", text?: string, deliverAs?: import("../protocol.mjs").DeliverAs, answers?: string, from?: "supervisor", by?: string }} message
  * @returns {string} the message id
  */
 export function dropMessage(runDir, message) {
@@ -89,7 +90,8 @@ function validMessage(value) {
 		m.kind === "message" &&
 		typeof m.text === "string" &&
 		(m.deliverAs === undefined || isOneOf(DELIVER_AS, m.deliverAs)) &&
-		(m.answers === undefined || typeof m.answers === "string")
+		(m.answers === undefined || typeof m.answers === "string") &&
+		(m.by === undefined || typeof m.by === "string")
 	);
 }
 

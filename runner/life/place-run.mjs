@@ -14,13 +14,15 @@ import { readCheck, readHealth } from "./target-health.mjs";
  * Claims a slot of the member a pool's run goes to, or undefined when none can take it now.
  * @param {string} storeRoot @param {string[]} members @param {Map<string, number>} limits
  * @param {import("./slots.mjs").SlotOwner} owner @param {import("./slots.mjs").TakeTurns} [turns] the queue's turns (a stale slot is broken in one)
+ * @param {Set<string>} [drained] members that take nothing new
  * @returns {{ member: string, slot: string } | undefined}
  */
-export function claimMemberSlot(storeRoot, members, limits, owner, turns) {
+export function claimMemberSlot(storeRoot, members, limits, owner, turns, drained) {
 	const now = Date.now();
 	const candidates = members.flatMap((name) => {
 		const max = limits.get(name);
-		if (max === undefined) return [];
+		// A drained member (targets drain) takes nothing new.
+		if (max === undefined || drained?.has(name)) return [];
 		const slots = slotsOf(storeRoot, name);
 		const health = readHealth(storeRoot, name);
 		const check = readCheck(storeRoot, name);
@@ -56,5 +58,6 @@ export function placeRun(runDir, pool, member, configs) {
 	if (!memberConfig) throw new Error(`${member}, a member of ${pool}, is not a target any more`);
 	const poolEnv = Array.isArray(configs.get(pool)?.env) ? /** @type {string[]} */ (configs.get(pool)?.env) : [];
 	const env = [...new Set([...memberConfig.env, ...poolEnv])];
-	writeJsonAtomic(path, { ...config, target: { ...memberConfig, env, name: member }, pool });
+	const { drained: _drained, ...snapshot } = memberConfig;
+	writeJsonAtomic(path, { ...config, target: { ...snapshot, env, name: member }, pool });
 }

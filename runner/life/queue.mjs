@@ -96,6 +96,11 @@ export function pumpQueue(storeRoot, options) {
 			}
 			continue;
 		}
+		// A drained target takes nothing new (targets drain): its runs wait until it is undrained.
+		if (limits.configs.get(target)?.drained === true) {
+			done.add(target);
+			continue;
+		}
 		const outcome = startOldest(storeRoot, target, max, limits);
 		if (outcome === "none") {
 			done.add(target);
@@ -195,7 +200,14 @@ function startOldest(storeRoot, target, max, limits) {
 	let placed;
 	try {
 		placed = members
-			? claimMemberSlot(storeRoot, members, limits.targets, owner(holder), queueTurns(storeRoot))
+			? claimMemberSlot(
+					storeRoot,
+					members,
+					limits.targets,
+					owner(holder),
+					queueTurns(storeRoot),
+					new Set(members.filter((name) => limits.configs.get(name)?.drained === true)),
+				)
 			: undefined;
 	} catch (error) {
 		releaseSlot(held, holder);

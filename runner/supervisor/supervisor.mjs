@@ -188,7 +188,12 @@ export class Supervisor {
 			});
 			return;
 		}
-		const receipt = await this.answer(ask, decision.text);
+		// The transcript credits who decided: the rule (its file:line) or the model.
+		const receipt = await this.answer(
+			ask,
+			decision.text,
+			verdict ? (decision.rule === "model" ? "model" : `model (${decision.rule})`) : `rule ${decision.rule}`,
+		);
 		const first = receipt?.status === "rejected";
 		const outcome = first ? "answered-first" : "answered";
 		this.hooks.note(
@@ -203,9 +208,10 @@ export class Supervisor {
 	/**
 	 * The answer goes the way a person's does: into the inbox under the row lock; the runner delivers it
 	 * (to that ask_user call only) and writes its receipt.
-	 * @param {Question} ask @param {string} text @returns {Promise<Receipt | undefined>}
+	 * @param {Question} ask @param {string} text @param {string} [by] who decided ("rule <file:line>", "model")
+	 * @returns {Promise<Receipt | undefined>}
 	 */
-	async answer(ask, text) {
+	async answer(ask, text, by) {
 		const { storeDir, rowId, runDir } = this.config;
 		const id = await withRowLock(rowDirOf(storeDir, rowId), () =>
 			dropMessage(runDir, {
@@ -214,6 +220,7 @@ export class Supervisor {
 				deliverAs: "steer",
 				answers: ask.toolCallId,
 				from: "supervisor",
+				...(by ? { by } : {}),
 			}),
 		);
 		touchNotify(storeDir, rowId);

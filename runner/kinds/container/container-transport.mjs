@@ -92,7 +92,8 @@ export async function startRun(run, options = {}) {
 	const prepared = prepareRun(
 		dirs.dir,
 		{ ...run.config, session },
-		{ clone: { source: run.repo }, inside: () => containerPlace(run.rowId, run.config.subdir) },
+		// The run's cwd inside the workspace is the link's (a subdirectory of the worktree); run.config has none.
+		{ clone: { source: run.repo }, inside: () => containerPlace(run.rowId, run.subdir || run.config.subdir) },
 	);
 	// A follow-up run: the workspace is the agent's, so moving it to the local branch (a merge may have
 	// committed there) runs inside; refused when it has work the base lacks.

@@ -135,6 +135,8 @@ const WAITING_TEXT: Record<SentKind, string> = {
 };
 
 function sentMark(entry: TranscriptEntry): string {
+	// The supervisor's answer names who decided it: a rule (its file:line) or its model.
+	if (entry.by) return `(answer by ${entry.by}) `;
 	if (!entry.sent) return "";
 	return `(${SENT_TEXT[entry.sent]}${entry.waiting ? `, ${WAITING_TEXT[entry.sent]}` : ""}) `;
 }
@@ -144,7 +146,9 @@ export function transcriptLines(host: Host, entries: readonly TranscriptEntry[],
 	const theme = host.deps.theme;
 	const out: string[] = [];
 	for (const entry of entries) {
-		const style = ROLE_STYLE[entry.role];
+		const style = entry.by
+			? { label: entry.by.startsWith("rule") ? "rule" : "model", color: "warning" as ThemeColor }
+			: ROLE_STYLE[entry.role];
 		const mark = sentMark(entry);
 		const body =
 			entry.role === "assistant"

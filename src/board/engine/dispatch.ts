@@ -26,6 +26,7 @@ import { launchRun, newRunId } from "./launch.ts";
 import { readRow, requireMeta } from "./row-read.ts";
 import { describeFsError, fsErrorMessage, isUnwordedFsError, removeHalfRow } from "./store-guard.ts";
 import { checkDispatchTarget } from "./dispatch-target.ts";
+import { checkDispatchPowers } from "./dispatch-powers.ts";
 import { listRowIds } from "./store.ts";
 import type { AttemptInfo, BoardRow, DispatchOptions, RowMeta, WorktreeMode } from "./types.ts";
 import { createWorktree, removeWorktreeDir } from "../git/worktree.ts";
@@ -79,6 +80,8 @@ export async function dispatchRows(ctx: EngineContext, requested: DispatchOption
 	ctx.init();
 	const prompt = checkPrompt(options.prompt);
 	const target = checkDispatchTarget(ctx.storeDir, options.target, options.cwd);
+	// A budget the row's kind cannot honour, or a `$` budget its model cannot reach: refused, not ignored.
+	checkDispatchPowers(ctx.storeDir, options, target, agentDirOf(ctx.env));
 	// A set, a fork and a target run each need a worktree of their own.
 	const { cwd, worktreeMode, repo } = checkDispatch(
 		set || target ? { ...options, worktreeMode: "worktree" } : options,

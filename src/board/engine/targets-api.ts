@@ -9,6 +9,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { kindOf, membersOf, targetFromInput } from "../../../runner/kinds/kinds.mjs";
+import { changedTarget, drainedTarget } from "../../../runner/kinds/target-set.mjs";
 import { unplaceable } from "../../../runner/life/placement.mjs";
 import { readCheck, readHealth, recordCheck } from "../../../runner/life/target-health.mjs";
 import { notOver, phase } from "../../../runner/life/phase.mjs";
@@ -41,13 +42,14 @@ export function targetsApi(
 			running: 0,
 			queued: 0,
 			config: target,
+			...(target.drained === true ? { drained: true } : {}),
 			...(kind.checkArgs ? { checkArgs: kind.checkArgs } : {}),
 			...(members ? { members } : {}),
 		};
 	}
 
 	/** What the target's link last heard of it (its load), and whether a pool would place a run there now. */
-	function healthOf(view: TargetView): Pick<TargetView, "load" | "takes"> {
+	function healthOf(view: TargetView): Pick<TargetView, "load" | "takes" | "check" | "unreachable"> {
 		if (view.members || view.name === LOCAL_TARGET) return {};
 		const health = readHealth(ctx.storeDir, view.name);
 		const check = readCheck(ctx.storeDir, view.name);
@@ -61,15 +63,21 @@ export function targetsApi(
 			},
 			Date.now(),
 		);
+		const unreachable =
+			!view.unreachable && health && !health.reachable
+				? { unreachable: { since: health.since ?? health.at, reason: health.reason ?? "no answer" } }
+				: {};
 		return {
 			...(health?.load !== undefined
 				? { load: { load: health.load, cpus: health.cpus ?? 1, at: health.loadAt ?? health.at } }
 				: {}),
-			takes: why ? { ok: false, why } : { ok: true },
+			...(check ? { check } : {}),
+			...unreachable,
+			takes: view.drained ? { ok: false, why: "drained" } : why ? { ok: false, why } : { ok: true },
 		};
 	}
 
-	return {
+	const api: TargetsApi = {
 		async list() {
 			const config = readBoardConfig(ctx.storeDir);
 			// Running, queued and unreachable rows are all live: S and `targets` never read the whole store.
@@ -190,5 +198,32 @@ export function targetsApi(
 			// Applied at once to what is queued.
 			ctx.pump(true);
 		},
+		async set(name, given) {
+			known(name);
+			let changed: TargetConfig | undefined;
+			await updateBoardConfig(ctx.storeDir, (config) => {
+				const current = config.targets[name];
+				if (!current) throw new BoardError("invalid", `unknown target ${name}`);
+				changed = changedTarget(name, current, given, config.targets);
+				config.targets[name] = changed;
+			});
+			ctx.pump(true);
+			return viewOf(name, changed ?? known(name));
+		},
+		async drain(name, drained) {
+			known(name);
+			let changed: TargetConfig | undefined;
+			await updateBoardConfig(ctx.storeDir, (config) => {
+				const current = config.targets[name];
+				if (!current) throw new BoardError("invalid", `unknown target ${name}`);
+				changed = drainedTarget(current, drained);
+				config.targets[name] = changed;
+			});
+			// Undrained: what waits for it may start now.
+			ctx.pump(true);
+			const view = (await api.list()).find((one) => one.name === name);
+			return view ?? viewOf(name, changed ?? known(name));
+		},
 	};
+	return api;
 }

@@ -376,6 +376,10 @@ export interface TargetView {
 	load?: { load: number; cpus: number; at: number };
 	/** Whether a pool may place runs there now, and why not ("unreachable: ...", "failing its check: ...", "full"). */
 	takes?: { ok: boolean; why?: string };
+	/** `targets drain`: it takes nothing new; what runs there finishes. */
+	drained?: boolean;
+	/** Its last `targets check`: when, and its first problem. */
+	check?: { at: number; ok: boolean; failing?: string };
 }
 
 export interface TargetCheck {
@@ -393,4 +397,8 @@ export interface TargetsApi {
 	check(name: string, options?: { install?: boolean; progress?: CheckProgress }): Promise<TargetCheck>;
 	/** The concurrency limit of a target, or of this machine ("local"). */
 	setLimit(name: string, max: number): Promise<void>;
+	/** A target's fields changed in place (`--max 3`, as `targets add` takes them): for the next placement. */
+	set(name: string, given: Map<string, string | string[]>): Promise<TargetView>;
+	/** A target takes nothing new (its runs finish), or takes runs again. */
+	drain(name: string, drained: boolean): Promise<TargetView>;
 }

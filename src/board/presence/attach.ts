@@ -10,6 +10,7 @@ import { ensureDir, writeFileAtomic } from "../../../runner/store/fs-util.mjs";
 import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { BoardRow, BoardService } from "../engine/types.ts";
 import { clean } from "../view-model/row-text.ts";
+import { attachSessionFor } from "./attach-session.ts";
 
 export const ATTACH_STATUS_KEY = "agent-board-attached";
 
@@ -68,7 +69,15 @@ export async function attachTo(
 	attached: AttachRecord | undefined,
 ): Promise<void> {
 	// Only plain data crosses the switch: the old ctx is stale once the new session starts.
-	const { id, name, sessionFile } = row;
+	const { id, name } = row;
+	let sessionFile: string;
+	try {
+		// A row that ran elsewhere opens a local copy whose cwd is its local worktree, or is refused.
+		sessionFile = attachSessionFor(service.storeDir, row);
+	} catch (error) {
+		notify(ctx, `agent-board: ${error instanceof Error ? error.message : String(error)}`, "error");
+		return;
+	}
 	const from = attached?.from ?? ctx.sessionManager.getSessionFile();
 	await service.markViewed(id).catch(() => undefined);
 	if (from) await saveAttach(service.storeDir, { rowId: id, rowName: name, sessionFile, from, at: Date.now() });

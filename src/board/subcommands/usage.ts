@@ -65,7 +65,7 @@ export const SUBCOMMAND_TABLE = [
 	{ name: "back", usage: "back", what: "switch back to the session you attached from" },
 	{
 		name: "targets",
-		usage: "targets [add|check|remove <name> ...]",
+		usage: "targets [add|check|remove|set|drain|undrain <name> ...]",
 		what: "where rows run: this machine and ssh hosts or containers, with their limits (targets --help)",
 	},
 	{

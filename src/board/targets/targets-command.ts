@@ -6,6 +6,7 @@ import { fieldsOf, type TargetKind } from "../../../runner/kinds/kind.mjs";
 import { allKinds, selectorUsage } from "../../../runner/kinds/kinds.mjs";
 import { sanitizeText } from "../engine/sanitize.ts";
 import { targetLoad, targetState } from "../view-model/target-text.ts";
+import { changedText, parseTargetsChange, type TargetsChangeParsed } from "./targets-set-command.ts";
 import type { BoardService, CheckItem, CheckProgress, TargetCheck, TargetInput, TargetView } from "../engine/types.ts";
 
 export type TargetsParsed =
@@ -13,7 +14,7 @@ export type TargetsParsed =
 	| { ok: true; action: "add"; name: string; input: TargetInput }
 	| { ok: true; action: "check"; name: string; install: boolean }
 	| { ok: true; action: "remove"; name: string }
-	| { ok: false; error: string };
+	| TargetsChangeParsed;
 
 /** Words as a shell would split them: '...' and "..." keep spaces (--pi "node /opt/pi/cli.js"). */
 export function splitWords(text: string): string[] | string {
@@ -134,7 +135,11 @@ export function parseTargetsCommand(rest: string): TargetsParsed {
 			? { ok: true, action, name, install: flags.includes("--install") }
 			: { ok: true, action, name };
 	}
-	return { ok: false, error: `targets: unknown action ${JSON.stringify(action)} (add, check, remove)` };
+	if (action === "set" || action === "drain" || action === "undrain") return parseTargetsChange(action, args);
+	return {
+		ok: false,
+		error: `targets: unknown action ${JSON.stringify(action)} (add, check, remove, set, drain, undrain)`,
+	};
 }
 
 /** The targets as a table: name, where, running/max, queued, the far side's load, and whether it can be reached. */
@@ -228,5 +233,10 @@ export async function runTargetsCommand(
 		case "remove":
 			await service.targets.remove(parsed.name);
 			return `removed target ${parsed.name}`;
+		case "set":
+			return changedText("set", await service.targets.set(parsed.name, parsed.given));
+		case "drain":
+		case "undrain":
+			return changedText(parsed.action, await service.targets.drain(parsed.name, parsed.action === "drain"));
 	}
 }

@@ -7,5 +7,8 @@ export function targetsUsage(): string {
 		...addUsages(),
 		"targets check <name> [--install]          each requirement: ok, or what is wrong and how to fix it",
 		"targets remove <name>                     (refused while rows run or wait there)",
+		"targets set <name> --max <n> ...          change a target's fields (add's flags), for its next placement",
+		"targets drain <name>                      it takes nothing new (a pool places nothing there); its rows finish",
+		"targets undrain <name>                    it takes runs again",
 	].join("\n");
 }

@@ -41,9 +41,18 @@ export function parseFilter(text: string): ParsedFilter {
 	return { states, targets, words };
 }
 
+/**
+ * Whether `on:<prefix>` takes a row placed at `place`: the whole place ("build/box2") or either of its
+ * names, so `on:box2` finds the rows any pool placed on box2 as well as those dispatched to it.
+ */
+export function placeMatches(place: string, prefix: string): boolean {
+	const lower = place.toLowerCase();
+	return lower.startsWith(prefix) || lower.split("/").some((name) => name.startsWith(prefix));
+}
+
 export function rowMatches(row: BoardRow, filter: ParsedFilter): boolean {
 	if (filter.states.length > 0 && !filter.states.includes(row.state)) return false;
-	if (filter.targets.length > 0 && !filter.targets.some((prefix) => targetOf(row).startsWith(prefix))) return false;
+	if (filter.targets.length > 0 && !filter.targets.some((prefix) => placeMatches(targetOf(row), prefix))) return false;
 	if (filter.words.length === 0) return true;
 	const hay = [
 		row.id,

@@ -12,10 +12,26 @@ export function targetLoad(view: TargetView): string {
 	return view.load ? `${view.load.load.toFixed(2)}/${view.load.cpus}` : "-";
 }
 
-/** "ok", "unreachable since 14:03:07: ...", "failing its check: ...". */
+/**
+ * "ok", "drained (takes nothing new)", "unreachable since 14:03:07: ...", "failing its check at 14:05:10:
+ * pi: not found", "failing: ..." (a run its link could not start). The last check's failure shows until a
+ * check passes, whatever the link heard since: a member failing its check is never "ok".
+ */
 export function targetState(view: TargetView): string {
+	const words: string[] = [];
+	if (view.drained) words.push(`drained (takes nothing new${view.running > 0 ? `; ${view.running} finishing` : ""})`);
 	if (view.unreachable)
-		return `unreachable since ${clock(view.unreachable.since)}: ${sanitizeText(view.unreachable.reason)}`;
-	if (view.takes && !view.takes.ok && view.takes.why !== "full") return sanitizeText(view.takes.why ?? "");
-	return "ok";
+		words.push(`unreachable since ${clock(view.unreachable.since)}: ${sanitizeText(view.unreachable.reason)}`);
+	if (view.check && !view.check.ok)
+		words.push(
+			`failing its check at ${clock(view.check.at)}: ${sanitizeText(view.check.failing ?? "see targets check")}`,
+		);
+	else if (
+		view.takes &&
+		!view.takes.ok &&
+		!["full", "drained"].includes(view.takes.why ?? "") &&
+		!view.takes.why?.startsWith("unreachable")
+	)
+		words.push(sanitizeText(view.takes.why ?? ""));
+	return words.length > 0 ? words.join("; ") : "ok";
 }

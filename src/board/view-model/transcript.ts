@@ -11,7 +11,7 @@ import {
 	type SessionEntry,
 } from "@earendil-works/pi-coding-agent";
 import type { Receipt } from "../engine/types.ts";
-import { cleanBlock } from "./row-text.ts";
+import { clean, cleanBlock } from "./row-text.ts";
 
 /** How a message the user sent reached the agent: steered in, queued after a turn, answered a question, or began a new run. */
 export type SentKind = "steer" | "followUp" | "answer" | "reply";
@@ -23,6 +23,8 @@ export interface TranscriptEntry {
 	sent?: SentKind;
 	/** Delivered to the agent, not yet in its session (a steer waits for the current step to end). */
 	waiting?: boolean;
+	/** An answer the supervisor gave: who decided it ("rule <file:line>", "model"); absent: the person's. */
+	by?: string;
 }
 
 interface ContentPart {
@@ -74,7 +76,14 @@ export function transcriptFromEntries(entries: readonly SessionEntry[]): Transcr
 			// An answer to ask_user is the user's message, where it landed: the tool's result.
 			const details = isRecord(message.details) ? message.details : {};
 			if (name === "ask_user" && details.answered === true && typeof details.answer === "string")
-				out.push({ role: "user", text: cleanBlock(details.answer), sent: "answer" });
+				out.push({
+					role: "user",
+					text: cleanBlock(details.answer),
+					sent: "answer",
+					...(typeof details.answeredBy === "string" && details.answeredBy
+						? { by: clean(details.answeredBy) }
+						: {}),
+				});
 			else out.push({ role: "tool", text: cleanBlock(`${name} -> ${text}`) });
 		}
 	}

@@ -13,6 +13,8 @@ export interface AskUserDetails {
 	options: string[];
 	answered?: boolean;
 	answer?: string;
+	/** Who decided the answer when the supervisor gave it ("rule <file:line>", "model"); absent: the person. */
+	answeredBy?: string;
 	parked?: boolean;
 	aborted?: boolean;
 }
@@ -56,7 +58,12 @@ export function registerAskUser(pi: ExtensionAPI, control: WorkerControl | undef
 					control.automatedAnswer = outcome.automated === true;
 					return {
 						content: [{ type: "text", text: `The user answered: ${outcome.text}` }],
-						details: { ...base, answered: true, answer: outcome.text } satisfies AskUserDetails,
+						details: {
+							...base,
+							answered: true,
+							answer: outcome.text,
+							...(outcome.by ? { answeredBy: outcome.by } : {}),
+						} satisfies AskUserDetails,
 					};
 				case "parked":
 					return parked(base);

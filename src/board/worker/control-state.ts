@@ -8,9 +8,9 @@ import type { ReceiptCode } from "../../../runner/life/reasons.mjs";
 
 export type { DeliverAs };
 
-/** `automated`: the supervisor answered (a rule or its model), not the person. */
+/** `automated`: the supervisor answered (a rule or its model), not the person; `by`: who decided it ("rule <file:line>", "model"). */
 export type AskOutcome =
-	| { kind: "answer"; text: string; automated?: boolean }
+	| { kind: "answer"; text: string; automated?: boolean; by?: string }
 	| { kind: "aborted" }
 	| { kind: "parked" };
 
@@ -99,7 +99,7 @@ export class WorkerControl {
 				this.onPrompt(message.text);
 				return;
 			case "message":
-				this.onMessage(message.id, message.text, message.deliverAs, message.answers);
+				this.onMessage(message.id, message.text, message.deliverAs, message.answers, message.by);
 				return;
 			case "go":
 				for (const hold of this.turnHolds.filter((candidate) => candidate.id === message.id)) hold.settle("go");
@@ -232,7 +232,7 @@ export class WorkerControl {
 		for (const waiter of waiters) waiter(text);
 	}
 
-	private onMessage(id: string, text: string, deliverAs: DeliverAs, answers?: string): void {
+	private onMessage(id: string, text: string, deliverAs: DeliverAs, answers?: string, by?: string): void {
 		if (this.phaseValue === "closed" || this.abortRequested) {
 			this.reject(id, "run-ended");
 			return;
@@ -242,7 +242,7 @@ export class WorkerControl {
 			const asked = this.asks.find((candidate) => candidate.toolCallId === answers);
 			if (!asked) return this.reject(id, "answered");
 			this.deps.send({ type: "receipt", id, status: "delivered", as: "answer" });
-			asked.settle({ kind: "answer", text, automated: true });
+			asked.settle({ kind: "answer", text, automated: true, ...(by ? { by } : {}) });
 			return;
 		}
 		const ask = this.asks[0];

@@ -28,7 +28,7 @@ export function parseFilter(text) {
  */
 export function matches(row, filter) {
 	if (filter.states.length > 0 && !filter.states.some((prefix) => row.state.startsWith(prefix))) return false;
-	if (filter.targets.length > 0 && !filter.targets.some((prefix) => row.target.startsWith(prefix))) return false;
+	if (filter.targets.length > 0 && !filter.targets.some((prefix) => placeMatches(row.target, prefix))) return false;
 	if (filter.words.length === 0) return true;
 	const hay = [
 		row.id,
@@ -43,4 +43,13 @@ export function matches(row, filter) {
 		.join("\n")
 		.toLowerCase();
 	return filter.words.every((word) => hay.includes(word));
+}
+
+/**
+ * A pool's row reads "pool/member": `on:<member>` finds it as `on:<pool>` does (list-model.ts's placeMatches).
+ * @param {string} place @param {string} prefix
+ */
+function placeMatches(place, prefix) {
+	const lower = place.toLowerCase();
+	return lower.startsWith(prefix) || lower.split("/").some((name) => name.startsWith(prefix));
 }
