@@ -18,8 +18,10 @@ import { cleanLine, MARK_CLOSE, MARK_OPEN, splitSnippet } from "./text.mjs";
  * @property {{ text: string, matches: Array<[number, number]> }} [snippet]   the newest match's words
  */
 
-/** How many matching pieces a query looks at, newest first, to find its rows. */
-const SCAN_PIECES = 2000;
+/** Matching pieces are read newest first, this many at a time, until the query has its rows. */
+const PAGE_PIECES = 400;
+/** At most this many in all: a word in every piece of a big store does not read them all. */
+const MAX_PIECES = 8000;
 
 /** @typedef {import("node:sqlite").DatabaseSync} Db */
 
@@ -112,18 +114,25 @@ export function queryIndex(db, query, options = {}) {
 			.map((row) => hitOf(row));
 	}
 	const sql = `SELECT docs.rowid AS piece, docs.field AS field, ${columns} FROM docs JOIN rows r ON r.row_id = docs.row_id
-		WHERE docs MATCH ? ${where.map((w) => `AND ${w}`).join(" ")} ORDER BY docs.rowid DESC LIMIT ?`;
+		WHERE docs MATCH ? AND docs.rowid < ? ${where.map((w) => `AND ${w}`).join(" ")} ORDER BY docs.rowid DESC LIMIT ?`;
+	const page = db.prepare(sql);
 	/** @type {Map<string, SearchHit & { piece: number }>} */
 	const byRow = new Map();
-	for (const row of db.prepare(sql).all(query.match, ...params, SCAN_PIECES)) {
-		const id = String(row.row_id);
-		let hit = byRow.get(id);
-		if (!hit) {
-			hit = { ...hitOf(row), piece: Number(row.piece) };
-			byRow.set(id, hit);
+	let below = Number.MAX_SAFE_INTEGER;
+	for (let read = 0; read < MAX_PIECES && byRow.size < limit; read += PAGE_PIECES) {
+		const pieces = page.all(query.match, below, ...params, PAGE_PIECES);
+		for (const row of pieces) {
+			const id = String(row.row_id);
+			below = Number(row.piece);
+			let hit = byRow.get(id);
+			if (!hit) {
+				hit = { ...hitOf(row), piece: below };
+				byRow.set(id, hit);
+			}
+			const field = String(row.field);
+			if (!hit.fields.includes(field)) hit.fields.push(field);
 		}
-		const field = String(row.field);
-		if (!hit.fields.includes(field)) hit.fields.push(field);
+		if (pieces.length < PAGE_PIECES) break;
 	}
 	const hits = [...byRow.values()].sort((a, b) => b.activeAt - a.activeAt || b.piece - a.piece).slice(0, limit);
 	const snippet = db.prepare(

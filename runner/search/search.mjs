@@ -8,8 +8,6 @@ import { isCorruptError } from "./search-index.mjs";
 import { openReader, queryIndex } from "./search-query.mjs";
 
 const UPDATER = join(dirname(fileURLToPath(import.meta.url)), "index-update.mjs");
-/** A search this soon after the last update's end reads the index as it is (typing in the board's `/`). */
-const FRESH_MS = 500;
 
 /**
  * @typedef {{ built?: string, rows?: number, complete?: boolean, busy?: boolean, error?: string, timedOut?: boolean, check?: boolean }} RefreshResult
@@ -27,8 +25,8 @@ const refreshes = new Map();
  */
 export function refreshIndex(storeRoot, options = {}) {
 	const last = refreshes.get(storeRoot);
-	if (last && !options.check && (last.endedAt === undefined || Date.now() - last.endedAt < FRESH_MS))
-		return last.promise;
+	// Searches while one update runs share it (typing in the board's `/`).
+	if (last && !options.check && last.endedAt === undefined) return last.promise;
 	const timeoutMs = options.timeoutMs ?? 2000;
 	const entry = {
 		/** @type {number | undefined} */ endedAt: undefined,
