@@ -17,6 +17,7 @@ import { dispatchForm, startDispatch } from "./dispatch-api.ts";
 import type { EventHub } from "./event-hub.ts";
 import { HttpError, optBoolean, optString, readJson, sendJson } from "./http-util.ts";
 import { pageAttempts, pageDetail, pagePlan } from "./row-json.ts";
+import { searchApi } from "./search-api.ts";
 
 export interface ApiDeps {
 	service: BoardService;
@@ -144,6 +145,8 @@ export async function handleApi(
 		if (path === "/api/session" && get) return sendJson(res, 200, deps.session());
 		if (path === "/api/rows" && get)
 			return sendJson(res, 200, { rows: deps.hub.rows(query.get("archived") === "1") });
+		if (path === "/api/search" && get)
+			return sendJson(res, 200, await searchApi(deps.service.storeDir, query.get("q") ?? ""));
 		if (path === "/api/dispatch" && get)
 			return sendJson(res, 200, await dispatchForm(deps.service, deps.feed, deps.cwd));
 		if (path === "/api/dispatch" && method === "POST")
