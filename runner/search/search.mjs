@@ -13,59 +13,69 @@ const UPDATER = join(dirname(fileURLToPath(import.meta.url)), "index-update.mjs"
  * @typedef {{ built?: string, rows?: number, complete?: boolean, busy?: boolean, error?: string, timedOut?: boolean, check?: boolean }} RefreshResult
  */
 
-/** @type {Map<string, { promise: Promise<RefreshResult>, endedAt?: number }>} */
-const refreshes = new Map();
+/** The writer process each store has running from this process, by store: its result when it exits. */
+const running = new Map();
 
 /**
- * Runs the index's writer for `storeRoot` and waits for it up to `timeoutMs` (it goes on past that: a
- * build of a big store finishes, and the next search finds it). One at a time per store in this process.
+ * Runs the index's writer for `storeRoot` and waits for it up to `timeoutMs`. It goes on past that (a build
+ * of a big store finishes, and a later search finds it), and while it runs a new search waits for it rather
+ * than starting another: one writer process per store from here, whatever the searches.
  * @param {string} storeRoot
  * @param {{ timeoutMs?: number, budgetMs?: number, node?: string, check?: boolean }} [options]
  * @returns {Promise<RefreshResult>}
  */
 export function refreshIndex(storeRoot, options = {}) {
-	const last = refreshes.get(storeRoot);
-	// Searches while one update runs share it (typing in the board's `/`).
-	if (last && !options.check && last.endedAt === undefined) return last.promise;
+	/** @type {Promise<RefreshResult> | undefined} */
+	let exit = running.get(storeRoot);
+	if (!exit || options.check) {
+		const started = spawnWriter(storeRoot, options);
+		exit = started;
+		running.set(storeRoot, started);
+		void started.then(() => {
+			if (running.get(storeRoot) === started) running.delete(storeRoot);
+		});
+	}
 	const timeoutMs = options.timeoutMs ?? 2000;
-	const entry = {
-		/** @type {number | undefined} */ endedAt: undefined,
-		promise: new Promise((resolve) => {
-			const args = [UPDATER, storeRoot, String(options.budgetMs ?? 1500), String(Math.min(timeoutMs, 2000))];
-			if (options.check) args.push("check");
-			const child = spawn(options.node ?? process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
-			let out = "";
-			let err = "";
-			child.stdout.on("data", (chunk) => {
-				out += chunk;
-			});
-			child.stderr.on("data", (chunk) => {
-				if (err.length < 4096) err += chunk;
-			});
-			const timer = setTimeout(() => {
-				child.unref();
-				child.stdout.destroy();
-				child.stderr.destroy();
-				resolve({ timedOut: true });
-			}, timeoutMs);
-			child.on("error", (error) => {
-				clearTimeout(timer);
-				resolve({ error: error.message });
-			});
-			child.on("close", (code) => {
-				clearTimeout(timer);
-				try {
-					resolve(JSON.parse(out.trim().split("\n").pop() ?? ""));
-				} catch {
-					resolve({ error: `the index's update exited ${code}: ${err.trim().slice(0, 500)}` });
-				}
-			});
-		}).finally(() => {
-			entry.endedAt = Date.now();
-		}),
-	};
-	refreshes.set(storeRoot, entry);
-	return entry.promise;
+	return new Promise((resolve) => {
+		// Ref'd: the writer and its pipes are not, and a pi -p waiting for its search must not exit meanwhile.
+		const timer = setTimeout(() => resolve({ timedOut: true }), timeoutMs);
+		void exit.then((result) => {
+			clearTimeout(timer);
+			resolve(result);
+		});
+	});
+}
+
+/** @param {string} storeRoot @param {{ budgetMs?: number, node?: string, check?: boolean }} options @returns {Promise<RefreshResult>} */
+function spawnWriter(storeRoot, options) {
+	return new Promise((resolve) => {
+		const args = [UPDATER, storeRoot, String(options.budgetMs ?? 1500), "2000"];
+		if (options.check) args.push("check");
+		const child = spawn(options.node ?? process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+		// A process that is done (pi -p after its search) does not wait for the writer: it finishes alone.
+		child.unref();
+		let out = "";
+		let err = "";
+		child.stdout.on("data", (chunk) => {
+			out += chunk;
+		});
+		child.stderr.on("data", (chunk) => {
+			if (err.length < 4096) err += chunk;
+		});
+		for (const stream of [child.stdout, child.stderr]) {
+			// stdio pipes are sockets: unref'd, they keep no process waiting either.
+			const socket = /** @type {import("node:net").Socket} */ (/** @type {unknown} */ (stream));
+			socket.unref();
+		}
+		child.on("error", (error) => resolve({ error: error.message }));
+		child.on("close", (code) => {
+			try {
+				resolve(JSON.parse(out.trim().split("\n").pop() ?? ""));
+			} catch {
+				resolve({ error: `the index's update exited ${code}: ${err.trim().slice(0, 500)}` });
+			}
+		});
+	});
 }
 
 /**
