@@ -66,6 +66,8 @@ export async function dashboardHarness(rows: BoardRow[], options: HarnessOptions
 		],
 		readDiff: async () => ["diff --git a/x b/x", "@@ -1,2 +1,2 @@", " same", "-removed line", "+added line"],
 		tickMs: 60_000,
+		// The fake store has no index: `/`'s words find nothing more unless a test gives a search.
+		search: async () => [],
 		...deps,
 	});
 	await dash.start();

@@ -61,6 +61,8 @@ describe("lazy start-up", () => {
 		const used = traced();
 		expect(used.some((line) => line.endsWith(`${boardSrc}runtime.ts`))).toBe(true);
 		expect(used.some((line) => line.includes(join(board.storeDir, "rows", row.id)))).toBe(true);
+		// The search index is opened by a search only: listing the board never touches it.
+		expect(used.filter((line) => line.includes(join(board.storeDir, "search")))).toEqual([]);
 		// Only serve's argument parser and the settings switch come with the board; the server's code stays out.
 		expect(
 			[

@@ -7,6 +7,7 @@ import type { OverlapIndex } from "../view-model/overlap-index.ts";
 import type { BoardSettings, DispatchPrefs } from "../view-model/prefs.ts";
 import type { TranscriptEntry } from "../view-model/transcript.ts";
 import type { KeyMatcher, UiTheme } from "../view-model/ui-types.ts";
+import type { SearchHit } from "../../../runner/search/search-query.mjs";
 
 /** How the board ends: closed, or asked pi to switch to a row's session, or back to where we attached from. */
 export type BoardResult = { kind: "close" } | { kind: "attach"; row: BoardRow } | { kind: "back" };
@@ -25,6 +26,8 @@ export interface BoardDeps {
 	cwd: string;
 	home?: string;
 	models: readonly string[];
+	/** The search behind `/`'s words (board-search.ts); a test gives its own, the board the store's index. */
+	search?(storeDir: string, text: string): Promise<readonly SearchHit[]>;
 	/** Names of the board's targets (its config.json), read when the new-agent form opens; "local" is implied. */
 	targetNames?(): readonly string[];
 	prefs: DispatchPrefs;

@@ -16,6 +16,8 @@ import { limitEntries, SETTINGS, SettingsView } from "./settings-view.ts";
 import { policyEntries } from "../supervisor/policy-settings.ts";
 import { WEB_SETTING } from "../../web/web-setting.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
+import { BoardSearch } from "./board-search.ts";
+import { hitLine } from "./search-line.ts";
 
 /** Mid-navigation: this soon after a key that moved the cursor. */
 const NAVIGATING_MS = 3000;
@@ -38,6 +40,8 @@ export class ListView extends View {
 	private showArchived = false;
 	/** The filter being typed (one line, pi-tui's Input). */
 	private filterInput: Input | undefined;
+	/** The filter's words also search everything that ran; made on the first filter with words. */
+	private search: BoardSearch | undefined;
 	/** A row just dispatched: the cursor moves to it as soon as it is listed. */
 	private pendingSelect: string | undefined;
 	/**
@@ -68,12 +72,24 @@ export class ListView extends View {
 						],
 		});
 		this.addChild(this.window);
+		this.addChild(new Lines((width) => this.hitLines(width)));
 		this.addChild(new Lines((width) => this.filterLines(width)));
+	}
+
+	private options() {
+		return { filter: this.filter, showArchived: this.showArchived, found: this.search?.ids() };
+	}
+
+	/** Where the selected row matched, when the search found it: one line under the list. */
+	private hitLines(width: number): string[] {
+		if (!this.search?.hasHits()) return [];
+		const hit = this.search.hit(this.selected);
+		return [hit ? hitLine(hit, width, this.deps.theme) : ""];
 	}
 
 	/** Builds the list from every row (on open, and when the feed re-read the whole store). */
 	load(rows: Iterable<BoardRow>): void {
-		this.model.reset(rows, { filter: this.filter, showArchived: this.showArchived });
+		this.model.reset(rows, this.options());
 		this.settle();
 	}
 
@@ -81,7 +97,7 @@ export class ListView extends View {
 		const navigating = this.navigatedAt !== undefined && this.host.now() - this.navigatedAt < NAVIGATING_MS;
 		const was =
 			navigating && this.selected ? { id: this.selected, line: this.cursorLine(), scroll: this.scroll } : undefined;
-		if (relisted) this.model.reset(this.deps.feed.rows(), { filter: this.filter, showArchived: this.showArchived });
+		if (relisted) this.model.reset(this.deps.feed.rows(), this.options());
 		else for (const id of ids) this.model.update(id, this.deps.feed.row(id));
 		this.settle();
 		if (was?.line === undefined || this.cursorLine() === was.line) return;
@@ -130,7 +146,7 @@ export class ListView extends View {
 	}
 
 	private windowRows(): number {
-		return this.host.bodyRows() - (this.filterInput ? 2 : 0);
+		return this.host.bodyRows() - (this.filterInput ? 2 : 0) - (this.search?.hasHits() ? 1 : 0);
 	}
 
 	selectedRow(): BoardRow | undefined {
@@ -154,6 +170,16 @@ export class ListView extends View {
 
 	private setFilter(text: string): void {
 		this.filter = text.replace(/\s+/g, " ").trim();
+		if (this.filter && !this.search)
+			this.search = new BoardSearch(
+				this.deps.service.storeDir,
+				() => {
+					this.load(this.deps.feed.rows());
+					this.host.changed();
+				},
+				this.deps.search,
+			);
+		this.search?.setFilter(this.filter);
 		this.load(this.deps.feed.rows());
 	}
 
@@ -162,6 +188,7 @@ export class ListView extends View {
 		const notes: string[] = [];
 		if (this.showArchived) notes.push(`showing ${this.deps.feed.counts().archived} archived`);
 		if (this.filter) notes.push(`filter: ${this.filter}`);
+		if (this.search?.hasHits()) notes.push(`${this.search.ids().size} found by search`);
 		return notes;
 	}
 
@@ -252,7 +279,7 @@ export class ListView extends View {
 			...rowActions(host, () => this.selectedRow(), { hints: ["reply", "stop", "open", "archive"] }),
 			{
 				keys: "filter",
-				help: "filter by text, s:<state> and on:<target> (e.g. s:need, s:fail login, on:local)",
+				help: "filter by text, s:<state> and on:<target> (e.g. s:need, s:fail login, on:local); its words also search everything that ran (prompts, text, tool output, answers, changed files), and the rows found join the list",
 				hint: "filter",
 				run: () => {
 					const input = new Input();

@@ -89,6 +89,10 @@ export function parseSubcommand(args: string): Parsed {
 			? { ok: true, name, since: report.since }
 			: { ok: false, error: `${report.error}\n${subcommandHelp(name)}` };
 	}
+	if (name === "search")
+		return rest
+			? { ok: true, name, text: rest }
+			: { ok: false, error: `search needs words\n${subcommandHelp(name)}` };
 	if (name === "gc") {
 		if (rest && rest !== "--dry-run") return { ok: false, error: `gc takes only --dry-run\n${subcommandHelp(name)}` };
 		return { ok: true, name, dryRun: rest === "--dry-run" };
@@ -189,6 +193,9 @@ export async function runSubcommand(
 			return found;
 		});
 	}
+	// The index's code loads only when a search is made.
+	if (parsed.name === "search")
+		return (await import("./search-text.ts")).runSearch(service.storeDir, parsed.text ?? "");
 	if (parsed.name === "gc")
 		return formatGcReport(gc(service.storeDir, { dryRun: "dryRun" in parsed ? parsed.dryRun : false }));
 	if ("kind" in parsed || parsed.name === "dispatch") {

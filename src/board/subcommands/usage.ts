@@ -61,6 +61,11 @@ export const SUBCOMMAND_TABLE = [
 		what: "remove the row's worktree",
 		takesRow: true,
 	},
+	{
+		name: "search",
+		usage: "search <words> [since:3d] [on:<target>] [s:<state>] [preset:<name>] [file:<path>]",
+		what: 'find rows by anything that ran: prompts, the agent\'s text, tool calls and output, questions and answers, errors, changed files ("a phrase", archived rows too)',
+	},
 	{ name: "gc", usage: "gc [--dry-run]", what: "trim old runs' logs of archived rows; prints what it freed" },
 	{ name: "back", usage: "back", what: "switch back to the session you attached from" },
 	{

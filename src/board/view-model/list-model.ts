@@ -74,6 +74,8 @@ export type ListItem = { kind: "header"; label: string; count: number } | { kind
 export interface ViewOptions {
 	filter?: string;
 	showArchived?: boolean;
+	/** Rows the search found for the filter's words (dashboard/board-search.ts): listed, archived or not. */
+	found?: ReadonlySet<string>;
 }
 
 const GROUP_LABELS: readonly string[] = ["Pinned", ...STATE_ORDER.map((state) => STATE_LABEL[state])];
@@ -105,6 +107,7 @@ export class ListModel {
 	private readonly placed = new Map<string, BoardRow>();
 	private filter: ParsedFilter = parseFilter("");
 	private showArchived = false;
+	private found: ReadonlySet<string> = new Set();
 	/** Rows placed since the list was built, for tests and the bench (a change places one row). */
 	placements = 0;
 
@@ -116,6 +119,7 @@ export class ListModel {
 	reset(rows: Iterable<BoardRow>, options: ViewOptions = {}): void {
 		this.filter = parseFilter(options.filter ?? "");
 		this.showArchived = options.showArchived === true;
+		this.found = options.found ?? new Set();
 		for (const group of this.groups) group.length = 0;
 		this.placed.clear();
 		for (const row of rows) {
@@ -127,7 +131,7 @@ export class ListModel {
 	}
 
 	private visible(row: BoardRow): boolean {
-		return (this.showArchived || !row.archived) && rowMatches(row, this.filter);
+		return this.found.has(row.id) || ((this.showArchived || !row.archived) && rowMatches(row, this.filter));
 	}
 
 	/** One row changed (`row`) or is gone (undefined); returns whether the list changed. */

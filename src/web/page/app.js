@@ -6,6 +6,7 @@ import { el, fill, setSkew, tickAges } from "./dom.js";
 import { enableNotifications, notificationsOn, notificationsSupported, notify, toaster } from "./notices.js";
 import { openCompare, openDispatch, openMerge, Sheet } from "./panels.js";
 import { openTool, revealFromUrl, rowEvents, toolbarTools } from "./page-tools.js";
+import { searchBox } from "./search.js";
 
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const toast = toaster($("toasts"));
@@ -76,6 +77,15 @@ function reveal(board, id) {
 	card.root.scrollIntoView({ block: "center" });
 }
 
+/** A search hit's card: shown (archived rows too, by showing the archived), opened and scrolled to. */
+async function openHit(board, hit) {
+	const archived = $("archived");
+	if (!board.card(hit.rowId) && hit.archived && archived.getAttribute("aria-pressed") !== "true") archived.click();
+	for (let tries = 0; !board.card(hit.rowId) && tries < 50; tries++) await new Promise((r) => setTimeout(r, 100));
+	if (!board.card(hit.rowId)) return toast(`${hit.name}: not on the board`, "error");
+	reveal(board, hit.rowId);
+}
+
 async function main() {
 	whenLoggedOut(showLoggedOut);
 	let info;
@@ -103,6 +113,7 @@ async function main() {
 		board.setFilter(/** @type {HTMLInputElement} */ (event.target).value),
 	);
 
+	searchBox(/** @type {HTMLInputElement} */ ($("search")), $("search-results"), (hit) => void openHit(board, hit));
 	const archived = $("archived");
 	archived.addEventListener("click", async () => {
 		const show = archived.getAttribute("aria-pressed") !== "true";

@@ -19,6 +19,7 @@ import { HttpError, optBoolean, optString, readJson, sendJson } from "./http-uti
 import { BOARD_GET } from "./board-api.ts";
 import { pageAttempts, pageDetail, pagePlan } from "./row-json.ts";
 import { ROW_TOOLS_GET, ROW_TOOLS_POST } from "./row-tools-api.ts";
+import { searchApi } from "./search-api.ts";
 
 export interface ApiDeps {
 	service: BoardService;
@@ -148,6 +149,8 @@ export async function handleApi(
 		if (path === "/api/session" && get) return sendJson(res, 200, deps.session());
 		if (path === "/api/rows" && get)
 			return sendJson(res, 200, { rows: deps.hub.rows(query.get("archived") === "1") });
+		if (path === "/api/search" && get)
+			return sendJson(res, 200, await searchApi(deps.service.storeDir, query.get("q") ?? ""));
 		if (path === "/api/dispatch" && get)
 			return sendJson(res, 200, await dispatchForm(deps.service, deps.feed, deps.cwd));
 		if (path === "/api/dispatch" && method === "POST")

@@ -29,6 +29,7 @@ export const PAGE_FILES = [
 	"dom.js",
 	"api.js",
 	"notices.js",
+	"search.js",
 	"sw.js",
 	"style.css",
 	"icon.svg",

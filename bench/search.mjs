@@ -1,0 +1,189 @@
+// Full-text search at 1,000 / 10,000 / 100,000 rows (runner/search/): a full build's time, the index's size
+// against the sessions', a query's p50/p95 (the index read in this process, as the subcommand, the board's
+// `/` and the web server read it), an update that finds nothing new, and how soon a row that just finished is
+// found (its files written, then searches through the writer process until it shows). The rows are one real
+// row (a real pi worker: a prompt, tool calls and outputs, text) copied with fresh ids, each with a word of
+// its own in its tool's output.
+// Run: node --experimental-strip-types bench/search.mjs [--rows 1000,10000] [--queries 200]
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { parseQuery } from "../runner/search/query-parse.mjs";
+import { refreshIndex, searchStore } from "../runner/search/search.mjs";
+import { indexPaths, updateIndex } from "../runner/search/search-index.mjs";
+import { openReader, queryIndex } from "../runner/search/search-query.mjs";
+import { createBoardService } from "../src/board/engine/service.ts";
+import { cloneRows } from "../test-support/clone-rows.ts";
+import { createTestAgent, PI_CLI } from "../test-support/pi-harness.ts";
+import { load, pct, spread } from "./_stats.mjs";
+
+/** @param {string} name @param {string} fallback */
+const arg = (name, fallback) => {
+	const i = process.argv.indexOf(name);
+	return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+};
+const SIZES = arg("--rows", "1000,10000").split(",").map(Number);
+const QUERIES = Number(arg("--queries", "200"));
+const FRESH = Number(arg("--fresh", "10"));
+
+const agent = createTestAgent({
+	script: {
+		rules: [
+			{
+				match: "SEED",
+				steps: [
+					{
+						toolCall: {
+							name: "bash",
+							args: { command: "echo checking the zqmarker build; ls -la /usr/lib | head -40" },
+						},
+					},
+					{
+						toolCall: {
+							name: "bash",
+							args: { command: "printf 'test suite: 41 passed, 1 flaky (zqmarker)\\n'" },
+						},
+					},
+					{
+						text: "The build passes; one flaky test in the suite names zqmarker. I looked at the postgres deadlock in the migration and it does not reproduce.",
+					},
+				],
+			},
+		],
+		fallback: [{ text: "Done." }],
+	},
+});
+const storeDir = join(agent.root, "store");
+const service = createBoardService({ storeDir, env: agent.env, piCommand: [process.execPath, PI_CLI] });
+
+/** @param {() => Promise<boolean>} check @param {number} timeoutMs @param {string} what */
+async function until(check, timeoutMs, what) {
+	const deadline = Date.now() + timeoutMs;
+	while (!(await check())) {
+		if (Date.now() > deadline) throw new Error(`bench: ${what} not reached in time`);
+		await new Promise((r) => setTimeout(r, 50));
+	}
+}
+
+/** @param {string} dir */
+function bytesIn(dir) {
+	let total = 0;
+	for (const name of readdirSync(dir)) total += statSync(join(dir, name)).size;
+	return total;
+}
+
+const mb = (/** @type {number} */ bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+/** Copies the seed row as rows from..to-1, each session's marker word made its own (zq<n>). @param {string} seedId @param {string} session @param {number} from @param {number} to */
+function seedRows(seedId, session, from, to) {
+	const ids = cloneRows(storeDir, seedId, from, to, (n) => `bench row ${n}`);
+	ids.forEach((id, i) => {
+		const n = from + i;
+		writeFileSync(
+			join(storeDir, "sessions", `${id}.jsonl`),
+			session.split(seedId).join(id).split("zqmarker").join(`zq${n}`),
+			{
+				mode: 0o600,
+			},
+		);
+		writeFileSync(join(storeDir, "notify", id), "");
+	});
+	return ids;
+}
+
+try {
+	const seed = await service.dispatch({ prompt: "SEED: check the build", cwd: agent.cwd });
+	await until(async () => (await service.get(seed.id))?.state === "completed", 120_000, "the seed row");
+	await until(
+		async () =>
+			!existsSync(join(String(seed.runDir), "runner.json")) || (await service.get(seed.id))?.alive === false,
+		10_000,
+		"the seed runner's end",
+	);
+	mkdirSync(join(storeDir, "notify"), { recursive: true });
+	const session = readFileSync(join(storeDir, "sessions", `${seed.id}.jsonl`), "utf8");
+	console.log(
+		`seed row: ${mb(Buffer.byteLength(session))} session, ${session.split("\n").length - 1} lines (${load()})`,
+	);
+	let have = 1;
+	for (const size of SIZES) {
+		let t = performance.now();
+		seedRows(seed.id, session, have, size);
+		have = size;
+		const seedMs = performance.now() - t;
+		rmSync(indexPaths(storeDir).file, { force: true });
+		t = performance.now();
+		await updateIndex(storeDir);
+		const buildMs = performance.now() - t;
+		const indexBytes = statSync(indexPaths(storeDir).file).size;
+		const sessionBytes = bytesIn(join(storeDir, "sessions"));
+		console.log(`\n${size.toLocaleString("en-US")} rows (seeded in ${(seedMs / 1000).toFixed(1)} s; ${load()})`);
+		console.log(
+			`  full build: ${(buildMs / 1000).toFixed(2)} s; index ${mb(indexBytes)} for ${mb(sessionBytes)} of sessions (${(indexBytes / sessionBytes).toFixed(2)}x)`,
+		);
+
+		const db = await openReader(storeDir);
+		if (!db) throw new Error("no index after the build");
+		/** @type {Record<string, (n: number) => string>} */
+		const kinds = {
+			"a word of one row": (n) => `zq${1 + ((n * 7919) % (size - 1))}`,
+			"a word in every row": () => "flaky",
+			"a phrase in every row": () => '"postgres deadlock"',
+			"two words, one row's": (n) => `zq${1 + ((n * 104729) % (size - 1))} passed`,
+			"filters only": () => "s:completed since:1d",
+			"a word + file: (none)": () => "flaky file:src/",
+			"a prefix": (n) => `zq${1 + (n % 9)}*`,
+		};
+		for (const [kind, text] of Object.entries(kinds)) {
+			/** @type {number[]} */
+			const times = [];
+			let hits = 0;
+			for (let n = 0; n < QUERIES; n++) {
+				const query = parseQuery(text(n));
+				const start = performance.now();
+				hits += queryIndex(db, query, { limit: 50 }).length;
+				times.push(performance.now() - start);
+			}
+			console.log(
+				`  query, ${kind}: ${spread(times)}; p95 ${pct(times, 95).toFixed(2)} ms; ${(hits / QUERIES).toFixed(1)} hits`,
+			);
+		}
+		db.close();
+
+		/** @type {number[]} */
+		const idle = [];
+		for (let n = 0; n < 20; n++) {
+			const start = performance.now();
+			await updateIndex(storeDir);
+			idle.push(performance.now() - start);
+		}
+		console.log(`  update with nothing new (in process): ${spread(idle)}`);
+
+		/** @type {number[]} */
+		const fresh = [];
+		for (let n = 0; n < FRESH; n++) {
+			const start = performance.now();
+			const [id] = seedRows(seed.id, session, have, have + 1);
+			have += 1;
+			let found = false;
+			while (!found) {
+				const result = await searchStore(storeDir, `zq${have - 1}`, { limit: 5 });
+				found = result.hits.some((hit) => hit.rowId === id);
+			}
+			fresh.push(performance.now() - start);
+		}
+		console.log(`  a new row searchable (written, then the writer process and the query): ${spread(fresh)}`);
+		/** @type {number[]} */
+		const spawned = [];
+		for (let n = 0; n < 10; n++) {
+			const start = performance.now();
+			await new Promise((r) => setTimeout(r, 600));
+			const t0 = performance.now();
+			await refreshIndex(storeDir);
+			spawned.push(performance.now() - t0);
+			void start;
+		}
+		console.log(`  the writer process, nothing new: ${spread(spawned)}`);
+	}
+} finally {
+	agent.cleanup();
+}
