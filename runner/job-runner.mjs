@@ -21,6 +21,7 @@ import {
 	runTag,
 	signalVerified,
 } from "./store/proc.mjs";
+import { ensureKeeper } from "./keeper/ensure-keeper.mjs";
 import { pumpQueue } from "./life/queue.mjs";
 import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./life/slots.mjs";
@@ -236,6 +237,10 @@ async function finish(exit) {
 	delete env[RUN_TAG];
 	try {
 		pumpQueue(config.storeDir, { maxConcurrent: config.maxConcurrent, node: process.execPath, env });
+		// Runs left in the queue or running move with no board open (docs/engine.md, "The keeper"); a far
+		// run's store is its link's to keep.
+		if (!config.layout || config.layout === "store")
+			ensureKeeper(config.storeDir, { maxConcurrent: config.maxConcurrent, node: process.execPath, env });
 	} catch (error) {
 		files.log(`cannot pump the queue: ${error instanceof Error ? error.message : String(error)}`);
 	}
