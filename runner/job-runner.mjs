@@ -22,6 +22,7 @@ import {
 	signalVerified,
 } from "./store/proc.mjs";
 import { ensureKeeper } from "./keeper/ensure-keeper.mjs";
+import { runNotices } from "./notify/run-notices.mjs";
 import { pumpQueue } from "./life/queue.mjs";
 import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./life/slots.mjs";
@@ -59,6 +60,8 @@ try {
 }
 
 const status = initialStatus(config.runId, config.rowId, config.createdAt);
+// What the notifiers hear of this run: a question, a budget pause, its end (runner/notify/run-notices.mjs).
+const notices = runNotices(config);
 status.state = "working";
 status.startedAt = Date.now();
 status.summary = "Starting pi";
@@ -106,6 +109,7 @@ function writeStatus() {
 	}
 	lastKey = visibleKey(status);
 	lastState = status.state;
+	notices.observe(status);
 	return true;
 }
 
@@ -122,7 +126,10 @@ writeStatus();
 const helpers = runHelpers(config, status, {
 	send: (m) => link?.send(m),
 	changed: () => scheduleStatus(),
-	event: (e) => events.add(e, Date.now()),
+	event: (e) => {
+		events.add(e, Date.now());
+		if (e.type === "supervisor" && e.decision === "answered") notices.answered(String(e.answer ?? ""));
+	},
 	over: () => finished || stopping,
 });
 

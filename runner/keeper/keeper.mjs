@@ -1,6 +1,6 @@
 // The store's keeper process (docs/engine.md, "The keeper"): `node keeper.mjs <storeRoot> <maxConcurrent>`,
 // detached, started by ensureKeeper. It makes itself the one keeper (keeper.json), then runs its duties
-// (duties.mjs) on every change the store announces (notify/ and queue/, watched) and at least every
+// (duties.mjs) on every change the store announces (notify/, queue/ and outbox/events/, watched) and at least every
 // second (a dead runner or a disk with space again changes no file), while any duty has work. Idle for
 // IDLE_GRACE_MS, it gives up keeper.json and looks once more: work that came meanwhile is its own again
 // (whoever queued it saw a live keeper and started none), else it exits.
@@ -44,7 +44,7 @@ log("started");
 
 /** @type {(() => void) | undefined} */
 let wake;
-for (const dir of ["notify", "queue"]) {
+for (const dir of ["notify", "queue", "outbox/events"]) {
 	try {
 		watch(join(storeRoot, dir), { persistent: false }, () => setTimeout(() => wake?.(), WAKE_DEBOUNCE_MS)).on(
 			"error",
