@@ -4,10 +4,11 @@
  * no board open (the store's keeper delivers the outbox); a receiver down for a while gets what it
  * missed, each event once, in order; the URL holds a secret and is never printed whole.
  */
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { BoardRow } from "../src/board/engine/types.ts";
+import { processStartTime } from "../runner/store/proc.mjs";
 import { runNotify } from "../src/board/subcommands/notify-command.ts";
 import { boardFor } from "../test-support/board-helpers.ts";
 import type { FauxStep } from "../test-support/faux-script.ts";
@@ -74,7 +75,7 @@ describe("notifiers: delivered with no board open", () => {
 		expect(list.stdout).toMatch(/^hook {2}json {2}.* {2}on needs-input,completed$/m);
 		expect(list.stdout).not.toContain(secret);
 		expect(readFileSync(join(store, "notifiers.json")).length).toBeGreaterThan(0);
-		expect((await import("node:fs")).statSync(join(store, "notifiers.json")).mode & 0o777).toBe(0o600);
+		expect(statSync(join(store, "notifiers.json")).mode & 0o777).toBe(0o600);
 
 		const board = boardFor(agent);
 		const row = await board.dispatch({ prompt: "NOTIFY-ASK deploy it", cwd: agent.cwd });
@@ -131,6 +132,19 @@ describe("notifiers: delivered with no board open", () => {
 		const store = join(agent.root, "store");
 		agent.writeScript({ rules: [], fallback: [{ text: "Done." }] });
 		await runNotify({ verb: "add", name: "hook", url: `${receiver.base}/json`, on: "completed" }, store);
+		// The web view "runs" (its record names a live process: this one): each message links its row there.
+		mkdirSync(join(store, "web"), { mode: 0o700 });
+		writeFileSync(
+			join(store, "web", "server.json"),
+			JSON.stringify({
+				pid: process.pid,
+				start: processStartTime(process.pid),
+				host: "127.0.0.1",
+				port: 4321,
+				startedAt: Date.now(),
+			}),
+			{ mode: 0o600 },
+		);
 		const board = boardFor(agent, { maxConcurrent: 1 });
 		const rows: BoardRow[] = [];
 		for (let i = 0; i < 3; i++) rows.push(await board.dispatch({ prompt: `NOTIFY-DOWN row ${i}`, cwd: agent.cwd }));
@@ -140,8 +154,11 @@ describe("notifiers: delivered with no board open", () => {
 		receiver.down = false;
 		await waitFor(() => receiver.delivered().length >= 3, "what it missed", 120_000);
 		await new Promise((r) => setTimeout(r, 2000));
-		const delivered = receiver.delivered().map((r) => JSON.parse(r.body) as { id: string; row: string; at: string });
+		const delivered = receiver
+			.delivered()
+			.map((r) => JSON.parse(r.body) as { id: string; row: string; at: string; url: string });
 		expect(delivered.map((b) => b.row)).toEqual(rows.map((r) => r.id));
+		expect(delivered.map((b) => b.url)).toEqual(rows.map((r) => `http://127.0.0.1:4321/#row=${r.id}`));
 		expect(new Set(delivered.map((b) => b.id)).size).toBe(3);
 		const times = delivered.map((b) => Date.parse(b.at));
 		expect([...times].sort((a, b) => a - b)).toEqual(times);

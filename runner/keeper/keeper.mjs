@@ -44,14 +44,20 @@ log("started");
 
 /** @type {(() => void) | undefined} */
 let wake;
-for (const dir of ["notify", "queue", "outbox/events"]) {
-	try {
-		watch(join(storeRoot, dir), { persistent: false }, () => setTimeout(() => wake?.(), WAKE_DEBOUNCE_MS)).on(
-			"error",
-			() => undefined,
-		);
-	} catch {
-		// No such directory yet, or no inotify: the poll serves.
+/** The directories watched so far: one made after the keeper started (outbox/events) is watched from the next pass. */
+const watched = new Set();
+function watchStore() {
+	for (const dir of ["notify", "queue", "outbox/events"]) {
+		if (watched.has(dir)) continue;
+		try {
+			watch(join(storeRoot, dir), { persistent: false }, () => setTimeout(() => wake?.(), WAKE_DEBOUNCE_MS)).on(
+				"error",
+				() => undefined,
+			);
+			watched.add(dir);
+		} catch {
+			// No such directory yet, or no inotify: the poll serves.
+		}
 	}
 }
 
@@ -75,6 +81,7 @@ for (;;) {
 		log("keeper.json is not mine any more: exiting");
 		process.exit(0);
 	}
+	watchStore();
 	let busy = false;
 	for (const duty of DUTIES) {
 		let wanted = false;
