@@ -3,7 +3,7 @@
 // keeper.json and one /proc stat. Two callers at once may both start one; keeper.json's O_EXCL create
 // lets one of them keep, the other exits at once.
 import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { accessSync, closeSync, constants, openSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { FILE_MODE } from "../store/fs-util.mjs";
@@ -21,7 +21,7 @@ export const KEEPER_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "kee
  */
 export function ensureKeeper(storeRoot, options) {
 	if (options.env.AGENT_BOARD_KEEPER === "off") return false;
-	if (keeperAlive(storeRoot) || !keeperWanted(storeRoot)) return false;
+	if (keeperAlive(storeRoot) || !writable(storeRoot) || !keeperWanted(storeRoot)) return false;
 	const env = { ...options.env };
 	delete env[RUN_TAG];
 	/** @type {number | "ignore"} */
@@ -45,5 +45,15 @@ export function ensureKeeper(storeRoot, options) {
 		return false;
 	} finally {
 		if (typeof logFd === "number") closeSync(logFd);
+	}
+}
+
+/** A store this process cannot write gets no keeper (it could write nothing there). @param {string} storeRoot */
+function writable(storeRoot) {
+	try {
+		accessSync(storeRoot, constants.W_OK);
+		return true;
+	} catch {
+		return false;
 	}
 }
