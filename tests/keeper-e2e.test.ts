@@ -5,7 +5,7 @@
  * dispatches from a script and then only reads files: nothing of the board runs after the dispatch.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ensureKeeper, KEEPER_PATH } from "../runner/keeper/ensure-keeper.mjs";
@@ -65,15 +65,21 @@ describe("the keeper: runs move with no board open", () => {
 		const options = { node: process.execPath, env: agent.env, maxConcurrent: 1 };
 		ensureKeeper(store, options);
 		ensureKeeper(store, options);
+		const log = openSync(join(store, "keeper.log"), "a");
 		for (let i = 0; i < 3; i++)
 			spawn(process.execPath, [KEEPER_PATH, store, "1"], {
-				stdio: "ignore",
+				stdio: ["ignore", log, log],
 				env: agent.env,
 				detached: true,
 			}).unref();
-		await new Promise((r) => setTimeout(r, 2000));
+		closeSync(log);
 		const keeper = recordOf(keeperPath(store));
+		// The losers exit as soon as they have loaded and found keeper.json held (a while on a loaded machine).
+		await waitFor(() => keepersOf(store).length === 1, "the starters that lost to exit", 30_000);
 		expect(keepersOf(store)).toEqual([keeper.pid]);
+		expect(recordOf(keeperPath(store))).toEqual(keeper);
+		// Only one ever ran its duties: a keeper says "started" once it holds keeper.json.
+		expect(readFileSync(join(store, "keeper.log"), "utf8").match(/: started$/gm)).toHaveLength(1);
 
 		// The runner dies without a word; the board is never asked anything again.
 		const runner = recordOf(join(heldDir, "runner.json"));

@@ -36,7 +36,13 @@ function log(line) {
 		// The log is on the store's disk: a full one drops the line.
 	}
 }
-const ctx = { maxConcurrent: Number(maxArg) > 0 ? Number(maxArg) : 4, node: process.execPath, env, log };
+const ctx = {
+	maxConcurrent: Number(maxArg) > 0 ? Number(maxArg) : 4,
+	node: process.execPath,
+	env,
+	log,
+	wake: () => wake?.(),
+};
 
 let keeper = claimKeeper(storeRoot);
 if (!keeper) process.exit(0);

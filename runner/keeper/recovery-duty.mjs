@@ -7,7 +7,7 @@ import { derive, settleUnowned } from "../life/orphan.mjs";
 import { pumpQueue, queuedNames } from "../life/queue.mjs";
 import { openRuns } from "./store-runs.mjs";
 
-/** @typedef {{ maxConcurrent: number, node: string, env: NodeJS.ProcessEnv, log: (line: string) => void }} KeeperContext */
+/** @typedef {{ maxConcurrent: number, node: string, env: NodeJS.ProcessEnv, log: (line: string) => void, wake?: () => void }} KeeperContext */
 
 /** @param {string} storeRoot @param {KeeperContext} ctx */
 function pump(storeRoot, ctx) {

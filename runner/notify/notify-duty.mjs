@@ -61,20 +61,42 @@ export const notifyDuty = {
 			pendingNames(names, readCursor(storeRoot, n)).some((name) => wants(storeRoot, n, name)),
 		);
 	},
-	async pass(storeRoot, ctx) {
-		const notifiers = readNotifiers(storeRoot);
-		const names = eventNames(storeRoot);
-		const base = webBase(storeRoot);
-		const now = Date.now();
-		ensureDir(join(outboxDir(storeRoot), "cursors"));
-		await Promise.all(notifiers.map((n) => deliver(storeRoot, n, names, base, ctx)));
-		if (now - lastPrune > PRUNE_EVERY_MS) {
-			lastPrune = now;
-			const oldest = notifiers.map((n) => readCursor(storeRoot, n).last).sort()[0] ?? names.at(-1) ?? "";
-			pruneOutbox(storeRoot, oldest, GIVE_UP_MS + 60 * 60 * 1000, now);
-		}
+	pass(storeRoot, ctx) {
+		// Off the keeper's loop: a receiver that takes its 10 s to answer holds up no recovery. One
+		// delivery round at a time; the next pass starts the next round.
+		if (inFlight) return;
+		inFlight = true;
+		deliverAll(storeRoot, ctx)
+			.then((sent) => {
+				inFlight = false;
+				// What came while this round was out goes now, not at the next poll (a round that sent
+				// nothing waits for the poll: a receiver in its backoff is not asked again at once).
+				if (sent > 0) ctx.wake?.();
+			})
+			.catch((error) => {
+				inFlight = false;
+				ctx.log(`notify: ${error instanceof Error ? error.message : String(error)}`);
+			});
 	},
 };
+
+let inFlight = false;
+
+/** One round; how many messages it delivered. @param {string} storeRoot @param {import("../keeper/recovery-duty.mjs").KeeperContext} ctx */
+async function deliverAll(storeRoot, ctx) {
+	const notifiers = readNotifiers(storeRoot);
+	const names = eventNames(storeRoot);
+	const base = webBase(storeRoot);
+	const now = Date.now();
+	ensureDir(join(outboxDir(storeRoot), "cursors"));
+	const sent = await Promise.all(notifiers.map((n) => deliver(storeRoot, n, names, base, ctx)));
+	if (now - lastPrune > PRUNE_EVERY_MS) {
+		lastPrune = now;
+		const oldest = notifiers.map((n) => readCursor(storeRoot, n).last).sort()[0] ?? names.at(-1) ?? "";
+		pruneOutbox(storeRoot, oldest, GIVE_UP_MS + 60 * 60 * 1000, now);
+	}
+	return sent.reduce((a, b) => a + b, 0);
+}
 
 /** @param {string} storeRoot @param {import("./notifiers.mjs").Notifier} notifier @param {string} name */
 function wants(storeRoot, notifier, name) {
@@ -90,9 +112,10 @@ function wants(storeRoot, notifier, name) {
 async function deliver(storeRoot, notifier, names, base, ctx) {
 	const cursor = readCursor(storeRoot, notifier);
 	const save = () => writeJsonAtomic(cursorPath(storeRoot, notifier.name), cursor);
+	let sent = 0;
 	for (const name of pendingNames(names, cursor)) {
 		const now = Date.now();
-		if (now < cursor.nextAt) return;
+		if (now < cursor.nextAt) return sent;
 		const event = readEvent(storeRoot, name);
 		if (!event || !notifier.on.includes(event.event)) {
 			// Not its kind (or a file of a wrong shape): passed over.
@@ -101,7 +124,7 @@ async function deliver(storeRoot, notifier, names, base, ctx) {
 			continue;
 		}
 		const recent = (cursor.sent[event.rowId] ?? []).filter((at) => now - at < ROW_WINDOW_MS);
-		if (recent.length >= ROW_BURST) return;
+		if (recent.length >= ROW_BURST) return sent;
 		const outcome = await post(notifier.url, requestFor(notifier.format, event, rowLink(base, event)));
 		if (outcome.ok) {
 			cursor.last = name;
@@ -109,6 +132,7 @@ async function deliver(storeRoot, notifier, names, base, ctx) {
 			cursor.nextAt = 0;
 			cursor.sent = keepRecent({ ...cursor.sent, [event.rowId]: [...recent, Date.now()] }, now);
 			save();
+			sent += 1;
 			continue;
 		}
 		const why = outcome.status ? `HTTP ${outcome.status}` : outcome.error;
@@ -126,8 +150,9 @@ async function deliver(storeRoot, notifier, names, base, ctx) {
 			`notify ${notifier.name}: ${event.event} of ${event.rowId} not delivered (${why}); attempt ${cursor.attempts}`,
 		);
 		save();
-		return;
+		return sent;
 	}
+	return sent;
 }
 
 /** Drops rows whose window passed. @param {Record<string, number[]>} sent @param {number} now */
