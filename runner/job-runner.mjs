@@ -21,6 +21,8 @@ import {
 	runTag,
 	signalVerified,
 } from "./store/proc.mjs";
+import { ensureKeeper } from "./keeper/ensure-keeper.mjs";
+import { runNotices } from "./notify/run-notices.mjs";
 import { pumpQueue } from "./life/queue.mjs";
 import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./life/slots.mjs";
@@ -59,6 +61,8 @@ try {
 }
 
 const status = initialStatus(config.runId, config.rowId, config.createdAt);
+// What the notifiers hear of this run: a question, a budget pause, its end (runner/notify/run-notices.mjs).
+const notices = runNotices(config);
 status.state = "working";
 status.startedAt = Date.now();
 status.summary = "Starting pi";
@@ -108,6 +112,7 @@ function writeStatus() {
 	}
 	lastKey = visibleKey(status);
 	lastState = status.state;
+	notices.observe(status);
 	return true;
 }
 
@@ -124,7 +129,10 @@ writeStatus();
 const helpers = runHelpers(config, status, {
 	send: (m) => link?.send(m),
 	changed: () => scheduleStatus(),
-	event: (e) => events.add(e, Date.now()),
+	event: (e) => {
+		events.add(e, Date.now());
+		if (e.type === "supervisor" && e.decision === "answered") notices.answered(String(e.answer ?? ""));
+	},
 	over: () => finished || stopping,
 });
 
@@ -241,6 +249,10 @@ async function finish(exit) {
 	delete env[RUN_TAG];
 	try {
 		pumpQueue(config.storeDir, { maxConcurrent: config.maxConcurrent, node: process.execPath, env });
+		// Runs left in the queue or running move with no board open (docs/engine.md, "The keeper"); a far
+		// run's store is its link's to keep.
+		if (!config.layout || config.layout === "store")
+			ensureKeeper(config.storeDir, { maxConcurrent: config.maxConcurrent, node: process.execPath, env });
 	} catch (error) {
 		files.log(`cannot pump the queue: ${error instanceof Error ? error.message : String(error)}`);
 	}

@@ -217,9 +217,16 @@ describe("board run states", () => {
 		await waitFor(async () => (await board.version()) !== versionBefore, "version to notice the dead runner", 10_000);
 		const died = await waitDone(board, toKillRunner!.id, 10_000);
 		expect(died).toMatchObject({ state: "failed", error: "runner died", alive: false });
-		// Reads only read: the board's supervise step (its safety tick, or list) records the end, after
-		// ending what is left of the run.
-		expect(await board.supervise()).toContain(toKillRunner!.id);
+		// Reads only read: the store's keeper (or the board's supervise step, whichever comes first) records
+		// the end, after ending what is left of the run.
+		await board.supervise();
+		await waitFor(
+			() =>
+				(JSON.parse(readFileSync(join(toKillRunner!.runDir!, "status.json"), "utf8")) as { endedAt?: number })
+					.endedAt,
+			"the dead runner's end to be recorded",
+			10_000,
+		);
 		await waitFor(() => runTaggedProcs([runId]).length === 0, "every process of the killed run to be gone", 10_000);
 		// Its slot went back when its end was recorded, not at some later claim that found every slot taken.
 		const slotOwners = readdirSync(join(board.storeDir, "slots")).map((name) =>

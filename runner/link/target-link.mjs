@@ -10,6 +10,7 @@
 import { appendFileSync, existsSync, watch } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { kindOf } from "../kinds/kinds.mjs";
+import { ensureKeeper } from "../keeper/ensure-keeper.mjs";
 import { pumpQueue } from "../life/queue.mjs";
 import { readRunConfig } from "../life/run-config.mjs";
 import { adoptSlot, releaseSlot, slotOfRun, slotsOf } from "../life/slots.mjs";
@@ -129,6 +130,7 @@ function finished(handed, maxConcurrent, how = {}) {
 	delete env[RUN_TAG];
 	try {
 		pumpQueue(storeDir, { maxConcurrent, node: process.execPath, env });
+		ensureKeeper(storeDir, { maxConcurrent, node: process.execPath, env });
 	} catch (error) {
 		log(`pump: ${error instanceof Error ? error.message : String(error)}`);
 	}

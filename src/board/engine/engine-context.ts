@@ -7,6 +7,7 @@
 import { accessSync, constants, existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { DISK_FULL_BYTES, diskSpace, ensureDir } from "../../../runner/store/fs-util.mjs";
+import { ensureKeeper } from "../../../runner/keeper/ensure-keeper.mjs";
 import { pumpQueue, queueDir } from "../../../runner/life/queue.mjs";
 import { nodeCommand, resolvePiCommand } from "./commands.ts";
 import { defaultStoreDir, storePaths, type StorePaths } from "./paths.ts";
@@ -107,6 +108,8 @@ export function createEngineContext(options: BoardServiceOptions = {}): EngineCo
 			if (!force && Date.now() - lastPump < PUMP_MIN_INTERVAL_MS) return;
 			lastPump = Date.now();
 			blocked = pumpQueue(storeDir, { maxConcurrent, node: nodeCommand(env), env }).error;
+			// What the queue still holds moves with no board open from now on (docs/engine.md, "The keeper").
+			ensureKeeper(storeDir, { maxConcurrent, node: nodeCommand(env), env });
 		},
 		queueBlocked: () => blocked,
 		writable() {

@@ -27,6 +27,7 @@ import { SUBCOMMANDS, type SubcommandName, takesRow, USAGE } from "./usage.ts";
 import { parseServeArgs, type ServeAction } from "../../web/serve-args.ts";
 import { inert } from "../engine/sanitize.ts";
 import { stopText } from "../view-model/stop-text.ts";
+import { type NotifyAction, parseNotifyArgs, runNotify } from "./notify-command.ts";
 
 export { SUBCOMMANDS, type SubcommandName, USAGE } from "./usage.ts";
 
@@ -43,6 +44,7 @@ type Simple = {
 type Targets = { ok: true; name: "targets"; targets: Extract<TargetsParsed, { ok: true }> };
 type Serve = { ok: true; name: "serve"; serve: ServeAction };
 type Report = { ok: true; name: "report"; since: string };
+type Notify = { ok: true; name: "notify"; notify: NotifyAction };
 export type Parsed =
 	| Simple
 	| AttemptParsed
@@ -50,6 +52,7 @@ export type Parsed =
 	| SupervisorParsed
 	| Serve
 	| Report
+	| Notify
 	| { ok: false; error: string };
 
 export function parseSubcommand(args: string): Parsed {
@@ -72,6 +75,12 @@ export function parseSubcommand(args: string): Parsed {
 		return targets.ok
 			? { ok: true, name, targets }
 			: { ok: false, error: `${targets.error}\n${subcommandHelp(name)}` };
+	}
+	if (name === "notify") {
+		const notify = parseNotifyArgs(rest);
+		return notify.ok
+			? { ok: true, name, notify: notify.notify }
+			: { ok: false, error: `${notify.error}\n${subcommandHelp(name)}` };
 	}
 	if (name === "serve") {
 		const serve = parseServeArgs(rest);
@@ -178,6 +187,7 @@ export async function runSubcommand(
 		);
 	if (parsed.name === "back") throw new Error("back switches pi's session: it works in interactive pi only");
 	if ("targets" in parsed) return runTargetsCommand(service, parsed.targets, io.progress);
+	if ("notify" in parsed) return runNotify(parsed.notify, service.storeDir);
 	if ("serve" in parsed) {
 		// The server's code loads only when it is used.
 		const output = await (await import("../../web/serve-command.ts")).runServe(parsed.serve, service.storeDir, cwd);

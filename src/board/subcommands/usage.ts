@@ -94,6 +94,11 @@ export const SUBCOMMAND_TABLE = [
 		usage: "serve [--port N] [--host H] | --stop | --status | --rotate",
 		what: "the board in a browser or on a phone (127.0.0.1 unless --host): a detached server over this store; prints a one-time login URL and QR code",
 	},
+	{
+		name: "notify",
+		usage: "notify [add <name> <url> [--format ntfy|slack|discord|json] [--on <events>] | list | test <name> | remove <name>]",
+		what: "tell you where you are when a row needs input, fails, completes, pauses on budget or is answered (events: needs-input,failed,completed,budget,answered); delivered with no board open; URLs shown masked",
+	},
 ] as const satisfies readonly SubcommandSpec[];
 
 export type SubcommandName = (typeof SUBCOMMAND_TABLE)[number]["name"];

@@ -1,0 +1,26 @@
+// What the store's keeper does (keeper.mjs): a short list of duties, each asked every pass whether it
+// has work (`wanted`, cheap: a few directory listings and small reads) and, when it has, given a pass.
+// The keeper lives while any duty is wanted.
+import { notifyDuty } from "../notify/notify-duty.mjs";
+import { recoveryDuty } from "./recovery-duty.mjs";
+
+/**
+ * @typedef {object} Duty
+ * @property {string} name
+ * @property {(storeRoot: string) => boolean} wanted
+ * @property {(storeRoot: string, ctx: import("./recovery-duty.mjs").KeeperContext) => Promise<void> | void} pass
+ */
+
+/** @type {Duty[]} */
+export const DUTIES = [recoveryDuty, notifyDuty];
+
+/** Whether any duty has work in the store. @param {string} storeRoot @param {Duty[]} [duties] */
+export function keeperWanted(storeRoot, duties = DUTIES) {
+	return duties.some((duty) => {
+		try {
+			return duty.wanted(storeRoot);
+		} catch {
+			return false;
+		}
+	});
+}

@@ -1,0 +1,72 @@
+// What a run tells the notifiers, from its runner (the one writer of its status): each question once
+// (not each status write), a budget pause once, its end once (completed, failed, or a final question),
+// and each answer its supervisor gave. Every event goes into the store's outbox (outbox.mjs), which the
+// store's keeper delivers; the keeper is started if none runs.
+import { ensureKeeper } from "../keeper/ensure-keeper.mjs";
+import { readJsonObject } from "../store/fs-util.mjs";
+import { RUN_TAG } from "../store/proc.mjs";
+import { rowDirOf } from "../store/store-layout.mjs";
+import { join } from "node:path";
+import { emitEvent } from "./outbox.mjs";
+
+/**
+ * @param {{ storeDir: string, rowId: string, runId: string, maxConcurrent: number, layout?: string }} config
+ */
+export function runNotices(config) {
+	// A far run's store has no notifiers: its link's run here is what the person sees.
+	const local = !config.layout || config.layout === "store";
+	let questions = 0;
+	let asked = "";
+	let paused = false;
+	let ended = false;
+	let name;
+	const rowName = () => {
+		name ??= String(readJsonObject(join(rowDirOf(config.storeDir, config.rowId), "meta.json"))?.name ?? config.rowId);
+		return name;
+	};
+	/** @param {string} event @param {string} key @param {string} text */
+	const emit = (event, key, text) => {
+		const written = emitEvent(config.storeDir, {
+			key: `${config.runId}:${key}`,
+			event,
+			rowId: config.rowId,
+			runId: config.runId,
+			name: rowName(),
+			text,
+		});
+		if (!written) return;
+		const env = { ...process.env };
+		delete env[RUN_TAG];
+		try {
+			ensureKeeper(config.storeDir, { node: process.execPath, env, maxConcurrent: config.maxConcurrent });
+		} catch {
+			// The next keeper delivers it.
+		}
+	};
+	return {
+		/** After each status write. @param {import("../life/state-rules.mjs").RunStatus} status */
+		observe(status) {
+			if (!local) return;
+			const waiting = status.state === "needs_input";
+			const question = waiting && status.questionSource === "tool" ? String(status.question ?? "") : "";
+			if (question && question !== asked) {
+				asked = question;
+				emit("needs-input", `question-${++questions}`, question);
+			} else if (!question) asked = "";
+			const budget = waiting && status.questionSource === "budget";
+			if (budget && !paused) emit("budget", `budget-${questions}-${Date.now()}`, String(status.question ?? ""));
+			paused = budget;
+			if (typeof status.endedAt === "number" && !ended) {
+				ended = true;
+				if (status.state === "completed") emit("completed", "end", String(status.summary ?? ""));
+				else if (status.state === "failed") emit("failed", "end", String(status.error ?? status.summary ?? ""));
+				else if (status.state === "needs_input" && status.questionSource === "heuristic")
+					emit("needs-input", "end", String(status.question ?? ""));
+			}
+		},
+		/** The supervisor answered a question. @param {string} text */
+		answered(text) {
+			if (local) emit("answered", `answer-${questions}`, text);
+		},
+	};
+}
