@@ -158,7 +158,7 @@ describe("notifiers: delivered with no board open", () => {
 			.delivered()
 			.map((r) => JSON.parse(r.body) as { id: string; row: string; at: string; url: string });
 		expect(delivered.map((b) => b.row)).toEqual(rows.map((r) => r.id));
-		expect(delivered.map((b) => b.url)).toEqual(rows.map((r) => `http://127.0.0.1:4321/#row=${r.id}`));
+		expect(delivered.map((b) => b.url)).toEqual(rows.map((r) => `http://127.0.0.1:4321/?row=${r.id}`));
 		expect(new Set(delivered.map((b) => b.id)).size).toBe(3);
 		const times = delivered.map((b) => Date.parse(b.at));
 		expect([...times].sort((a, b) => a - b)).toEqual(times);

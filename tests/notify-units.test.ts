@@ -58,7 +58,7 @@ describe("notifiers", () => {
 
 	it("builds each format's request with the event's key", () => {
 		const url = rowLink("http://127.0.0.1:7777", event);
-		expect(url).toBe("http://127.0.0.1:7777/#row=r1&answer=1");
+		expect(url).toBe("http://127.0.0.1:7777/?row=r1&answer=1");
 		const ntfy = requestFor("ntfy", event, url);
 		expect(ntfy).toEqual({
 			headers: {

@@ -1,5 +1,5 @@
 // The row's address on the web page, when the store's web server runs (web/server.json names a live
-// process: src/web/web-files.ts). A message carries it so the person lands on the row: `#row=<id>`,
+// process: src/web/web-files.ts). A message carries it so the person lands on the row: `/?row=<id>`,
 // and `&answer=1` for a question (the page opens the answer box; it asks for the login first when the
 // browser has no cookie).
 import { networkInterfaces } from "node:os";
@@ -25,9 +25,17 @@ export function webBase(storeRoot) {
 	return `http://${shownHost(record.host)}:${record.port}`;
 }
 
+/**
+ * A row's address on the page (the page opens it once the board is there: page-tools.js's revealFromUrl);
+ * `answer`: its answer box open too. The one statement of it: the report and the page use it as well.
+ * @param {string} base @param {string} id @param {boolean} [answer]
+ */
+export function rowUrl(base, id, answer = false) {
+	return `${base}/?row=${encodeURIComponent(id)}${answer ? "&answer=1" : ""}`;
+}
+
 /** @param {string | undefined} base @param {import("./outbox.mjs").OutboxEvent} event */
 export function rowLink(base, event) {
 	if (!base) return undefined;
-	const answer = event.event === "needs-input" || event.event === "budget" ? "&answer=1" : "";
-	return `${base}/#row=${encodeURIComponent(event.rowId)}${answer}`;
+	return rowUrl(base, event.rowId, event.event === "needs-input" || event.event === "budget");
 }

@@ -1,4 +1,2 @@
-/** A row's address on the page: the page opens it once the board is there (page-tools.js's revealFromUrl). */
-export function rowUrl(base: string, id: string): string {
-	return `${base}/?row=${encodeURIComponent(id)}`;
-}
+// A row's address on the page is stated once, runner-side, where the notifiers build it too.
+export { rowUrl } from "../../runner/notify/web-link.mjs";

@@ -44,7 +44,7 @@ function connect(board) {
 		board.reset(data.rows);
 		status(data);
 		setConnection("live", "live");
-		revealFromUrl((id) => reveal(board, id));
+		revealFromUrl((id, answer) => reveal(board, id, answer));
 	});
 	stream.addEventListener("rows", (event) => {
 		const data = JSON.parse(event.data);
@@ -70,11 +70,12 @@ function connect(board) {
 	});
 }
 
-function reveal(board, id) {
+function reveal(board, id, answer = false) {
 	const card = board.card(id);
 	if (!card) return;
 	if (!card.expanded) card.toggle();
 	card.root.scrollIntoView({ block: "center" });
+	if (answer && !card.composer.hidden) card.input.focus();
 }
 
 /** A search hit's card: shown (archived rows too, by showing the archived), opened and scrolled to. */

@@ -42,10 +42,15 @@ export function toolbarTools(toolbar, sheet, toast, reveal) {
 
 let revealed = false;
 
-/** Opens the row the URL names, once (a reconnect's snapshot does not scroll the board again). */
+/**
+ * Opens the row the URL names, once (a reconnect's snapshot does not scroll the board again); `answer=1`
+ * (a notifier's link to a question) puts the cursor in its answer box too.
+ * @param {(id: string, answer: boolean) => void} reveal
+ */
 export function revealFromUrl(reveal) {
 	if (revealed) return;
 	revealed = true;
-	const id = new URLSearchParams(location.search).get("row");
-	if (id) reveal(id);
+	const params = new URLSearchParams(location.search);
+	const id = params.get("row");
+	if (id) reveal(id, params.get("answer") === "1");
 }
