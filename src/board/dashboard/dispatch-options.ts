@@ -13,8 +13,8 @@ import {
 	WORKTREE_TEXT,
 	worktreeMode,
 	worktreeText,
-} from "./dispatch-choices.ts";
-import { pickPreset, presetItem } from "../presets/preset-form.ts";
+} from "../view-model/dispatch-choices.ts";
+import { pickPreset, presetItem } from "./preset-form.ts";
 import { keyLabel, keyMatches } from "./keys.ts";
 import { wrap } from "./text.ts";
 import { settingsTheme } from "./theme.ts";

@@ -13,8 +13,8 @@ import { ListWindow, windowStart } from "./list-window.ts";
 import { PeekView } from "./peek-view.ts";
 import { rowActions } from "./row-actions.ts";
 import { limitEntries, SETTINGS, SettingsView } from "./settings-view.ts";
-import { policyEntries } from "../supervisor/policy-settings.ts";
-import { WEB_SETTING } from "../../web/web-setting.ts";
+import { policyEntries } from "./policy-settings.ts";
+import { WEB_SETTING } from "./web-setting.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 
 /** Mid-navigation: this soon after a key that moved the cursor. */

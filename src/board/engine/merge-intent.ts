@@ -7,7 +7,7 @@
 import { touchNotify } from "../../../runner/store/fs-util.mjs";
 import { tryLockRow } from "../../../runner/store/row-lock.mjs";
 import type { EngineContext } from "./engine-context.ts";
-import { intentOutcome } from "../git/merge.ts";
+import { intentOutcome } from "./git/merge.ts";
 import { readMeta, writeMeta } from "./store.ts";
 import type { RowMeta } from "./types.ts";
 

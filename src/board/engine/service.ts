@@ -21,18 +21,18 @@ import { liveRows, readRow, requireMeta } from "./row-read.ts";
 import { controlRun } from "./run-control.ts";
 import { guardStore } from "./store-guard.ts";
 import { type SafetyPollInput, safetyPoll, storeVersion } from "./store-poll.ts";
-import { supervisor } from "./supervise.ts";
+import { supervisor } from "./settle.ts";
 import { StoreWatch } from "./store-watch.ts";
 import { targetsReconciler } from "./reconcile.ts";
 import { targetsApi } from "./targets-api.ts";
 import { listRowIds, readEventsFile, writeMeta } from "./store.ts";
 import type { BoardRow, BoardService, DiffStats, DispatchOptions } from "./types.ts";
-import { diffStats, removeWorktreeDir } from "../git/worktree.ts";
+import { diffStats, removeWorktreeDir } from "./git/worktree.ts";
 import { inert } from "./sanitize.ts";
 import { removeFarWork } from "./far-work.ts";
-import { loadPresets, presetSummary } from "../presets/presets.ts";
-import { budgetControl } from "../supervisor/budget-control.ts";
-import { agentDirOf } from "../supervisor/rules-paths.ts";
+import { loadPresets, presetSummary } from "./policy/presets.ts";
+import { budgetControl } from "./policy/budget-control.ts";
+import { agentDirOf } from "./policy/rules-paths.ts";
 
 export type { BoardServiceOptions, StorePaths };
 

@@ -8,7 +8,7 @@ import { clearOthers, keepAttempt, planKeep } from "../engine/keep-attempt.ts";
 import type { BoardRow, BoardService, BudgetLimit } from "../engine/types.ts";
 import { parseAmount } from "../../../runner/life/budget.mjs";
 import { formatAttemptSet, formatKeepPlan, formatKeepResult, formatMergeResult, formatPlan } from "./attempt-text.ts";
-import { plain, plainLines } from "./plain.ts";
+import { plain, plainLines } from "../view-model/plain.ts";
 
 export type AttemptParsed =
 	| {

@@ -4,14 +4,14 @@
  * table in usage.ts.
  */
 import { formatGcReport, gc } from "../engine/gc.ts";
-import { parseTargetsCommand, runTargetsCommand, type TargetsParsed } from "../targets/targets-command.ts";
+import { parseTargetsCommand, runTargetsCommand, type TargetsParsed } from "./targets-command.ts";
 import {
 	parseBudgetCommand,
 	parseSupervisorCommand,
 	runSupervisorCommand,
 	type SupervisorParsed,
-} from "../supervisor/supervisor-command.ts";
-import { agentDirOf } from "../supervisor/rules-paths.ts";
+} from "./supervisor-command.ts";
+import { agentDirOf } from "../engine/policy/rules-paths.ts";
 import type { BoardRow, BoardService, ReplyResult } from "../engine/types.ts";
 import {
 	parseAttemptSubcommand,

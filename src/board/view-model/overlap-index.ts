@@ -5,7 +5,7 @@
  * its files, a row keeps the overlaps of the last full list.
  */
 import type { BoardRow, FileOverlap } from "../engine/types.ts";
-import { computeOverlaps, overlapCandidates, type TouchedRow } from "../git/overlap.ts";
+import { computeOverlaps, overlapCandidates, type TouchedRow } from "../engine/git/overlap.ts";
 import type { DiffCache } from "./diff-cache.ts";
 import type { BoardFeed } from "./feed.ts";
 

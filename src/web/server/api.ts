@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { MAX_MESSAGE_BYTES, REASON_CODES } from "../../../runner/life/reasons.mjs";
 import { isValidId } from "../../../runner/store/store-layout.mjs";
 import type { BoardRow, BoardService, ReplyResult } from "../../board/engine/types.ts";
-import { mergeConflicts } from "../../board/git/merge-preview.ts";
+import { mergeConflicts } from "../../board/engine/git/merge-preview.ts";
 import { DELIVERY_TEXT } from "../../board/subcommands/subcommands.ts";
 import type { BoardFeed } from "../../board/view-model/feed.ts";
 import { planQuestion } from "../../board/view-model/merge-text.ts";

@@ -12,9 +12,9 @@ import { readSupervisorLog, type SupervisorLine } from "../../../runner/supervis
 import type { StorePaths } from "../engine/paths.ts";
 import { FileCache, listRowIds, readEventsFile, readMeta, readStatus } from "../engine/store.ts";
 import type { RowMeta } from "../engine/types.ts";
-import { plain } from "../subcommands/plain.ts";
-import { loadPresets } from "../presets/presets.ts";
-import { rulesPaths } from "./rules-paths.ts";
+import { plain } from "../view-model/plain.ts";
+import { loadPresets } from "../engine/policy/presets.ts";
+import { rulesPaths } from "../engine/policy/rules-paths.ts";
 
 export interface RecordedQuestion {
 	at: number;

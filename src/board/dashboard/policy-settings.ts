@@ -6,7 +6,7 @@
 import { formatCost, formatTokens, parseAmount } from "../../../runner/life/budget.mjs";
 import { readPolicy, updatePolicy } from "../../../runner/life/policy.mjs";
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
-import type { SettingEntry } from "../dashboard/settings-view.ts";
+import type { SettingEntry } from "./settings-view.ts";
 import type { BudgetLimit } from "../engine/types.ts";
 
 const NONE = "none";
