@@ -9,7 +9,7 @@ import { MAX_MESSAGE_BYTES, REASON_CODES } from "../../../runner/life/reasons.mj
 import { isValidId } from "../../../runner/store/store-layout.mjs";
 import type { BoardRow, BoardService, ReplyResult } from "../../board/engine/types.ts";
 import { mergeConflicts } from "../../board/engine/git/merge-preview.ts";
-import { DELIVERY_TEXT } from "../../board/subcommands/subcommands.ts";
+import { DELIVERY_TEXT } from "../../board/view-model/delivery-text.ts";
 import type { BoardFeed } from "../../board/view-model/feed.ts";
 import { planQuestion } from "../../board/view-model/merge-text.ts";
 import { clean } from "../../board/view-model/row-text.ts";
