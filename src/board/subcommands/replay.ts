@@ -15,6 +15,7 @@ import type { RowMeta } from "../engine/types.ts";
 import { plain } from "../view-model/plain.ts";
 import { loadPresets } from "../engine/policy/presets.ts";
 import { rulesPaths } from "../engine/policy/rules-paths.ts";
+import { clockTime } from "../view-model/row-text.ts";
 
 export interface RecordedQuestion {
 	at: number;
@@ -166,7 +167,7 @@ export function formatReplay(questions: readonly RecordedQuestion[], agentDir: s
 		if (now.text.startsWith("the model")) model++;
 		if (now.text.startsWith("ask you")) asks++;
 		const when = new Date(question.at);
-		const stamp = `${String(when.getMonth() + 1).padStart(2, "0")}-${String(when.getDate()).padStart(2, "0")} ${when.toTimeString().slice(0, 5)}`;
+		const stamp = `${String(when.getMonth() + 1).padStart(2, "0")}-${String(when.getDate()).padStart(2, "0")} ${clockTime(when.getTime())}`;
 		return [
 			stamp,
 			clip(question.meta.id, 16),

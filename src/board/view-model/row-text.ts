@@ -111,7 +111,7 @@ export function targetOf(row: BoardRow): string {
 	return row.host && row.host !== row.target ? `${target}/${clean(row.host)}` : target;
 }
 
-/** `hh:mm` of a time today, local clock. */
+/** `hh:mm` of a time, local clock: the one such format (a row's times, serve's "since", replay's stamps). */
 export function clockTime(ms: number): string {
 	return new Date(ms).toTimeString().slice(0, 5);
 }
