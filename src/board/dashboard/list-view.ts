@@ -186,11 +186,13 @@ export class ListView extends View {
 			this.slid = undefined;
 			// A key on the row under the cursor right after another row slid there by itself: say so first.
 			if (entry?.actsOnRow && slid && this.host.now() - slid.at < SLID_GRACE_MS && slid.id === this.selected) {
-				return this.host.setStatus(
+				this.host.setStatus(
 					`${clean(this.selectedRow()?.name)} just moved under the cursor: press ${keyLabel(this.deps.keys, actionOf(entry), true)} again to act on it`,
 				);
+				return;
 			}
-			return super.handleInput(data);
+			super.handleInput(data);
+			return;
 		}
 		const keys = this.deps.keys;
 		if (keyMatches(keys, data, "cancel")) {

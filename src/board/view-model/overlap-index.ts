@@ -78,7 +78,9 @@ export class OverlapIndex {
 			const files = rows.map((row) => this.cache.files(row));
 			if (files.some((list) => list === undefined)) continue;
 			known.add(repo);
-			rows.forEach((row, i) => touched.push({ id: row.id, repo, files: files[i] ?? [], set: row.attempt?.setId }));
+			rows.forEach((row, i) => {
+				touched.push({ id: row.id, repo, files: files[i] ?? [], set: row.attempt?.setId });
+			});
 		}
 		const next = computeOverlaps(touched);
 		const changed =

@@ -65,9 +65,13 @@ export function budgetControl(ctx: EngineContext, meta: MetaUpdates, stop: (id: 
 				await meta.update(member, (m) => (m.setBudget = merge(m.setBudget)));
 		else if (scope === "target" || scope === "day") {
 			await updatePolicy(ctx.storeDir, (policy) => {
-				const budgets = (policy.budgets ??= {});
+				policy.budgets ??= {};
+				const budgets = policy.budgets;
 				if (scope === "day") budgets.day = merge(budgets.day);
-				else (budgets.targets ??= {})[row.target ?? "local"] = merge(budgets.targets?.[row.target ?? "local"]);
+				else {
+					budgets.targets ??= {};
+					budgets.targets[row.target ?? "local"] = merge(budgets.targets[row.target ?? "local"]);
+				}
 			});
 		}
 		if (!paused) return { row: readRow(ctx, id), scope, outcome: "set" };
