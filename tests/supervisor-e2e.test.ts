@@ -38,6 +38,8 @@ async function setup(
 			rules: [...supervisorRules, ...workerRules],
 			fallback: [{ text: '{"decision":"ask","why":"the script has no answer for this"}' }],
 		},
+		// The replay's table cuts a long rules path: a long TMPDIR must not make it cut this one.
+		agentDirInHome: true,
 	});
 	agents.push(agent);
 	mkdirSync(join(agent.agentDir, "agent-board"), { recursive: true });
