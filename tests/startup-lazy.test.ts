@@ -61,13 +61,14 @@ describe("lazy start-up", () => {
 		const used = traced();
 		expect(used.some((line) => line.endsWith(`${boardSrc}runtime.ts`))).toBe(true);
 		expect(used.some((line) => line.includes(join(board.storeDir, "rows", row.id)))).toBe(true);
-		// Only serve's argument parser and the settings switch come with the board; the server's code stays out.
+		// Only serve's argument parser and its record come with the board (the settings switch that reads them
+		// is the dashboard's, dashboard/web-setting.ts); the server's code stays out.
 		expect(
 			[
 				...new Set(
 					used.filter((line) => line.includes(webSrc)).map((line) => line.split(" ")[1]!.slice(webSrc.length)),
 				),
 			].sort(),
-		).toEqual(["serve-args.ts", "web-files.ts", "web-setting.ts"]);
+		).toEqual(["serve-args.ts", "web-files.ts"]);
 	}, 240_000);
 });
