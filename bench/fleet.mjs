@@ -138,7 +138,7 @@ function watchStatus(rows) {
 	};
 }
 
-/** The board's tick while a phase runs: the supervise step (it pumps queues and places pool runs). */
+/** The board's tick while a phase runs: the settle step (it pumps queues and places pool runs). */
 function tick() {
 	let running = true;
 	const loop = (async () => {

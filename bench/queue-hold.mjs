@@ -35,10 +35,9 @@ try {
 	const queued = [];
 	for (let i = 0; i < QUEUED; i++) queued.push(await board.dispatch({ prompt: `queued ${i}`, cwd: agent.cwd }));
 	await new Promise((r) => setTimeout(r, 4000));
-	const states = (await board.list()).reduce(
-		(acc, row) => ((acc[row.state] = (acc[row.state] ?? 0) + 1), acc),
-		/** @type {Record<string, number>} */ ({}),
-	);
+	/** @type {Record<string, number>} */
+	const states = {};
+	for (const row of await board.list()) states[row.state] = (states[row.state] ?? 0) + 1;
 	const queuedIds = queued.map((row) => String(row.currentRunId));
 	const heldByQueued = runTaggedProcs(queuedIds);
 	const runningProcs = runTaggedProcs([String(running.currentRunId)]);

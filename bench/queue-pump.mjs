@@ -1,4 +1,4 @@
-// What a pump costs the supervise step (an open board's tick): with runs waiting behind full slots a pump
+// What a pump costs the settle step (an open board's tick): with runs waiting behind full slots a pump
 // takes the queue's lock, lists the queue and finds the first target full. Prints the time of one such
 // pump with 60 entries waiting, of one with an empty queue, and of one enqueue (each the median of
 // many, with its spread). Run: node bench/queue-pump.mjs

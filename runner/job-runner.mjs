@@ -122,7 +122,10 @@ function scheduleStatus() {
 	if (pendingWrite) return;
 	if (visibleKey(status) === lastKey) return;
 	const wait = Math.max(0, lastWrite + STATUS_INTERVAL_MS - Date.now());
-	pendingWrite = setTimeout(() => (visibleKey(status) === lastKey ? (pendingWrite = undefined) : writeStatus()), wait);
+	pendingWrite = setTimeout(() => {
+		if (visibleKey(status) === lastKey) pendingWrite = undefined;
+		else writeStatus();
+	}, wait);
 }
 
 writeStatus();

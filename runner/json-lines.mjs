@@ -75,11 +75,11 @@ export class ClippedJson {
 		const string = /** @type {NonNullable<ClippedJson["string"]>} */ (this.string);
 		if (string.escape !== undefined) {
 			string.escape += chunk[i];
-			const escape = string.escape;
-			if (escape[0] === "u") {
-				if (escape.length < 5) return i + 1;
-				this.addText(String.fromCharCode(Number.parseInt(escape.slice(1), 16)));
-			} else if (ESCAPES[escape] !== undefined) this.addText(ESCAPES[escape] ?? "");
+			const escaped = string.escape;
+			if (escaped[0] === "u") {
+				if (escaped.length < 5) return i + 1;
+				this.addText(String.fromCharCode(Number.parseInt(escaped.slice(1), 16)));
+			} else if (ESCAPES[escaped] !== undefined) this.addText(ESCAPES[escaped] ?? "");
 			else this.failed = true;
 			string.escape = undefined;
 			return i + 1;

@@ -24,6 +24,9 @@ if (lint.error) throw lint.error;
 if (lint.status !== 0) process.exit(lint.status ?? 1);
 const tsc = run(process.execPath, join(repo, "node_modules/typescript/bin/tsc"), ["-p", "tsconfig.json"]);
 if (tsc !== 0) process.exit(tsc);
+// The page's JS runs in a browser: its own check, with the DOM's types and its rows typed by the server's PageRow.
+const pageTsc = run(process.execPath, join(repo, "node_modules/typescript/bin/tsc"), ["-p", "tsconfig.page.json"]);
+if (pageTsc !== 0) process.exit(pageTsc);
 // The suite spawns pi and the runner with process.execPath; PATH gets the same node for anything that uses `node`.
 process.env.PATH = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
 process.exit(run(process.execPath, join(repo, "node_modules/vitest/vitest.mjs"), ["run", ...args]));

@@ -45,6 +45,11 @@ export interface CreateAgentOptions {
 	script?: FauxScript;
 	settings?: Record<string, unknown>;
 	env?: NodeJS.ProcessEnv;
+	/**
+	 * The agent dir where pi keeps it by default, ~/.pi/agent in the test's home: paths under it are shown
+	 * as ~/..., as short wherever TMPDIR is (a table that cuts long paths then shows them whole).
+	 */
+	agentDirInHome?: boolean;
 }
 
 const BASE_SETTINGS = {
@@ -59,8 +64,8 @@ const SCRUBBED_PREFIXES = ["PI_", "PONYTAIL_", "AGENT_BOARD_", "XDG_", "OPENAI_"
 
 export function createTestAgent(options: CreateAgentOptions = {}): TestAgent {
 	const root = mkdtempSync(join(tmpdir(), "pab-test-"));
-	const agentDir = join(root, "agent");
 	const home = join(root, "home");
+	const agentDir = options.agentDirInHome ? join(home, ".pi", "agent") : join(root, "agent");
 	const cwd = join(root, "work");
 	for (const dir of [agentDir, join(agentDir, "extensions"), home, cwd]) mkdirSync(dir, { recursive: true });
 	copyFileSync(FAUX_EXTENSION, join(agentDir, "extensions", "faux-model.ts"));

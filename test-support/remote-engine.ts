@@ -50,11 +50,19 @@ export async function startRemotePodman(): Promise<RemoteEngine> {
 	const { user } = host;
 	const runtime = runtimeOf(user.home);
 	const socket = join(runtime, "podman.sock");
-	const env = [`HOME=${user.home}`, `XDG_RUNTIME_DIR=${runtime}`, `PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`];
+	// The user's own temp dir and cwd: the test's TMPDIR and the checkout may be root's private dirs.
+	const userTmp = join(user.home, ".tmp");
+	const env = [
+		`HOME=${user.home}`,
+		`XDG_RUNTIME_DIR=${runtime}`,
+		`TMPDIR=${userTmp}`,
+		`PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
+	];
 	const asUser = (args: string[]) => ["-u", user.name, "--", "env", ...env, ...args];
 	let service: ChildProcess | undefined;
 	const podman = (args: string[]) =>
 		execFileSync("runuser", asUser(["podman", ...args]), {
+			cwd: user.home,
 			encoding: "utf8",
 			stdio: ["ignore", "pipe", "pipe"],
 			maxBuffer: 16 * 1024 * 1024,
@@ -87,7 +95,8 @@ export async function startRemotePodman(): Promise<RemoteEngine> {
 		mkdirSync(conf, { recursive: true });
 		writeFileSync(join(conf, "containers.conf"), CONTAINERS_CONF);
 		mkdirSync(runtime, { mode: 0o700 });
-		for (const dir of [join(user.home, ".config"), conf, join(conf, "containers.conf"), runtime])
+		mkdirSync(userTmp, { mode: 0o700 });
+		for (const dir of [join(user.home, ".config"), conf, join(conf, "containers.conf"), runtime, userTmp])
 			chownSync(dir, user.uid, user.gid);
 		// The image into the user's own storage: no registry here, so save as root and load as the user.
 		execFileSync(
@@ -98,9 +107,10 @@ export async function startRemotePodman(): Promise<RemoteEngine> {
 					.map((w) => `'${w}'`)
 					.join(" ")}`,
 			],
-			{ stdio: ["ignore", "ignore", "pipe"] },
+			{ cwd: user.home, stdio: ["ignore", "ignore", "pipe"] },
 		);
 		service = spawn("runuser", asUser(["podman", "system", "service", "--time=0", `unix://${socket}`]), {
+			cwd: user.home,
 			stdio: "ignore",
 			detached: true,
 		});

@@ -49,7 +49,10 @@ let podmanProbe: string | undefined | null = null;
 export function podmanMissing(): string | undefined {
 	if (podmanProbe !== null) return podmanProbe;
 	const root = notRoot();
-	if (root) return (podmanProbe = root);
+	if (root) {
+		podmanProbe = root;
+		return root;
+	}
 	const info = commandFails("podman", ["info", "--format", "{{.Host.OCIRuntime.Name}}"]);
 	podmanProbe = info
 		? `podman is not usable: ${info} (apt-get install podman runc; see .ci/run for containers.conf)`

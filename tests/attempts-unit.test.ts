@@ -1,8 +1,8 @@
 /** Pure parts of attempts: subcommand parsing (bad input rejected before anything runs) and overlap detection. */
 import { describe, expect, it } from "vitest";
 import { checkCount } from "../src/board/engine/dispatch-checks.ts";
-import { computeOverlaps, overlapCandidates } from "../src/board/git/overlap.ts";
-import { plain, plainLines } from "../src/board/subcommands/plain.ts";
+import { computeOverlaps, overlapCandidates } from "../src/board/engine/git/overlap.ts";
+import { plain, plainLines } from "../src/board/view-model/plain.ts";
 import { parseSubcommand } from "../src/board/subcommands/subcommands.ts";
 import { makeRow } from "../test-support/fake-board-service.ts";
 

@@ -175,7 +175,7 @@ describe("fault battery: the queue", () => {
 		expect(list.stdout).toMatch(new RegExp(`^${torn.id}\\s+failed\\s`, "m"));
 		expect(list.stdout).toMatch(new RegExp(`^${wrongType.id}\\s+failed\\s`, "m"));
 		expect((await board.get(torn.id))?.error).toMatch(
-			new RegExp(`^queue entry ${escape(tornEntry)} refused: unreadable \\(`),
+			new RegExp(`^queue entry ${escapeRegExp(tornEntry)} refused: unreadable \\(`),
 		);
 		expect((await board.get(wrongType.id))?.error).toBe(
 			`queue entry ${wrongEntry} refused: /rowId must be an id (letters, digits, "-", "_")`,
@@ -198,7 +198,7 @@ describe("fault battery: the queue", () => {
 	}, 120_000);
 });
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
 	return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 

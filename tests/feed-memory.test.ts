@@ -24,7 +24,8 @@ describe("feed memory", () => {
 	it("slims rows not shown in full, keeps live rows whole, and a peek reads the row whole", async () => {
 		const done = makeRow({ id: "done-1", name: "finished row", state: "completed", ...heavy });
 		const live = makeRow({ id: "live-1", name: "live row", state: "working", alive: true, ...heavy });
-		const h = (open = await dashboardHarness([done, live]));
+		open = await dashboardHarness([done, live]);
+		const h = open;
 		const kept = h.feed.row("done-1")!;
 		expect(kept.recentEvents).toEqual([]);
 		expect(kept.stderrTail).toBeUndefined();

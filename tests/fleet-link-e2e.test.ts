@@ -183,7 +183,9 @@ describe("one link for ten rows on a host", () => {
 		const done = await Promise.all(ids.map((id) => waitDone(board, id, 300_000)));
 		expect(done.map((row) => row.state)).toEqual([...Array(9).fill("completed"), "stopped"]);
 		// The steered row answered its steer after its tool; the others finished their task.
-		done.slice(0, 9).forEach((row, i) => expect(row.latestAssistant).toContain(i === 2 ? "Steered." : "end."));
+		done.slice(0, 9).forEach((row, i) => {
+			expect(row.latestAssistant).toContain(i === 2 ? "Steered." : "end.");
+		});
 
 		// Every row's events and session came back once, in order, exactly as the host has them.
 		for (const row of done) {

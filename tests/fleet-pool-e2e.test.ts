@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
-import { formatTargets } from "../src/board/targets/targets-command.ts";
+import { formatTargets } from "../src/board/subcommands/targets-command.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
 import {
 	hostRuns,

@@ -15,7 +15,7 @@ import { initialStatus } from "../runner/life/state-rules.mjs";
 import { writeHealth } from "../runner/life/target-health.mjs";
 import { processStartTime } from "../runner/store/proc.mjs";
 import { createBoardService } from "../src/board/engine/service.ts";
-import { formatTargets, parseTargetsCommand, runTargetsCommand } from "../src/board/targets/targets-command.ts";
+import { formatTargets, parseTargetsCommand, runTargetsCommand } from "../src/board/subcommands/targets-command.ts";
 
 const dirs: string[] = [];
 function scratch(): string {

@@ -6,13 +6,13 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { initialChoices } from "../src/board/dashboard/dispatch-choices.ts";
-import { applyPreset } from "../src/board/presets/apply-preset.ts";
-import { presetChoices } from "../src/board/presets/preset-choices.ts";
-import { findPreset, loadPresets, parsePreset } from "../src/board/presets/presets.ts";
+import { initialChoices } from "../src/board/view-model/dispatch-choices.ts";
+import { applyPreset } from "../src/board/engine/policy/apply-preset.ts";
+import { presetChoices } from "../src/board/view-model/preset-choices.ts";
+import { findPreset, loadPresets, parsePreset } from "../src/board/engine/policy/presets.ts";
 import { parseSubcommand } from "../src/board/subcommands/subcommands.ts";
-import { rulesPaths, userRulesPath } from "../src/board/supervisor/rules-paths.ts";
-import { parseSince } from "../src/board/supervisor/replay.ts";
+import { rulesPaths, userRulesPath } from "../src/board/engine/policy/rules-paths.ts";
+import { parseSince } from "../runner/time-words.mjs";
 
 const dirs: string[] = [];
 afterAll(() => {

@@ -21,7 +21,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseTargetsCommand } from "../src/board/targets/targets-command.ts";
+import { parseTargetsCommand } from "../src/board/subcommands/targets-command.ts";
 import { parseSubcommand, runSubcommand } from "../src/board/subcommands/subcommands.ts";
 import type { BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";

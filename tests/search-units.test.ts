@@ -7,7 +7,8 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseQuery, parseSince } from "../runner/search/query-parse.mjs";
+import { parseQuery } from "../runner/search/query-parse.mjs";
+import { parseSince } from "../runner/time-words.mjs";
 import { indexPaths, updateIndex } from "../runner/search/search-index.mjs";
 import { openReader, queryIndex, type SearchHit } from "../runner/search/search-query.mjs";
 import { splitSnippet } from "../runner/search/text.mjs";

@@ -63,13 +63,14 @@ describe("lazy start-up", () => {
 		expect(used.some((line) => line.includes(join(board.storeDir, "rows", row.id)))).toBe(true);
 		// The search index is opened by a search only: listing the board never touches it.
 		expect(used.filter((line) => line.includes(join(board.storeDir, "search")))).toEqual([]);
-		// Only serve's argument parser and the settings switch come with the board; the server's code stays out.
+		// Only serve's argument parser and its record come with the board (the settings switch that reads them
+		// is the dashboard's, dashboard/web-setting.ts); the server's code stays out.
 		expect(
 			[
 				...new Set(
 					used.filter((line) => line.includes(webSrc)).map((line) => line.split(" ")[1]!.slice(webSrc.length)),
 				),
 			].sort(),
-		).toEqual(["serve-args.ts", "web-files.ts", "web-setting.ts"]);
+		).toEqual(["serve-args.ts", "web-files.ts"]);
 	}, 240_000);
 });

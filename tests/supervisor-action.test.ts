@@ -14,7 +14,7 @@ import { CORPUS_RULES, measureCorpus, parseCorpus } from "../runner/supervisor/c
 import { answerRefused, decide } from "../runner/supervisor/decide.mjs";
 import { parseRules } from "../runner/supervisor/rules.mjs";
 import type { BoardService } from "../src/board/engine/types.ts";
-import { parseSupervisorCommand, runSupervisorCommand } from "../src/board/supervisor/supervisor-command.ts";
+import { parseSupervisorCommand, runSupervisorCommand } from "../src/board/subcommands/supervisor-command.ts";
 
 const repo = join(import.meta.dirname, "..");
 const CORPUS = join(repo, "tests", "fixtures", "supervisor-corpus.jsonl");

@@ -34,12 +34,15 @@ async function setup(
 	workerRules: FauxRule[],
 	supervisorRules: FauxRule[],
 	rules: string,
+	// The replay's table cuts a long rules path: a long TMPDIR must not make it cut the replay test's.
+	fixture: { agentDirInHome?: boolean } = {},
 ): Promise<{ agent: TestAgent; board: BoardEngine }> {
 	const agent = createTestAgent({
 		script: {
 			rules: [...supervisorRules, ...workerRules],
 			fallback: [{ text: '{"decision":"ask","why":"the script has no answer for this"}' }],
 		},
+		agentDirInHome: fixture.agentDirInHome,
 	});
 	agents.push(agent);
 	mkdirSync(join(agent.agentDir, "agent-board"), { recursive: true });
@@ -247,6 +250,7 @@ describe("the supervisor", () => {
 			[{ match: "TWENTY", steps: [...questions.map((q) => ask(q)), { text: "All twenty done." }] }],
 			[],
 			'## Rules\n- when question says "continue": answer "yes"\n- when question says "style": answer "plain"\n',
+			{ agentDirInHome: true },
 		);
 		const row = await board.dispatch({ prompt: "TWENTY questions", cwd: agent.cwd });
 		expect((await waitDone(board, row.id, 120_000)).state).toBe("completed");

@@ -17,7 +17,7 @@ import { openInbox } from "../runner/link/link-inbox.mjs";
 import { openMirror } from "../runner/link/link-mirror.mjs";
 import { initialStatus, statusError } from "../runner/life/state-rules.mjs";
 import { targetError, targetFromInput } from "../runner/kinds/kinds.mjs";
-import { formatCheck, formatTargets, parseTargetsCommand } from "../src/board/targets/targets-command.ts";
+import { formatCheck, formatTargets, parseTargetsCommand } from "../src/board/subcommands/targets-command.ts";
 import { piChecked, piCheckedAsync } from "../runner/far/pi-check.mjs";
 import { waitFor } from "../test-support/wait.ts";
 

@@ -64,7 +64,7 @@ describe("a new user's container target", () => {
 		const seen: string[] = [];
 		const saved = process.env.PATH;
 		process.env.PATH = NO_SBIN;
-		let check;
+		let check: Awaited<ReturnType<typeof board.targets.check>>;
 		try {
 			check = await board.targets.check("bridge", {
 				progress: {

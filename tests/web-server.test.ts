@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { isAlive } from "../runner/store/proc.mjs";
 import { SettingsView } from "../src/board/dashboard/settings-view.ts";
 import { liveRecord, logPath, recordPath, tokenPath, webDir } from "../src/web/web-files.ts";
-import { WebLoginView } from "../src/web/web-setting.ts";
+import { WebLoginView } from "../src/board/dashboard/web-setting.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { harnessPerTest } from "../test-support/dashboard-harness.ts";
 import { KEY, settle } from "../test-support/fake-board-service.ts";

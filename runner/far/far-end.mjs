@@ -1,4 +1,4 @@
-// Ending a run at a target from the outside (host-agent.mjs stop, follow after a host reboot): the
+// Ending a run at a target from the outside (the channel's stop, follow after a host reboot): the
 // runner is asked through the inbox first, then signalled, then every process of the run (tagged with
 // its far tag, proc.mjs runTag: never the link's, which may be on this machine as this user) is ended,
 // each verified by its start time. An end the runner could not record is

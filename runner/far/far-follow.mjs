@@ -1,4 +1,4 @@
-// host-agent.mjs follow (and the link itself, in process, for a container's dirs): streams one run's
+// A run's follow on host-agent's channel (far-mux.mjs; and the link itself, in process, for a container's dirs): streams one run's
 // files at the target as frames, from where the link's mirror stops (events after a seq, session bytes
 // after an offset), and writes the link's inbox messages into the run's inbox, idempotently by message
 // id. Ends with an "end" frame (with what the target held: the last seq and the session's size) once the

@@ -4,13 +4,13 @@
 // rename, so two pi processes never lose each other's change. The queue reads just the limits, at every
 // pump: a limit changed in the settings applies at once to what is queued, and a file of the wrong
 // shape stops the queue with its path and field.
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { groupError, isTargetName, membersOf, targetError } from "../kinds/kinds.mjs";
 import { parseJsonStrict, writeJsonAtomic } from "../store/fs-util.mjs";
 import { withLockFile } from "../store/row-lock.mjs";
 import { BoardError } from "./reasons.mjs";
 import { LOCAL_TARGET } from "./vocabulary.mjs";
+import { readTextNoFollow } from "../store/safe-read.mjs";
 
 /** @typedef {import("../../src/board/engine/types.ts").BoardConfig} BoardConfig */
 
@@ -32,7 +32,7 @@ const isObject = (value) => value !== null && typeof value === "object" && !Arra
 function readValue(path) {
 	let text;
 	try {
-		text = readFileSync(path, "utf8");
+		text = readTextNoFollow(path);
 	} catch (error) {
 		if (/** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT") return {};
 		return { error: `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}` };

@@ -3,7 +3,7 @@
 // its entry, and the reader that finds the run without an owner (the start grace over, no runner ever
 // recorded, no process of the run) puts that entry back under its own name, ahead of every entry that
 // entered after it. A run that failed to start, or that a stopper claimed, never goes back.
-import { existsSync, readFileSync, unlinkSync } from "node:fs";
+import { existsSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../store/fs-util.mjs";
 import { isAlive, runProcesses } from "../store/proc.mjs";
@@ -12,6 +12,7 @@ import { runDirOf } from "../store/store-layout.mjs";
 import { entryFrom, entryName } from "./queue-entries.mjs";
 import { queueDir, withQueueLock } from "./queue-lock.mjs";
 import { releaseRunSlots } from "./slots.mjs";
+import { readJsonObject } from "../store/safe-read.mjs";
 
 /** @typedef {import("./queue-entries.mjs").QueueEntry} QueueEntry */
 
@@ -44,12 +45,8 @@ function entryOf(storeRoot, runDir, text) {
 /** Whether the run never recorded a runner and has not ended. @param {string} runDir */
 function neverStarted(runDir) {
 	if (existsSync(join(runDir, "runner.json"))) return false;
-	try {
-		const status = JSON.parse(readFileSync(join(runDir, "status.json"), "utf8"));
-		return status?.state === "queued" && status.endedAt === undefined;
-	} catch {
-		return false;
-	}
+	const status = readJsonObject(join(runDir, "status.json"));
+	return status?.state === "queued" && status.endedAt === undefined;
 }
 
 /**

@@ -2,7 +2,7 @@
 // only the run's owner (its runner) claims it, once, by renaming it into claimed/, and answers with
 // receipts/<id>.json. A message nobody could deliver is answered "rejected" with the reason.
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, renameSync, statSync } from "node:fs";
+import { readdirSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ensureDir, writeJsonAtomic } from "../store/fs-util.mjs";
 import { isOneOf } from "../protocol.mjs";
@@ -10,6 +10,7 @@ import { MAX_MESSAGE_BYTES, RECEIPT_REASONS } from "./reasons.mjs";
 import { addReceipt } from "./state-rules.mjs";
 import { flatWindow } from "./text-rules.mjs";
 import { DELIVER_AS } from "./vocabulary.mjs";
+import { readJsonObject, readTextNoFollow } from "../store/safe-read.mjs";
 
 const PREVIEW_CHARS = 80;
 /** JSON escaping can make a text up to six times longer; a bigger file is refused without reading it. */
@@ -73,11 +74,7 @@ export function inboxNames(runDir) {
 /** Whether a stop waits in the inbox (read, not claimed: the owner claims it when it serves the inbox). @param {string} runDir */
 export function stopWaiting(runDir) {
 	return inboxNames(runDir).some((name) => {
-		try {
-			return JSON.parse(readFileSync(join(inboxDir(runDir), name), "utf8"))?.kind === "stop";
-		} catch {
-			return false;
-		}
+		return readJsonObject(join(inboxDir(runDir), name))?.kind === "stop";
 	});
 }
 
@@ -123,7 +120,7 @@ function readClaimed(path, id) {
 	let value;
 	try {
 		if (statSync(path).size > MAX_MESSAGE_FILE_BYTES) return { id, rejected: "too-large" };
-		value = JSON.parse(readFileSync(path, "utf8"));
+		value = JSON.parse(readTextNoFollow(path));
 	} catch (error) {
 		return { id, rejected: "unreadable", detail: error instanceof Error ? error.message : String(error) };
 	}

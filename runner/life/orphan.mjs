@@ -1,5 +1,5 @@
 // A run nobody owns any more. A read shows it as what it will be (`derive`: its end at once, on a
-// target waiting for a new link, or queued again); the board's supervise step and its explicit actions
+// target waiting for a new link, or queued again); the board's settle step and its explicit actions
 // (reply, stop) write that down under the row lock, once (`settleUnowned`): a run whose claimer died
 // before its runner started goes back to its place in the queue (dead-claim.mjs); a target run a new
 // link can take over gets one (it goes on at the target); any other has its end recorded, the one

@@ -4,11 +4,11 @@
 // with the pool's --env names added) and the pool it came from. From then on the run is the member's:
 // its link, its slot, its host, for good.
 import { join } from "node:path";
-import { readFileSync } from "node:fs";
 import { ensureDir, writeJsonAtomic } from "../store/fs-util.mjs";
 import { placementOrder } from "./placement.mjs";
 import { liveSlots, slotsOf, tryClaimSlot } from "./slots.mjs";
 import { readCheck, readHealth } from "./target-health.mjs";
+import { readTextNoFollow } from "../store/safe-read.mjs";
 
 /**
  * Claims a slot of the member a pool's run goes to, or undefined when none can take it now.
@@ -53,7 +53,7 @@ export function claimMemberSlot(storeRoot, members, limits, owner, turns, draine
  */
 export function placeRun(runDir, pool, member, configs) {
 	const path = join(runDir, "run.json");
-	const config = JSON.parse(readFileSync(path, "utf8"));
+	const config = JSON.parse(readTextNoFollow(path));
 	const memberConfig = configs.get(member);
 	if (!memberConfig) throw new Error(`${member}, a member of ${pool}, is not a target any more`);
 	const poolEnv = Array.isArray(configs.get(pool)?.env) ? /** @type {string[]} */ (configs.get(pool)?.env) : [];

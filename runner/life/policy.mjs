@@ -3,11 +3,11 @@
 // when a question comes or a turn ends; the board's settings (S) change it under <store>/policy.lock by
 // temp + rename. Missing is "everything off"; a file of the wrong shape is an error naming path and
 // field, and then nothing of it applies (no supervisor answers, no board budget pauses).
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureDir, parseJsonStrict, writeJsonAtomic } from "../store/fs-util.mjs";
 import { withLockFile } from "../store/row-lock.mjs";
 import { limitError } from "./budget.mjs";
+import { readTextNoFollow } from "../store/safe-read.mjs";
 
 /**
  * @typedef {object} Policy
@@ -64,7 +64,7 @@ export function readPolicy(storeDir) {
 	const path = policyPath(storeDir);
 	let text;
 	try {
-		text = readFileSync(path, "utf8");
+		text = readTextNoFollow(path);
 	} catch (error) {
 		if (/** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT") return { policy: { version: 1 } };
 		return {

@@ -4,10 +4,10 @@
 // member is tried once per run (placements.json); when every member has failed it, the run fails with
 // their reasons. Called by the run's owner, its link, which hands the run back to the queue: a queued
 // status, no claim, a new queue entry, then no owner record of its own (readers see the queue own it).
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../store/fs-util.mjs";
-import { readProcessFile } from "../store/safe-read.mjs";
+import { readJsonObject, readProcessFile } from "../store/safe-read.mjs";
 import { enqueue } from "./queue.mjs";
 import { releaseSlot, slotOfRun, slotsOf } from "./slots.mjs";
 import { initialStatus } from "./state-rules.mjs";
@@ -17,7 +17,7 @@ import { initialStatus } from "./state-rules.mjs";
 /** @param {string} runDir @returns {Placement[]} */
 export function placementsOf(runDir) {
 	try {
-		const value = JSON.parse(readFileSync(join(runDir, "placements.json"), "utf8"));
+		const value = readJsonObject(join(runDir, "placements.json"));
 		return Array.isArray(value?.tried)
 			? value.tried.filter(
 					(/** @type {Placement} */ p) => typeof p?.member === "string" && typeof p.reason === "string",

@@ -2,7 +2,7 @@
 // placed under the queue's lock (queue-lock.mjs), after every entry already waiting, so the names' order
 // is the order entries entered in. It is checked once (entries never change), refused when bad, and
 // claimed with one rename into its run's directory: whoever's rename wins owns the run (to start or stop).
-import { existsSync, lstatSync, lutimesSync, readdirSync, readFileSync, renameSync } from "node:fs";
+import { existsSync, lstatSync, lutimesSync, readdirSync, renameSync } from "node:fs";
 import { basename, join } from "node:path";
 import { LOCAL_TARGET, TARGET_NAME } from "./vocabulary.mjs";
 import { ensureDir, writeJsonAtomic } from "../store/fs-util.mjs";
@@ -10,6 +10,7 @@ import { queueDir, queueSteps, withQueueLock } from "./queue-lock.mjs";
 import { recordStartFailure } from "./run-end.mjs";
 import { processStartTime } from "../store/proc.mjs";
 import { isValidId, runDirOf } from "../store/store-layout.mjs";
+import { readJsonObject, readTextNoFollow } from "../store/safe-read.mjs";
 
 /**
  * A queue entry names its run by ids only; the run's directory is derived from them (runDirOf), never
@@ -113,7 +114,7 @@ function checkEntry(storeRoot, name) {
 	let value;
 	try {
 		if (!lstatSync(path).isFile()) return { invalid: "not a regular file" };
-		value = JSON.parse(readFileSync(path, "utf8"));
+		value = JSON.parse(readTextNoFollow(path));
 	} catch (error) {
 		return { invalid: `unreadable (${error instanceof Error ? error.message : String(error)})` };
 	}
@@ -155,14 +156,8 @@ function waitingRunDirs(storeRoot, runId) {
 	return rows
 		.map((rowId) => runDirOf(storeRoot, rowId, runId))
 		.filter((runDir) => {
-			try {
-				const status = JSON.parse(readFileSync(join(runDir, "status.json"), "utf8"));
-				return (
-					status?.state === "queued" && status.endedAt === undefined && !existsSync(join(runDir, "claim.json"))
-				);
-			} catch {
-				return false;
-			}
+			const status = readJsonObject(join(runDir, "status.json"));
+			return status?.state === "queued" && status.endedAt === undefined && !existsSync(join(runDir, "claim.json"));
 		});
 }
 

@@ -1,7 +1,7 @@
 // The run queue: queued runs are files, not processes (entries: queue-entries.mjs). pumpQueue() starts
 // them FIFO across every pi process: it claims a slot of a target, then, under the queue's lock, the
 // oldest entry of that target (one atomic rename into the run's directory, so exactly one pumper or
-// stopper wins it), then spawns that run's runner. Finishing runners and the board's supervise step (its
+// stopper wins it), then spawns that run's runner. Finishing runners and the board's settle step (its
 // tick, `list`) both pump, so a killed runner never strands it. Each target has its own slots and limit (config.json, read at every
 // pump): an entry whose target is full waits without blocking entries of other targets; a non-local
 // run's owner is its target's link (target-link-owner.mjs); a pool's run is placed on a member as it

@@ -2,7 +2,7 @@
 // target. A new link takes it over on the run's slot and resumes the mirror where the local files stop;
 // its record goes in at once, so the next reader sees an owner. A link that keeps dying is given up
 // after a few starts, and the run is ended as its owner's death (docs/engine-targets.md, "The link").
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { readJsonObject, writeJsonAtomic } from "../store/fs-util.mjs";
 import { safeStatus } from "../store/safe-read.mjs";
@@ -46,12 +46,8 @@ export function resetRelinks(runDir) {
 
 /** The pool a run was placed from (run.json /pool), if any. @param {string} runDir */
 function poolOf(runDir) {
-	try {
-		const pool = JSON.parse(readFileSync(join(runDir, "run.json"), "utf8")).pool;
-		return typeof pool === "string" ? pool : undefined;
-	} catch {
-		return undefined;
-	}
+	const pool = readJsonObject(join(runDir, "run.json"))?.pool;
+	return typeof pool === "string" ? pool : undefined;
 }
 
 /** Whether a new link may take the run over: its link did run (runner.json), and has not died too often. @param {string} runDir */

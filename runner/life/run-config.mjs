@@ -2,8 +2,8 @@
 // side's prepare for a target's or a container's layout, from the part the link sends), written once
 // and read by its one reader, the runner. The runner cannot load typebox, so the shape is defined here,
 // once, and checked on read: a wrong file is refused with the path and the field, and left as it is.
-import { readFileSync } from "node:fs";
 import { RUN_LAYOUTS } from "../store/store-layout.mjs";
+import { readTextNoFollow } from "../store/safe-read.mjs";
 
 /**
  * @typedef {object} RunConfig
@@ -131,7 +131,7 @@ function superviseError(value) {
 export function readRunConfig(path) {
 	let value;
 	try {
-		value = JSON.parse(readFileSync(path, "utf8"));
+		value = JSON.parse(readTextNoFollow(path));
 	} catch (error) {
 		throw new Error(`${path}: ${error instanceof Error ? error.message : String(error)}`);
 	}

@@ -3,7 +3,7 @@
 // process of its run is left (see RUN_TAG in proc.mjs): a killed runner whose worker or tools still
 // run keeps its slot, so the limit holds whatever gets killed. A target's slot (targets/<name>/slots/)
 // also holds while its run is not over: the run goes on at the target when our link dies.
-import { readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
+import { readdirSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { LOCAL_TARGET, TARGET_NAME } from "./vocabulary.mjs";
 import { isAlive, runProcesses } from "../store/proc.mjs";
@@ -11,6 +11,7 @@ import { writeJsonAtomic } from "../store/fs-util.mjs";
 import { breakUnchanged, createExclusive, ownerText } from "../store/owner-file.mjs";
 import { queueSteps, queueTurns } from "./queue-lock.mjs";
 import { isValidId, runDirOf } from "../store/store-layout.mjs";
+import { readTextNoFollow } from "../store/safe-read.mjs";
 
 /** A slot file still empty or unparsable after this long was left by a claimer killed mid-write. */
 const GARBAGE_GRACE_MS = 2000;
@@ -41,7 +42,7 @@ const alone = (breakIt) => breakIt();
 function readOwner(path) {
 	let text;
 	try {
-		text = readFileSync(path, "utf8");
+		text = readTextNoFollow(path);
 	} catch (error) {
 		return /** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT" ? undefined : "garbage";
 	}
@@ -231,9 +232,7 @@ export function releaseRunSlots(storeRoot, runId, turns = queueTurns(storeRoot))
 function runNotOver(storeRoot, owner) {
 	if (!owner.rowId || !isValidId(owner.rowId) || !isValidId(owner.runId)) return false;
 	try {
-		const status = JSON.parse(
-			readFileSync(join(runDirOf(storeRoot, owner.rowId, owner.runId), "status.json"), "utf8"),
-		);
+		const status = JSON.parse(readTextNoFollow(join(runDirOf(storeRoot, owner.rowId, owner.runId), "status.json")));
 		return typeof status?.endedAt !== "number";
 	} catch (error) {
 		return /** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT";

@@ -6,13 +6,13 @@
 // handed to a link on its way out; the hand-over names the link in the run's runner.json at once, so
 // every reader sees an owner.
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, unlinkSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureDir, FILE_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
 import { isAlive, processStartTime, RUN_TAG } from "../store/proc.mjs";
 import { tryLockFile } from "../store/row-lock.mjs";
-import { readProcessFile } from "../store/safe-read.mjs";
+import { readJsonObject, readProcessFile } from "../store/safe-read.mjs";
 import { isValidId } from "../store/store-layout.mjs";
 import { linkDir } from "./target-health.mjs";
 
@@ -83,7 +83,7 @@ export function handedRuns(storeDir, target) {
 	const runs = [];
 	for (const name of names) {
 		try {
-			const value = JSON.parse(readFileSync(join(dir, name), "utf8"));
+			const value = readJsonObject(join(dir, name));
 			if (
 				isValidId(value?.rowId) &&
 				isValidId(value?.runId) &&

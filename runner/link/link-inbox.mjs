@@ -3,12 +3,13 @@
 // file stays in inbox/ until its receipt has come back, then moves to claimed/. A reconnect sends
 // again what is still waiting (the target drops what it already has). What cannot be a message is
 // answered here, as the runner would.
-import { existsSync, readFileSync, renameSync, statSync, watch } from "node:fs";
+import { existsSync, renameSync, statSync, watch } from "node:fs";
 import { join } from "node:path";
 import { ensureDir } from "../store/fs-util.mjs";
 import { claimMessages, inboxDir, inboxNames, rejectionReceipt, writeReceipt } from "../life/inbox.mjs";
 import { MAX_MESSAGE_BYTES } from "../life/reasons.mjs";
 import { safeMessageId } from "../far/frames.mjs";
+import { readJsonObject } from "../store/safe-read.mjs";
 
 const POLL_MS = 1000;
 
@@ -28,9 +29,9 @@ export function openInbox(runDir, hooks = {}) {
 		const path = join(inboxDir(runDir), name);
 		try {
 			if (statSync(path).size > 6 * MAX_MESSAGE_BYTES + 4096) return "bad";
-			const value = JSON.parse(readFileSync(path, "utf8"));
+			const value = readJsonObject(path);
 			const id = name.slice(0, -".json".length);
-			if (!value || typeof value !== "object" || value.id !== id || !safeMessageId(id)) return "bad";
+			if (!value || value.id !== id || !safeMessageId(id)) return "bad";
 			if (value.kind !== "stop" && (value.kind !== "message" || typeof value.text !== "string")) return "bad";
 			return value;
 		} catch {

@@ -6,7 +6,7 @@
 // over by a new link resumes where the local files stop. Its end is failed when the link did not mirror
 // it whole, or when the far side says the run's files there are gone; a far error before the far runner
 // started is the launch's failure, with its code.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { homedir } from "node:os";
 import { writeJsonAtomic } from "../store/fs-util.mjs";
@@ -22,6 +22,7 @@ import { git } from "../far/git-workspace.mjs";
 import { fetchSync } from "./fetch-sync.mjs";
 import { openInbox } from "./link-inbox.mjs";
 import { openMirror } from "./link-mirror.mjs";
+import { readJsonObject } from "../store/safe-read.mjs";
 
 const FIRST_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 30_000;
@@ -76,20 +77,13 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 
 	/** link.json: whether the far run has started (a new link follows it instead of launching). */
 	const statePath = join(runDir, "link.json");
-	let started = false;
-	try {
-		started = JSON.parse(readFileSync(statePath, "utf8")).started === true;
-	} catch {
-		// A first start.
-	}
+	// None yet: a first start.
+	let started = readJsonObject(statePath)?.started === true;
 	/** @returns {import("../life/state-rules.mjs").RunStatus} */
-	const localStatus = () => {
-		try {
-			return JSON.parse(readFileSync(join(runDir, "status.json"), "utf8"));
-		} catch {
-			return initialStatus(config.runId, config.rowId, config.createdAt);
-		}
-	};
+	const localStatus = () =>
+		/** @type {import("../life/state-rules.mjs").RunStatus | undefined} */ (
+			readJsonObject(join(runDir, "status.json"))
+		) ?? initialStatus(config.runId, config.rowId, config.createdAt);
 
 	const mirror = openMirror({
 		storeDir: config.storeDir,

@@ -1,6 +1,7 @@
 // What a person types in a search (the subcommand, the board's `/`, the page) as words for FTS5 and filters.
 // Pure: the index's query (search-query.mjs) turns it into SQL.
 import { RUN_STATES } from "../life/vocabulary.mjs";
+import { parseSince } from "../time-words.mjs";
 
 /**
  * @typedef {object} ParsedQuery
@@ -15,12 +16,6 @@ import { RUN_STATES } from "../life/vocabulary.mjs";
  */
 
 const FILTERS = ["since", "on", "s", "preset", "file"];
-const UNIT_MS = /** @type {Record<string, number>} */ ({
-	m: 60_000,
-	h: 3_600_000,
-	d: 86_400_000,
-	w: 7 * 86_400_000,
-});
 
 /** Splits into tokens: whitespace apart, "..." kept whole (also after a filter's colon). @param {string} text */
 export function tokenize(text) {
@@ -32,26 +27,6 @@ export function tokenize(text) {
 		else tokens.push({ text: m[3] ?? "", quoted: false });
 	}
 	return tokens;
-}
-
-/**
- * `since:` as a time: 30m, 12h, 3d, 2w before `now`, or a date (2026-12-01, the day's start, local time)
- * or a date and time. Undefined when it is none of these.
- * @param {string} value @param {number} now
- */
-export function parseSince(value, now) {
-	const relative = /^(\d+(?:\.\d+)?)([mhdw])$/i.exec(value);
-	if (relative) return now - Number(relative[1]) * (UNIT_MS[(relative[2] ?? "").toLowerCase()] ?? 0);
-	const day = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-	if (day) {
-		const at = new Date(Number(day[1]), Number(day[2]) - 1, Number(day[3])).getTime();
-		return Number.isNaN(at) ? undefined : at;
-	}
-	if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/.test(value)) {
-		const at = Date.parse(value.replace(" ", "T"));
-		return Number.isNaN(at) ? undefined : at;
-	}
-	return undefined;
 }
 
 /** One word or phrase as an FTS5 phrase: quoted, so AND, NEAR, ^ and the like are words too. @param {string} text */

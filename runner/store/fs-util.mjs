@@ -1,7 +1,7 @@
 // Durable file writes, the one atomic write of the package (the store, the board's prefs and attach
 // record, ponytail's config): every write goes to a temp file in the same directory and is renamed over.
 import { randomInt } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, statfsSync, writeFileSync, unlinkSync } from "node:fs";
+import { mkdirSync, renameSync, statfsSync, writeFileSync, unlinkSync } from "node:fs";
 import { dirname, basename, join } from "node:path";
 
 export const DIR_MODE = 0o700;
@@ -51,19 +51,8 @@ export function writeJsonAtomic(path, value) {
 	writeFileAtomic(path, `${JSON.stringify(value)}\n`);
 }
 
-/**
- * A JSON object file read leniently (a file its writer may not have made yet): missing, unreadable, not
- * JSON or not an object is undefined.
- * @param {string} path @returns {Record<string, unknown> | undefined}
- */
-export function readJsonObject(path) {
-	try {
-		const value = JSON.parse(readFileSync(path, "utf8"));
-		return value && typeof value === "object" && !Array.isArray(value) ? value : undefined;
-	} catch {
-		return undefined;
-	}
-}
+// The one lenient JSON read lives with the reads that follow no symlink; its old home still names it.
+export { readJsonObject } from "./safe-read.mjs";
 
 /**
  * Parses a store file strictly: a BOM, an empty file or bad JSON is an error naming the file.

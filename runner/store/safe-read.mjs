@@ -9,6 +9,7 @@ import {
 	lstatSync,
 	openSync,
 	readdirSync,
+	readFileSync,
 	readlinkSync,
 	readSync,
 	realpathSync,
@@ -95,23 +96,45 @@ export function listInside(dir) {
 	}
 }
 
-/** @param {string} path @returns {{ pid: number, start: string } | undefined} */
-export function readProcessFile(path) {
+/**
+ * A store file's text, read as readFileSync reads it but never through a symlink (ELOOP) and only from a
+ * regular file (a FIFO there would block the reader): errors are thrown with their code, as readFileSync's.
+ * @param {string} path @returns {string}
+ */
+export function readTextNoFollow(path) {
+	const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+	try {
+		if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${path}: not a regular file`), { code: "EFTYPE" });
+		return readFileSync(fd, "utf8");
+	} finally {
+		closeSync(fd);
+	}
+}
+
+/**
+ * The one lenient JSON read: a JSON object file (a file its writer may not have made yet, or one a target
+ * could have planted) read without following a symlink; missing, a symlink, not a regular file, not JSON
+ * or not an object is undefined.
+ * @param {string} path @returns {Record<string, unknown> | undefined}
+ */
+export function readJsonObject(path) {
 	try {
 		const value = JSON.parse(String(readInside(dirname(path), path) ?? ""));
-		if (typeof value?.pid === "number" && typeof value?.start === "string") return value;
+		return value && typeof value === "object" && !Array.isArray(value) ? value : undefined;
 	} catch {
-		// Missing or torn: no process recorded.
+		return undefined;
 	}
-	return undefined;
+}
+
+/** @param {string} path @returns {{ pid: number, start: string } | undefined} */
+export function readProcessFile(path) {
+	const value = readJsonObject(path);
+	return typeof value?.pid === "number" && typeof value?.start === "string"
+		? /** @type {{ pid: number, start: string }} */ (value)
+		: undefined;
 }
 
 /** @param {string} runDir @returns {Record<string, unknown> | undefined} */
 export function safeStatus(runDir) {
-	try {
-		const value = JSON.parse(String(readInside(runDir, join(runDir, "status.json")) ?? ""));
-		return value && typeof value === "object" ? value : undefined;
-	} catch {
-		return undefined;
-	}
+	return readJsonObject(join(runDir, "status.json"));
 }

@@ -4,13 +4,13 @@ export { autoGc } from "./engine/gc.ts";
 export { formatAttemptSet } from "./subcommands/attempt-text.ts";
 export {
 	completeArgs,
-	DELIVERY_TEXT,
 	listSupervised,
 	parseSubcommand,
 	runSubcommand,
 } from "./subcommands/subcommands.ts";
 export { formatTable } from "./subcommands/table.ts";
 export { describeRow } from "./tool-text.ts";
+export { DELIVERY_TEXT } from "./view-model/delivery-text.ts";
 export { inert } from "./engine/sanitize.ts";
 export { openBoard } from "./dashboard/open-board.ts";
 export { ATTACH_STATUS_KEY, attachedStatus, attachTo, goBack, loadAttach } from "./presence/attach.ts";

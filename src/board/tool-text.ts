@@ -1,5 +1,5 @@
 /** A row as the board's tools tell the model about it (loaded with the engine: pi's start-up needs only the tools' schemas). */
-import { describeOverlaps } from "./git/overlap.ts";
+import { describeOverlaps } from "./engine/git/overlap.ts";
 import type { BoardRow } from "./engine/types.ts";
 
 export function describeRow(row: BoardRow): string {

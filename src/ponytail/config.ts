@@ -37,7 +37,8 @@ type ReadResult =
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-export function readJsonObject(file: string): ReadResult {
+/** ponytail's config.json: missing, its object, or why it is broken (a warning to show; the store's lenient read says nothing). */
+function readConfigFile(file: string): ReadResult {
 	let text: string;
 	try {
 		text = readFileSync(file, "utf8");
@@ -65,7 +66,7 @@ export function resolveSettings(inputs: ConfigInputs): PonytailSettings {
 	const layers: { source: string; data: Record<string, unknown> }[] = [];
 	for (const file of [inputs.projectFile, inputs.userFile]) {
 		if (!file) continue;
-		const result = readJsonObject(file);
+		const result = readConfigFile(file);
 		if (result.kind === "ok") layers.push({ source: file, data: result.data });
 		else if (result.kind === "broken") warnings.push(result.warning);
 	}
@@ -107,7 +108,7 @@ export function resolveSettings(inputs: ConfigInputs): PonytailSettings {
 
 /** Sets defaultMode in the user config, keeping every other key; refuses to overwrite a broken file. */
 export function writeDefaultMode(file: string, mode: PonytailMode): void {
-	const current = readJsonObject(file);
+	const current = readConfigFile(file);
 	if (current.kind === "broken")
 		throw new Error(`${current.warning.replace(/; ignoring it$/, "")}; fix or remove it first`);
 	const data = current.kind === "ok" ? current.data : {};

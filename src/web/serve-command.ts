@@ -9,6 +9,7 @@ import { renderUnicodeCompact } from "uqr";
 import { exposureText, hostPort } from "./addresses.ts";
 import type { ServeAction } from "./serve-args.ts";
 import { rotateToken, type Serving, serverStatus, startServer, stopServer } from "./serve-control.ts";
+import { clockTime } from "../board/view-model/row-text.ts";
 
 export interface ServeOutput {
 	text: string;
@@ -20,10 +21,6 @@ export interface ServeOutput {
 
 export function qrLines(url: string): string[] {
 	return renderUnicodeCompact(url, { ecc: "L", border: 2 }).split("\n");
-}
-
-function since(ms: number): string {
-	return new Date(ms).toTimeString().slice(0, 5);
 }
 
 function loginText(serving: Serving, head: string): ServeOutput {
@@ -50,7 +47,7 @@ export async function runServe(serve: ServeAction, storeDir: string, cwd: string
 		const exposure = exposureText(record.host, record.port);
 		return {
 			text: [
-				`agent-board web: serving ${storeDir} on ${hostPort(record.host, record.port)} (pid ${record.pid}, since ${since(record.startedAt)})`,
+				`agent-board web: serving ${storeDir} on ${hostPort(record.host, record.port)} (pid ${record.pid}, since ${clockTime(record.startedAt)})`,
 				exposure,
 			]
 				.filter(Boolean)
@@ -77,7 +74,7 @@ export async function runServe(serve: ServeAction, storeDir: string, cwd: string
 				? ` (not on ${hostPort(serve.host, serve.port)}: stop it first with --stop)`
 				: "";
 		return {
-			text: `agent-board web: already serving on ${hostPort(record.host, record.port)}${other} (pid ${record.pid}, since ${since(record.startedAt)}). Log in with the URL it printed, or /agent-board serve --rotate for a new one (logs every browser out).`,
+			text: `agent-board web: already serving on ${hostPort(record.host, record.port)}${other} (pid ${record.pid}, since ${clockTime(record.startedAt)}). Log in with the URL it printed, or /agent-board serve --rotate for a new one (logs every browser out).`,
 		};
 	}
 	return loginText(serving, `agent-board web: serving ${storeDir} at ${serving.url} (pid ${serving.record.pid})`);

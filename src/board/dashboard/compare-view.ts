@@ -132,8 +132,10 @@ export class CompareView extends View {
 	private requestDiff(): void {
 		const selected = this.selectedRow();
 		const marked = this.set.rows.find((entry) => entry.row.id === this.marked)?.row;
-		if (!selected || !marked || marked.id === selected.id)
-			return this.host.setStatus("mark one attempt, select another, then diff");
+		if (!selected || !marked || marked.id === selected.id) {
+			this.host.setStatus("mark one attempt, select another, then diff");
+			return;
+		}
 		this.host.push(new DiffView(this.host, { a: marked, b: selected }));
 	}
 

@@ -101,9 +101,9 @@ export class ConsoleView extends ReaderView {
 		const out: string[] = [];
 		const text = this.streamedFromStart ? cleanBlock(this.streamed) : liveTail(this.streamed);
 		if (text)
-			wrap(text, width - 7).forEach((line, i) =>
-				out.push(fit(`${i === 0 ? theme.fg("success", "agent ") : "      "} ${line}`, width)),
-			);
+			wrap(text, width - 7).forEach((line, i) => {
+				out.push(fit(`${i === 0 ? theme.fg("success", "agent ") : "      "} ${line}`, width));
+			});
 		const activity = row ? liveActivity(row, this.host.now()) : "";
 		if (activity) out.push(fit(`${theme.fg("accent", "now   ")} ${activity}`, width));
 		return out;
@@ -170,7 +170,10 @@ export class ConsoleView extends ReaderView {
 	}
 
 	private send(text: string, followUp: boolean): void {
-		if (!text.trim()) return this.host.setStatus("type a message first");
+		if (!text.trim()) {
+			this.host.setStatus("type a message first");
+			return;
+		}
 		this.sending = true;
 		this.editor.setText("");
 		sendReply(

@@ -13,8 +13,8 @@ import {
 	WORKTREE_TEXT,
 	worktreeMode,
 	worktreeText,
-} from "./dispatch-choices.ts";
-import { pickPreset, presetItem } from "../presets/preset-form.ts";
+} from "../view-model/dispatch-choices.ts";
+import { pickPreset, presetItem } from "./preset-form.ts";
 import { keyLabel, keyMatches } from "./keys.ts";
 import { wrap } from "./text.ts";
 import { settingsTheme } from "./theme.ts";
@@ -128,7 +128,10 @@ export class DispatchOptionsView extends View {
 
 	private changed(id: string, value: string): void {
 		const c = this.form.choices;
-		if (id === "start") return this.form.start();
+		if (id === "start") {
+			this.form.start();
+			return;
+		}
 		if (id === "preset") {
 			for (const [key, next] of Object.entries(pickPreset(this.form, value, this.host.deps)))
 				this.settings.updateValue(key, next);
@@ -167,7 +170,10 @@ export class DispatchOptionsView extends View {
 	}
 
 	override handleInput(data: string): void {
-		if (this.editing) return this.settings.handleInput(data);
+		if (this.editing) {
+			this.settings.handleInput(data);
+			return;
+		}
 		super.handleInput(data);
 	}
 

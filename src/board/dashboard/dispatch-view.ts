@@ -15,7 +15,7 @@ import {
 	type DispatchForm,
 	dispatchOptions,
 	initialChoices,
-} from "./dispatch-choices.ts";
+} from "../view-model/dispatch-choices.ts";
 import { DispatchOptionsView } from "./dispatch-options.ts";
 import { keyLabel } from "./keys.ts";
 import { wrap } from "./text.ts";

@@ -25,14 +25,14 @@ export function helpLines(host: Host, entries: readonly KeyEntry[], width: numbe
 		if (visibleWidth(row.keys) > keyWidth)
 			out.push(fit(`  ${keys}`, width), ...text.map((line) => fit(`${" ".repeat(keyWidth + 4)}${line}`, width)));
 		else
-			text.forEach((line, i) =>
+			text.forEach((line, i) => {
 				out.push(
 					fit(
 						`  ${i === 0 ? keys + " ".repeat(keyWidth - visibleWidth(row.keys)) : " ".repeat(keyWidth)}  ${line}`,
 						width,
 					),
-				),
-			);
+				);
+			});
 	}
 	return out;
 }

@@ -28,7 +28,7 @@ export function startKeep(host: Host, row: BoardRow, after: () => void): void {
 
 async function keep(host: Host, row: BoardRow, after: () => void): Promise<void> {
 	host.setStatus(`keeping ${clean(row.name)}…`);
-	let result;
+	let result: Awaited<ReturnType<typeof keepAttempt>>;
 	try {
 		result = await keepAttempt(host.deps.service, row.id, { commit: true });
 	} catch (error) {

@@ -13,8 +13,8 @@ import { ListWindow, windowStart } from "./list-window.ts";
 import { PeekView } from "./peek-view.ts";
 import { rowActions } from "./row-actions.ts";
 import { limitEntries, SETTINGS, SettingsView } from "./settings-view.ts";
-import { policyEntries } from "../supervisor/policy-settings.ts";
-import { WEB_SETTING } from "../../web/web-setting.ts";
+import { policyEntries } from "./policy-settings.ts";
+import { WEB_SETTING } from "./web-setting.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 import { BoardSearch } from "./board-search.ts";
 import { hitLine } from "./search-line.ts";
@@ -213,11 +213,13 @@ export class ListView extends View {
 			this.slid = undefined;
 			// A key on the row under the cursor right after another row slid there by itself: say so first.
 			if (entry?.actsOnRow && slid && this.host.now() - slid.at < SLID_GRACE_MS && slid.id === this.selected) {
-				return this.host.setStatus(
+				this.host.setStatus(
 					`${clean(this.selectedRow()?.name)} just moved under the cursor: press ${keyLabel(this.deps.keys, actionOf(entry), true)} again to act on it`,
 				);
+				return;
 			}
-			return super.handleInput(data);
+			super.handleInput(data);
+			return;
 		}
 		const keys = this.deps.keys;
 		if (keyMatches(keys, data, "cancel")) {

@@ -18,7 +18,10 @@ export { plural } from "../view-model/merge-text.ts";
 
 /** Asks the engine for the plan and the conflict check (nothing changes), then confirms. */
 export function startMerge(host: Host, row: BoardRow, after?: () => void): void {
-	if (!row.worktreePath) return host.setStatus(`${row.name} has no worktree: nothing to merge`);
+	if (!row.worktreePath) {
+		host.setStatus(`${row.name} has no worktree: nothing to merge`);
+		return;
+	}
 	host.setStatus(`planning the merge of ${row.name}…`);
 	const conflicts = host.deps.mergeConflicts ? host.deps.mergeConflicts(row).catch(() => []) : Promise.resolve([]);
 	Promise.all([host.deps.service.merge(row.id, { dryRun: true }), conflicts]).then(
@@ -37,7 +40,7 @@ export function startMerge(host: Host, row: BoardRow, after?: () => void): void 
 
 async function merge(host: Host, row: BoardRow, commit: boolean, after?: () => void): Promise<void> {
 	host.setStatus(`merging ${row.name}…`);
-	let result;
+	let result: Awaited<ReturnType<typeof host.deps.service.merge>>;
 	try {
 		result = await host.deps.service.merge(row.id, { commit });
 	} catch (error) {

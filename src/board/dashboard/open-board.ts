@@ -1,7 +1,7 @@
 /** Opens the board in pi's editor slot (ctx.ui.custom) and resolves with how it ended. */
 import { homedir } from "node:os";
 import { type ExtensionCommandContext, renderDiff } from "@earendil-works/pi-coding-agent";
-import { mergeConflicts } from "../git/merge-preview.ts";
+import { mergeConflicts } from "../engine/git/merge-preview.ts";
 import type { BoardSettings } from "../view-model/prefs.ts";
 import type { BoardService } from "../engine/types.ts";
 import { readRowDiff } from "../view-model/diff.ts";

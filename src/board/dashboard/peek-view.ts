@@ -3,8 +3,8 @@
  * ages, and the newest words it streams), the question and its choices, receipts of messages sent to
  * it, the model that answered, and its latest answer as Markdown. Scrolls when it does not fit.
  */
-import { budgetDetail } from "../supervisor/budget-text.ts";
-import { describeOverlaps } from "../git/overlap.ts";
+import { budgetDetail } from "../view-model/budget-text.ts";
+import { describeOverlaps } from "../engine/git/overlap.ts";
 import type { BoardRow, Receipt } from "../engine/types.ts";
 import {
 	attemptText,

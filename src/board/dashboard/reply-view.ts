@@ -47,9 +47,9 @@ export function questionLines(host: Host, row: BoardRow | undefined, width: numb
 		theme.fg("accent", theme.bold("Question:")),
 		...wrap(cleanBlock(row.question), width - 2).map((line) => `  ${line}`),
 	];
-	(row.questionOptions ?? []).forEach((option, i) =>
-		out.push(...wrap(`${theme.fg("accent", `${i + 1}.`)} ${clean(option)}`, width - 2).map((line) => `  ${line}`)),
-	);
+	(row.questionOptions ?? []).forEach((option, i) => {
+		out.push(...wrap(`${theme.fg("accent", `${i + 1}.`)} ${clean(option)}`, width - 2).map((line) => `  ${line}`));
+	});
 	return out;
 }
 
@@ -66,8 +66,14 @@ export function sendReply(
 	failed: (text: string) => void,
 ): void {
 	const row = feedRow(host, rowId);
-	if (!row) return host.setStatus("that row is gone");
-	if (!text.trim()) return host.setStatus("empty reply not sent");
+	if (!row) {
+		host.setStatus("that row is gone");
+		return;
+	}
+	if (!text.trim()) {
+		host.setStatus("empty reply not sent");
+		return;
+	}
 	host.setStatus(`sending to ${row.name}…`);
 	host.deps.service.reply(rowId, text, followUp ? { followUp: true } : undefined).then(
 		(result) => {

@@ -104,7 +104,10 @@ export abstract class View extends Container implements Focusable {
 
 	handleInput(data: string): void {
 		const entry = this.entryFor(data);
-		if (!entry) return this.otherInput(data);
+		if (!entry) {
+			this.otherInput(data);
+			return;
+		}
 		const reason = entry.disabled?.();
 		if (reason) this.host.setStatus(reason);
 		else entry.run(data);

@@ -154,9 +154,9 @@ export function transcriptLines(host: Host, entries: readonly TranscriptEntry[],
 			entry.role === "assistant"
 				? markdownLines(entry.text, width - 7, theme)
 				: wrap(`${mark ? theme.fg("accent", mark) : ""}${entry.text}`, width - 7);
-		body.forEach((line, i) =>
-			out.push(fit(`${i === 0 ? theme.fg(style.color, style.label.padEnd(6)) : "      "} ${line}`, width)),
-		);
+		body.forEach((line, i) => {
+			out.push(fit(`${i === 0 ? theme.fg(style.color, style.label.padEnd(6)) : "      "} ${line}`, width));
+		});
 	}
 	return out;
 }

@@ -5,12 +5,12 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mergeRow } from "../git/merge.ts";
+import { mergeRow } from "./git/merge.ts";
 import { inert, sanitizeText } from "./sanitize.ts";
-import { computeOverlaps, overlapCandidates } from "../git/overlap.ts";
+import { computeOverlaps, overlapCandidates } from "./git/overlap.ts";
 import type { AttemptSetView, BoardRow, MergeOptions, MergeResult, RowMeta } from "./types.ts";
 import { touchedCache } from "./touched-cache.ts";
-import { snapshotTree, touchedFiles } from "../git/worktree.ts";
+import { snapshotTree, touchedFiles } from "./git/worktree.ts";
 
 // The set rules live with the other dispatch checks; the dashboard takes them from here.
 export { checkCount, MAX_ATTEMPTS } from "./dispatch-checks.ts";

@@ -6,7 +6,7 @@ import { MAX_MESSAGE_BYTES } from "../../../runner/life/reasons.mjs";
 import { MAX_ATTEMPTS, MAX_BURST, THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
 import { BoardError } from "../../../runner/life/reasons.mjs";
 import type { BoardRow, DispatchOptions, WorktreeMode } from "./types.ts";
-import { repoRoot } from "../git/worktree.ts";
+import { repoRoot } from "./git/worktree.ts";
 
 /** Rows in one attempt set at most. */
 export { MAX_ATTEMPTS, MAX_BURST };

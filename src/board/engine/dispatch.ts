@@ -29,10 +29,10 @@ import { checkDispatchTarget } from "./dispatch-target.ts";
 import { checkDispatchPowers } from "./dispatch-powers.ts";
 import { listRowIds } from "./store.ts";
 import type { AttemptInfo, BoardRow, DispatchOptions, RowMeta, WorktreeMode } from "./types.ts";
-import { createWorktree, removeWorktreeDir } from "../git/worktree.ts";
+import { createWorktree, removeWorktreeDir } from "./git/worktree.ts";
 import { notOver } from "../../../runner/life/phase.mjs";
-import { withPreset } from "../presets/apply-preset.ts";
-import { agentDirOf } from "../supervisor/rules-paths.ts";
+import { withPreset } from "./policy/apply-preset.ts";
+import { agentDirOf } from "./policy/rules-paths.ts";
 
 /** What a fork runs when the caller gives no prompt: carry on from the copied conversation. */
 export const DEFAULT_FORK_PROMPT = "Continue from where this conversation left off.";

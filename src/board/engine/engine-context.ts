@@ -1,6 +1,6 @@
 /**
  * What every part of the engine shares for one store: its paths and environment, the parsed-file
- * cache, the concurrency limit, the queue pump, and what reads noted for the supervise step. Created
+ * cache, the concurrency limit, the queue pump, and what reads noted for the settle step. Created
  * once per service; the parts (row reader, dispatch, launcher, run control, store poll, supervise)
  * take it instead of closing over each other.
  */
@@ -53,7 +53,7 @@ export interface EngineContext {
 	diskFull(): string | undefined;
 	/** Rows whose run was not over when last read, with their "state:alive": the safety tick re-checks them. */
 	readonly liveRows: Map<string, string>;
-	/** Rows whose last read found something to write (supervise.ts writes it). */
+	/** Rows whose last read found something to write (settle.ts writes it). */
 	readonly pending: Map<string, Pending>;
 	/** Whether this process may write the store (a read-only store, or one of another user, is only read). */
 	writable(): boolean;

@@ -12,7 +12,7 @@ import type { RowMeta } from "./types.ts";
 
 export async function removeFarWork(ctx: EngineContext, meta: RowMeta): Promise<string | undefined> {
 	if (!meta.target || !meta.currentRunId) return undefined;
-	let target;
+	let target: ReturnType<typeof readRunConfig>["target"];
 	try {
 		target = readRunConfig(join(ctx.paths.run(meta.id, meta.currentRunId), "run.json")).target;
 	} catch (error) {

@@ -144,7 +144,7 @@ export function gc(storeDir: string, options: GcOptions = {}): GcReport {
 	const paths = storePaths(storeDir);
 	const cache = new FileCache();
 	for (const id of listRowIds(paths)) {
-		let meta;
+		let meta: ReturnType<typeof readMeta>;
 		try {
 			meta = readMeta(paths, id, cache);
 		} catch (error) {

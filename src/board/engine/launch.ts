@@ -20,7 +20,7 @@ import { newId } from "./ids.ts";
 import { markLive } from "./live-marks.ts";
 import { writeMeta } from "./store.ts";
 import { targetSnapshot } from "./dispatch-target.ts";
-import { launchExtras } from "../presets/launch-extras.ts";
+import { launchExtras } from "./policy/launch-extras.ts";
 import type { RowMeta } from "./types.ts";
 
 export function newRunId(): string {

@@ -3,7 +3,7 @@
  * over, or a question not answered), so pi's start-up counts are a readdir of live/ plus one read per
  * live row, never a pass over the store. A mark is a hint, never the truth: readers read the marked
  * rows themselves (row-read.ts liveRows). Marks are created by the launcher as a run starts (every run
- * starts there) and by unarchive; the supervise step removes one under the row lock once its row no
+ * starts there) and by unarchive; the settle step removes one under the row lock once its row no
  * longer counts, and gives a store from before live/ its marks in one full pass (live/.seeded says the
  * marks are complete).
  */

@@ -1,13 +1,13 @@
 /**
  * A merge killed after the main checkout moved but before meta recorded it leaves `merging` (its
  * intent) in meta.json. A read of that row asks git whether the checkout moved and shows the row as
- * it will be (merged, or not); the supervise step and the next merge of the row record it, or drop the
+ * it will be (merged, or not); the settle step and the next merge of the row record it, or drop the
  * intent when nothing moved, once, under the row lock. Reads pay for this only for a row with an intent.
  */
 import { touchNotify } from "../../../runner/store/fs-util.mjs";
 import { tryLockRow } from "../../../runner/store/row-lock.mjs";
 import type { EngineContext } from "./engine-context.ts";
-import { intentOutcome } from "../git/merge.ts";
+import { intentOutcome } from "./git/merge.ts";
 import { readMeta, writeMeta } from "./store.ts";
 import type { RowMeta } from "./types.ts";
 

@@ -32,7 +32,7 @@ export function targetsReconciler(ctx: EngineContext): { maybe(): void; now(): P
 	}
 
 	async function sweep(): Promise<string[]> {
-		let targets;
+		let targets: [string, ReturnType<typeof readBoardConfig>["targets"][string]][];
 		try {
 			targets = Object.entries(readBoardConfig(ctx.storeDir).targets);
 		} catch {

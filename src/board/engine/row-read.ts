@@ -2,7 +2,7 @@
  * Reading rows: a row's meta and its current run's status, shape-checked, merged into the row every
  * consumer sees. Reads only read (docs/engine.md, "Reads are pure"): a run nobody owns reads as its
  * end at once (runner/life/orphan.mjs derive), a settled merge intent as its outcome, and what is still
- * to be written is noted for the supervise step (supervise.ts), which writes it.
+ * to be written is noted for the settle step (settle.ts), which writes it.
  */
 import { existsSync } from "node:fs";
 import { derive } from "../../../runner/life/orphan.mjs";
@@ -17,7 +17,7 @@ import { errorReason, errorRow, listRowIds, readMeta, readStatus, rowFrom } from
 import type { BoardRow, RowMeta, RunStatus } from "./types.ts";
 import { inert } from "./sanitize.ts";
 
-/** A row as read, and what the supervise step still has to write about it. */
+/** A row as read, and what the settle step still has to write about it. */
 export interface RowRead {
 	row: BoardRow;
 	pending?: Pending;
@@ -63,7 +63,7 @@ export function inspectRow(ctx: EngineContext, id: string, whole = true): RowRea
 	return noted(ctx, id, { row, ...(run.pending ? { pending: run.pending } : merge ? { pending: "merge" } : {}) });
 }
 
-/** What is still to be written is noted for the next supervise step (in memory only). */
+/** What is still to be written is noted for the next settle step (in memory only). */
 function noted(ctx: EngineContext, id: string, read: RowRead): RowRead {
 	if (read.pending) ctx.pending.set(id, read.pending);
 	else ctx.pending.delete(id);
@@ -83,7 +83,7 @@ export function requireMeta(ctx: EngineContext, id: string): RowMeta {
 
 /**
  * The rows that count in the footer and strip: the marked rows, read (O(live rows)). A store whose
- * marks are not complete yet (from before live/; the supervise step seeds them) is read whole.
+ * marks are not complete yet (from before live/; the settle step seeds them) is read whole.
  */
 export function liveRows(ctx: EngineContext): BoardRow[] {
 	const ids = liveSeeded(ctx.storeDir) ? liveMarkIds(ctx.storeDir) : listRowIds(ctx.paths);

@@ -21,18 +21,18 @@ import { liveRows, readRow, requireMeta } from "./row-read.ts";
 import { controlRun } from "./run-control.ts";
 import { guardStore } from "./store-guard.ts";
 import { type SafetyPollInput, safetyPoll, storeVersion } from "./store-poll.ts";
-import { supervisor } from "./supervise.ts";
+import { settle } from "./settle.ts";
 import { StoreWatch } from "./store-watch.ts";
 import { targetsReconciler } from "./reconcile.ts";
 import { targetsApi } from "./targets-api.ts";
 import { listRowIds, readEventsFile, writeMeta } from "./store.ts";
 import type { BoardRow, BoardService, DiffStats, DispatchOptions } from "./types.ts";
-import { diffStats, removeWorktreeDir } from "../git/worktree.ts";
+import { diffStats, removeWorktreeDir } from "./git/worktree.ts";
 import { inert } from "./sanitize.ts";
 import { removeFarWork } from "./far-work.ts";
-import { loadPresets, presetSummary } from "../presets/presets.ts";
-import { budgetControl } from "../supervisor/budget-control.ts";
-import { agentDirOf } from "../supervisor/rules-paths.ts";
+import { loadPresets, presetSummary } from "./policy/presets.ts";
+import { budgetControl } from "./policy/budget-control.ts";
+import { agentDirOf } from "./policy/rules-paths.ts";
 
 export type { BoardServiceOptions, StorePaths };
 
@@ -42,9 +42,9 @@ export interface BoardEngine extends BoardService {
 	events(id: string, options?: { limit?: number }): Promise<Record<string, unknown>[]>;
 	/** Diff stats of a worktree row against its branch point (runs git). */
 	diff(id: string): Promise<DiffStats | undefined>;
-	/** Starts queued runs while slots are free (the supervise step does this too). */
+	/** Starts queued runs while slots are free (the settle step does this too). */
 	pump(): void;
-	/** The supervise step (supervise.ts): writes what reads found, on a store this process may write. */
+	/** The settle step (settle.ts): writes what reads found, on a store this process may write. */
 	supervise(options?: { all?: boolean }): Promise<string[]>;
 }
 
@@ -54,15 +54,15 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 	const meta = metaUpdates(ctx);
 	const control = controlRun(ctx);
 	const budgets = budgetControl(ctx, meta, control.stop);
-	const supervise = supervisor(ctx, targetsReconciler(ctx));
+	const settleStep = settle(ctx, targetsReconciler(ctx));
 	const poll = safetyPoll(ctx, { liveIds: () => liveMarkIds(storeDir) });
-	// The board's safety tick: the supervise step writes what reads found, then the pass reads what changed unseen.
+	// The board's safety tick: the settle step writes what reads found, then the pass reads what changed unseen.
 	const safetyCheck = async (input: SafetyPollInput): Promise<string[]> => [
-		...new Set([...(await supervise()), ...(await poll(input))]),
+		...new Set([...(await settleStep()), ...(await poll(input))]),
 	];
 	const storeWatch = new StoreWatch({ storeRoot: storeDir, safetyCheck, safetyPollMs: ctx.safetyPollMs });
 
-	/** Reads only read (a read-only store lists the same): what they find is written by the supervise step. */
+	/** Reads only read (a read-only store lists the same): what they find is written by the settle step. */
 	async function list(listOptions?: { includeArchived?: boolean; slim?: boolean }): Promise<BoardRow[]> {
 		guardStore(paths.root);
 		const rows = listRowIds(paths).map((id) => readRow(ctx, id, listOptions?.slim !== true));
@@ -109,7 +109,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		stop: control.stop,
 		stopOutcome: control.stopOutcome,
 		pump: () => ctx.pump(true),
-		supervise,
+		supervise: settleStep,
 		async list(listOptions) {
 			return attempts.annotate(await list(listOptions));
 		},

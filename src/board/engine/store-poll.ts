@@ -1,6 +1,6 @@
 /**
  * What inotify cannot see, at a cost that does not grow with the store; a pass only reads (the tick's
- * supervise step writes what reads found). Every pass:
+ * settle step writes what reads found). Every pass:
  * - rows whose run was live or queued at the last look are re-read (a runner killed with SIGKILL, or
  *   a full disk, changes no file);
  * - rows appearing or vanishing: rows/ is listed only when its mtime moved (one lstat otherwise);
@@ -109,7 +109,7 @@ export function safetyPoll(
 			knownIds = current;
 		}
 		// Marked rows not followed yet (another pi process started them): reported and followed from now
-		// on (a mark whose row no longer counts goes in the supervise step).
+		// on (a mark whose row no longer counts goes in the settle step).
 		const adopted = new Set<string>();
 		for (const id of reads?.liveIds?.() ?? []) {
 			if (live.has(id)) continue;

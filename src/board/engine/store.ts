@@ -65,7 +65,7 @@ export class FileCache {
 		verifyDirs?: () => void,
 		options: CacheReadOptions<T> = {},
 	): T {
-		let stat;
+		let stat: ReturnType<typeof lstatStoreFile>;
 		try {
 			stat = lstatStoreFile(path, name);
 		} catch (error) {

@@ -271,7 +271,7 @@ export interface BoardService {
 	list(options?: { includeArchived?: boolean; slim?: boolean }): Promise<BoardRow[]>;
 	get(id: string, options?: { slim?: boolean }): Promise<BoardRow | undefined>;
 	/**
-	 * Writes what reads found (the supervise step: pump the queue, record derived ends, relink target runs,
+	 * Writes what reads found (the settle step: pump the queue, record derived ends, relink target runs,
 	 * settle merges, tidy live marks), on a store this process may write; `all`: every row, as list's own
 	 * pump. Returns the ids of rows it changed.
 	 */

@@ -8,7 +8,7 @@ import { clearOthers, keepAttempt, planKeep } from "../engine/keep-attempt.ts";
 import type { BoardRow, BoardService, BudgetLimit } from "../engine/types.ts";
 import { parseAmount } from "../../../runner/life/budget.mjs";
 import { formatAttemptSet, formatKeepPlan, formatKeepResult, formatMergeResult, formatPlan } from "./attempt-text.ts";
-import { plain, plainLines } from "./plain.ts";
+import { plain, plainLines } from "../view-model/plain.ts";
 
 export type AttemptParsed =
 	| {
@@ -49,6 +49,20 @@ function count(text: string | undefined, what: string): number | string {
 }
 
 /** Parses the attempt subcommands; undefined for names it does not own. */
+/** A row id, then only the flags `allowed`: the flags it has, or the error in words. */
+function idAndFlags(
+	name: string,
+	words: readonly string[],
+	allowed: readonly string[],
+	needsId: string,
+): { id: string; has(flag: string): boolean } | string {
+	const [id, ...flags] = words;
+	if (!id || id.startsWith("--")) return needsId;
+	const unknown = flags.find((flag) => !allowed.includes(flag));
+	if (unknown !== undefined) return `${name}: unknown option ${unknown} (use ${allowed.join(", ")})`;
+	return { id, has: (flag) => flags.includes(flag) };
+}
+
 export function parseAttemptSubcommand(name: string, rest: string): ParseResult {
 	const words = rest.split(/\s+/).filter(Boolean);
 	switch (name) {
@@ -120,36 +134,23 @@ export function parseAttemptSubcommand(name: string, rest: string): ParseResult 
 			if (words.length < 1 || words.length > 2)
 				return { ok: false, error: "compare takes one row id (its attempt set) or two (their diff)" };
 			return { ok: true, kind: "attempt", name, id: words[0] ?? "", other: words[1] };
-		case "merge": {
-			const [id, ...flags] = words;
-			if (!id || id.startsWith("--")) return { ok: false, error: "merge needs a row id" };
-			const unknown = flags.filter((flag) => flag !== "--commit" && flag !== "--dry-run");
-			if (unknown.length > 0)
-				return { ok: false, error: `merge: unknown option ${unknown[0] ?? ""} (use --commit, --dry-run)` };
-			return {
-				ok: true,
-				kind: "attempt",
-				name,
-				id,
-				commit: flags.includes("--commit"),
-				dryRun: flags.includes("--dry-run"),
-			};
-		}
+		case "merge":
 		case "keep": {
-			const [id, ...flags] = words;
-			if (!id || id.startsWith("--")) return { ok: false, error: "keep needs a row id (one attempt of a set)" };
-			const unknown = flags.filter((flag) => flag !== "--commit" && flag !== "--force" && flag !== "--dry-run");
-			if (unknown.length > 0)
-				return { ok: false, error: `keep: unknown option ${unknown[0] ?? ""} (use --commit, --force, --dry-run)` };
-			return {
-				ok: true,
-				kind: "attempt",
-				name,
-				id,
-				commit: flags.includes("--commit"),
-				force: flags.includes("--force"),
-				dryRun: flags.includes("--dry-run"),
-			};
+			const keep = name === "keep";
+			const parsed = keep
+				? idAndFlags(
+						name,
+						words,
+						["--commit", "--force", "--dry-run"],
+						"keep needs a row id (one attempt of a set)",
+					)
+				: idAndFlags(name, words, ["--commit", "--dry-run"], "merge needs a row id");
+			if (typeof parsed === "string") return { ok: false, error: parsed };
+			const common = { ok: true, kind: "attempt", id: parsed.id, commit: parsed.has("--commit") } as const;
+			const dryRun = parsed.has("--dry-run");
+			return keep
+				? { ...common, name: "keep", force: parsed.has("--force"), dryRun }
+				: { ...common, name: "merge", dryRun };
 		}
 		case "remove-worktree": {
 			const [id, ...flags] = words;

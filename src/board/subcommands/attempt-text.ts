@@ -1,8 +1,8 @@
 /** Plain-text forms of attempt sets, merge plans and merge results (subcommands, LLM tools). */
 import type { KeepPlan, KeepResult } from "../engine/keep-attempt.ts";
 import type { AttemptSetView, BoardRow, MergePlan, MergeResult } from "../engine/types.ts";
-import { describeOverlaps } from "../git/overlap.ts";
-import { plain } from "./plain.ts";
+import { describeOverlaps } from "../engine/git/overlap.ts";
+import { plain } from "../view-model/plain.ts";
 import { attemptText, formatDiff, mergedText } from "../view-model/row-text.ts";
 
 export { attemptText, mergedText } from "../view-model/row-text.ts";

@@ -1,5 +1,5 @@
 /** `/agent-board <name> --help`: the subcommand's line from the table, and for targets each kind's add line. */
-import { targetsUsage } from "../targets/targets-usage.ts";
+import { targetsUsage } from "./targets-usage.ts";
 import { ID_NOTE, spec, USAGE } from "./usage.ts";
 
 export function subcommandHelp(name: string): string {

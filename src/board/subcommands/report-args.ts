@@ -1,5 +1,5 @@
 /** The words after `/agent-board report`, parsed apart from the report (which loads only when used). */
-import { parseSince } from "../supervisor/replay.ts";
+import { parseSince } from "../../../runner/time-words.mjs";
 
 export const DEFAULT_SINCE = "12h";
 

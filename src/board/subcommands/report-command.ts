@@ -2,7 +2,7 @@
  * `/agent-board report [--since 12h]`: the morning report as text, each row with its link on the page
  * when the web view runs. Loaded only when used (it reads the web server's record).
  */
-import { parseSince } from "../supervisor/replay.ts";
+import { parseSince } from "../../../runner/time-words.mjs";
 import { readReport } from "../view-model/report-read.ts";
 import { reportText } from "../view-model/report.ts";
 import type { BoardService } from "../engine/types.ts";

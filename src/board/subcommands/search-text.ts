@@ -5,7 +5,7 @@
 import { searchStore } from "../../../runner/search/search.mjs";
 import type { SearchHit } from "../../../runner/search/search-query.mjs";
 import { clockTime } from "../view-model/row-text.ts";
-import { plain } from "./plain.ts";
+import { plain } from "../view-model/plain.ts";
 
 /** When a hit was last active: a time today, else its date. */
 function when(ms: number, now: number): string {

@@ -4,15 +4,16 @@
  * table in usage.ts.
  */
 import { formatGcReport, gc } from "../engine/gc.ts";
-import { parseTargetsCommand, runTargetsCommand, type TargetsParsed } from "../targets/targets-command.ts";
+import { parseTargetsCommand, runTargetsCommand, type TargetsParsed } from "./targets-command.ts";
 import {
 	parseBudgetCommand,
 	parseSupervisorCommand,
 	runSupervisorCommand,
 	type SupervisorParsed,
-} from "../supervisor/supervisor-command.ts";
-import { agentDirOf } from "../supervisor/rules-paths.ts";
-import type { BoardRow, BoardService, ReplyResult } from "../engine/types.ts";
+} from "./supervisor-command.ts";
+import { agentDirOf } from "../engine/policy/rules-paths.ts";
+import type { BoardRow, BoardService } from "../engine/types.ts";
+import { DELIVERY_TEXT } from "../view-model/delivery-text.ts";
 import {
 	parseAttemptSubcommand,
 	runAttemptSubcommand,
@@ -132,20 +133,8 @@ export function parseSubcommand(args: string): Parsed {
 	return { ok: true, name, id };
 }
 
-/** What a reply did, in words a script's log can keep. */
-export const DELIVERY_TEXT: Record<ReplyResult["delivery"], string> = {
-	steer: "steered into the running agent (delivered)",
-	followUp: "queued as a follow-up after the current turn (delivered)",
-	answer: "answered the agent's question; it continues in the same process",
-	"new-run": "started a new run on the same session",
-	queued: "waits in the inbox of the queued run; delivered when it starts",
-	pending: "left in the running agent's inbox; no receipt yet",
-	budget: "raised the budget that paused it; it goes on in the same process",
-	stopped: "stopped the row its budget had paused",
-};
-
 /**
- * list's own pump: the supervise step over every row first (on a store this process may write: one it
+ * list's own pump: the settle step over every row first (on a store this process may write: one it
  * can only read is listed as read, unchanged), then the rows.
  */
 export async function listSupervised(

@@ -8,7 +8,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { BoardRow, DiffStats } from "../engine/types.ts";
-import { diffStats } from "../git/worktree.ts";
+import { diffStats } from "../engine/git/worktree.ts";
 import { branchPoint, touchedFiles } from "./diff.ts";
 
 interface Entry {

@@ -107,7 +107,8 @@ export class BoardFeed {
 		const service = this.getService();
 		if (this.complete || !service.rowIds) {
 			const all = this.start().then(() => (this.complete ? undefined : this.refresh("all")));
-			return (this.filling = { first: all, done: all });
+			this.filling = { first: all, done: all };
+			return this.filling;
 		}
 		const listIds = service.rowIds.bind(service);
 		let firstDone: () => void = () => undefined;

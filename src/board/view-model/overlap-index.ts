@@ -5,7 +5,7 @@
  * its files, a row keeps the overlaps of the last full list.
  */
 import type { BoardRow, FileOverlap } from "../engine/types.ts";
-import { computeOverlaps, overlapCandidates, type TouchedRow } from "../git/overlap.ts";
+import { computeOverlaps, overlapCandidates, type TouchedRow } from "../engine/git/overlap.ts";
 import type { DiffCache } from "./diff-cache.ts";
 import type { BoardFeed } from "./feed.ts";
 
@@ -78,7 +78,9 @@ export class OverlapIndex {
 			const files = rows.map((row) => this.cache.files(row));
 			if (files.some((list) => list === undefined)) continue;
 			known.add(repo);
-			rows.forEach((row, i) => touched.push({ id: row.id, repo, files: files[i] ?? [], set: row.attempt?.setId }));
+			rows.forEach((row, i) => {
+				touched.push({ id: row.id, repo, files: files[i] ?? [], set: row.attempt?.setId });
+			});
 		}
 		const next = computeOverlaps(touched);
 		const changed =

@@ -3,7 +3,7 @@
  * labels, ages, usage, what the agent is doing now, the summary column and the newest words of a live
  * reply. Pure: no I/O, no theme, so it is cheap to test and to run for the rows on screen.
  */
-import { budgetText } from "../supervisor/budget-text.ts";
+import { budgetText } from "./budget-text.ts";
 import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { LIVE_TEXT_CHARS } from "../../../runner/life/state-rules.mjs";
@@ -111,7 +111,7 @@ export function targetOf(row: BoardRow): string {
 	return row.host && row.host !== row.target ? `${target}/${clean(row.host)}` : target;
 }
 
-/** `hh:mm` of a time today, local clock. */
+/** `hh:mm` of a time, local clock: the one such format (a row's times, serve's "since", replay's stamps). */
 export function clockTime(ms: number): string {
 	return new Date(ms).toTimeString().slice(0, 5);
 }

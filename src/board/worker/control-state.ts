@@ -240,7 +240,10 @@ export class WorkerControl {
 		if (answers !== undefined) {
 			// Only the answer to that one call: a question a person answered first does not take it as a steer.
 			const asked = this.asks.find((candidate) => candidate.toolCallId === answers);
-			if (!asked) return this.reject(id, "answered");
+			if (!asked) {
+				this.reject(id, "answered");
+				return;
+			}
 			this.deps.send({ type: "receipt", id, status: "delivered", as: "answer" });
 			asked.settle({ kind: "answer", text, automated: true, ...(by ? { by } : {}) });
 			return;

@@ -6,6 +6,8 @@ import { el } from "./dom.js";
 import { RowCard } from "./row-card.js";
 import { matches, parseFilter } from "./row-filter.js";
 
+/** @typedef {import("../server/row-json.ts").PageRow} PageRow */
+
 const FIRST = 50;
 const MORE = 100;
 
@@ -15,7 +17,7 @@ export class BoardView {
 		this.root = root;
 		this.labels = [...groups, "Archived"];
 		this.ctx = ctx;
-		/** @type {Map<string, any>} */
+		/** @type {Map<string, PageRow>} */
 		this.rows = new Map();
 		/** @type {Map<string, RowCard>} */
 		this.cards = new Map();
@@ -94,7 +96,8 @@ export class BoardView {
 		for (const index of groups) this.drawGroup(index);
 		// Cards no group shows any more are dropped (an opened one is kept: its answer box may hold text).
 		const shown = new Set();
-		for (const { list } of this.sections) for (const node of list.children) shown.add(node.dataset.id);
+		for (const { list } of this.sections)
+			for (const node of list.children) shown.add(/** @type {HTMLElement} */ (node).dataset.id);
 		for (const id of this.cards.keys()) if (!shown.has(id) && !this.ctx.expanded.has(id)) this.cards.delete(id);
 		this.empty.hidden = this.sections.some((s) => !s.section.hidden);
 	}

@@ -3,10 +3,11 @@
 
 /**
  * el("button", { class: "x", text: "Send", on: { click } , attrs: { type: "button" } }, [children])
- * @param {string} tag
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
  * @param {{ class?: string, text?: string, title?: string, attrs?: Record<string, string>, on?: Record<string, (event: Event) => void> }} [props]
  * @param {(Node | string | null | undefined | false)[]} [children]
- * @returns {HTMLElement}
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function el(tag, props = {}, children = []) {
 	const node = document.createElement(tag);

@@ -41,8 +41,10 @@ const COMPOSER = {
 	queued: { placeholder: "Message (delivered when it starts)…", send: "Send" },
 };
 
+/** @typedef {import("../server/row-json.ts").PageRow} PageRow */
+
 export class RowCard {
-	/** @param {any} row @param {CardContext} ctx */
+	/** @param {PageRow} row @param {CardContext} ctx */
 	constructor(row, ctx) {
 		this.ctx = ctx;
 		this.row = row;
@@ -100,7 +102,7 @@ export class RowCard {
 		this.update(this.row);
 	}
 
-	/** @param {any} row */
+	/** @param {PageRow} row */
 	update(row) {
 		const previous = this.row;
 		this.row = row;

@@ -197,7 +197,11 @@ export function openRemoveWorktree(sheet, row, toast) {
 	]);
 }
 
-/** One text field and a button: rename, raise a budget. */
+/**
+ * One text field and a button: rename, raise a budget.
+ * @param {import("./panels.js").Sheet} sheet @param {string} title
+ * @param {{ label: string, value?: string, placeholder?: string, note?: string, send: (text: string) => Promise<unknown>, go: string }} options
+ */
 function askText(sheet, title, { label, value = "", placeholder = "", note, send, go }) {
 	const input = el("input", { attrs: { type: "text", "aria-label": label, placeholder, autocapitalize: "off" } });
 	input.value = value;

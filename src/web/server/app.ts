@@ -31,8 +31,10 @@ function header(req: IncomingMessage, name: string): string | undefined {
 }
 
 function refuse(res: ServerResponse, path: string, status: number, reason: string): void {
-	if (path.startsWith("/api/"))
-		return sendJson(res, status, { error: status === 401 ? NOT_LOGGED_IN.trim() : `refused: ${reason}` });
+	if (path.startsWith("/api/")) {
+		sendJson(res, status, { error: status === 401 ? NOT_LOGGED_IN.trim() : `refused: ${reason}` });
+		return;
+	}
 	send(res, status, status === 401 ? NOT_LOGGED_IN : `Refused: ${reason}.\n`, "text/plain; charset=utf-8");
 }
 

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { BoardService } from "../../board/engine/types.ts";
-import { parseSince } from "../../board/supervisor/replay.ts";
+import { parseSince } from "../../../runner/time-words.mjs";
 import { readReport } from "../../board/view-model/report-read.ts";
 import { answerBy, reportHeadline } from "../../board/view-model/report.ts";
 import { clean } from "../../board/view-model/row-text.ts";

@@ -15,9 +15,9 @@ import {
 	initialChoices,
 	THINKING_LEVELS,
 	WORKTREE_MODES,
-} from "../../board/dashboard/dispatch-choices.ts";
+} from "../../board/view-model/dispatch-choices.ts";
 import type { BoardService, PresetSummary } from "../../board/engine/types.ts";
-import { NO_PRESET, presetChoices, presetDescription } from "../../board/presets/preset-choices.ts";
+import { NO_PRESET, presetChoices, presetDescription } from "../../board/view-model/preset-choices.ts";
 import type { BoardFeed } from "../../board/view-model/feed.ts";
 import { loadPrefs, savePrefs } from "../../board/view-model/prefs.ts";
 import { clean } from "../../board/view-model/row-text.ts";

@@ -16,7 +16,7 @@ import { settleMergeIntent } from "./merge-intent.ts";
 import { inspectRow } from "./row-read.ts";
 import { listRowIds } from "./store.ts";
 
-export interface Supervise {
+export interface Settle {
 	/**
 	 * One pass; `all`: every row of the store is looked at (list's own pump), not only the rows the tick
 	 * follows, the marked ones and those a read noted. Returns the ids of rows it changed.
@@ -24,10 +24,10 @@ export interface Supervise {
 	(options?: { all?: boolean }): Promise<string[]>;
 }
 
-export function supervisor(ctx: EngineContext, leftovers: { maybe(): void }): Supervise {
+export function settle(ctx: EngineContext, leftovers: { maybe(): void }): Settle {
 	const spawnWith = { node: nodeCommand(ctx.env), env: ctx.env };
 
-	async function settle(id: string): Promise<boolean> {
+	async function settleRow(id: string): Promise<boolean> {
 		const { row, pending } = inspectRow(ctx, id, false);
 		if (!pending) return false;
 		if (pending === "merge") return settleMergeIntent(ctx, id);
@@ -61,7 +61,7 @@ export function supervisor(ctx: EngineContext, leftovers: { maybe(): void }): Su
 		for (const id of ids) {
 			if (!existsSync(ctx.paths.row(id))) continue;
 			try {
-				if (await settle(id)) changed.push(id);
+				if (await settleRow(id)) changed.push(id);
 			} catch {
 				// A store that refuses the write (full, or read-only under us): the next pass tries again.
 			}

@@ -10,12 +10,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parseFrontmatter } from "@earendil-works/pi-coding-agent";
-import { parseAmount } from "../../../runner/life/budget.mjs";
-import { MAX_ATTEMPTS, THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
-import { BoardError } from "../../../runner/life/reasons.mjs";
-import type { BudgetLimit, PresetSummary, ThinkingLevel, WorktreeMode } from "../engine/types.ts";
-import { MODES } from "../../ponytail/modes.ts";
-import { isDirectory, trustedProjectPath } from "../supervisor/project-trust.ts";
+import { parseAmount } from "../../../../runner/life/budget.mjs";
+import { MAX_ATTEMPTS, THINKING_LEVELS, WORKTREE_MODES } from "../../../../runner/life/vocabulary.mjs";
+import { BoardError } from "../../../../runner/life/reasons.mjs";
+import type { BudgetLimit, PresetSummary, ThinkingLevel, WorktreeMode } from "../types.ts";
+import { MODES } from "../../../ponytail/modes.ts";
+import { isDirectory, trustedProjectPath } from "./project-trust.ts";
 
 export interface Preset extends PresetSummary {
 	filePath: string;

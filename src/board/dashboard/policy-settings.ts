@@ -6,7 +6,7 @@
 import { formatCost, formatTokens, parseAmount } from "../../../runner/life/budget.mjs";
 import { readPolicy, updatePolicy } from "../../../runner/life/policy.mjs";
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
-import type { SettingEntry } from "../dashboard/settings-view.ts";
+import type { SettingEntry } from "./settings-view.ts";
 import type { BudgetLimit } from "../engine/types.ts";
 
 const NONE = "none";
@@ -45,7 +45,8 @@ function budgetEntry(
 		read: current,
 		write: async (_deps, value) => {
 			await updatePolicy(storeDir, (policy) => {
-				const budgets = (policy.budgets ??= {});
+				policy.budgets ??= {};
+				const budgets = policy.budgets;
 				const amount = value === NONE ? undefined : parseAmount(value)?.[unit];
 				const { [unit]: _dropped, ...rest } = get(budgets) ?? {};
 				const next = amount === undefined ? rest : { ...rest, [unit]: amount };
@@ -79,7 +80,10 @@ export function policyEntries(storeDir: string, models: readonly string[], targe
 			"a run that crosses it pauses at the end of its turn and asks you to raise or stop",
 			"tokens",
 			(b) => b.day,
-			(b, limit) => (limit ? (b.day = limit) : delete b.day),
+			(b, limit) => {
+				if (limit) b.day = limit;
+				else delete b.day;
+			},
 		),
 		budgetEntry(
 			storeDir,
@@ -88,7 +92,10 @@ export function policyEntries(storeDir: string, models: readonly string[], targe
 			"cost as the provider bills it where it says, else pi's estimate",
 			"cost",
 			(b) => b.day,
-			(b, limit) => (limit ? (b.day = limit) : delete b.day),
+			(b, limit) => {
+				if (limit) b.day = limit;
+				else delete b.day;
+			},
 		),
 	];
 	// Only this machine's rows hold at a turn's end for now (a target's runner runs there): no setting that does nothing.
@@ -103,7 +110,8 @@ export function policyEntries(storeDir: string, models: readonly string[], targe
 				"tokens",
 				(b) => b.targets?.[name],
 				(b, limit) => {
-					const all = (b.targets ??= {});
+					b.targets ??= {};
+					const all = b.targets;
 					if (limit) all[name] = limit;
 					else delete all[name];
 				},

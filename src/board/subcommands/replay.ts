@@ -12,9 +12,10 @@ import { readSupervisorLog, type SupervisorLine } from "../../../runner/supervis
 import type { StorePaths } from "../engine/paths.ts";
 import { FileCache, listRowIds, readEventsFile, readMeta, readStatus } from "../engine/store.ts";
 import type { RowMeta } from "../engine/types.ts";
-import { plain } from "../subcommands/plain.ts";
-import { loadPresets } from "../presets/presets.ts";
-import { rulesPaths } from "./rules-paths.ts";
+import { plain } from "../view-model/plain.ts";
+import { loadPresets } from "../engine/policy/presets.ts";
+import { rulesPaths } from "../engine/policy/rules-paths.ts";
+import { clockTime } from "../view-model/row-text.ts";
 
 export interface RecordedQuestion {
 	at: number;
@@ -167,7 +168,7 @@ export function formatReplay(questions: readonly RecordedQuestion[], agentDir: s
 		if (now.text.startsWith("the model")) model++;
 		if (now.text.startsWith("ask you")) asks++;
 		const when = new Date(question.at);
-		const stamp = `${String(when.getMonth() + 1).padStart(2, "0")}-${String(when.getDate()).padStart(2, "0")} ${when.toTimeString().slice(0, 5)}`;
+		const stamp = `${String(when.getMonth() + 1).padStart(2, "0")}-${String(when.getDate()).padStart(2, "0")} ${clockTime(when.getTime())}`;
 		return [
 			stamp,
 			clip(question.meta.id, 16),
@@ -186,21 +187,4 @@ export function formatReplay(questions: readonly RecordedQuestion[], agentDir: s
 			.trimEnd();
 	const summary = `${questions.length} questions: the rules answer ${questions.length - model - asks} now (${same} as answered, ${differ} differently), leave ${model} to the model, ask you ${asks}`;
 	return [line(head), ...rows.map(line), "", summary].join("\n");
-}
-
-/** "1h", "30m", "2d", "today", or a date/time Date.parse reads; undefined when it is none. */
-export function parseSince(text: string, now = Date.now()): number | undefined {
-	const t = text.trim().toLowerCase();
-	if (t === "today") return new Date(now).setHours(0, 0, 0, 0);
-	const ago = /^(\d+)\s*(m|min|h|d|w)$/.exec(t);
-	if (ago)
-		return (
-			now -
-			Number(ago[1]) *
-				{ m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[
-					ago[2] as "m" | "min" | "h" | "d" | "w"
-				]
-		);
-	const at = Date.parse(text);
-	return Number.isNaN(at) ? undefined : at;
 }

@@ -3,7 +3,7 @@
  * caller chose wins), and the row remembers the preset's name, so each of its runs gets the preset's
  * extra system text and rules (launch-extras.ts).
  */
-import type { DispatchOptions } from "../engine/types.ts";
+import type { DispatchOptions } from "../types.ts";
 import { findPreset, type Preset } from "./presets.ts";
 
 export function applyPreset(options: DispatchOptions, preset: Preset): DispatchOptions {

@@ -11,11 +11,12 @@ import { readRules, shortRulesPath } from "../../../runner/supervisor/rules-file
 import { readSupervisorLog, supervisorLogPath } from "../../../runner/supervisor/supervisor-log.mjs";
 import { storePaths } from "../engine/paths.ts";
 import type { BoardRow, BoardService, BudgetLimit } from "../engine/types.ts";
-import { plain } from "../subcommands/plain.ts";
+import { plain } from "../view-model/plain.ts";
 import { budgetResultText } from "../view-model/budget-words.ts";
-import { nearestProjectPath, projectTrusted } from "./project-trust.ts";
-import { formatReplay, parseSince, recordedQuestions } from "./replay.ts";
-import { PROJECT_RULES, userRulesPath } from "./rules-paths.ts";
+import { nearestProjectPath, projectTrusted } from "../engine/policy/project-trust.ts";
+import { parseSince } from "../../../runner/time-words.mjs";
+import { formatReplay, recordedQuestions } from "./replay.ts";
+import { PROJECT_RULES, userRulesPath } from "../engine/policy/rules-paths.ts";
 
 export type SupervisorParsed =
 	| { ok: true; name: "supervisor"; replay: boolean; since?: number; corpus?: string }

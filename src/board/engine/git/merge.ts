@@ -7,9 +7,9 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import type { BoardRow, MergedInfo, MergeIntent, MergeOptions, MergePlan, MergeResult } from "../engine/types.ts";
+import type { BoardRow, MergedInfo, MergeIntent, MergeOptions, MergePlan, MergeResult } from "../types.ts";
 import { snapshotTree } from "./worktree.ts";
-import { notOver } from "../../../runner/life/phase.mjs";
+import { notOver } from "../../../../runner/life/phase.mjs";
 
 interface GitRun {
 	code: number;

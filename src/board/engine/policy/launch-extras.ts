@@ -4,10 +4,10 @@
  * system text. Read again at each launch, so an edited preset applies to the row's next run; a preset
  * removed since leaves the run without it.
  */
-import type { RunConfig } from "../../../runner/life/run-config.mjs";
-import type { EngineContext } from "../engine/engine-context.ts";
-import type { RowMeta } from "../engine/types.ts";
-import { agentDirOf, rulesPaths } from "../supervisor/rules-paths.ts";
+import type { RunConfig } from "../../../../runner/life/run-config.mjs";
+import type { EngineContext } from "../engine-context.ts";
+import type { RowMeta } from "../types.ts";
+import { agentDirOf, rulesPaths } from "./rules-paths.ts";
 import { loadPresets } from "./presets.ts";
 
 export function launchExtras(

@@ -3,8 +3,8 @@ import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
 import { MAX_ATTEMPTS } from "../engine/dispatch-checks.ts";
 import type { DispatchOptions, PresetSummary } from "../engine/types.ts";
-import type { DispatchPrefs } from "../view-model/prefs.ts";
-import { shortPath } from "../view-model/row-text.ts";
+import type { DispatchPrefs } from "./prefs.ts";
+import { shortPath } from "./row-text.ts";
 
 export { THINKING_LEVELS, WORKTREE_MODES };
 export const DEFAULT = "default";

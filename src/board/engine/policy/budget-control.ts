@@ -5,16 +5,16 @@
  * in place sees it at its next poll and the same worker goes on; a paused run that parked meanwhile is
  * continued by a new run on the same session.
  */
-import { parseBudgetReply, formatLimit } from "../../../runner/life/budget.mjs";
-import { updatePolicy } from "../../../runner/life/policy.mjs";
-import type { EngineContext } from "../engine/engine-context.ts";
-import { BoardError } from "../../../runner/life/reasons.mjs";
-import { resumeRun } from "../engine/launch.ts";
-import type { MetaUpdates } from "../engine/meta-update.ts";
-import { readRow, requireMeta } from "../engine/row-read.ts";
-import { runOwner } from "../../../runner/life/run-owner.mjs";
-import { FileCache, listRowIds, readMeta, readStatus } from "../engine/store.ts";
-import type { BoardRow, BudgetLimit, BudgetResult, ReplyResult, RunStatus } from "../engine/types.ts";
+import { parseBudgetReply, formatLimit } from "../../../../runner/life/budget.mjs";
+import { updatePolicy } from "../../../../runner/life/policy.mjs";
+import type { EngineContext } from "../engine-context.ts";
+import { BoardError } from "../../../../runner/life/reasons.mjs";
+import { resumeRun } from "../launch.ts";
+import type { MetaUpdates } from "../meta-update.ts";
+import { readRow, requireMeta } from "../row-read.ts";
+import { runOwner } from "../../../../runner/life/run-owner.mjs";
+import { FileCache, listRowIds, readMeta, readStatus } from "../store.ts";
+import type { BoardRow, BudgetLimit, BudgetResult, ReplyResult, RunStatus } from "../types.ts";
 
 /** How long a raise waits to see the paused worker go on (it polls every second). */
 const RESUME_WAIT_MS = 10_000;
@@ -71,9 +71,13 @@ export function budgetControl(ctx: EngineContext, meta: MetaUpdates, stop: (id: 
 				await meta.update(member, (m) => (m.setBudget = merge(m.setBudget)));
 		else if (scope === "target" || scope === "day") {
 			await updatePolicy(ctx.storeDir, (policy) => {
-				const budgets = (policy.budgets ??= {});
+				policy.budgets ??= {};
+				const budgets = policy.budgets;
 				if (scope === "day") budgets.day = merge(budgets.day);
-				else (budgets.targets ??= {})[row.target ?? "local"] = merge(budgets.targets?.[row.target ?? "local"]);
+				else {
+					budgets.targets ??= {};
+					budgets.targets[row.target ?? "local"] = merge(budgets.targets[row.target ?? "local"]);
+				}
 			});
 		}
 		if (!paused) return { row: readRow(ctx, id), scope, outcome: "set" };

@@ -8,7 +8,7 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { BoardRow } from "../engine/types.ts";
+import type { BoardRow } from "../types.ts";
 
 /** An identity for the throwaway commit, which no ref ever points to. */
 const PREVIEW_ENV = {

@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { relative, join } from "node:path";
-import type { DiffStats } from "../engine/types.ts";
+import type { DiffStats } from "../types.ts";
 
 export function git(cwd: string, args: string[]): string {
 	return execFileSync("git", args, {

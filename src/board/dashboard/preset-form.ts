@@ -1,8 +1,8 @@
 /** The preset option of the new-agent form (dispatch-options.ts): its list item and what picking one changes. */
 import type { SettingItem } from "@earendil-works/pi-tui";
-import type { BoardDeps } from "../dashboard/deps.ts";
-import { type DispatchChoices, type DispatchForm, initialChoices } from "../dashboard/dispatch-choices.ts";
-import { NO_PRESET, presetChoices, presetDescription } from "./preset-choices.ts";
+import type { BoardDeps } from "./deps.ts";
+import { type DispatchChoices, type DispatchForm, initialChoices } from "../view-model/dispatch-choices.ts";
+import { NO_PRESET, presetChoices, presetDescription } from "../view-model/preset-choices.ts";
 
 /** The option values the form shows for each choice a preset can set. */
 const SHOWN: ReadonlyArray<keyof DispatchChoices & ("target" | "model" | "thinking" | "worktree" | "count")> = [

@@ -1,5 +1,5 @@
 /** Which unmerged worktree rows changed the same files (pure: the caller supplies each row's files). */
-import type { BoardRow, FileOverlap } from "../engine/types.ts";
+import type { BoardRow, FileOverlap } from "../types.ts";
 
 export interface TouchedRow {
 	id: string;

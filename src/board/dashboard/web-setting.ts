@@ -3,14 +3,14 @@
  * `/agent-board serve` does) and shows its one-time login URL and QR code over the settings; off stops
  * it. Reading the switch only reads the server's record; the server's code loads when it is flipped.
  */
-import type { SettingEntry } from "../board/dashboard/settings-view.ts";
-import { ScrollLines, scrollKeys } from "../board/dashboard/scroll-lines.ts";
-import { wrap } from "../board/dashboard/text.ts";
-import { type Host, type KeyEntry, Lines, View } from "../board/dashboard/view.ts";
-import { fit } from "../board/view-model/ui-types.ts";
-import { DEFAULT_HOST, defaultPort } from "./serve-args.ts";
-import type { ServeOutput } from "./serve-command.ts";
-import { liveRecord } from "./web-files.ts";
+import type { SettingEntry } from "./settings-view.ts";
+import { ScrollLines, scrollKeys } from "./scroll-lines.ts";
+import { wrap } from "./text.ts";
+import { type Host, type KeyEntry, Lines, View } from "./view.ts";
+import { fit } from "../view-model/ui-types.ts";
+import { DEFAULT_HOST, defaultPort } from "../../web/serve-args.ts";
+import type { ServeOutput } from "../../web/serve-command.ts";
+import { liveRecord } from "../../web/web-files.ts";
 
 /** The login URL and its QR code, until a key closes it. */
 export class WebLoginView extends View {
@@ -58,7 +58,7 @@ export const WEB_SETTING: SettingEntry = {
 	values: ["on", "off"],
 	read: (deps) => (running(deps.service.storeDir) ? "on" : "off"),
 	write: async (deps, value, host) => {
-		const { runServe } = await import("./serve-command.ts");
+		const { runServe } = await import("../../web/serve-command.ts");
 		const output = await runServe(
 			value === "on" ? { action: "start", host: DEFAULT_HOST, port: defaultPort() } : { action: "stop" },
 			deps.service.storeDir,

@@ -5,7 +5,7 @@
  */
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import type { PresetSummary } from "../engine/types.ts";
-import type { DispatchChoices } from "../dashboard/dispatch-choices.ts";
+import type { DispatchChoices } from "./dispatch-choices.ts";
 
 export const NO_PRESET = "none";
 
