@@ -23,7 +23,7 @@ import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 const FROM_PROMPT = "(from the prompt)";
 
 /** A one-line text submenu for SettingsList (name, cwd): enter keeps, escape drops the edit. */
-class TextSubmenu implements Component {
+export class TextSubmenu implements Component {
 	private readonly input = new Input();
 	private readonly host: Host;
 	private readonly done: (value?: string) => void;

@@ -15,6 +15,7 @@ import { rowActions } from "./row-actions.ts";
 import { limitEntries, SETTINGS, SettingsView } from "./settings-view.ts";
 import { policyEntries } from "./policy-settings.ts";
 import { WEB_SETTING } from "./web-setting.ts";
+import { notifyEntries } from "./notify-settings.ts";
 import { type Host, type KeyEntry, Lines, View } from "./view.ts";
 import { BoardSearch } from "./board-search.ts";
 import { hitLine } from "./search-line.ts";
@@ -301,12 +302,12 @@ export class ListView extends View {
 			},
 			{
 				keys: "settings",
-				help: "board settings: strip, notices, OS notifications, how many runs at a time here and on each target, the board in a browser",
+				help: "board settings: strip, notices, OS notifications, how many runs at a time here and on each target, the board in a browser, notifiers",
 				run: () =>
 					void this.deps.service.targets.list().then(
 						(targets) =>
 							host.push(
-								new SettingsView(host, [
+								new SettingsView(host, () => [
 									...SETTINGS,
 									...limitEntries(targets),
 									WEB_SETTING,
@@ -315,10 +316,17 @@ export class ListView extends View {
 										this.deps.models,
 										targets.map((t) => t.name),
 									),
+									...notifyEntries(this.deps.service.storeDir),
 								]),
 							),
 						(error: unknown) => {
-							host.push(new SettingsView(host, [...SETTINGS, WEB_SETTING]));
+							host.push(
+								new SettingsView(host, () => [
+									...SETTINGS,
+									WEB_SETTING,
+									...notifyEntries(this.deps.service.storeDir),
+								]),
+							);
 							host.setStatus(`limits unavailable: ${message(error)}`);
 						},
 					),

@@ -21,6 +21,8 @@ export interface SettingEntry {
 	read(deps: BoardDeps): string;
 	/** Applies a new value; a failure is shown on the status line. `host` lets it open a view (the web login). */
 	write(deps: BoardDeps, value: string, host?: Host): void | Promise<void>;
+	/** An action, not a value: enter runs it (a form, a test, a question) with the settings to refresh after. */
+	open?(host: Host, settings: SettingsView): void;
 }
 
 /** One of the board's on/off settings (saved with the prefs, applied outside the board at once). */
@@ -72,10 +74,29 @@ export function limitEntries(views: readonly TargetView[]): SettingEntry[] {
 }
 
 export class SettingsView extends View {
-	private readonly list: SettingsList;
+	private list: SettingsList;
+	private readonly entries: () => readonly SettingEntry[];
 
-	constructor(host: Host, entries: readonly SettingEntry[] = SETTINGS) {
+	/** `entries` is read again on refresh (a list that changes from here: the notifiers). */
+	constructor(host: Host, entries: readonly SettingEntry[] | (() => readonly SettingEntry[]) = SETTINGS) {
 		super(host);
+		this.entries = typeof entries === "function" ? entries : () => entries;
+		const theme = host.deps.theme;
+		this.addChild(new Lines((width) => [fit(theme.fg("accent", theme.bold("Board settings")), width)]));
+		this.list = this.makeList(this.entries());
+		this.addChild(this.list);
+	}
+
+	/** Reads the entries again (one added or removed), the cursor staying on `select` when given. */
+	refresh(select?: string): void {
+		this.removeChild(this.list);
+		this.list = this.makeList(this.entries());
+		if (select) this.list.selectItem(select);
+		this.addChild(this.list);
+	}
+
+	private makeList(entries: readonly SettingEntry[]): SettingsList {
+		const host = this.host;
 		const items: SettingItem[] = entries.map((entry) => ({
 			id: entry.id,
 			label: entry.label,
@@ -83,26 +104,29 @@ export class SettingsView extends View {
 			currentValue: entry.read(host.deps),
 			values: [...entry.values],
 		}));
-		this.list = new SettingsList(
+		const list: SettingsList = new SettingsList(
 			items,
 			8,
 			settingsTheme(host.deps.theme),
 			(id, value) => {
 				const entry = entries.find((candidate) => candidate.id === id);
 				if (!entry) return;
+				if (entry.open) {
+					list.updateValue(id, entry.read(host.deps));
+					entry.open(host, this);
+					return;
+				}
 				Promise.resolve()
 					.then(() => entry.write(host.deps, value, host))
 					.catch((error: unknown) => {
 						// Not applied: the list shows what holds.
-						this.list.updateValue(id, entry.read(host.deps));
+						list.updateValue(id, entry.read(host.deps));
 						host.setStatus(`${entry.label}: ${message(error)}`);
 					});
 			},
 			() => host.pop(this),
 		);
-		const theme = host.deps.theme;
-		this.addChild(new Lines((width) => [fit(theme.fg("accent", theme.bold("Board settings")), width)]));
-		this.addChild(this.list);
+		return list;
 	}
 
 	keyTable(): KeyEntry[] {

@@ -1,20 +1,15 @@
 /**
  * `/agent-board notify`: the store's notifiers (runner/notify/notifiers.mjs). add, list, test, remove;
  * a URL is only ever shown masked. Parsing is pure; running reads and writes notifiers.json and, for
- * `test`, posts one message at once (not through the outbox, so its outcome is the answer).
+ * `test`, posts one message at once. What it does is runner/notify/notify-actions.mjs, which `S` calls too.
  */
-import { randomBytes } from "node:crypto";
-import { requestFor } from "../../../runner/notify/message.mjs";
 import {
-	addNotifier,
-	EVENTS,
-	FORMATS,
-	makeNotifier,
-	maskUrl,
-	readNotifiers,
-	removeNotifier,
-} from "../../../runner/notify/notifiers.mjs";
-import { post } from "../../../runner/notify/post.mjs";
+	addNotifierFrom,
+	notifierLine,
+	removeNotifierNamed,
+	testNotifier,
+} from "../../../runner/notify/notify-actions.mjs";
+import { EVENTS, FORMATS, maskUrl, readNotifiers } from "../../../runner/notify/notifiers.mjs";
 
 export type NotifyAction =
 	| { verb: "list" }
@@ -65,32 +60,15 @@ export async function runNotify(action: NotifyAction, storeDir: string, now = Da
 		const list = readNotifiers(storeDir);
 		if (list.length === 0)
 			return "no notifiers (/agent-board notify add <name> <url> [--format ntfy|slack|discord|json])";
-		return list.map((n) => `${n.name}  ${n.format}  ${maskUrl(n.url)}  on ${n.on.join(",")}`).join("\n");
+		return list.map(notifierLine).join("\n");
 	}
 	if (action.verb === "add") {
-		const made = makeNotifier(action, now);
-		if ("error" in made) throw new Error(made.error);
-		await addNotifier(storeDir, made.notifier);
-		const n = made.notifier;
+		const n = await addNotifierFrom(storeDir, action, now);
 		return `notifier ${n.name} added: ${n.format} to ${maskUrl(n.url)} on ${n.on.join(",")}`;
 	}
-	const notifier = readNotifiers(storeDir).find((n) => n.name === action.name);
 	if (action.verb === "remove") {
-		if (!(await removeNotifier(storeDir, action.name))) throw new Error(`no notifier named ${action.name}`);
+		await removeNotifierNamed(storeDir, action.name);
 		return `notifier ${action.name} removed`;
 	}
-	if (!notifier) throw new Error(`no notifier named ${action.name}`);
-	const event = {
-		id: randomBytes(16).toString("hex"),
-		event: "test",
-		rowId: "test",
-		runId: "test",
-		name: "agent-board",
-		text: "A test message from agent-board: this notifier works.",
-		at: now,
-	};
-	const outcome = await post(notifier.url, requestFor(notifier.format, event, undefined));
-	const how = outcome.status ? `HTTP ${outcome.status}` : (outcome.error ?? "no answer");
-	if (!outcome.ok) throw new Error(`test to ${notifier.name} (${maskUrl(notifier.url)}) not delivered: ${how}`);
-	return `test to ${notifier.name} (${maskUrl(notifier.url)}): delivered (${how})`;
+	return testNotifier(storeDir, action.name, now);
 }
