@@ -305,11 +305,13 @@ export class ListView extends View {
 				help: "board settings: strip, notices, OS notifications, how many runs at a time here and on each target, the board in a browser, notifiers",
 				run: () =>
 					void this.deps.service.targets.list().then(
-						(targets) =>
+						(targets) => {
+							// Made once: each limit entry holds the value it last set; the rest is read on each refresh.
+							const limits = limitEntries(targets);
 							host.push(
 								new SettingsView(host, () => [
 									...SETTINGS,
-									...limitEntries(targets),
+									...limits,
 									WEB_SETTING,
 									...policyEntries(
 										this.deps.service.storeDir,
@@ -318,7 +320,8 @@ export class ListView extends View {
 									),
 									...notifyEntries(this.deps.service.storeDir),
 								]),
-							),
+							);
+						},
 						(error: unknown) => {
 							host.push(
 								new SettingsView(host, () => [
