@@ -50,10 +50,10 @@ export function createFakeBoard(initial: BoardRow[] = [], storeDir = "/tmp/fake-
 	const dirty = new Set<string>();
 	const watchers = new Set<(ids: readonly string[]) => void>();
 	// Reports go out on a microtask-free timer, like fs.watch events, and name only what changed.
-	let flush: ReturnType<typeof setTimeout> | undefined;
+	let _flush: ReturnType<typeof setTimeout> | undefined;
 	const schedule = () => {
-		flush ??= setTimeout(() => {
-			flush = undefined;
+		_flush ??= setTimeout(() => {
+			_flush = undefined;
 			const ids = all ? board.rows.map((row) => row.id) : [...dirty];
 			all = false;
 			dirty.clear();

@@ -8,7 +8,6 @@ import { ListView } from "../src/board/dashboard/list-view.ts";
 import { PeekView } from "../src/board/dashboard/peek-view.ts";
 import { ReplyView } from "../src/board/dashboard/reply-view.ts";
 import { TranscriptView } from "../src/board/dashboard/viewer-view.ts";
-import type { BoardRow } from "../src/board/engine/types.ts";
 import { type DashboardHarness, harnessPerTest } from "../test-support/dashboard-harness.ts";
 import { flushReports, KEY, makeRow } from "../test-support/fake-board-service.ts";
 

@@ -9,7 +9,6 @@ import { DispatchOptionsView } from "../src/board/dashboard/dispatch-options.ts"
 import { DispatchView } from "../src/board/dashboard/dispatch-view.ts";
 import { ListView } from "../src/board/dashboard/list-view.ts";
 import { SettingsView } from "../src/board/dashboard/settings-view.ts";
-import type { BoardRow } from "../src/board/engine/types.ts";
 import { type DashboardHarness, harnessPerTest } from "../test-support/dashboard-harness.ts";
 import { flushReports, KEY, makeRow } from "../test-support/fake-board-service.ts";
 

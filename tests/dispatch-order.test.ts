@@ -44,7 +44,7 @@ describe("dispatch order", () => {
 			);
 			const queued = writes.findIndex(
 				(write) =>
-					write.path.startsWith(join(dir, "queue") + "/") && (write.value as { rowId?: string }).rowId === row.id,
+					write.path.startsWith(`${join(dir, "queue")}/`) && (write.value as { rowId?: string }).rowId === row.id,
 			);
 			expect(metaWrites.length, row.id).toBeGreaterThan(0);
 			expect(metaWrites[0]?.meta.attempt, row.id).toEqual(row.attempt);

@@ -40,7 +40,7 @@ describe("a far events.jsonl read in pieces", () => {
 		const { path, sent, flags, events } = reader(2);
 		appendFileSync(path, line(1) + line(2) + line(3));
 		appendFileSync(path, `${"x".repeat(MAX_EVENT_LINE_BYTES + 10)}\n`);
-		appendFileSync(path, line(4) + "not json\n" + line(2) + line(5));
+		appendFileSync(path, `${line(4)}not json\n${line(2)}${line(5)}`);
 		// Read in small budgets: a long line spans many reads and is still skipped whole.
 		while (events.read(64 * 1024));
 		expect(sent).toEqual([3, 4, 5]);

@@ -25,9 +25,9 @@ describe("lazy start-up", () => {
 		const board = boardFor(agent);
 		const row = await board.dispatch({ prompt: "a row in the store", cwd: agent.cwd });
 		await waitDone(board, row.id);
-		const boardSrc = join(REPO_ROOT, "src", "board") + "/";
+		const boardSrc = `${join(REPO_ROOT, "src", "board")}/`;
 		// The web server's code (src/web/) loads only when `serve` is used.
-		const webSrc = join(REPO_ROOT, "src", "web") + "/";
+		const webSrc = `${join(REPO_ROOT, "src", "web")}/`;
 		const log = join(agent.root, "fs.log");
 		const env = {
 			AGENT_BOARD_DIR: board.storeDir,

@@ -51,7 +51,7 @@ describe("safety pass cost", () => {
 		expect((await pass({ delivered: 1 })).filter((id) => id !== stalled.id)).toEqual([]);
 		// Two passes over 302 rows read the live row's meta and status, and nothing else.
 		expect(reads.length).toBeGreaterThan(0);
-		expect(reads.filter((path) => !path.startsWith(join(storeDir, "rows", stalled.id) + "/"))).toEqual([]);
+		expect(reads.filter((path) => !path.startsWith(`${join(storeDir, "rows", stalled.id)}/`))).toEqual([]);
 
 		// A change the watch never delivered: notify/ moved and the watch said nothing.
 		reads.length = 0;

@@ -27,7 +27,6 @@ import type { Frame } from "../runner/far/frames.mjs";
 import { fetchBack, layOver, pushBase, repoKey } from "../runner/link/git-travel.mjs";
 import { ensureMirror, snapshotWip, syncWorktree } from "../runner/far/git-workspace.mjs";
 import { processStartTime } from "../runner/store/proc.mjs";
-import { initialStatus } from "../runner/life/state-rules.mjs";
 import { git, initRepo } from "../test-support/git-repo.ts";
 import { waitFor } from "../test-support/pi-harness.ts";
 import { farTree } from "../test-support/target-helpers.ts";

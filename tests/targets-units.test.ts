@@ -67,7 +67,7 @@ describe("frames", () => {
 		const text = frames.map(encodeFrame).join("");
 		// Cut mid-line and mid-character: the splitter waits for the "\n".
 		stream.write(text.slice(0, 7));
-		stream.write(text.slice(7) + "garbage\n");
+		stream.write(`${text.slice(7)}garbage\n`);
 		stream.write("x".repeat(MAX_FRAME_BYTES + 10));
 		stream.write(`\n${encodeFrame({ t: "done" })}`);
 		stream.end();

@@ -1,18 +1,19 @@
 /**
  * What pi knows of a model's price, for the dispatch check that a `$` budget can be reached. The
- * extension hands pi's model registry over at each session start (a light module: nothing is loaded);
+ * extension hands pi's model registry to the loader at each session start, which passes it here when the
+ * board's code loads;
  * a process without pi (the web server) has none, and its dispatches are not checked for it.
  */
 interface PricedModel {
 	cost?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number };
 }
-interface Registry {
+export interface ModelRegistryView {
 	find(provider: string, modelId: string): PricedModel | undefined;
 }
 
-let registry: Registry | undefined;
+let registry: ModelRegistryView | undefined;
 
-export function useModelRegistry(next: Registry | undefined): void {
+export function useModelRegistry(next: ModelRegistryView | undefined): void {
 	registry = next;
 }
 

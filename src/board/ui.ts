@@ -8,7 +8,6 @@
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { BoardLoader } from "./loader.ts";
 import type { AttachRecord } from "./presence/attach.ts";
-import { useModelRegistry } from "./model-costs.ts";
 import type { BoardRuntime } from "./runtime.ts";
 import { COMMAND_DESCRIPTION } from "./subcommands/usage.ts";
 import { writeWhole } from "./write-whole.ts";
@@ -47,7 +46,7 @@ export function registerBoardUi(pi: ExtensionAPI, load: BoardLoader): void {
 	pi.on("session_start", (_event, ctx) => {
 		const mine = ++session;
 		// A `$` budget's dispatch check asks pi's registry whether the model has cost data.
-		useModelRegistry(ctx.modelRegistry);
+		load.useModelRegistry(ctx.modelRegistry);
 		// Print mode only reads (a `pi -p "/agent-board list"` changes nothing on disk): retention, a write,
 		// runs in interactive sessions, at most once a day per store, after startup and out of the session's way.
 		if (!ctx.hasUI) return;

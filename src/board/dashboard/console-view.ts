@@ -117,7 +117,7 @@ export class ConsoleView extends ReaderView {
 			row?.state === "needs_input"
 				? "Answer"
 				: row?.alive
-					? "Steer (enter), follow-up after this turn (" + this.followUpKey() + ")"
+					? `Steer (enter), follow-up after this turn (${this.followUpKey()})`
 					: "Reply (starts a new run)";
 		return [...question, fit(theme.fg("accent", label), width)];
 	}

@@ -4,7 +4,6 @@
  * itself goes through the run's inbox, answered by its runner (runner/life/inbox.mjs).
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { touchNotify } from "../../../runner/store/fs-util.mjs";
 import { dropMessage, inboxNames, receiptPath } from "../../../runner/life/inbox.mjs";
 import { claimEntry, queuedEntryName } from "../../../runner/life/queue.mjs";
