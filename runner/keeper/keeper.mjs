@@ -1,6 +1,6 @@
 // The store's keeper process (docs/engine.md, "The keeper"): `node keeper.mjs <storeRoot> <maxConcurrent>`,
 // detached, started by ensureKeeper. It makes itself the one keeper (keeper.json), then runs its duties
-// (duties.mjs) on every change the store announces (notify/, queue/ and outbox/events/, watched) and at least every
+// (duties.mjs) on every change of queue/ and outbox/events/ (watched) and at least every
 // second (a dead runner or a disk with space again changes no file), while any duty has work. Idle for
 // IDLE_GRACE_MS, it gives up keeper.json and looks once more: work that came meanwhile is its own again
 // (whoever queued it saw a live keeper and started none), else it exits.
@@ -53,7 +53,9 @@ let wake;
 /** The directories watched so far: one made after the keeper started (outbox/events) is watched from the next pass. */
 const watched = new Set();
 function watchStore() {
-	for (const dir of ["notify", "queue", "outbox/events"]) {
+	// Not notify/: a running row touches it four times a second, and a pass at each would cost a core at a
+	// hundred rows. What notify/ would tell (a run's end, a death) the second's poll finds within the bounds.
+	for (const dir of ["queue", "outbox/events"]) {
 		if (watched.has(dir)) continue;
 		try {
 			watch(join(storeRoot, dir), { persistent: false }, () => setTimeout(() => wake?.(), WAKE_DEBOUNCE_MS)).on(

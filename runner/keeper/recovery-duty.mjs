@@ -20,6 +20,19 @@ function pump(storeRoot, ctx) {
 	}
 }
 
+const SWEEP_MS = 10_000;
+let lastSweep = 0;
+
+/** @param {string} storeRoot */
+function safeQueued(storeRoot) {
+	try {
+		return queuedNames(storeRoot).length > 0;
+	} catch {
+		// Unreadable: the pump says why.
+		return true;
+	}
+}
+
 /** @type {import("./duties.mjs").Duty} */
 export const recoveryDuty = {
 	name: "queue",
@@ -32,7 +45,12 @@ export const recoveryDuty = {
 		return openRuns(storeRoot).length > 0;
 	},
 	async pass(storeRoot, ctx) {
-		pump(storeRoot, ctx);
+		// A pump with nothing queued sweeps stale slots (a /proc scan): at most every SWEEP_MS, not every pass.
+		const queued = safeQueued(storeRoot);
+		if (queued || Date.now() - lastSweep >= SWEEP_MS) {
+			if (!queued) lastSweep = Date.now();
+			pump(storeRoot, ctx);
+		}
 		let freed = false;
 		for (const run of openRuns(storeRoot)) {
 			const { pending } = derive(storeRoot, run.runDir, run.status, run);
