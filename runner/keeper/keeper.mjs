@@ -1,7 +1,7 @@
 // The store's keeper process (docs/engine.md, "The keeper"): `node keeper.mjs <storeRoot> <maxConcurrent>`,
 // detached, started by ensureKeeper. It makes itself the one keeper (keeper.json), then runs its duties
 // (duties.mjs) on every change of queue/ and outbox/events/ (watched) and at least every
-// second (a dead runner or a disk with space again changes no file), while any duty has work. Idle for
+// 2 s (a dead runner or a disk with space again changes no file), while any duty has work. Idle for
 // IDLE_GRACE_MS, it gives up keeper.json and looks once more: work that came meanwhile is its own again
 // (whoever queued it saw a live keeper and started none), else it exits.
 import { watch } from "node:fs";
@@ -10,7 +10,8 @@ import { RUN_TAG } from "../store/proc.mjs";
 import { DUTIES } from "./duties.mjs";
 import { claimKeeper } from "./keeper-file.mjs";
 
-const POLL_MS = 1000;
+// A pump whose target is full scans /proc for a slot whose run is gone: every 2 s keeps a freed slot within the 5 s bound.
+const POLL_MS = 2000;
 const IDLE_GRACE_MS = Number(process.env.AGENT_BOARD_KEEPER_IDLE_MS) || 3000;
 const WAKE_DEBOUNCE_MS = 50;
 

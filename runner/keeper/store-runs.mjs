@@ -18,10 +18,20 @@ function names(dir) {
 	}
 }
 
+/** A store without live marks yet is read whole: at most every FULL_SCAN_MS (a big store's every row). */
+const FULL_SCAN_MS = 10_000;
+/** @type {Map<string, { at: number, ids: string[] }>} */
+const fullScans = new Map();
+
 /** Ids of the rows that may have a run not over. @param {string} storeRoot */
 export function rowsToWatch(storeRoot) {
 	const live = join(storeRoot, "live");
-	return existsSync(join(live, ".seeded")) ? names(live) : names(join(storeRoot, "rows"));
+	if (existsSync(join(live, ".seeded"))) return names(live);
+	const last = fullScans.get(storeRoot);
+	if (last && Date.now() - last.at < FULL_SCAN_MS) return last.ids;
+	const ids = names(join(storeRoot, "rows")).filter((rowId) => openRun(storeRoot, rowId));
+	fullScans.set(storeRoot, { at: Date.now(), ids });
+	return ids;
 }
 
 /**
