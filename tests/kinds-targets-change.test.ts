@@ -24,12 +24,15 @@ function scratch(): string {
 	return dir;
 }
 afterAll(() => {
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 async function board() {
 	const store = scratch();
-	const service = createBoardService({ storeDir: store, env: { ...process.env, AGENT_BOARD_DIR: store } });
+	const service = createBoardService({
+		storeDir: store,
+		env: { ...process.env, AGENT_BOARD_DIR: store, AGENT_BOARD_KEEPER: "off" },
+	});
 	const run = async (words: string) => {
 		const parsed = parseTargetsCommand(words);
 		if (!parsed.ok) throw new Error(parsed.error);
