@@ -16,8 +16,16 @@ export default defineConfig({
 		hookTimeout: 60_000,
 		reporters: ["default", "./test-support/summary-reporter.ts"],
 		projects: [
-			{ extends: true, test: { name: "unit", include: ["tests/**/*.test.ts"], exclude: e2e } },
-			{ extends: true, test: { name: "e2e", include: e2e } },
+			{
+				extends: true,
+				test: {
+					name: "unit",
+					include: ["tests/**/*.test.ts"],
+					exclude: e2e,
+					setupFiles: ["./test-support/setup-unit.ts"],
+				},
+			},
+			{ extends: true, test: { name: "e2e", include: e2e, setupFiles: ["./test-support/setup-e2e.ts"] } },
 		],
 	},
 });

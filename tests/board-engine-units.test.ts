@@ -21,7 +21,7 @@ function scratch(): string {
 	return dir;
 }
 afterAll(() => {
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 const delta = (text: string) => ({

@@ -23,7 +23,7 @@ import { WorkerControl } from "../src/board/worker/control-state.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 const scratch = (): string => {
 	const dir = mkdtempSync(join(tmpdir(), "pab-budget-"));

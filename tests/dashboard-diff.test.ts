@@ -9,7 +9,7 @@ import { makeRow } from "../test-support/fake-board-service.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
-	for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 function git(cwd: string, ...args: string[]): string {

@@ -13,7 +13,7 @@ import { MAX_EVENT_LINE_BYTES } from "../runner/far/frames.mjs";
 
 const dirs: string[] = [];
 afterEach(() => {
-	for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 function reader(fromSeq = 0) {

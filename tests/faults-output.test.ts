@@ -29,7 +29,7 @@ const scratch: string[] = [];
 afterAll(() => {
 	for (const stray of strays) if (isAlive(stray.pid, stray.start)) process.kill(stray.pid, "SIGKILL");
 	for (const agent of agents) agent.cleanup();
-	for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+	for (const dir of scratch) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 function agentWith(options: Parameters<typeof createTestAgent>[0] = {}): TestAgent {

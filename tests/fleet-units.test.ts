@@ -46,7 +46,7 @@ function scratch(): string {
 	return dir;
 }
 afterAll(() => {
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 const ssh = (host: string, max: number) => ({ kind: "ssh", host, dir: ".agent-board", max, env: [] as string[] });

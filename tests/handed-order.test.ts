@@ -12,7 +12,7 @@ import { handedRuns, linkPaths } from "../runner/life/target-link-owner.mjs";
 
 const dirs: string[] = [];
 afterAll(() => {
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 describe("a link takes its runs in the order they were handed", () => {

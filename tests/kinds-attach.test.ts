@@ -17,7 +17,7 @@ import { makeRow } from "../test-support/fake-board-service.ts";
 const FAR = "/home/far-user/.agent-board/work/abc123";
 const dirs: string[] = [];
 afterEach(() => {
-	for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 function setup() {

@@ -22,7 +22,7 @@ import { expandSkill } from "../src/ponytail/skill-commands.ts";
 const LEVELS = ["lite", "full", "ultra"] as const;
 let dirs: string[] = [];
 afterEach(() => {
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 	dirs = [];
 });
 function scratch(): string {

@@ -16,7 +16,7 @@ import { parseSince } from "../runner/time-words.mjs";
 
 const dirs: string[] = [];
 afterAll(() => {
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 function layout() {

@@ -42,7 +42,7 @@ function scratch(): string {
 const children = new Set<ReturnType<typeof spawn>>();
 afterAll(() => {
 	for (const child of children) child.kill("SIGKILL");
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 /** A run prepared as the launcher leaves it before its entry: run.json and a queued status. */

@@ -11,7 +11,7 @@ import { runFilesProblem } from "../src/board/engine/run-files-check.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 describe("a run's files are what they should be", () => {

@@ -9,7 +9,7 @@ import { runPathsOf } from "../runner/store/store-layout.mjs";
 
 const dirs: string[] = [];
 afterEach(() => {
-	for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 /** Starts the runner on a run.json with these paths; returns the error its run recorded. */

@@ -11,7 +11,7 @@ import { guardSessionWrites } from "../src/board/worker/session-writes.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 const enospc = () => Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });

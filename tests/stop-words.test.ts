@@ -23,7 +23,7 @@ function scratch(): string {
 	return dir;
 }
 afterAll(() => {
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 const row = (fields: Partial<BoardRow>): BoardRow => ({ id: "r1", state: "working", ...fields }) as BoardRow;

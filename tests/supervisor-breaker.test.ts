@@ -15,7 +15,7 @@ import type { RunStatus } from "../src/board/engine/types.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 const line = (row: string, decision: "asked-you" | "answered" | "you-answered", at: number) => ({

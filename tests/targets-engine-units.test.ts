@@ -28,7 +28,7 @@ function scratch(): string {
 	return dir;
 }
 afterAll(() => {
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 const ssh = { kind: "ssh" as const, host: "dev", dir: ".agent-board", max: 2, env: [] as string[] };

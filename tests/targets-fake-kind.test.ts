@@ -25,7 +25,7 @@ const agents: TestAgent[] = [];
 const dirs: string[] = [];
 afterAll(() => {
 	for (const agent of agents) agent.cleanup();
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 describe("a third kind of target", () => {

@@ -38,7 +38,7 @@ const temp = (): string => {
 	return dir;
 };
 afterEach(() => {
-	for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
+	for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 /** A prepared far run in `dir` for a repository with one commit. */

@@ -31,7 +31,7 @@ const PI_CLI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/dis
 
 const dirs: string[] = [];
 afterAll(() => {
-	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 function store(): string {
 	const dir = mkdtempSync(join(tmpdir(), "pab-web-"));
