@@ -9,7 +9,7 @@
 import { appendFileSync, readFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { procsWithEnv } from "./proc-scan.ts";
 
 const MARK = "PAB_TEST_FILE";
@@ -46,7 +46,7 @@ export function setUpTestFile(options: { unit: boolean }): void {
 	process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), `pab-node-compile-cache-${userInfo().uid}`);
 	// PAB_TEST_MARKS=<file>: which mark is which test file, for a profiler that reads the marks in /proc.
 	const marks = process.env.PAB_TEST_MARKS;
-	if (marks) beforeAll((suite) => appendFileSync(marks, `${id} ${suite.file.filepath}\n`));
+	if (marks) beforeAll(() => appendFileSync(marks, `${id} ${expect.getState().testPath ?? "?"}\n`));
 	afterAll(() => {
 		const entry = `${MARK}=${id}`;
 		const left = leftovers(entry);
