@@ -171,7 +171,17 @@ try {
 	const rules = [];
 	const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
 	const agentDir = writeAgentDir(model, join(root, "agent"));
-	host = await startSshHost();
+	// useradd takes /etc/passwd's lock, which the suite's own host users contend for: a refusal is tried again.
+	for (let attempt = 1; !host; attempt++) {
+		try {
+			host = await startSshHost();
+		} catch (error) {
+			if (attempt >= 10 || !String(error instanceof Error ? error.message : error).includes("cannot lock"))
+				throw error;
+			log(`ssh host: /etc/passwd busy, trying again (${attempt})`);
+			await sleep(3000);
+		}
+	}
 	host.user.writePiConfig({ models: model.modelsJson(), auth: model.authJson(), settings: model.settingsJson() });
 	/** @type {NodeJS.ProcessEnv} */
 	const env = {
