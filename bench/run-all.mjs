@@ -6,7 +6,8 @@ import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 for (const name of readdirSync(here).sort()) {
-	if (!name.endsWith(".mjs") || name === "run-all.mjs" || name.startsWith("_")) continue;
+	// soak.mjs runs an hour with faults injected (#38): started by hand, never in a batch.
+	if (!name.endsWith(".mjs") || name === "run-all.mjs" || name === "soak.mjs" || name.startsWith("_")) continue;
 	console.log(`\n== ${name}`);
 	// --expose-gc: memory figures are taken after a collection, as board-scale's header says.
 	const result = spawnSync(process.execPath, ["--experimental-strip-types", "--expose-gc", join(here, name)], {
