@@ -1,0 +1,116 @@
+/**
+ * FIFO across boards on one pool: two boards of their own (two processes on one store, as two pi
+ * sessions would be) dispatch to a pool of two members (a directory each, the fake kind) at once, each
+ * ticking as an open board does, with the store's keeper pumping too; real pi workers run every row at
+ * the far side. No entry of the pool starts while an older one waits: each run's claim, made under the
+ * queue's lock, counts the older entries of its target still waiting (0 in FIFO), and the order the
+ * runs were claimed in is the order they were queued in.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createBoardService } from "../src/board/engine/service.ts";
+import { parseSubcommand, runSubcommand } from "../src/board/subcommands/subcommands.ts";
+import "../test-support/fake-kind/register.mjs";
+import { initRepo } from "../test-support/git-repo.ts";
+import { createTestAgent, PI_CLI, REPO_ROOT, type TestAgent } from "../test-support/pi-harness.ts";
+
+const REGISTER = join(REPO_ROOT, "test-support", "fake-kind", "register.mjs");
+const CHILD = join(REPO_ROOT, "test-support", "pool-board-child.ts");
+const agents: TestAgent[] = [];
+const dirs: string[] = [];
+afterAll(() => {
+	for (const agent of agents) agent.cleanup();
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+});
+
+/** A board process of its own: dispatches `count` rows to `target`, ticks until they are over, prints their ids. */
+function boardProcess(
+	env: NodeJS.ProcessEnv,
+	storeDir: string,
+	count: number,
+	target: string,
+	cwd: string,
+	tag: string,
+) {
+	return new Promise<string[]>((resolve, reject) => {
+		const child = spawn(
+			process.execPath,
+			["--experimental-strip-types", "--no-warnings", CHILD, storeDir, String(count), target, cwd, tag],
+			{ env, stdio: ["ignore", "pipe", "pipe"] },
+		);
+		let out = "";
+		let err = "";
+		child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
+		child.stderr.setEncoding("utf8").on("data", (chunk: string) => (err += chunk));
+		child.on("close", (code) =>
+			code === 0 ? resolve(JSON.parse(out) as string[]) : reject(new Error(`board ${tag} exited ${code}: ${err}`)),
+		);
+	});
+}
+
+interface Claim {
+	purpose: string;
+	at: number;
+	olderWaiting?: number;
+	queued?: { at: number; runId: string; target?: string };
+}
+
+describe("two boards on one pool", () => {
+	it("start the pool's runs in the order they were queued: no younger entry starts while an older one waits", async () => {
+		const agent = createTestAgent({
+			script: {
+				rules: [],
+				fallback: [{ toolCall: { name: "ls", args: {} } }, { delayMs: 200, then: { text: "Slice finished." } }],
+			},
+		});
+		agents.push(agent);
+		const root = mkdtempSync(join(tmpdir(), "pab-pool-fifo-"));
+		dirs.push(root);
+		const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
+		const storeDir = join(root, "store");
+		const env = { ...agent.env, NODE_OPTIONS: `--import=${REGISTER}` };
+		const board = createBoardService({ storeDir, piCommand: [process.execPath, PI_CLI], env });
+		const run = async (args: string): Promise<string> => {
+			const parsed = parseSubcommand(args);
+			if (!parsed.ok) throw new Error(parsed.error);
+			return runSubcommand(board, parsed, repo);
+		};
+		const pi = `--pi "${process.execPath} ${PI_CLI}"`;
+		await run(`targets add m1 --fake ${join(root, "far1")} ${pi} --max 1`);
+		await run(`targets add m2 --fake ${join(root, "far2")} ${pi} --max 1`);
+		await run("targets add build --pool m1,m2");
+
+		const PER_BOARD = 5;
+		const ids = (
+			await Promise.all(["east", "west"].map((tag) => boardProcess(env, storeDir, PER_BOARD, "build", repo, tag)))
+		).flat();
+		expect(new Set(ids).size).toBe(2 * PER_BOARD);
+
+		const rows = await Promise.all(ids.map((id) => board.get(id)));
+		expect(rows.map((row) => `${row?.name}: ${row?.state} ${row?.error ?? ""}`.trim())).toEqual(
+			rows.map((row) => `${row?.name}: completed`),
+		);
+		// Each run was claimed once, to start, from the pool's queue, and both members took runs.
+		const claims = rows.map((row) => ({
+			row: row?.name ?? "",
+			host: row?.host,
+			claim: JSON.parse(readFileSync(join(row?.runDir ?? "", "claim.json"), "utf8")) as Claim,
+		}));
+		expect(claims.filter(({ claim }) => claim.purpose !== "start" || claim.queued?.target !== "build")).toEqual([]);
+		expect(new Set(claims.map(({ host }) => host))).toEqual(new Set(["m1", "m2"]));
+		const byPlace = [...claims].sort((a, b) => (a.claim.queued?.at ?? 0) - (b.claim.queued?.at ?? 0));
+		// FIFO: when a run was claimed, no older entry of the pool still waited; so claims follow queue order.
+		expect(
+			claims
+				.filter(({ claim }) => claim.olderWaiting !== 0)
+				.map(({ row, claim }) => `${row}: ${claim.olderWaiting}`),
+		).toEqual([]);
+		const byClaim = [...claims].sort(
+			(a, b) => a.claim.at - b.claim.at || (a.claim.queued?.at ?? 0) - (b.claim.queued?.at ?? 0),
+		);
+		expect(byClaim.map(({ row }) => row)).toEqual(byPlace.map(({ row }) => row));
+	}, 600_000);
+});
