@@ -50,7 +50,7 @@ const config = readConfig(configPath, slotPath);
 const runDir = config.runDir;
 /** What every process of this run carries (a far run's differs from its link's: proc.mjs runTag). */
 const tag = runTag(config.runId, config.layout);
-const files = new RunFiles({ runDir, storeDir: config.storeDir, rowId: config.rowId });
+const files = new RunFiles({ runDir, storeDir: config.storeDir, rowId: config.rowId }, (problem) => refuseRun(problem));
 const events = new EventLog((line) => files.appendEvent(line));
 const selfStart = processStartTime(process.pid);
 files.writeRecord(join(runDir, "runner.json"), { pid: process.pid, start: selfStart });
@@ -281,6 +281,17 @@ function protectSession() {
 	if (worker?.pid) signalVerified(worker.pid, workerStart, "SIGKILL");
 }
 
+/**
+ * A file of the run planted in place of its own (a symlink as events.jsonl): nothing goes through it, and
+ * the run ends naming it rather than going on with its record somewhere else.
+ * @param {string} problem
+ */
+function refuseRun(problem) {
+	if (finished) return;
+	failure ??= problem;
+	if (worker?.pid) signalVerified(worker.pid, workerStart, "SIGKILL");
+}
+
 /** Stop: ask the worker to abort, then TERM it, then KILL everything of the run. */
 function stop() {
 	if (stopping) return;
@@ -474,7 +485,7 @@ process.on("uncaughtException", (error) => {
 	}
 });
 
-const refused = runPlaceProblem(runDir, config.sessionFile);
+const refused = runPlaceProblem(runDir, config.sessionFile) ?? files.openAll();
 if (refused) void finish({ code: null, signal: null, spawnError: refused });
 else if (!existsSync(config.cwd))
 	void finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });

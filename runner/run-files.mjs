@@ -2,9 +2,12 @@
 // every write is caught; what cannot be written waits in memory (bounded) or is dropped with a count,
 // and goes out with the next write that succeeds. events.jsonl and stderr.log stay open (one write per
 // line, no open and close each time), and an append that fails half way is cut back to its last whole line.
-import { closeSync, fstatSync, ftruncateSync, lstatSync, openSync, writeSync } from "node:fs";
+// Neither is opened through a symlink or as a file of the wrong kind planted in its place (append-file.mjs):
+// that is no disk to wait for, the run ends naming the file (onRefused).
+import { closeSync, fstatSync, ftruncateSync, lstatSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { FILE_MODE, touchNotify, writeJsonAtomic } from "./store/fs-util.mjs";
+import { touchNotify, writeJsonAtomic } from "./store/fs-util.mjs";
+import { openAppend, PlantedFileError } from "./store/append-file.mjs";
 import { writeReceipt } from "./life/inbox.mjs";
 
 /** Events that wait for space in memory at most; later ones are counted and dropped. */
@@ -23,21 +26,26 @@ class AppendFile {
 		this.size = 0;
 	}
 
+	/** Opens it now (once). */
+	open() {
+		if (this.fd !== undefined) return this.fd;
+		this.fd = openAppend(this.path);
+		this.size = fstatSync(this.fd).size;
+		return this.fd;
+	}
+
 	/** @param {string} text */
 	append(text) {
-		if (this.fd === undefined) {
-			this.fd = openSync(this.path, "a", FILE_MODE);
-			this.size = fstatSync(this.fd).size;
-		}
+		const fd = this.open();
 		const bytes = Buffer.from(text);
 		let done = 0;
 		try {
-			while (done < bytes.length) done += writeSync(this.fd, bytes, done);
+			while (done < bytes.length) done += writeSync(fd, bytes, done);
 		} catch (error) {
 			// A torn line would make every later line unreadable: back to the last whole one.
 			if (done > 0) {
 				try {
-					ftruncateSync(this.fd, this.size);
+					ftruncateSync(fd, this.size);
 				} catch {
 					// The reader skips a torn last line.
 				}
@@ -76,9 +84,12 @@ export function isDiskError(error) {
 }
 
 export class RunFiles {
-	/** @param {{ runDir: string, storeDir: string, rowId: string }} run */
-	constructor(run) {
+	/** @param {{ runDir: string, storeDir: string, rowId: string }} run @param {(problem: string) => void} [onRefused] a file planted in place of one of the run's */
+	constructor(run, onRefused) {
 		this.run = run;
+		this.onRefused = onRefused;
+		/** Why a file of the run was refused ("events.jsonl: is a symbolic link (not followed)"): nothing more goes to it. @type {string | undefined} */
+		this.refused = undefined;
 		this.statusPath = join(run.runDir, "status.json");
 		this.events = new AppendFile(join(run.runDir, "events.jsonl"));
 		this.stderr = new AppendFile(join(run.runDir, "stderr.log"));
@@ -119,8 +130,31 @@ export class RunFiles {
 		}
 	}
 
+	/**
+	 * Opens events.jsonl and stderr.log before the worker starts: returns why one was refused (planted),
+	 * or undefined (a failing disk is not a refusal: their lines wait for space as ever).
+	 */
+	openAll() {
+		for (const file of [this.events, this.stderr]) {
+			try {
+				file.open();
+			} catch (error) {
+				this.failed(file.path, error);
+			}
+		}
+		return this.refused;
+	}
+
 	/** @param {string} path @param {unknown} error */
 	failed(path, error) {
+		if (error instanceof PlantedFileError) {
+			if (this.refused === undefined) {
+				this.refused = error.message;
+				this.log(`refusing ${path}: ${error.message}`);
+				this.onRefused?.(error.message);
+			}
+			return;
+		}
 		const code = errnoOf(error);
 		const first = this.problem === undefined;
 		this.problem = `${path}: ${code ?? (error instanceof Error ? error.message : String(error))}`;
@@ -160,6 +194,8 @@ export class RunFiles {
 				return;
 			} catch (error) {
 				this.failed(this.events.path, error);
+				// Never written through what was planted, nor kept for it.
+				if (error instanceof PlantedFileError) return;
 			}
 		}
 		if (this.pendingBytes + line.length > PENDING_EVENT_BYTES) this.droppedEvents += 1;
@@ -205,7 +241,7 @@ export class RunFiles {
 			this.events.append(this.pendingEvents.join(""));
 		} catch (error) {
 			this.failed(this.events.path, error);
-			return;
+			if (!(error instanceof PlantedFileError)) return;
 		}
 		this.pendingEvents = [];
 		this.pendingBytes = 0;

@@ -3,7 +3,7 @@
  * megabytes in many chunks, joined stream deltas in events.jsonl (case 6), and the runner's files on a
  * disk that refuses every write (/dev/full: ENOSPC), which must never throw (case 1).
  */
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, linkSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -129,10 +129,10 @@ describe("runner files on a disk that refuses writes", () => {
 	it("never throws: status, events, receipts and records wait in memory (bounded), later events are counted as dropped", () => {
 		const runDir = mkdtempSync(join(tmpdir(), "pab-full-"));
 		roots.push(runDir);
-		// Every file the runner appends or replaces here is /dev/full: each write fails with ENOSPC.
-		symlinkSync("/dev/full", join(runDir, "events.jsonl"));
-		symlinkSync("/dev/full", join(runDir, "stderr.log"));
 		const files = new RunFiles({ runDir, storeDir: runDir, rowId: "row" });
+		// The files the runner appends to are open on /dev/full: each write fails with ENOSPC, as on a full disk.
+		files.events.fd = openSync("/dev/full", "w");
+		files.stderr.fd = openSync("/dev/full", "w");
 		const logged: string[] = [];
 		files.log = (text: string) => void logged.push(text);
 		const line = `${JSON.stringify({ seq: 1, at: 1, type: "message_update", delta: "z".repeat(1000) })}\n`;
@@ -154,5 +154,41 @@ describe("runner files on a disk that refuses writes", () => {
 		expect(JSON.parse(readFileSync(join(runDir, "status.json"), "utf8")).runId).toBe("run");
 		expect(files.pendingEvents.length).toBeGreaterThan(0);
 		files.close();
+	});
+});
+
+describe("runner files planted before the runner opened them", () => {
+	it("a symlink as events.jsonl, a hard link as stderr.log: nothing goes through it, nothing waits for it, the run is refused naming the file once", () => {
+		const runDir = mkdtempSync(join(tmpdir(), "pab-planted-"));
+		roots.push(runDir);
+		const outside = join(runDir, "outside");
+		writeFileSync(outside, "secret\n");
+		symlinkSync(outside, join(runDir, "events.jsonl"));
+		const refused: string[] = [];
+		const files = new RunFiles({ runDir, storeDir: runDir, rowId: "row" }, (problem) => void refused.push(problem));
+		files.log = () => undefined;
+		expect(files.openAll()).toBe("events.jsonl: is a symbolic link (not followed)");
+		files.appendEvent(`${JSON.stringify({ seq: 1, at: 1, type: "agent_start" })}\n`);
+		files.flushEvents();
+		expect(readFileSync(outside, "utf8")).toBe("secret\n");
+		expect([files.pendingEvents.length, files.problem, files.diskFull]).toEqual([0, undefined, false]);
+		expect(refused).toEqual(["events.jsonl: is a symbolic link (not followed)"]);
+		// stderr.log itself was opened as the plain file it is.
+		files.appendStderr("err\n");
+		expect(readFileSync(join(runDir, "stderr.log"), "utf8")).toBe("err\n");
+		files.close();
+
+		// A hard link to a file elsewhere is another name for it: refused too.
+		const linked = mkdtempSync(join(tmpdir(), "pab-planted-"));
+		roots.push(linked);
+		writeFileSync(join(linked, "elsewhere"), "secret\n");
+		linkSync(join(linked, "elsewhere"), join(linked, "stderr.log"));
+		const second = new RunFiles({ runDir: linked, storeDir: linked, rowId: "row" });
+		second.log = () => undefined;
+		expect(second.openAll()).toBe("stderr.log: has 2 hard links (another name for a file elsewhere)");
+		second.appendStderr("err\n");
+		expect(readFileSync(join(linked, "elsewhere"), "utf8")).toBe("secret\n");
+		expect(existsSync(join(linked, "events.jsonl"))).toBe(true);
+		second.close();
 	});
 });

@@ -6,11 +6,12 @@
 // pump): an entry whose target is full waits without blocking entries of other targets; a non-local
 // run's owner is its target's link (target-link-owner.mjs); a pool's run is placed on a member as it
 // is claimed (place-run.mjs).
-import { closeSync, existsSync, openSync } from "node:fs";
+import { closeSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { LOCAL_TARGET } from "./vocabulary.mjs";
 import { readLimits } from "./board-config.mjs";
-import { DISK_FULL_BYTES, diskSpace, ensureDir, FILE_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
+import { openAppend, PlantedFileError } from "../store/append-file.mjs";
+import { DISK_FULL_BYTES, diskSpace, ensureDir, writeJsonAtomic } from "../store/fs-util.mjs";
 import {
 	claimEntry,
 	claimHeld,
@@ -243,8 +244,16 @@ function startOldest(storeRoot, target, max, limits) {
 				if (placed) writeJsonAtomic(placed.slot, owner(entry.runId, entry.rowId));
 			}
 			holder = entry.runId;
-			// Opened before the claim: a run that cannot get its log (a full disk) stays queued.
-			const logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE);
+			// Opened before the claim: a run that cannot get its log (a full disk) stays queued. Never through
+			// a symlink planted as it (the runner's stderr would go there): that run fails, naming the file.
+			let logFd;
+			try {
+				logFd = openAppend(join(runDir, "runner.log"));
+			} catch (error) {
+				if (!(error instanceof PlantedFileError)) throw error;
+				if (claimHeld(storeRoot, name, runDir, "start")) recordStartFailure(runDir, error.message);
+				continue;
+			}
 			let claimed;
 			try {
 				claimed = claimHeld(storeRoot, name, runDir, "start", held);

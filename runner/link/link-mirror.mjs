@@ -3,17 +3,9 @@
 // target is untrusted: a status is written only when its shape is right and it names this run, an
 // event line only when it is an object with the seq the frame says, session bytes only at the offset
 // the local file has reached. Everything is written by temp + rename, or appended.
-import {
-	closeSync,
-	fstatSync,
-	ftruncateSync,
-	openSync,
-	readFileSync,
-	writeSync,
-	appendFileSync,
-	constants,
-} from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, writeSync, constants } from "node:fs";
 import { join } from "node:path";
+import { appendNoFollow } from "../store/append-file.mjs";
 import { FILE_MODE, touchNotify, writeJsonAtomic } from "../store/fs-util.mjs";
 import { writeReceipt } from "../life/inbox.mjs";
 import { REASON_CODES } from "../life/reasons.mjs";
@@ -191,7 +183,8 @@ export function openMirror(options) {
 			const e = /** @type {Record<string, unknown>} */ (value);
 			if (!isKind(value, "object") || e.seq !== seq || typeof e.at !== "number" || typeof e.type !== "string")
 				return `event ${seq} has the wrong shape`;
-			appendFileSync(paths.events, `${tornTail ? "\n" : ""}${line}\n`, { mode: FILE_MODE });
+			// Never through a symlink planted as the mirror's events.jsonl.
+			appendNoFollow(paths.events, `${tornTail ? "\n" : ""}${line}\n`);
 			tornTail = false;
 			lastSeq = seq;
 			return undefined;

@@ -7,7 +7,8 @@
 // Killed, it is started again by the next board read (supervise's relink), and the new link resumes
 // every run where the local files stop.
 // Usage: node target-link.mjs <store>/targets/<target>/link
-import { appendFileSync, existsSync, watch } from "node:fs";
+import { existsSync, watch } from "node:fs";
+import { appendNoFollow } from "../store/append-file.mjs";
 import { basename, dirname, join, resolve } from "node:path";
 import { kindOf } from "../kinds/kinds.mjs";
 import { ensureKeeper } from "../keeper/ensure-keeper.mjs";
@@ -144,9 +145,7 @@ function adopt(handed) {
 	const runLog = (text) => {
 		log(text);
 		try {
-			appendFileSync(join(runDir, "runner.log"), `${new Date().toISOString()} agent-board link: ${text}\n`, {
-				mode: 0o600,
-			});
+			appendNoFollow(join(runDir, "runner.log"), `${new Date().toISOString()} agent-board link: ${text}\n`);
 		} catch {
 			// The link's own log has it.
 		}
