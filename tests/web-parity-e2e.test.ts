@@ -11,6 +11,7 @@ import type { Page } from "playwright-core";
 import { afterAll, describe, expect, it, type TestContext } from "vitest";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { chromiumMissing, launchBrowser, overflowing, screenshot, type Browser } from "../test-support/browser.ts";
+import { cloneRows } from "../test-support/clone-rows.ts";
 import type { FauxStep } from "../test-support/faux-script.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
 import { createTestAgent, runPi, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
@@ -18,6 +19,7 @@ import { requires } from "../test-support/requires.ts";
 import { serveFromPi, type Served } from "../test-support/web-server.ts";
 import type { BoardEngine } from "../src/board/engine/service.ts";
 import { updatePolicy } from "../runner/life/policy.mjs";
+import { touchNotify } from "../runner/store/fs-util.mjs";
 
 const WRITE = `printf 'attempt %s\\n' "$AGENT_BOARD_ROW" > shared.txt`;
 const WORDS = Array.from({ length: 30 }, (_, n) => `word${n}`).join(" ");
@@ -398,11 +400,28 @@ describe("the page does what the TUI does", () => {
 			model: "faux-stream/stream-1",
 			budget: { tokens: 2000 },
 		});
-		await waitFor(async () => (await board.get(budgeted.id))?.budget?.paused, "the row paused at its budget", 90_000);
+		const pausedAfter = (spent: number) =>
+			waitFor(
+				async () => {
+					const row = await board.get(budgeted.id);
+					return row?.budget?.paused && (row.budget.spent ?? 0) > spent ? row : undefined;
+				},
+				"the row paused at its budget",
+				90_000,
+			);
+		const first = await pausedAfter(0);
 		await open(page, budgeted.id);
 		await card(page, budgeted.id)
 			.locator(".question-text", { hasText: "budget reached: 2k tokens; raise or stop" })
 			.waitFor({ timeout: 30_000 });
+		// The budget's question, answered in the answer box as in the TUI: it goes on to the new budget.
+		const spent = first.budget?.spent ?? 0;
+		await card(page, budgeted.id)
+			.locator("textarea.composer-text")
+			.fill(`raise to ${spent + 1000}`);
+		await card(page, budgeted.id).locator(".composer button", { hasText: "Answer" }).click();
+		await pausedAfter(spent);
+		await card(page, budgeted.id).locator(".question-text", { hasText: "budget reached:" }).waitFor();
 		await card(page, budgeted.id).locator(".actions button", { hasText: "Budget" }).click();
 		await page.locator(".sheet-content input").fill("1M");
 		await page.locator(".sheet-content button.primary", { hasText: "Set budget" }).click();
@@ -434,4 +453,50 @@ describe("the page does what the TUI does", () => {
 		expect((await board.list()).some((row) => row.name.includes("NOWHERE"))).toBe(false);
 		expect(world?.browser.errors.slice(before).join("\n")).toMatch(/^console: .*status of 409 \(Conflict\)$/);
 	}, 300_000);
+
+	it("lists a group's first 50 rows and Show more; a link to a row beyond them opens it; every button says what it does", async (ctx) => {
+		const { page, board, agent, served } = await setup(ctx);
+		const seed = await board.dispatch({ prompt: "SEED for the long list", cwd: agent.cwd });
+		expect((await waitDone(board, seed.id)).state).toBe("completed");
+		// 70 real finished rows, copied on disk; the board hears of each as of any row's change.
+		const clones = cloneRows(board.storeDir, seed.id, 0, 70, (n) => `CLONED row ${n}`);
+		for (const id of clones) touchNotify(board.storeDir, id);
+		await page.goto(`${served.base}/`);
+		const more = page.locator("section.group button.more:visible", { hasText: /^Show \d+ more of \d+$/ });
+		await more.waitFor({ timeout: 60_000 });
+		const title = (await page
+			.locator("section.group")
+			.filter({ has: page.locator("button.more:visible") })
+			.locator("h2.group-title")
+			.textContent()) as string;
+		const group = page.locator("section.group").filter({ has: page.locator("h2.group-title", { hasText: title }) });
+		expect(await group.locator("li.row").count()).toBe(50);
+		const shown = new Set(await visibleIds(page));
+		const beyond = clones.find((id) => !shown.has(id));
+		expect(beyond).toBeDefined();
+		await more.click();
+		await card(page, beyond ?? "").waitFor();
+		expect(await group.locator("li.row").count()).toBeGreaterThan(50);
+		// A link to a row beyond the first 50 (a report's, a notice's) shows its group as far as it.
+		await page.goto(`${served.base}/?row=${beyond}`);
+		await card(page, beyond ?? "")
+			.locator(".details .facts")
+			.waitFor({ timeout: 30_000 });
+		// ?: each button says what it does (its words, or a label for a symbol).
+		await open(page, seed.id);
+		const unnamed = await page
+			.locator("button:visible")
+			.evaluateAll((nodes) =>
+				nodes
+					.filter(
+						(n) =>
+							!/\w{2,}/.test(
+								`${n.textContent ?? ""} ${n.getAttribute("aria-label") ?? ""} ${n.getAttribute("title") ?? ""}`,
+							),
+					)
+					.map((n) => n.outerHTML.slice(0, 120)),
+			);
+		expect(unnamed.join("\n")).toBe("");
+		expect(pageErrors()).toBe("");
+	}, 240_000);
 });

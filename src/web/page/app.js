@@ -75,10 +75,12 @@ function connect(board) {
 }
 
 /**
- * A row's card opened and scrolled to (a report's link, a notice's, the URL's). An archived row has no
- * card until the archived are shown: they are, when the row is one of them.
+ * A row's card opened and scrolled to (a report's link, a notice's, the URL's). A row beyond its group's
+ * first rows is shown; an archived row has no card until the archived are shown: they are, when the row
+ * is one of them.
  */
 async function reveal(board, id, answer = false) {
+	board.expose(id);
 	if (!board.card(id) && $("archived").getAttribute("aria-pressed") !== "true") {
 		const { rows } = await getJson("/api/rows?archived=1");
 		if (rows.some((row) => row.id === id)) await showArchived(board, id);
@@ -94,13 +96,16 @@ async function reveal(board, id, answer = false) {
 async function showArchived(board, id) {
 	const archived = $("archived");
 	if (archived.getAttribute("aria-pressed") !== "true") archived.click();
-	for (let tries = 0; !board.card(id) && tries < 50; tries++) await new Promise((r) => setTimeout(r, 100));
+	for (let tries = 0; tries < 50; tries++) {
+		board.expose(id);
+		if (board.card(id)) return;
+		await new Promise((r) => setTimeout(r, 100));
+	}
 }
 
 /** A search hit's card: shown (archived rows too, by showing the archived), opened and scrolled to. */
 async function openHit(board, hit) {
 	if (!board.card(hit.rowId) && hit.archived) await showArchived(board, hit.rowId);
-	if (!board.card(hit.rowId)) return toast(`${hit.name}: not on the board`, "error");
 	await reveal(board, hit.rowId);
 }
 
