@@ -456,7 +456,7 @@ describe("the page does what the TUI does", () => {
 		world?.browser.errors.splice(before);
 	}, 300_000);
 
-	it("lists a group's first 50 rows and Show more; a link to a row beyond them opens it; every button says what it does", async (ctx) => {
+	it("lists a group's first 50 rows and Show more; a link to a row beyond them opens it; every button says what it does; a link opened logged out logs in first, then opens its row", async (ctx) => {
 		const { page, board, agent, served } = await setup(ctx);
 		const seed = await board.dispatch({ prompt: "SEED for the long list", cwd: agent.cwd });
 		expect((await waitDone(board, seed.id)).state).toBe("completed");
@@ -500,5 +500,21 @@ describe("the page does what the TUI does", () => {
 			);
 		expect(unnamed.join("\n")).toBe("");
 		expect(pageErrors()).toBe("");
+
+		// A row's link (a notifier's) opened with no cookie: log in first, then the row opens, its answer box too.
+		const errors = world?.browser.errors ?? [];
+		const before = errors.length;
+		await world?.browser.context.clearCookies();
+		const refused = await page.goto(`${served.base}/?row=${seed.id}&answer=1`);
+		expect(refused?.status()).toBe(401);
+		expect(await page.textContent("body")).toContain("Then this link opens its row.");
+		await page.goto(served.login);
+		await page.waitForURL(`${served.base}/?row=${seed.id}&answer=1`);
+		await card(page, seed.id).locator(".details .facts").waitFor({ timeout: 30_000 });
+		// Once: a later login goes to the board.
+		await page.goto(served.login);
+		await page.waitForURL(`${served.base}/`);
+		expect(errors.slice(before).filter((error) => !error.includes("401"))).toEqual([]);
+		errors.splice(before);
 	}, 240_000);
 });
