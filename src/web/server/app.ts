@@ -55,10 +55,12 @@ function refuse(res: ServerResponse, path: string, status: number, reason: strin
 		sendJson(res, status, { error: status === 401 ? NOT_LOGGED_IN.trim() : `refused: ${reason}` });
 		return;
 	}
-	if (status === 401 && next)
-		return send(res, status, `${NOT_LOGGED_IN}Then this link opens its row.\n`, "text/plain; charset=utf-8", {
+	if (status === 401 && next) {
+		send(res, status, `${NOT_LOGGED_IN}Then this link opens its row.\n`, "text/plain; charset=utf-8", {
 			"set-cookie": next,
 		});
+		return;
+	}
 	send(res, status, status === 401 ? NOT_LOGGED_IN : `Refused: ${reason}.\n`, "text/plain; charset=utf-8");
 }
 
