@@ -4,7 +4,8 @@
  * no board open (the store's keeper delivers the outbox); a receiver down for a while gets what it
  * missed, each event once, in order; the URL holds a secret and is never printed whole. A row paused at
  * its budget sends "budget" (not a question); a question a rule answers sends "answered" (with the
- * question, the answer and the rule) and no "needs-input"; one the supervisor leaves to the person does.
+ * question, the answer and the rule) and no "needs-input"; one the supervisor leaves to the person does;
+ * a failed row sends "failed" with its error.
  */
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -168,7 +169,7 @@ describe("notifiers: delivered with no board open", () => {
 	}, 240_000);
 });
 
-describe("notifiers: a budget's pause and the supervisor's answers", () => {
+describe("notifiers: a budget's pause, a failure and the supervisor's answers", () => {
 	it("a row paused at its budget sends budget once, not a question; raised, it sends its end", async () => {
 		const receiver = await startReceiver();
 		receivers.push(receiver);
@@ -285,4 +286,28 @@ describe("notifiers: a budget's pause and the supervisor's answers", () => {
 		expect(receiver.got.length).toBe(3);
 		await board.stop(waiting.id);
 	}, 240_000);
+
+	it("a failed row sends failed once, with its error, at json and ntfy", async () => {
+		const receiver = await startReceiver();
+		receivers.push(receiver);
+		const agent = createTestAgent({
+			script: { rules: [{ match: "BREAK-ME", steps: [{ error: "the provider refused: quota gone" }] }] },
+		});
+		agents.push(agent);
+		const store = join(agent.root, "store");
+		await runNotify({ verb: "add", name: "hook", url: `${receiver.base}/json`, on: "failed" }, store);
+		await runNotify({ verb: "add", name: "phone", url: `${receiver.base}/ntfy/topic`, format: "ntfy" }, store);
+		const board = boardFor(agent);
+		const row = await board.dispatch({ prompt: "BREAK-ME now", cwd: agent.cwd });
+		expect((await waitDone(board, row.id, 90_000)).state).toBe("failed");
+		await waitFor(() => receiver.delivered().length >= 2, "the failure at both receivers", 60_000);
+		await new Promise((r) => setTimeout(r, 2000));
+		const [hook] = receiver.delivered("/json").map((r) => JSON.parse(r.body) as Record<string, unknown>);
+		expect(hook).toMatchObject({ event: "failed", row: row.id, name: "BREAK-ME now" });
+		expect(String(hook?.text)).toContain("quota gone");
+		const [ntfy] = receiver.delivered("/ntfy/");
+		expect(ntfy?.headers).toMatchObject({ title: "agent-board: BREAK-ME now failed", tags: "x", priority: "4" });
+		expect(ntfy?.body).toContain("quota gone");
+		expect(receiver.got.length).toBe(2);
+	}, 180_000);
 });
