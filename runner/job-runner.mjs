@@ -23,6 +23,7 @@ import {
 } from "./store/proc.mjs";
 import { ensureKeeper } from "./keeper/ensure-keeper.mjs";
 import { runNotices } from "./notify/run-notices.mjs";
+import { readPolicy } from "./life/policy.mjs";
 import { pumpQueue } from "./life/queue.mjs";
 import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./life/slots.mjs";
@@ -62,7 +63,7 @@ try {
 
 const status = initialStatus(config.runId, config.rowId, config.createdAt);
 // What the notifiers hear of this run: a question, a budget pause, its end (runner/notify/run-notices.mjs).
-const notices = runNotices(config);
+const notices = runNotices(config, () => Boolean(readPolicy(config.storeDir).policy.supervisor?.model));
 status.state = "working";
 status.startedAt = Date.now();
 status.summary = "Starting pi";
@@ -134,7 +135,11 @@ const helpers = runHelpers(config, status, {
 	changed: () => scheduleStatus(),
 	event: (e) => {
 		events.add(e, Date.now());
-		if (e.type === "supervisor" && e.decision === "answered") notices.answered(String(e.answer ?? ""));
+		if (e.type !== "supervisor") return;
+		if (e.decision === "answered")
+			notices.answered(String(e.question ?? ""), String(e.answer ?? ""), String(e.by ?? e.rule ?? ""));
+		// answered-first: a person answered; any other line (asked-you, a failure) leaves it to them.
+		else if (e.decision !== "answered-first") notices.leftToPerson();
 	},
 	over: () => finished || stopping,
 });

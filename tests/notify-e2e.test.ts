@@ -2,15 +2,19 @@
  * Notifiers (issue #39): a row's question, its end and a supervisor's answer reach loopback receivers
  * in each format (json, ntfy, slack, discord: headers and bodies as the services document them), with
  * no board open (the store's keeper delivers the outbox); a receiver down for a while gets what it
- * missed, each event once, in order; the URL holds a secret and is never printed whole.
+ * missed, each event once, in order; the URL holds a secret and is never printed whole. A row paused at
+ * its budget sends "budget" (not a question); a question a rule answers sends "answered" (with the
+ * question, the answer and the rule) and no "needs-input"; one the supervisor leaves to the person does;
+ * a failed row sends "failed" with its error.
  */
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { updatePolicy } from "../runner/life/policy.mjs";
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { processStartTime } from "../runner/store/proc.mjs";
 import { runNotify } from "../src/board/subcommands/notify-command.ts";
-import { boardFor } from "../test-support/board-helpers.ts";
+import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import type { FauxStep } from "../test-support/faux-script.ts";
 import { createTestAgent, runPi, type TestAgent, waitFor } from "../test-support/pi-harness.ts";
 import { type Receiver, startReceiver } from "../test-support/receiver.ts";
@@ -163,4 +167,147 @@ describe("notifiers: delivered with no board open", () => {
 		const times = delivered.map((b) => Date.parse(b.at));
 		expect([...times].sort((a, b) => a - b)).toEqual(times);
 	}, 240_000);
+});
+
+describe("notifiers: a budget's pause, a failure and the supervisor's answers", () => {
+	it("a row paused at its budget sends budget once, not a question; raised, it sends its end", async () => {
+		const receiver = await startReceiver();
+		receivers.push(receiver);
+		const steps: FauxStep[] = [
+			...Array.from(
+				{ length: 8 },
+				(_, i): FauxStep => ({
+					text: `Step ${i + 1}: checking the next file before I run the command.`,
+					toolCall: { name: "bash", args: { command: `echo step-${i + 1}` } },
+				}),
+			),
+			{ text: "All steps done." },
+		];
+		const agent = createTestAgent({ script: { rules: [{ match: "BUDGETED", steps }] } });
+		agents.push(agent);
+		const store = join(agent.root, "store");
+		await runNotify(
+			{ verb: "add", name: "hook", url: `${receiver.base}/json`, on: "needs-input,budget,completed" },
+			store,
+		);
+		// ntfy's default kinds include budget.
+		await runNotify({ verb: "add", name: "phone", url: `${receiver.base}/ntfy/topic`, format: "ntfy" }, store);
+		const board = boardFor(agent);
+		const row = await board.dispatch({
+			prompt: "BUDGETED walk the files",
+			cwd: agent.cwd,
+			model: "faux-stream/stream-1",
+			budget: { tokens: 2000 },
+		});
+		await waitFor(() => receiver.delivered().length >= 2, "the budget's pause at both receivers", 90_000);
+		const paused = await board.get(row.id);
+		expect(paused?.budget?.paused).toBe(true);
+		const [hook] = receiver.delivered("/json").map((r) => JSON.parse(r.body) as Record<string, unknown>);
+		expect(hook).toMatchObject({
+			event: "budget",
+			row: row.id,
+			name: "BUDGETED walk the files",
+			text: "budget reached: 2k tokens; raise or stop",
+		});
+		const [ntfy] = receiver.delivered("/ntfy/");
+		expect(ntfy?.body).toBe("budget reached: 2k tokens; raise or stop");
+		expect(ntfy?.headers).toMatchObject({
+			title: "agent-board: BUDGETED walk the files paused: budget reached",
+			tags: "moneybag",
+			priority: "4",
+		});
+		await board.reply(row.id, "raise to 1M");
+		expect((await waitDone(board, row.id, 90_000)).state).toBe("completed");
+		await waitFor(() => receiver.delivered().length >= 4, "the end at both receivers", 60_000);
+		await new Promise((r) => setTimeout(r, 2000));
+		// The budget's question was never a needs-input; its pause went once.
+		const events = receiver.delivered("/json").map((r) => (JSON.parse(r.body) as { event: string }).event);
+		expect(events).toEqual(["budget", "completed"]);
+		expect(receiver.got.length).toBe(4);
+	}, 240_000);
+
+	it("a rule's answer sends answered (question, answer, rule) and no needs-input; a question left to the person sends needs-input", async () => {
+		const receiver = await startReceiver();
+		receivers.push(receiver);
+		const agent = createTestAgent({
+			script: {
+				rules: [
+					{
+						match: "[agent-board supervisor request]",
+						steps: [{ text: '{"decision":"ask","why":"it is your call"}' }],
+					},
+					{
+						match: "ROUTINE",
+						steps: [ask("Should I continue with the refactor?"), { text: "Refactor finished." }],
+					},
+					{ match: "ASK-WAIT", steps: [ask("Which region?")] },
+				],
+			},
+		});
+		agents.push(agent);
+		const store = join(agent.root, "store");
+		const rules = join(agent.agentDir, "agent-board", "rules.md");
+		mkdirSync(join(agent.agentDir, "agent-board"), { recursive: true });
+		writeFileSync(rules, '# Rules\n\n## Rules\n- when question says "continue": answer "yes, continue"\n');
+		await updatePolicy(store, (policy) => (policy.supervisor = { model: "faux/faux-1" }));
+		await runNotify({ verb: "add", name: "hook", url: `${receiver.base}/json`, on: "needs-input,answered" }, store);
+		await runNotify(
+			{ verb: "add", name: "phone", url: `${receiver.base}/ntfy/topic`, format: "ntfy", on: "answered" },
+			store,
+		);
+		const board = boardFor(agent);
+		const routine = await board.dispatch({ prompt: "ROUTINE refactor the parser", cwd: agent.cwd });
+		expect((await waitDone(board, routine.id, 90_000)).state).toBe("completed");
+		await waitFor(() => receiver.delivered().length >= 2, "the answer at both receivers", 60_000);
+		const waiting = await board.dispatch({ prompt: "ASK-WAIT choose", cwd: agent.cwd });
+		await waitFor(
+			async () => (await board.get(waiting.id))?.supervisorNote !== undefined,
+			"the question left to the person",
+			90_000,
+		);
+		await waitFor(() => receiver.delivered("/json").length >= 2, "the question left to the person", 60_000);
+		await new Promise((r) => setTimeout(r, 2000));
+
+		const json = receiver.delivered("/json").map((r) => JSON.parse(r.body) as Record<string, unknown>);
+		expect(json.map((b) => [b.event, b.row])).toEqual([
+			["answered", routine.id],
+			["needs-input", waiting.id],
+		]);
+		expect(json[0]?.text).toBe(`"Should I continue with the refactor?" -> "yes, continue" by rule ${rules}:4`);
+		expect(json[1]?.text).toBe("Which region?");
+		const ntfy = receiver.delivered("/ntfy/");
+		expect(ntfy).toHaveLength(1);
+		expect(ntfy[0]?.headers).toMatchObject({
+			title: "agent-board: ROUTINE refactor the parser answered by the supervisor",
+			tags: "robot",
+			priority: "2",
+		});
+		expect(ntfy[0]?.body).toBe(json[0]?.text);
+		expect(receiver.got.length).toBe(3);
+		await board.stop(waiting.id);
+	}, 240_000);
+
+	it("a failed row sends failed once, with its error, at json and ntfy", async () => {
+		const receiver = await startReceiver();
+		receivers.push(receiver);
+		const agent = createTestAgent({
+			script: { rules: [{ match: "BREAK-ME", steps: [{ error: "the provider refused: quota gone" }] }] },
+		});
+		agents.push(agent);
+		const store = join(agent.root, "store");
+		await runNotify({ verb: "add", name: "hook", url: `${receiver.base}/json`, on: "failed" }, store);
+		await runNotify({ verb: "add", name: "phone", url: `${receiver.base}/ntfy/topic`, format: "ntfy" }, store);
+		const board = boardFor(agent);
+		const row = await board.dispatch({ prompt: "BREAK-ME now", cwd: agent.cwd });
+		expect((await waitDone(board, row.id, 90_000)).state).toBe("failed");
+		await waitFor(() => receiver.delivered().length >= 2, "the failure at both receivers", 60_000);
+		await new Promise((r) => setTimeout(r, 2000));
+		const [hook] = receiver.delivered("/json").map((r) => JSON.parse(r.body) as Record<string, unknown>);
+		expect(hook).toMatchObject({ event: "failed", row: row.id, name: "BREAK-ME now" });
+		expect(String(hook?.text)).toContain("quota gone");
+		const [ntfy] = receiver.delivered("/ntfy/");
+		expect(ntfy?.headers).toMatchObject({ title: "agent-board: BREAK-ME now failed", tags: "x", priority: "4" });
+		expect(ntfy?.body).toContain("quota gone");
+		expect(receiver.got.length).toBe(2);
+	}, 180_000);
 });

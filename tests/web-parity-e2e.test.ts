@@ -11,15 +11,29 @@ import type { Page } from "playwright-core";
 import { afterAll, describe, expect, it, type TestContext } from "vitest";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { chromiumMissing, launchBrowser, overflowing, screenshot, type Browser } from "../test-support/browser.ts";
+import { cloneRows } from "../test-support/clone-rows.ts";
+import type { FauxStep } from "../test-support/faux-script.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
 import { createTestAgent, runPi, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
 import { requires } from "../test-support/requires.ts";
 import { serveFromPi, type Served } from "../test-support/web-server.ts";
 import type { BoardEngine } from "../src/board/engine/service.ts";
 import { updatePolicy } from "../runner/life/policy.mjs";
+import { touchNotify } from "../runner/store/fs-util.mjs";
 
 const WRITE = `printf 'attempt %s\\n' "$AGENT_BOARD_ROW" > shared.txt`;
 const WORDS = Array.from({ length: 30 }, (_, n) => `word${n}`).join(" ");
+/** Turns of a streaming model, each a few hundred tokens: a 2k budget pauses the row after some of them. */
+const BUDGET_STEPS: FauxStep[] = [
+	...Array.from(
+		{ length: 12 },
+		(_, i): FauxStep => ({
+			text: `Step ${i + 1}: checking the next file before I run the command.`,
+			toolCall: { name: "bash", args: { command: `echo step-${i + 1}` } },
+		}),
+	),
+	{ text: "All steps done." },
+];
 
 interface World {
 	agent: TestAgent;
@@ -62,6 +76,8 @@ async function setup(ctx: TestContext): Promise<World> {
 				},
 				{ match: "SLOW-STORY", steps: [{ text: `Once ${WORDS} the end.` }] },
 				{ match: "BREAK-ME", steps: [{ error: "the provider refused: quota gone" }] },
+				{ match: "BUDGETED", steps: BUDGET_STEPS },
+				{ match: "RESUME-ME", steps: [{ text: "Resumed and done." }] },
 			],
 			fallback: [{ text: "ok" }],
 		},
@@ -338,6 +354,167 @@ describe("the page does what the TUI does", () => {
 		// The same link from outside (a report's URL) opens the row when the page loads.
 		await page.goto(`${served.base}/?row=${failed.id}`);
 		await card(page, failed.id).locator(".details .facts").waitFor({ timeout: 30_000 });
+		// An archived row's link shows the archived rows and opens it, from the Report and from its URL.
+		await board.archive(finished.id);
+		await card(page, finished.id).waitFor({ state: "detached", timeout: 30_000 });
+		await page.click("#report");
+		await page
+			.locator(".report-section", { hasText: "Finished" })
+			.locator("a.row-link", { hasText: "FINISH-ME" })
+			.click();
+		await page.locator(".sheet").waitFor({ state: "hidden" });
+		await card(page, finished.id).locator(".details .facts").waitFor({ timeout: 30_000 });
+		expect(await page.locator("#archived").getAttribute("aria-pressed")).toBe("true");
+		await page.goto(`${served.base}/?row=${finished.id}`);
+		await card(page, finished.id).locator(".details .facts").waitFor({ timeout: 30_000 });
+		expect(await card(page, finished.id).locator("button", { hasText: "Unarchive" }).count()).toBe(1);
 		expect(pageErrors()).toBe("");
+	}, 240_000);
+
+	it("resumes a finished row by Reply and shows its attach command; raises a paused budget; Escape closes; a refused new agent keeps its form", async (ctx) => {
+		const { page, board, agent } = await setup(ctx);
+		// o on a finished row: the command that opens its session in a terminal; r: Reply resumes it.
+		const done = await board.dispatch({ prompt: "FINISH-FIRST then resume", cwd: agent.cwd });
+		expect((await waitDone(board, done.id)).state).toBe("completed");
+		await open(page, done.id);
+		const session = (await board.get(done.id))?.sessionFile ?? "the session file";
+		const quote = (text: string) => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`);
+		await card(page, done.id)
+			.locator(".facts dd", { hasText: `cd ${quote(agent.cwd)} && pi --session ${quote(session)}` })
+			.waitFor({ timeout: 30_000 });
+		await card(page, done.id).locator("textarea.composer-text").fill("RESUME-ME please");
+		await card(page, done.id).locator(".composer button", { hasText: "Reply" }).click();
+		await waitFor(
+			async () => (await board.get(done.id))?.latestAssistant === "Resumed and done.",
+			"the row resumed by the page's Reply",
+			60_000,
+		);
+		const resumed = await waitDone(board, done.id);
+		expect(resumed.state).toBe("completed");
+		await card(page, done.id).locator(".summary", { hasText: "Resumed and done." }).waitFor({ timeout: 30_000 });
+
+		// A row its budget paused goes on when the page raises the budget (Budget on the opened row).
+		const budgeted = await board.dispatch({
+			prompt: "BUDGETED walk the files",
+			cwd: agent.cwd,
+			model: "faux-stream/stream-1",
+			budget: { tokens: 2000 },
+		});
+		const pausedAfter = (spent: number) =>
+			waitFor(
+				async () => {
+					const row = await board.get(budgeted.id);
+					return row?.budget?.paused && (row.budget.spent ?? 0) > spent ? row : undefined;
+				},
+				"the row paused at its budget",
+				90_000,
+			);
+		const first = await pausedAfter(0);
+		await open(page, budgeted.id);
+		await card(page, budgeted.id)
+			.locator(".question-text", { hasText: "budget reached: 2k tokens; raise or stop" })
+			.waitFor({ timeout: 30_000 });
+		// The budget's question, answered in the answer box as in the TUI: it goes on to the new budget.
+		const spent = first.budget?.spent ?? 0;
+		await card(page, budgeted.id)
+			.locator("textarea.composer-text")
+			.fill(`raise to ${spent + 1000}`);
+		await card(page, budgeted.id).locator(".composer button", { hasText: "Answer" }).click();
+		await pausedAfter(spent);
+		await card(page, budgeted.id).locator(".question-text", { hasText: "budget reached:" }).waitFor();
+		await card(page, budgeted.id).locator(".actions button", { hasText: "Budget" }).click();
+		await page.locator(".sheet-content input").fill("1M");
+		await page.locator(".sheet-content button.primary", { hasText: "Set budget" }).click();
+		await toast(page, `${budgeted.id}: this row's budget is now 1M tokens; it goes on in the same process`);
+		const walked = await waitDone(board, budgeted.id, 120_000);
+		expect(walked).toMatchObject({ state: "completed", latestAssistant: "All steps done." });
+
+		// escape: a sheet closes.
+		await page.click("#targets");
+		await page.locator(".targets .target").first().waitFor();
+		await page.keyboard.press("Escape");
+		await page.locator(".sheet").waitFor({ state: "hidden" });
+
+		// n: a refusal stays in the form with its reason, the prompt kept (the refusal is the one error).
+		expect(pageErrors()).toBe("");
+		const before = world?.browser.errors.length ?? 0;
+		await page.click("#new");
+		await page.fill("textarea.prompt", "NOWHERE go");
+		await page.click("details summary");
+		await page.locator("label.field", { hasText: "cwd" }).locator("input").fill(join(agent.root, "no-such-dir"));
+		await page.click("button:has-text('Start')");
+		await page
+			.locator(".sheet-content .form-error", { hasText: "not started: working directory does not exist:" })
+			.waitFor({ timeout: 30_000 });
+		expect(await page.inputValue("textarea.prompt")).toBe("NOWHERE go");
+		await shot(page, "parity-refused-360");
+		await page.keyboard.press("Escape");
+		await page.locator(".sheet").waitFor({ state: "hidden" });
+		expect((await board.list()).some((row) => row.name.includes("NOWHERE"))).toBe(false);
+		expect(world?.browser.errors.slice(before).join("\n")).toMatch(/^console: .*status of 409 \(Conflict\)$/);
+		// That refusal was on purpose: a later test's check of the page's errors starts clean.
+		world?.browser.errors.splice(before);
+	}, 300_000);
+
+	it("lists a group's first 50 rows and Show more; a link to a row beyond them opens it; every button says what it does; a link opened logged out logs in first, then opens its row", async (ctx) => {
+		const { page, board, agent, served } = await setup(ctx);
+		const seed = await board.dispatch({ prompt: "SEED for the long list", cwd: agent.cwd });
+		expect((await waitDone(board, seed.id)).state).toBe("completed");
+		// 70 real finished rows, copied on disk; the board hears of each as of any row's change.
+		const clones = cloneRows(board.storeDir, seed.id, 0, 70, (n) => `CLONED row ${n}`);
+		for (const id of clones) touchNotify(board.storeDir, id);
+		await page.goto(`${served.base}/`);
+		const more = page.locator("section.group button.more:visible", { hasText: /^Show \d+ more of \d+$/ });
+		await more.waitFor({ timeout: 60_000 });
+		const title = (await page
+			.locator("section.group")
+			.filter({ has: page.locator("button.more:visible") })
+			.locator("h2.group-title")
+			.textContent()) as string;
+		const group = page.locator("section.group").filter({ has: page.locator("h2.group-title", { hasText: title }) });
+		expect(await group.locator("li.row").count()).toBe(50);
+		const shown = new Set(await visibleIds(page));
+		const beyond = clones.find((id) => !shown.has(id));
+		expect(beyond).toBeDefined();
+		await more.click();
+		await card(page, beyond ?? "").waitFor();
+		expect(await group.locator("li.row").count()).toBeGreaterThan(50);
+		// A link to a row beyond the first 50 (a report's, a notice's) shows its group as far as it.
+		await page.goto(`${served.base}/?row=${beyond}`);
+		await card(page, beyond ?? "")
+			.locator(".details .facts")
+			.waitFor({ timeout: 30_000 });
+		// ?: each button says what it does (its words, or a label for a symbol).
+		await open(page, seed.id);
+		const unnamed = await page
+			.locator("button:visible")
+			.evaluateAll((nodes) =>
+				nodes
+					.filter(
+						(n) =>
+							!/\w{2,}/.test(
+								`${n.textContent ?? ""} ${n.getAttribute("aria-label") ?? ""} ${n.getAttribute("title") ?? ""}`,
+							),
+					)
+					.map((n) => n.outerHTML.slice(0, 120)),
+			);
+		expect(unnamed.join("\n")).toBe("");
+		expect(pageErrors()).toBe("");
+
+		// A row's link (a notifier's) opened with no cookie: log in first, then the row opens, its answer box too.
+		const errors = world?.browser.errors ?? [];
+		const before = errors.length;
+		await world?.browser.context.clearCookies();
+		const refused = await page.goto(`${served.base}/?row=${seed.id}&answer=1`);
+		expect(refused?.status()).toBe(401);
+		expect(await page.textContent("body")).toContain("Then this link opens its row.");
+		await page.goto(served.login);
+		await page.waitForURL(`${served.base}/?row=${seed.id}&answer=1`);
+		await card(page, seed.id).locator(".details .facts").waitFor({ timeout: 30_000 });
+		// Once: a later login goes to the board.
+		await page.goto(served.login);
+		await page.waitForURL(`${served.base}/`);
+		expect(errors.slice(before).filter((error) => !error.includes("401"))).toEqual([]);
+		errors.splice(before);
 	}, 240_000);
 });

@@ -1,7 +1,9 @@
 // What a run tells the notifiers, from its runner (the one writer of its status): each question once
 // (not each status write), a budget pause once, its end once (completed, failed, or a final question),
-// and each answer its supervisor gave. Every event goes into the store's outbox (outbox.mjs), which the
-// store's keeper delivers; the keeper is started if none runs.
+// and each answer its supervisor gave. While a supervisor decides a question, its needs-input waits:
+// one the supervisor answers is not the person's (they hear "answered", if they asked for it); one it
+// leaves to them, or fails on, goes out then. Every event goes into the store's outbox (outbox.mjs),
+// which the store's keeper delivers; the keeper is started if none runs.
 import { ensureKeeper } from "../keeper/ensure-keeper.mjs";
 import { readJsonObject } from "../store/fs-util.mjs";
 import { RUN_TAG } from "../store/proc.mjs";
@@ -11,14 +13,17 @@ import { emitEvent } from "./outbox.mjs";
 
 /**
  * @param {{ storeDir: string, rowId: string, runId: string, maxConcurrent: number, layout?: string }} config
+ * @param {() => boolean} [supervised] a supervisor decides this run's questions first (policy.json names its model)
  */
-export function runNotices(config) {
+export function runNotices(config, supervised = () => false) {
 	// A far run's store has no notifiers: its link's run here is what the person sees.
 	const local = !config.layout || config.layout === "store";
 	let questions = 0;
 	let asked = "";
 	let paused = false;
 	let ended = false;
+	/** The question the supervisor is deciding: its needs-input waits for the decision. @type {{ key: string, text: string } | undefined} */
+	let held;
 	let name;
 	const rowName = () => {
 		name ??= String(readJsonObject(join(rowDirOf(config.storeDir, config.rowId), "meta.json"))?.name ?? config.rowId);
@@ -51,8 +56,13 @@ export function runNotices(config) {
 			const question = waiting && status.questionSource === "tool" ? String(status.question ?? "") : "";
 			if (question && question !== asked) {
 				asked = question;
-				emit("needs-input", `question-${++questions}`, question);
-			} else if (!question) asked = "";
+				const key = `question-${++questions}`;
+				if (supervised()) held = { key, text: question };
+				else emit("needs-input", key, question);
+			} else if (!question) {
+				asked = "";
+				held = undefined;
+			}
 			const budget = waiting && status.questionSource === "budget";
 			if (budget && !paused) emit("budget", `budget-${questions}-${Date.now()}`, String(status.question ?? ""));
 			paused = budget;
@@ -64,9 +74,25 @@ export function runNotices(config) {
 					emit("needs-input", "end", String(status.question ?? ""));
 			}
 		},
-		/** The supervisor answered a question. @param {string} text */
-		answered(text) {
-			if (local) emit("answered", `answer-${questions}`, text);
+		/**
+		 * The supervisor answered a question for the person: what was asked, the answer and who decided,
+		 * as the report words it ("..." -> "..." by rule rules.md:4).
+		 * @param {string} question @param {string} answer @param {string} by "rule <file:line>", "model", "model (<rule>)"
+		 */
+		answered(question, answer, by) {
+			held = undefined;
+			if (local) emit("answered", `answer-${questions}`, answeredText(question, answer, by));
+		},
+		/** The supervisor decided otherwise (left it to the person, failed): the held question goes out. */
+		leftToPerson() {
+			if (held && local) emit("needs-input", held.key, held.text);
+			held = undefined;
 		},
 	};
+}
+
+/** @param {string} question @param {string} answer @param {string} by */
+export function answeredText(question, answer, by) {
+	const who = by.startsWith("model") ? `the ${by}` : by;
+	return `${question ? `"${question}" -> ` : ""}"${answer}"${who ? ` by ${who}` : ""}`;
 }

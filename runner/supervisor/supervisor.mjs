@@ -189,18 +189,15 @@ export class Supervisor {
 			return;
 		}
 		// The transcript credits who decided: the rule (its file:line) or the model.
-		const receipt = await this.answer(
-			ask,
-			decision.text,
-			verdict ? (decision.rule === "model" ? "model" : `model (${decision.rule})`) : `rule ${decision.rule}`,
-		);
+		const by = verdict ? (decision.rule === "model" ? "model" : `model (${decision.rule})`) : `rule ${decision.rule}`;
+		const receipt = await this.answer(ask, decision.text, by);
 		const first = receipt?.status === "rejected";
 		const outcome = first ? "answered-first" : "answered";
 		this.hooks.note(
 			first
 				? `supervisor: a person answered first; its answer "${decision.text}" was not delivered (${decision.rule})`
 				: `supervisor answered: ${decision.text} (${decision.rule})`,
-			{ decision: outcome, rule: decision.rule, answer: decision.text },
+			{ decision: outcome, rule: decision.rule, answer: decision.text, question: ask.question, by },
 		);
 		this.log({ ...base, decision: outcome, answer: decision.text, ms: (receipt?.at ?? Date.now()) - ask.at });
 	}

@@ -44,7 +44,7 @@ function connect(board) {
 		board.reset(data.rows);
 		status(data);
 		setConnection("live", "live");
-		revealFromUrl((id, answer) => reveal(board, id, answer));
+		revealFromUrl((id, answer) => void reveal(board, id, answer).catch((e) => toast(e.message, "error")));
 	});
 	stream.addEventListener("rows", (event) => {
 		const data = JSON.parse(event.data);
@@ -54,7 +54,11 @@ function connect(board) {
 	});
 	stream.addEventListener("notice", (event) => {
 		const notice = JSON.parse(event.data);
-		toast(notice.text, notice.state === "failed" ? "error" : "notice", () => reveal(board, notice.id));
+		toast(
+			notice.text,
+			notice.state === "failed" ? "error" : "notice",
+			() => void reveal(board, notice.id).catch((e) => toast(e.message, "error")),
+		);
 		void notify(notice);
 	});
 	stream.addEventListener("error", () => {
@@ -70,21 +74,39 @@ function connect(board) {
 	});
 }
 
-function reveal(board, id, answer = false) {
+/**
+ * A row's card opened and scrolled to (a report's link, a notice's, the URL's). A row beyond its group's
+ * first rows is shown; an archived row has no card until the archived are shown: they are, when the row
+ * is one of them.
+ */
+async function reveal(board, id, answer = false) {
+	board.expose(id);
+	if (!board.card(id) && $("archived").getAttribute("aria-pressed") !== "true") {
+		const { rows } = await getJson("/api/rows?archived=1");
+		if (rows.some((row) => row.id === id)) await showArchived(board, id);
+	}
 	const card = board.card(id);
-	if (!card) return;
+	if (!card) return toast(`${id}: not on the board`, "error");
 	if (!card.expanded) card.toggle();
 	card.root.scrollIntoView({ block: "center" });
 	if (answer && !card.composer.hidden) card.input.focus();
 }
 
+/** Shows the archived rows (the toolbar's toggle) and waits for the card of one of them. */
+async function showArchived(board, id) {
+	const archived = $("archived");
+	if (archived.getAttribute("aria-pressed") !== "true") archived.click();
+	for (let tries = 0; tries < 50; tries++) {
+		board.expose(id);
+		if (board.card(id)) return;
+		await new Promise((r) => setTimeout(r, 100));
+	}
+}
+
 /** A search hit's card: shown (archived rows too, by showing the archived), opened and scrolled to. */
 async function openHit(board, hit) {
-	const archived = $("archived");
-	if (!board.card(hit.rowId) && hit.archived && archived.getAttribute("aria-pressed") !== "true") archived.click();
-	for (let tries = 0; !board.card(hit.rowId) && tries < 50; tries++) await new Promise((r) => setTimeout(r, 100));
-	if (!board.card(hit.rowId)) return toast(`${hit.name}: not on the board`, "error");
-	reveal(board, hit.rowId);
+	if (!board.card(hit.rowId) && hit.archived) await showArchived(board, hit.rowId);
+	await reveal(board, hit.rowId);
 }
 
 async function main() {
@@ -108,7 +130,7 @@ async function main() {
 		openTool: (name, row) => openTool(sheet, name, row, toast),
 	};
 	const board = new BoardView($("board"), info.groups, ctx);
-	toolbarTools($("toolbar"), sheet, toast, (id) => reveal(board, id));
+	toolbarTools($("toolbar"), sheet, toast, (id) => void reveal(board, id).catch((e) => toast(e.message, "error")));
 	$("new").addEventListener("click", () => void openDispatch(sheet, toast).catch((e) => toast(e.message, "error")));
 	$("filter").addEventListener("input", (event) =>
 		board.setFilter(/** @type {HTMLInputElement} */ (event.target).value),

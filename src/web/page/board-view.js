@@ -92,6 +92,14 @@ export class BoardView {
 		return this.cards.get(id);
 	}
 
+	/** Shows a known row's card beyond its group's first rows (a link to it: "Show more" as far as it). */
+	expose(id) {
+		const row = this.rows.get(id);
+		if (!row || this.cards.has(id)) return;
+		const index = this.groupOf(row);
+		while (!this.cards.has(id) && this.shown[index] < this.rows.size) this.showMore(index);
+	}
+
 	redraw(groups) {
 		for (const index of groups) this.drawGroup(index);
 		// Cards no group shows any more are dropped (an opened one is kept: its answer box may hold text).

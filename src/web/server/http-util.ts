@@ -36,7 +36,7 @@ export function send(
 	status: number,
 	body: string | Buffer,
 	type: string,
-	headers: Record<string, string> = {},
+	headers: Record<string, string | string[]> = {},
 ): void {
 	res.writeHead(status, {
 		...SECURITY_HEADERS,
