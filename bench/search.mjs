@@ -73,20 +73,66 @@ function bytesIn(dir) {
 
 const mb = (/** @type {number} */ bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
-/** Copies the seed row as rows from..to-1, each session's marker word made its own (zq<n>). @param {string} seedId @param {string} session @param {number} from @param {number} to */
-function seedRows(seedId, session, from, to) {
-	const ids = cloneRows(storeDir, seedId, from, to, (n) => `bench row ${n}`);
-	ids.forEach((id, i) => {
-		const n = from + i;
-		writeFileSync(
-			join(storeDir, "sessions", `${id}.jsonl`),
-			session.split(seedId).join(id).split("zqmarker").join(`zq${n}`),
-			{
-				mode: 0o600,
-			},
-		);
+/** @typedef {{ rel: string, dir: boolean, text: string }} SeedFile */
+
+/**
+ * The seed row's files read once (rows/<seed>/ whole, its session), so a copy is only writes: copying the
+ * directory file by file and parsing its meta each time took a minute per 10,000 rows.
+ * @param {string} seedId @param {string} session @returns {SeedFile[]}
+ */
+function snapshotSeed(seedId, session) {
+	/** @type {SeedFile[]} */
+	const files = [];
+	/** @param {string} rel */
+	const walk = (rel) => {
+		for (const entry of readdirSync(join(storeDir, "rows", seedId, rel), { withFileTypes: true })) {
+			const child = rel ? join(rel, entry.name) : entry.name;
+			if (entry.isDirectory()) {
+				files.push({ rel: child, dir: true, text: "" });
+				walk(child);
+			} else if (entry.isFile()) {
+				let text = readFileSync(join(storeDir, "rows", seedId, child), "utf8");
+				if (entry.name === "meta.json") {
+					const meta = JSON.parse(text);
+					meta.name = "@@BENCH_NAME@@";
+					text = JSON.stringify(meta, null, 2);
+				}
+				files.push({ rel: child, dir: false, text });
+			}
+		}
+	};
+	walk("");
+	files.push({ rel: "\u0000session", dir: false, text: session });
+	return files;
+}
+
+/**
+ * Writes the seed row as rows from..to-1 (<seed>-c<n>, named "bench row <n>"), each session's marker word
+ * made its own (zq<n>), and each row's notify/ mark, as a runner's last touch leaves it.
+ * @param {string} seedId @param {SeedFile[]} seed @param {number} from @param {number} to
+ */
+function seedRows(seedId, seed, from, to) {
+	const ids = [];
+	for (let n = from; n < to; n++) {
+		const id = `${seedId}-c${n}`;
+		const rowDir = join(storeDir, "rows", id);
+		mkdirSync(rowDir, { mode: 0o700 });
+		for (const file of seed) {
+			if (file.dir) {
+				mkdirSync(join(rowDir, file.rel.split(seedId).join(id)), { mode: 0o700 });
+				continue;
+			}
+			if (file.rel === "\u0000session") {
+				const text = file.text.split(seedId).join(id).split("zqmarker").join(`zq${n}`);
+				writeFileSync(join(storeDir, "sessions", `${id}.jsonl`), text, { mode: 0o600 });
+				continue;
+			}
+			const text = file.text.split(seedId).join(id).replace("@@BENCH_NAME@@", `bench row ${n}`);
+			writeFileSync(join(rowDir, file.rel.split(seedId).join(id)), text, { mode: 0o600 });
+		}
 		writeFileSync(join(storeDir, "notify", id), "");
-	});
+		ids.push(id);
+	}
 	return ids;
 }
 
@@ -100,14 +146,17 @@ try {
 		"the seed runner's end",
 	);
 	mkdirSync(join(storeDir, "notify"), { recursive: true });
+	// cloneRows waits for the seed's runner to be gone (its last status write) before anything is read.
+	cloneRows(storeDir, seed.id, 0, 0);
 	const session = readFileSync(join(storeDir, "sessions", `${seed.id}.jsonl`), "utf8");
+	const seedFiles = snapshotSeed(seed.id, session);
 	console.log(
 		`seed row: ${mb(Buffer.byteLength(session))} session, ${session.split("\n").length - 1} lines (${load()})`,
 	);
 	let have = 1;
 	for (const size of SIZES) {
 		let t = performance.now();
-		seedRows(seed.id, session, have, size);
+		seedRows(seed.id, seedFiles, have, size);
 		have = size;
 		const seedMs = performance.now() - t;
 		rmSync(indexPaths(storeDir).file, { force: true });
@@ -161,8 +210,9 @@ try {
 		/** @type {number[]} */
 		const fresh = [];
 		for (let n = 0; n < FRESH; n++) {
+			const [id] = seedRows(seed.id, seedFiles, have, have + 1);
+			// The row's event: its files are written (a runner's last write, then its notify/ touch).
 			const start = performance.now();
-			const [id] = seedRows(seed.id, session, have, have + 1);
 			have += 1;
 			let found = false;
 			while (!found) {
