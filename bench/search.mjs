@@ -1,7 +1,8 @@
 // Full-text search at 1,000 / 10,000 / 100,000 rows (runner/search/): a full build's time, the index's size
 // against the sessions', a query's p50/p95 (the index read in this process, as the subcommand, the board's
 // `/` and the web server read it), an update that finds nothing new, and how soon a row that just finished is
-// found (its files written, then searches through the writer process until it shows). The rows are one real
+// found (its files written, then searches until it shows: through the writer process, and with the store's
+// keeper alive). The rows are one real
 // row (a real pi worker: a prompt, tool calls and outputs, text) copied with fresh ids, each with a word of
 // its own in its tool's output.
 // Run: node --experimental-strip-types bench/search.mjs [--rows 1000,10000] [--queries 200]
@@ -9,6 +10,9 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, 
 import { join } from "node:path";
 import { parseQuery } from "../runner/search/query-parse.mjs";
 import { refreshIndex, searchStore } from "../runner/search/search.mjs";
+import { ensureKeeper } from "../runner/keeper/ensure-keeper.mjs";
+import { keeperAlive } from "../runner/keeper/keeper-file.mjs";
+import { keptByKeeper } from "../runner/search/search-duty.mjs";
 import { indexPaths, updateIndex } from "../runner/search/search-index.mjs";
 import { openReader, queryIndex } from "../runner/search/search-query.mjs";
 import { createBoardService } from "../src/board/engine/service.ts";
@@ -207,6 +211,8 @@ try {
 		}
 		console.log(`  update with nothing new (in process): ${spread(idle)}`);
 
+		// Through the writer process alone: no keeper (the seed's exits 3 s after its run).
+		await until(async () => !keeperAlive(storeDir), 60_000, "no keeper");
 		/** @type {number[]} */
 		const fresh = [];
 		for (let n = 0; n < FRESH; n++) {
@@ -233,6 +239,39 @@ try {
 			void start;
 		}
 		console.log(`  the writer process, nothing new: ${spread(spawned)}`);
+
+		// The same with the store's keeper alive, as a run's end finds it (a runner's end starts one when a row
+		// changed since its last pass): the keeper indexes what changed, the search asks it and starts no writer.
+		// A running row touches its notify/ mark four times a second: the keeper lives while it runs.
+		const running = setInterval(() => writeFileSync(join(storeDir, "notify", seed.id), `${Date.now()}\n`), 250);
+		/** @type {number[]} */
+		const kept = [];
+		for (let n = 0; n < FRESH; n++) {
+			ensureKeeper(storeDir, { node: process.execPath, env: process.env, maxConcurrent: 4 });
+			await until(
+				async () => keptByKeeper(storeDir) !== undefined,
+				Number(process.env.BENCH_KEEPER_WAIT_MS ?? 300_000),
+				"a keeper keeping the index",
+			).catch((error) => {
+				console.log(readFileSync(join(storeDir, "keeper.log"), "utf8").slice(-2000));
+				throw error;
+			});
+			const [id] = seedRows(seed.id, seedFiles, have, have + 1);
+			const start = performance.now();
+			have += 1;
+			let found = false;
+			while (!found) {
+				const result = await searchStore(storeDir, `zq${have - 1}`, { limit: 5 });
+				found = result.hits.some((hit) => hit.rowId === id);
+			}
+			kept.push(performance.now() - start);
+		}
+		console.log(
+			`  a new row searchable with the keeper alive (written, then the keeper and the query): ${spread(kept)}`,
+		);
+		clearInterval(running);
+		// It exits 3 s after its last work: the next size's build, or the store's removal, meets no keeper.
+		await until(async () => !keeperAlive(storeDir), 60_000, "the keeper's exit");
 	}
 } finally {
 	agent.cleanup();
