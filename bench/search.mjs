@@ -1,7 +1,8 @@
 // Full-text search at 1,000 / 10,000 / 100,000 rows (runner/search/): a full build's time, the index's size
 // against the sessions', a query's p50/p95 (the index read in this process, as the subcommand, the board's
 // `/` and the web server read it), an update that finds nothing new, and how soon a row that just finished is
-// found (its files written, then searches through the writer process until it shows). The rows are one real
+// found (its files written, then searches until it shows: through the writer process, and with the store's
+// keeper alive). The rows are one real
 // row (a real pi worker: a prompt, tool calls and outputs, text) copied with fresh ids, each with a word of
 // its own in its tool's output.
 // Run: node --experimental-strip-types bench/search.mjs [--rows 1000,10000] [--queries 200]
@@ -9,6 +10,9 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, 
 import { join } from "node:path";
 import { parseQuery } from "../runner/search/query-parse.mjs";
 import { refreshIndex, searchStore } from "../runner/search/search.mjs";
+import { ensureKeeper } from "../runner/keeper/ensure-keeper.mjs";
+import { keeperAlive } from "../runner/keeper/keeper-file.mjs";
+import { keptByKeeper } from "../runner/search/search-duty.mjs";
 import { indexPaths, updateIndex } from "../runner/search/search-index.mjs";
 import { openReader, queryIndex } from "../runner/search/search-query.mjs";
 import { createBoardService } from "../src/board/engine/service.ts";
@@ -73,20 +77,66 @@ function bytesIn(dir) {
 
 const mb = (/** @type {number} */ bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
-/** Copies the seed row as rows from..to-1, each session's marker word made its own (zq<n>). @param {string} seedId @param {string} session @param {number} from @param {number} to */
-function seedRows(seedId, session, from, to) {
-	const ids = cloneRows(storeDir, seedId, from, to, (n) => `bench row ${n}`);
-	ids.forEach((id, i) => {
-		const n = from + i;
-		writeFileSync(
-			join(storeDir, "sessions", `${id}.jsonl`),
-			session.split(seedId).join(id).split("zqmarker").join(`zq${n}`),
-			{
-				mode: 0o600,
-			},
-		);
+/** @typedef {{ rel: string, dir: boolean, text: string }} SeedFile */
+
+/**
+ * The seed row's files read once (rows/<seed>/ whole, its session), so a copy is only writes: copying the
+ * directory file by file and parsing its meta each time took a minute per 10,000 rows.
+ * @param {string} seedId @param {string} session @returns {SeedFile[]}
+ */
+function snapshotSeed(seedId, session) {
+	/** @type {SeedFile[]} */
+	const files = [];
+	/** @param {string} rel */
+	const walk = (rel) => {
+		for (const entry of readdirSync(join(storeDir, "rows", seedId, rel), { withFileTypes: true })) {
+			const child = rel ? join(rel, entry.name) : entry.name;
+			if (entry.isDirectory()) {
+				files.push({ rel: child, dir: true, text: "" });
+				walk(child);
+			} else if (entry.isFile()) {
+				let text = readFileSync(join(storeDir, "rows", seedId, child), "utf8");
+				if (entry.name === "meta.json") {
+					const meta = JSON.parse(text);
+					meta.name = "@@BENCH_NAME@@";
+					text = JSON.stringify(meta, null, 2);
+				}
+				files.push({ rel: child, dir: false, text });
+			}
+		}
+	};
+	walk("");
+	files.push({ rel: "\u0000session", dir: false, text: session });
+	return files;
+}
+
+/**
+ * Writes the seed row as rows from..to-1 (<seed>-c<n>, named "bench row <n>"), each session's marker word
+ * made its own (zq<n>), and each row's notify/ mark, as a runner's last touch leaves it.
+ * @param {string} seedId @param {SeedFile[]} seed @param {number} from @param {number} to
+ */
+function seedRows(seedId, seed, from, to) {
+	const ids = [];
+	for (let n = from; n < to; n++) {
+		const id = `${seedId}-c${n}`;
+		const rowDir = join(storeDir, "rows", id);
+		mkdirSync(rowDir, { mode: 0o700 });
+		for (const file of seed) {
+			if (file.dir) {
+				mkdirSync(join(rowDir, file.rel.split(seedId).join(id)), { mode: 0o700 });
+				continue;
+			}
+			if (file.rel === "\u0000session") {
+				const text = file.text.split(seedId).join(id).split("zqmarker").join(`zq${n}`);
+				writeFileSync(join(storeDir, "sessions", `${id}.jsonl`), text, { mode: 0o600 });
+				continue;
+			}
+			const text = file.text.split(seedId).join(id).replace("@@BENCH_NAME@@", `bench row ${n}`);
+			writeFileSync(join(rowDir, file.rel.split(seedId).join(id)), text, { mode: 0o600 });
+		}
 		writeFileSync(join(storeDir, "notify", id), "");
-	});
+		ids.push(id);
+	}
 	return ids;
 }
 
@@ -100,14 +150,17 @@ try {
 		"the seed runner's end",
 	);
 	mkdirSync(join(storeDir, "notify"), { recursive: true });
+	// cloneRows waits for the seed's runner to be gone (its last status write) before anything is read.
+	cloneRows(storeDir, seed.id, 0, 0);
 	const session = readFileSync(join(storeDir, "sessions", `${seed.id}.jsonl`), "utf8");
+	const seedFiles = snapshotSeed(seed.id, session);
 	console.log(
 		`seed row: ${mb(Buffer.byteLength(session))} session, ${session.split("\n").length - 1} lines (${load()})`,
 	);
 	let have = 1;
 	for (const size of SIZES) {
 		let t = performance.now();
-		seedRows(seed.id, session, have, size);
+		seedRows(seed.id, seedFiles, have, size);
 		have = size;
 		const seedMs = performance.now() - t;
 		rmSync(indexPaths(storeDir).file, { force: true });
@@ -158,11 +211,14 @@ try {
 		}
 		console.log(`  update with nothing new (in process): ${spread(idle)}`);
 
+		// Through the writer process alone: no keeper (the seed's exits 3 s after its run).
+		await until(async () => !keeperAlive(storeDir), 60_000, "no keeper");
 		/** @type {number[]} */
 		const fresh = [];
 		for (let n = 0; n < FRESH; n++) {
+			const [id] = seedRows(seed.id, seedFiles, have, have + 1);
+			// The row's event: its files are written (a runner's last write, then its notify/ touch).
 			const start = performance.now();
-			const [id] = seedRows(seed.id, session, have, have + 1);
 			have += 1;
 			let found = false;
 			while (!found) {
@@ -183,6 +239,39 @@ try {
 			void start;
 		}
 		console.log(`  the writer process, nothing new: ${spread(spawned)}`);
+
+		// The same with the store's keeper alive, as a run's end finds it (a runner's end starts one when a row
+		// changed since its last pass): the keeper indexes what changed, the search asks it and starts no writer.
+		// A running row touches its notify/ mark four times a second: the keeper lives while it runs.
+		const running = setInterval(() => writeFileSync(join(storeDir, "notify", seed.id), `${Date.now()}\n`), 250);
+		/** @type {number[]} */
+		const kept = [];
+		for (let n = 0; n < FRESH; n++) {
+			ensureKeeper(storeDir, { node: process.execPath, env: process.env, maxConcurrent: 4 });
+			await until(
+				async () => keptByKeeper(storeDir) !== undefined,
+				Number(process.env.BENCH_KEEPER_WAIT_MS ?? 300_000),
+				"a keeper keeping the index",
+			).catch((error) => {
+				console.log(readFileSync(join(storeDir, "keeper.log"), "utf8").slice(-2000));
+				throw error;
+			});
+			const [id] = seedRows(seed.id, seedFiles, have, have + 1);
+			const start = performance.now();
+			have += 1;
+			let found = false;
+			while (!found) {
+				const result = await searchStore(storeDir, `zq${have - 1}`, { limit: 5 });
+				found = result.hits.some((hit) => hit.rowId === id);
+			}
+			kept.push(performance.now() - start);
+		}
+		console.log(
+			`  a new row searchable with the keeper alive (written, then the keeper and the query): ${spread(kept)}`,
+		);
+		clearInterval(running);
+		// It exits 3 s after its last work: the next size's build, or the store's removal, meets no keeper.
+		await until(async () => !keeperAlive(storeDir), 60_000, "the keeper's exit");
 	}
 } finally {
 	agent.cleanup();

@@ -48,6 +48,7 @@ const ctx = {
 let keeper = claimKeeper(storeRoot);
 if (!keeper) process.exit(0);
 log("started");
+for (const duty of DUTIES) duty.start?.(storeRoot, ctx);
 
 /** @type {(() => void) | undefined} */
 let wake;

@@ -191,6 +191,54 @@ export async function updateIndex(storeRoot, options = {}) {
 	}
 }
 
+/**
+ * The keeper's update (search-duty.mjs): the named rows alone, and supervisor.log's new lines, into an index
+ * that is there and of this version (a build is the search's writer's: it would hold the keeper's loop for
+ * minutes). Under the same lock as updateIndex, tried once. The marks are not moved: the next updateIndex
+ * still looks at whatever changed since its own last one. Undefined when the lock is held or there is no
+ * index to update.
+ * @param {string} storeRoot @param {Iterable<string>} ids
+ * @returns {Promise<{ rows: number } | undefined>}
+ */
+export async function updateRows(storeRoot, ids) {
+	const paths = indexPaths(storeRoot);
+	try {
+		if (!lstatSync(paths.file).isFile()) return undefined;
+	} catch {
+		return undefined;
+	}
+	const release = tryLockFile(paths.lock);
+	if (!release) return undefined;
+	try {
+		const { DatabaseSync } = await loadSqlite();
+		const db = new DatabaseSync(paths.file);
+		try {
+			db.exec("PRAGMA busy_timeout = 5000");
+			if (schemaVersion(db) !== SCHEMA_VERSION) return undefined;
+			const ops = statements(db);
+			indexSupervisorLog(db, storeRoot, ops);
+			let rows = 0;
+			db.exec("BEGIN");
+			try {
+				for (const id of ids) {
+					if (!isValidId(id)) continue;
+					indexRow(db, storeRoot, id, ops);
+					rows++;
+				}
+				db.exec("COMMIT");
+			} catch (error) {
+				if (db.isTransaction) db.exec("ROLLBACK");
+				throw error;
+			}
+			return { rows };
+		} finally {
+			db.close();
+		}
+	} finally {
+		release();
+	}
+}
+
 /** @param {string} path */
 function statKey(path) {
 	try {

@@ -1,10 +1,12 @@
 // A search as every UI makes it (the subcommand, the board's `/`, the web server): bring the index up to date
 // (its writer, index-update.mjs, in a process of its own, waited for a bounded time), then query it read-only.
 import { spawn } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isEmptyQuery, parseQuery } from "./query-parse.mjs";
-import { isCorruptError } from "./search-index.mjs";
+import { ASK_FILE, keptByKeeper, readKept } from "./search-duty.mjs";
+import { indexPaths, isCorruptError } from "./search-index.mjs";
 import { openReader, queryIndex } from "./search-query.mjs";
 
 const UPDATER = join(dirname(fileURLToPath(import.meta.url)), "index-update.mjs");
@@ -93,7 +95,11 @@ function spawnWriter(storeRoot, options) {
 export async function searchStore(storeRoot, text, options = {}) {
 	const query = parseQuery(text, options.now ?? Date.now());
 	if (isEmptyQuery(query)) return { hits: [], query };
-	const refreshed = options.refresh === false ? {} : await refreshIndex(storeRoot, { timeoutMs: options.timeoutMs });
+	const refreshed =
+		options.refresh === false
+			? {}
+			: ((await askKeeper(storeRoot, options.timeoutMs)) ??
+				(await refreshIndex(storeRoot, { timeoutMs: options.timeoutMs })));
 	const note = noteOf(refreshed);
 	for (let attempt = 0; ; attempt++) {
 		try {
@@ -110,6 +116,28 @@ export async function searchStore(storeRoot, text, options = {}) {
 			await refreshIndex(storeRoot, { timeoutMs: options.timeoutMs ?? 60_000, check: true });
 		}
 	}
+}
+
+/**
+ * While the store's keeper keeps the index (search-duty.mjs), a search starts no writer: it asks the keeper
+ * (search/ask) and waits for a pass that began after the ask. Undefined when no live keeper keeps it or its
+ * pass does not come in time (a build elsewhere holds the lock): then the search's own writer runs.
+ * @param {string} storeRoot @param {number} [timeoutMs] @returns {Promise<RefreshResult | undefined>}
+ */
+async function askKeeper(storeRoot, timeoutMs = 2000) {
+	if (!keptByKeeper(storeRoot) || !existsSync(indexPaths(storeRoot).file)) return undefined;
+	const asked = Date.now();
+	try {
+		writeFileSync(join(indexPaths(storeRoot).dir, ASK_FILE), `${asked}\n`, { mode: 0o600 });
+	} catch {
+		return undefined;
+	}
+	const deadline = asked + Math.min(timeoutMs, 2000);
+	while (Date.now() < deadline) {
+		if ((readKept(storeRoot)?.at ?? 0) >= asked) return {};
+		await new Promise((resolve) => setTimeout(resolve, 20));
+	}
+	return undefined;
 }
 
 /** @param {RefreshResult} refreshed */
