@@ -289,6 +289,17 @@ describe("the board in a browser", () => {
 		expect(git(repo, "rev-parse", "HEAD")).toBe(head);
 		expect((await board.get(second.id))?.merged).toBeUndefined();
 		await page.click(".sheet .close");
+		// The opened row's own Merge (the TUI's m on a row): the same plan, asked from the row; Cancel changes nothing.
+		await card(page, second.id).locator(".row-head").click();
+		await card(page, second.id).getByRole("button", { name: "Merge", exact: true }).click();
+		await page.locator(".sheet-title", { hasText: "Merge" }).waitFor();
+		await page
+			.locator(".sheet-content p.warning", { hasText: "will conflict in shared.txt" })
+			.waitFor({ timeout: 60_000 });
+		await page.locator(".sheet-content button", { hasText: "Cancel" }).click();
+		await page.locator(".sheet-title", { hasText: "Merge" }).waitFor({ state: "hidden" });
+		expect(git(repo, "rev-parse", "HEAD")).toBe(head);
+		expect((await board.get(second.id))?.merged).toBeUndefined();
 	}, 300_000);
 
 	it("shows a model's markup as text, fits 360x740, and notifies when a row completes", async (ctx) => {
