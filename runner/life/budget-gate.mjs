@@ -30,7 +30,9 @@ const limitOf = (value) =>
 
 export class BudgetGate {
 	/**
-	 * @param {{ storeDir: string, rowId: string, runId: string, runDir: string, target?: string }} run
+	 * @param {{ storeDir: string, rowId: string, runId: string, runDir: string, target?: string, loggedSince?: number }} run
+	 *   `loggedSince`: the run's start, when this gate takes over a run a gate already logged (a target run's
+	 *   new link): what the ledger has of it since then counts as logged
 	 * @param {RunStatus} status the runner's status (changed in place)
 	 * @param {GateHooks} hooks
 	 */
@@ -40,7 +42,10 @@ export class BudgetGate {
 		this.hooks = hooks;
 		this.ledger = new SpendLedger(run.storeDir);
 		/** What this run has put in the ledger so far. */
-		this.logged = { tokens: 0, cost: 0 };
+		this.logged =
+			run.loggedSince === undefined
+				? { tokens: 0, cost: 0 }
+				: this.ledger.sum((line) => line.run === run.runId, run.loggedSince, Date.now());
 		/** This run's spend as last reported. */
 		this.runSpend = { tokens: 0, cost: 0 };
 		/** The turn held while the run is paused. @type {{ id: string } | undefined} */

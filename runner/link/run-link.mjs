@@ -20,6 +20,7 @@ import { readBoardConfig } from "../life/board-config.mjs";
 import { returnToPool } from "../life/pool-return.mjs";
 import { git } from "../far/git-workspace.mjs";
 import { fetchSync } from "./fetch-sync.mjs";
+import { openLinkBudget } from "./link-budget.mjs";
 import { openInbox } from "./link-inbox.mjs";
 import { openMirror } from "./link-mirror.mjs";
 import { readJsonObject } from "../store/safe-read.mjs";
@@ -95,6 +96,8 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		status: localStatus(),
 		worktree,
 	});
+	// Budgets: the far runner holds each turn's end, this machine's gate decides it (link-budget.mjs).
+	const budget = openLinkBudget(config, target.name);
 	let finishing = false;
 	/** @type {ReturnType<typeof setTimeout> | undefined} */
 	let stopTimer;
@@ -113,6 +116,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		if (released) return;
 		released = true;
 		if (stopTimer) clearTimeout(stopTimer);
+		budget.close();
 		try {
 			if (driver) driver.finish?.(run);
 		} catch (error) {
@@ -150,7 +154,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 			target.env.flatMap((name) => (process.env[name] === undefined ? [] : [[name, String(process.env[name])]])),
 		),
 		// What the far side's run.json is made of: the part of this one that travels.
-		config: { ...portableRun(config), repoKey: "", base: "", session: null },
+		config: { ...portableRun(config), budgetBy: "link", repoKey: "", base: "", session: null },
 	};
 	run.config.base = run.base;
 	try {
@@ -256,6 +260,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 						delay = FIRST_BACKOFF_MS;
 						mirror.reachable();
 						inbox.attach((message) => handle.deliver(message));
+						budget.attach((message) => handle.deliver(message));
 						return;
 					case "status": {
 						// This link reached the far run (hello is the channel's): a later death of it starts the count of new links afresh.
@@ -263,6 +268,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 						reached = true;
 						const error = mirror.setStatus(frame.status);
 						if (error) say(error);
+						else budget.status(frame.status);
 						return;
 					}
 					case "event": {
@@ -300,6 +306,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 			},
 			close(outcome) {
 				inbox.detach();
+				budget.detach();
 				if (released || finishing) return;
 				if (final) return void ended(final, held);
 				const failure = outcome.failure;
@@ -394,6 +401,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 			if (released) return;
 			released = true;
 			if (retry) clearTimeout(retry);
+			budget.close();
 			current?.close();
 		},
 	};

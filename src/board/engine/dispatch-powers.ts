@@ -1,8 +1,9 @@
 /**
  * Powers a row's kind cannot honour are refused at dispatch with the reason, never silently ignored
- * (docs/supervisor.md, "Budgets"): the supervisor or a budget on a row that runs on a target (its
- * questions are not decided there, its runs do not pause there yet), and a `$` budget on a model pi has no cost data for (its spend stays $0.00, so it could
- * never be reached). Nothing has started when these throw.
+ * (docs/supervisor.md, "Budgets"): the supervisor on a row that runs on a target (its questions are not
+ * decided there yet), and a `$` budget on a model pi has no cost data for (its spend stays $0.00, so it
+ * could never be reached). Budgets hold on every kind (a target run's link runs the gate: link-budget.mjs).
+ * Nothing has started when these throw.
  */
 import { join } from "node:path";
 import { formatLimit } from "../../../runner/life/budget.mjs";
@@ -34,10 +35,6 @@ export function checkDispatchPowers(
 	];
 	if (target) {
 		const { policy } = readPolicy(storeDir);
-		const daily: [string, BudgetLimit | undefined][] = [
-			[`${target}'s daily budget`, policy?.budgets?.targets?.[target]],
-			["the board's daily budget", policy?.budgets?.day],
-		];
 		// The supervisor answers in the run's runner, on this machine only for now: a target's questions would
 		// all wait for the person, its rules (`target is ...` included) never tried.
 		const supervisor = policy.supervisor?.model;
@@ -45,12 +42,6 @@ export function checkDispatchPowers(
 			throw new BoardError(
 				"invalid",
 				`the supervisor (${supervisor}) cannot answer on ${target} yet: its rules and model decide questions of rows on this machine only. Dispatch it on this machine, or turn the supervisor off in S`,
-			);
-		const [which, limit] = [...own, ...daily].find(([, given]) => given !== undefined) ?? [];
-		if (which && limit)
-			throw new BoardError(
-				"invalid",
-				`${which} (${formatLimit(limit)}) cannot hold on ${target}: a target's rows do not pause at a budget yet. Dispatch it on this machine, or ${daily.some(([name]) => name === which) ? "raise that budget in S" : "without the budget"}`,
 			);
 	}
 	const costly = own.find(([, limit]) => limit?.cost !== undefined);

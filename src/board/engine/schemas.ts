@@ -213,6 +213,8 @@ export const StatusSchema = Type.Object({
 	link: Type.Optional(LinkSchema),
 	budget: Type.Optional(BudgetStatusSchema),
 	supervisor: Type.Optional(SupervisorNoteSchema),
+	/** A far run's turn end held for its link's budget gate (runner/far/far-turn-hold.mjs): what the worker reported. */
+	turnHold: Type.Optional(Type.Object({ id: Str, tokens: Num, cost: Num, more: Type.Boolean() })),
 });
 
 /**
