@@ -4,11 +4,14 @@
  * against this machine's ledger and limits. A row's token budget pauses the ssh row at the end of the
  * turn that crossed it (needs input, the budget's question, no model request after it, every turn's
  * spend in the local ledger), and `/agent-board budget <row> <more>` from another pi lets the same far
- * worker go on to the end.
+ * worker go on to the end. The target's daily budget (policy.json) pauses a row there naming the target,
+ * and a pool's (of one member, the same host) a row it placed, naming the pool; each raise is written
+ * where that limit lives and the same far worker finishes.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readPolicy, updatePolicy } from "../runner/life/policy.mjs";
 import { dayOf, spendDir } from "../runner/life/spend-ledger.mjs";
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { rowWhere, waitDone } from "../test-support/board-helpers.ts";
@@ -43,16 +46,38 @@ const steps = (tag: string, n: number): FauxStep[] => [
 	{ text: "All steps done." },
 ];
 
-/** This run's spend in the local ledger, one line per turn, in order. */
-function turnSpends(storeDir: string, runId: string): number[] {
-	const text = readFileSync(join(spendDir(storeDir), `${dayOf(Date.now())}.jsonl`), "utf8");
+interface SpendLine {
+	run: string;
+	tokens: number;
+	target?: string;
+	pool?: string;
+}
+
+/** Today's lines of the local ledger. */
+function ledger(storeDir: string): SpendLine[] {
+	let text = "";
+	try {
+		text = readFileSync(join(spendDir(storeDir), `${dayOf(Date.now())}.jsonl`), "utf8");
+	} catch {
+		// Nothing spent under a budget yet today.
+	}
 	return text
 		.split("\n")
 		.filter(Boolean)
-		.map((line) => JSON.parse(line) as { run: string; tokens: number; target?: string })
+		.map((line) => JSON.parse(line) as SpendLine);
+}
+
+/** This run's spend in the local ledger, one line per turn, in order. */
+const turnSpends = (storeDir: string, runId: string): number[] =>
+	ledger(storeDir)
 		.filter((line) => line.run === runId)
 		.map((line) => line.tokens);
-}
+
+/** Tokens the ledger has today of the lines that pass `keep`. */
+const spentToday = (storeDir: string, keep: (line: SpendLine) => boolean): number =>
+	ledger(storeDir)
+		.filter(keep)
+		.reduce((sum, line) => sum + line.tokens, 0);
 
 /** The far worker's pid, from its run's worker.json on the host. */
 function farWorker(fixture: SshBoard, row: BoardRow): number {
@@ -115,5 +140,73 @@ describe("budgets on an ssh target", () => {
 		expect(farWorker(fixture as SshBoard, done)).toBe(pid);
 		expect(requests()).toHaveLength(STEPS.length);
 		expect(turnSpends(board.storeDir, dispatched.currentRunId ?? "")).toHaveLength(STEPS.length);
+	}, 300_000);
+
+	it("a target's daily budget pauses a row there, naming the target; its raise lets the same far worker finish", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		const { board, model, repo } = fixture as SshBoard;
+		const STEPS = steps("DAYBUDGET", 5);
+		model.setScript({ rules: [{ match: "DAYBUDGET", steps: STEPS }] });
+		// What the earlier test spent on h today counts: the limit is 40 tokens past it.
+		const limit = spentToday(board.storeDir, (line) => line.target === "h") + 40;
+		await updatePolicy(board.storeDir, (policy) => (policy.budgets = { targets: { h: { tokens: limit } } }));
+		const dispatched = await board.dispatch({ prompt: "DAYBUDGET chores", cwd: repo, target: "h" });
+		const paused = await rowWhere(
+			board,
+			dispatched.id,
+			"the ssh row to pause on h's daily budget",
+			(row) => row.state === "needs_input" && row.budget?.paused === true,
+			120_000,
+		);
+		expect(paused.question).toBe(`budget reached: ${limit} tokens (h's daily budget); raise or stop`);
+		expect(paused.budget).toMatchObject({ scope: "target", target: "h", limit, spent: limit + 5 });
+		const requests = () => model.requests().filter((request) => request.prompt.includes("DAYBUDGET"));
+		expect(turnSpends(board.storeDir, dispatched.currentRunId ?? "")).toEqual([15, 15, 15]);
+		expect(requests()).toHaveLength(3);
+		const pid = farWorker(fixture as SshBoard, paused);
+		// What `/agent-board budget` and a reply do: the raise goes where the limit that paused it lives.
+		const raised = await board.budget?.(paused.id, { tokens: 1_000_000 });
+		expect(raised).toMatchObject({ scope: "target", outcome: "resumed" });
+		expect(readPolicy(board.storeDir).policy.budgets?.targets?.h).toEqual({ tokens: 1_000_000 });
+		const done = await waitDone(board, paused.id, 120_000);
+		expect(done).toMatchObject({ state: "completed", currentRunId: dispatched.currentRunId });
+		expect(farWorker(fixture as SshBoard, done)).toBe(pid);
+		expect(requests()).toHaveLength(STEPS.length);
+	}, 300_000);
+
+	it("a pool's daily budget pauses a row it placed, naming the pool; its raise lets the same far worker finish", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		const { board, model, repo } = fixture as SshBoard;
+		await board.targets.add("p", { kind: "pool", members: "h" });
+		const STEPS = steps("POOLBUDGET", 5);
+		model.setScript({ rules: [{ match: "POOLBUDGET", steps: STEPS }] });
+		await updatePolicy(board.storeDir, (policy) => {
+			policy.budgets = { targets: { h: { tokens: 1_000_000 }, p: { tokens: 40 } } };
+		});
+		const dispatched = await board.dispatch({ prompt: "POOLBUDGET chores", cwd: repo, target: "p" });
+		const paused = await rowWhere(
+			board,
+			dispatched.id,
+			"the pool's row to pause on p's daily budget",
+			(row) => row.state === "needs_input" && row.budget?.paused === true,
+			120_000,
+		);
+		expect(paused).toMatchObject({ target: "p", host: "h" });
+		expect(paused.question).toBe("budget reached: 40 tokens (p's daily budget); raise or stop");
+		expect(paused.budget).toMatchObject({ scope: "target", target: "p", limit: 40, spent: 45 });
+		const run = dispatched.currentRunId ?? "";
+		expect(ledger(board.storeDir).filter((line) => line.run === run)).toEqual(
+			Array.from({ length: 3 }, () => expect.objectContaining({ target: "h", pool: "p", tokens: 15 })),
+		);
+		const pid = farWorker(fixture as SshBoard, paused);
+		const raised = await board.budget?.(paused.id, { tokens: 1000 });
+		expect(raised).toMatchObject({ scope: "target", outcome: "resumed" });
+		expect(readPolicy(board.storeDir).policy.budgets?.targets).toEqual({
+			h: { tokens: 1_000_000 },
+			p: { tokens: 1000 },
+		});
+		const done = await waitDone(board, paused.id, 120_000);
+		expect(done).toMatchObject({ state: "completed", currentRunId: dispatched.currentRunId });
+		expect(farWorker(fixture as SshBoard, done)).toBe(pid);
 	}, 300_000);
 });

@@ -15,8 +15,8 @@ const POLL_MS = 1000;
 const amount = (n) => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : 0);
 
 /**
- * @param {{ storeDir: string, rowId: string, runId: string, runDir: string, createdAt: number }} run
- * @param {string} target the target the run is on (a pool's member)
+ * @param {{ storeDir: string, rowId: string, runId: string, runDir: string, createdAt: number, pool?: string }} run
+ * @param {string} target the target the run is on (a pool's member: the pool's daily budget applies too)
  */
 export function openLinkBudget(run, target) {
 	const scratch = initialStatus(run.runId, run.rowId, run.createdAt);
@@ -33,6 +33,7 @@ export function openLinkBudget(run, target) {
 			runId: run.runId,
 			runDir: run.runDir,
 			target,
+			...(run.pool ? { pool: run.pool } : {}),
 			// A link that takes the run over: what an earlier one put in the ledger is not counted twice.
 			loggedSince: run.createdAt,
 		},

@@ -69,8 +69,10 @@ export function budgetControl(ctx: EngineContext, meta: MetaUpdates, stop: (id: 
 				const budgets = policy.budgets;
 				if (scope === "day") budgets.day = merge(budgets.day);
 				else {
+					// The one that paused it: a pool's run names its member or its pool.
+					const name = before.budget?.target ?? row.target ?? "local";
 					budgets.targets ??= {};
-					budgets.targets[row.target ?? "local"] = merge(budgets.targets[row.target ?? "local"]);
+					budgets.targets[name] = merge(budgets.targets[name]);
 				}
 			});
 		}
