@@ -1,5 +1,5 @@
-// How close a budget holds, on this machine and on an ssh target over loopback (sshd on 127.0.0.1, a second
-// Unix user), through the board as a user dispatches: each run has a row budget (a different one each time,
+// How close a budget holds, on this machine, on an ssh target over loopback (sshd on 127.0.0.1, a second
+// Unix user) and on a podman container target (when podman is there), through the board as a user dispatches: each run has a row budget (a different one each time,
 // 15-token requests), and is measured when it pauses: the tokens past the limit, and the model requests
 // past the one that crossed it (there should be none). Also what the turn-end hold costs between turns: a
 // worker's turn_end (its events) to the next model request, on each. Needs root and sshd. Run:
@@ -11,8 +11,11 @@ import { createBoardService } from "../src/board/engine/service.ts";
 import { initRepo } from "../test-support/git-repo.ts";
 import { startModelServer, writeAgentDir } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
-import { sshdMissing } from "../test-support/requires.ts";
+import { check } from "../runner/kinds/container/container-transport.mjs";
+import { podmanMissing, sshdMissing } from "../test-support/requires.ts";
 import { startSshHost } from "../test-support/sshd.ts";
+import { removeContainersOfStore } from "../test-support/target-helpers.ts";
+import { ensureWorkerImage } from "../test-support/worker-image.ts";
 import { load, spread } from "./_stats.mjs";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);
@@ -32,6 +35,8 @@ const steps = [
 const model = await startModelServer({ script: { rules: [{ match: "BENCH", steps }] } });
 const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
 const agentDir = writeAgentDir(model, join(root, "agent"));
+// A container run's pi home is made from the board's pi agent dir.
+process.env.PI_CODING_AGENT_DIR = agentDir;
 const host = await startSshHost();
 host.user.writePiConfig({ models: model.modelsJson(), auth: model.authJson(), settings: model.settingsJson() });
 const board = createBoardService({
@@ -49,6 +54,15 @@ const board = createBoardService({
 await board.targets.add("lo", { kind: "ssh", host: host.alias, sshConfig: host.configFile, max: 4 });
 const installed = await board.targets.check("lo", { install: true });
 if (!installed.ok) throw new Error(`target check failed: ${JSON.stringify(installed.items.filter((i) => !i.ok))}`);
+const podman = podmanMissing();
+if (!podman) {
+	const image = (await ensureWorkerImage()).tag;
+	await board.targets.add("ctr", { kind: "container", engine: "podman", image, network: "host", max: 4 });
+	await check(
+		{ kind: "container", name: "ctr", engine: "podman", image, network: "host", env: [], max: 4 },
+		{ storeDir: join(root, "store"), agentDir },
+	);
+} else console.log(`container target skipped: ${podman}`);
 
 let n = 0;
 /** @param {string | undefined} target @param {number} limit */
@@ -97,9 +111,10 @@ async function series(target) {
 }
 
 console.log(load());
-for (const [name, target] of /** @type {const} */ ([
+for (const [name, target] of /** @type {[string, string | undefined][]} */ ([
 	["this machine", undefined],
 	["ssh target", "lo"],
+	...(podman ? [] : [["podman container target", "ctr"]]),
 ])) {
 	const { past, extra, gaps } = await series(target);
 	console.log(
@@ -107,6 +122,7 @@ for (const [name, target] of /** @type {const} */ ([
 	);
 }
 console.log(load());
+if (!podman) removeContainersOfStore(join(root, "store"));
 await host.cleanup();
 await model.close();
 rmSync(root, { recursive: true, force: true });
