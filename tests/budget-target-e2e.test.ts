@@ -6,7 +6,8 @@
  * spend in the local ledger), and `/agent-board budget <row> <more>` from another pi lets the same far
  * worker go on to the end. The target's daily budget (policy.json) pauses a row there naming the target,
  * and a pool's (of one member, the same host) a row it placed, naming the pool; each raise is written
- * where that limit lives and the same far worker finishes.
+ * where that limit lives and the same far worker finishes. The board's daily budget and an attempt set's
+ * hold rows on the target the same way.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -16,7 +17,7 @@ import { dayOf, spendDir } from "../runner/life/spend-ledger.mjs";
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { rowWhere, waitDone } from "../test-support/board-helpers.ts";
 import type { FauxStep } from "../test-support/faux-script.ts";
-import { createTestAgent, runPi, type TestAgent } from "../test-support/pi-harness.ts";
+import { createTestAgent, runPi, type TestAgent, waitFor } from "../test-support/pi-harness.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
 import { startSshBoard, type SshBoard } from "../test-support/ssh-board.ts";
 
@@ -48,6 +49,7 @@ const steps = (tag: string, n: number): FauxStep[] => [
 
 interface SpendLine {
 	run: string;
+	set?: string;
 	tokens: number;
 	target?: string;
 	pool?: string;
@@ -209,4 +211,65 @@ describe("budgets on an ssh target", () => {
 		expect(done).toMatchObject({ state: "completed", currentRunId: dispatched.currentRunId });
 		expect(farWorker(fixture as SshBoard, done)).toBe(pid);
 	}, 300_000);
+
+	it("the board's daily budget pauses a row on the target; raised in policy.json, the same far worker finishes", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		const { board, model, repo } = fixture as SshBoard;
+		const STEPS = steps("BOARDDAY", 5);
+		model.setScript({ rules: [{ match: "BOARDDAY", steps: STEPS }] });
+		const limit = spentToday(board.storeDir, () => true) + 40;
+		await updatePolicy(board.storeDir, (policy) => (policy.budgets = { day: { tokens: limit } }));
+		const dispatched = await board.dispatch({ prompt: "BOARDDAY chores", cwd: repo, target: "h" });
+		const paused = await rowWhere(
+			board,
+			dispatched.id,
+			"the ssh row to pause on the board's daily budget",
+			(row) => row.state === "needs_input" && row.budget?.paused === true,
+			120_000,
+		);
+		expect(paused.question).toBe(`budget reached: ${limit} tokens (the board's daily budget); raise or stop`);
+		expect(paused.budget).toMatchObject({ scope: "day", limit, spent: limit + 5 });
+		const pid = farWorker(fixture as SshBoard, paused);
+		// What the settings (S) write: policy.json under its lock; the link's gate sees it at its next poll.
+		await updatePolicy(board.storeDir, (policy) => (policy.budgets = {}));
+		const done = await waitDone(board, paused.id, 120_000);
+		expect(done).toMatchObject({ state: "completed", currentRunId: dispatched.currentRunId });
+		expect(farWorker(fixture as SshBoard, done)).toBe(pid);
+		expect(model.requests().filter((request) => request.prompt.includes("BOARDDAY"))).toHaveLength(STEPS.length);
+	}, 300_000);
+
+	it("an attempt set's budget pauses its rows on the target; raised once, every row of the set finishes", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		const { board, model, repo } = fixture as SshBoard;
+		const STEPS = steps("SETBUDGET", 4);
+		model.setScript({ rules: [{ match: "SETBUDGET", steps: STEPS }] });
+		const rows = await board.dispatchAttempts({
+			prompt: "SETBUDGET chores",
+			cwd: repo,
+			target: "h",
+			count: 2,
+			setBudget: { tokens: 40 },
+		});
+		expect(rows).toHaveLength(2);
+		const paused = await waitFor(
+			async () => {
+				for (const { id } of rows) {
+					const row = await board.get(id);
+					if (row?.state === "needs_input" && row.budget?.paused) return row;
+				}
+				return undefined;
+			},
+			"a row of the set to pause on the set's budget",
+			120_000,
+		);
+		expect(paused.question).toBe("budget reached: 40 tokens (the attempt set's budget); raise or stop");
+		expect(paused.budget).toMatchObject({ scope: "set", limit: 40 });
+		const setId = paused.attempt?.setId;
+		expect(setId).toBeDefined();
+		// The set's spend, from this machine's ledger, crossed 40 with the request that paused it.
+		expect(spentToday(board.storeDir, (line) => line.set === setId)).toBeGreaterThanOrEqual(40);
+		const raised = await board.budget?.(paused.id, { tokens: 1_000_000 });
+		expect(raised).toMatchObject({ scope: "set", outcome: "resumed" });
+		for (const { id } of rows) expect(await waitDone(board, id, 180_000)).toMatchObject({ state: "completed" });
+	}, 400_000);
 });
