@@ -6,8 +6,8 @@
  * spend in the local ledger), and `/agent-board budget <row> <more>` from another pi lets the same far
  * worker go on to the end. The target's daily budget (policy.json) pauses a row there naming the target,
  * and a pool's (of one member, the same host) a row it placed, naming the pool; each raise is written
- * where that limit lives and the same far worker finishes. The board's daily budget and an attempt set's
- * hold rows on the target the same way.
+ * where that limit lives and the same far worker finishes. The board's daily budget, an attempt set's and
+ * a `$` budget (the host's model priced) hold rows on the target the same way.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -272,4 +272,45 @@ describe("budgets on an ssh target", () => {
 		expect(raised).toMatchObject({ scope: "set", outcome: "resumed" });
 		for (const { id } of rows) expect(await waitDone(board, id, 180_000)).toMatchObject({ state: "completed" });
 	}, 400_000);
+
+	it("a $ budget pauses the ssh row at the turn whose cost crossed it; its raise lets the same far worker finish", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		const { board, model, repo, host } = fixture as SshBoard;
+		// The host's pi prices the model: $1,000 per million tokens in and out, so each 15-token request costs $0.015.
+		const models = model.modelsJson() as { providers: Record<string, { models: { cost: object }[] }> };
+		for (const provider of Object.values(models.providers))
+			for (const entry of provider.models) entry.cost = { input: 1000, output: 1000, cacheRead: 0, cacheWrite: 0 };
+		host.user.writePiConfig({ models });
+		try {
+			const STEPS = steps("COSTBUDGET", 5);
+			model.setScript({ rules: [{ match: "COSTBUDGET", steps: STEPS }] });
+			const dispatched = await board.dispatch({
+				prompt: "COSTBUDGET chores",
+				cwd: repo,
+				target: "h",
+				budget: { cost: 0.04 },
+			});
+			const paused = await rowWhere(
+				board,
+				dispatched.id,
+				"the ssh row to pause on its $ budget",
+				(row) => row.state === "needs_input" && row.budget?.paused === true,
+				120_000,
+			);
+			expect(paused.question).toBe("budget reached: $0.04; raise or stop");
+			expect(paused.budget).toMatchObject({ scope: "row", unit: "cost", limit: 0.04 });
+			expect(paused.budget?.spent).toBeCloseTo(0.045, 6);
+			const requests = () => model.requests().filter((request) => request.prompt.includes("COSTBUDGET"));
+			expect(requests()).toHaveLength(3);
+			const pid = farWorker(fixture as SshBoard, paused);
+			const raised = await board.budget?.(paused.id, { cost: 1 });
+			expect(raised).toMatchObject({ scope: "row", outcome: "resumed" });
+			const done = await waitDone(board, paused.id, 120_000);
+			expect(done).toMatchObject({ state: "completed", currentRunId: dispatched.currentRunId });
+			expect(farWorker(fixture as SshBoard, done)).toBe(pid);
+			expect(requests()).toHaveLength(STEPS.length);
+		} finally {
+			host.user.writePiConfig({ models: model.modelsJson() });
+		}
+	}, 300_000);
 });
