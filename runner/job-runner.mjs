@@ -208,7 +208,10 @@ function watchInbox() {
 	}
 }
 const inboxWatcher = watchInbox();
-const inboxPoll = setInterval(() => (serveInbox(), helpers.gate.poll()), INBOX_POLL_MS);
+const inboxPoll = setInterval(() => {
+	serveInbox();
+	helpers.gate.poll();
+}, INBOX_POLL_MS);
 
 /** @param {{ code: number | null, signal: string | null, spawnError?: string }} exit */
 async function finish(exit) {
