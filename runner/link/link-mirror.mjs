@@ -236,6 +236,15 @@ export function openMirror(options) {
 			reach = {};
 			write();
 		},
+		/**
+		 * The run ended there and its work cannot come back here for a full disk: the row waits for space
+		 * (still working: its end is written after the fetch-back), in the words a local run's wait uses.
+		 * @param {boolean} waiting
+		 */
+		waitingForSpace(waiting) {
+			status.summary = waiting ? "Disk full: waiting for space to bring the work back" : summarize(status);
+			write();
+		},
 		/** The stop waits for the target: the row says so until the far status does. */
 		stopRequested() {
 			stopAsked = true;

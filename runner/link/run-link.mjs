@@ -164,7 +164,14 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 	}
 	const theDriver = driver;
 
-	const gitSync = fetchSync({ fetch: () => theDriver.fetchBack(run), worktree, rowId: run.rowId, say });
+	const gitSync = fetchSync({
+		fetch: () => theDriver.fetchBack(run),
+		worktree,
+		rowId: run.rowId,
+		say,
+		holding: (waiting) => mirror.waitingForSpace(waiting),
+		keepWaiting: () => !mirror.status().stopRequested,
+	});
 
 	let delay = FIRST_BACKOFF_MS;
 	let launches = 0;
