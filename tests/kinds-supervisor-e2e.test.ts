@@ -17,12 +17,14 @@ import { readSupervisorLog } from "../runner/supervisor/supervisor-log.mjs";
 import { storePaths } from "../src/board/engine/paths.ts";
 import type { BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
+import { runNotify } from "../src/board/subcommands/notify-command.ts";
 import { recordedQuestions, ruleNow } from "../src/board/subcommands/replay.ts";
 import { readTranscript } from "../src/board/view-model/transcript.ts";
 import { waitDone } from "../test-support/board-helpers.ts";
 import type { FauxStep } from "../test-support/faux-script.ts";
 import { LOOPBACK_MODEL, LOOPBACK_PROVIDER, writeAgentDir, type ModelServer } from "../test-support/model-server.ts";
 import { waitFor } from "../test-support/pi-harness.ts";
+import { type Receiver, startReceiver } from "../test-support/receiver.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
 import { startSshBoard, type SshBoard } from "../test-support/ssh-board.ts";
 
@@ -31,6 +33,10 @@ let fixture: SshBoard | undefined;
 let board: BoardEngine;
 let model: ModelServer;
 let repo: string;
+/** A notifier's receiver: what the person hears of the remote rows. */
+let receiver: Receiver | undefined;
+/** The rows in the order the tests dispatch them, with what the person should hear of each. */
+const heard: [string, string][] = [];
 /** This machine's pi agent dir: the user's rules.md and the supervisor model's settings. */
 const agentDir = join(tmpdir(), `pab-linksup-agent-${process.pid}`);
 const rulesFile = join(agentDir, "agent-board", "rules.md");
@@ -83,6 +89,11 @@ beforeAll(async () => {
 		fallback: [{ text: "ok" }],
 	});
 	await board.targets.add("pool1", { kind: "pool", members: "h" });
+	receiver = await startReceiver();
+	await runNotify(
+		{ verb: "add", name: "hook", url: `${receiver.base}/json`, on: "needs-input,answered" },
+		board.storeDir,
+	);
 	await updatePolicy(board.storeDir, (policy) => {
 		policy.supervisor = { model: `${LOOPBACK_PROVIDER}/${LOOPBACK_MODEL}` };
 	});
@@ -92,6 +103,7 @@ afterAll(async () => {
 	rmSync(release, { force: true });
 	rmSync(goOn, { force: true });
 	rmSync(agentDir, { recursive: true, force: true });
+	await receiver?.close();
 	if (missing) return;
 	await fixture?.cleanup();
 });
@@ -130,6 +142,7 @@ describe("the supervisor decides a target row's questions in its link", { timeou
 				{ decision: "answered", text: `supervisor answered: ${one.answer} (${rulesFile}:${one.line})` },
 			]);
 			expect(row.supervisorNote).toBeUndefined();
+			heard.push(["answered", row.id]);
 		}
 		// No rule left any of them to the person.
 		expect(JSON.stringify(readSupervisorLog(board.storeDir))).not.toContain("asked-you");
@@ -161,6 +174,7 @@ describe("the supervisor decides a target row's questions in its link", { timeou
 		);
 		expect(waiting.state).toBe("needs_input");
 		expect(waiting.supervisorNote).toMatch(/^asked you because: .*never answered for you/);
+		heard.push(["needs-input", waiting.id]);
 		expect(logOf(waiting)).toMatchObject([{ decision: "asked-you", rule: expect.stringMatching(/^never: /) }]);
 		expect((await board.reply(waiting.id, "no, keep it", { receiptTimeoutMs: 30_000 })).delivery).toBe("answer");
 		const row = await waitDone(board, waiting.id, 120_000);
@@ -206,5 +220,19 @@ describe("the supervisor decides a target row's questions in its link", { timeou
 			{ decision: "answered-first", answer: "supervisor-name", rule: `${rulesFile}:8` },
 		]);
 		expect(supervisorEvents(row)).toMatchObject([{ decision: "answered-first" }]);
+	});
+
+	it("the person hears a question once the supervisor leaves it to them, and an answer given for them", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		// The question the person answered first was held while the supervisor decided: nothing went out for it.
+		await waitFor(
+			() => (receiver?.delivered("/json").length ?? 0) >= heard.length,
+			"the notices of the remote rows",
+			60_000,
+		);
+		await new Promise((resolve) => setTimeout(resolve, 2000));
+		const got = (receiver?.delivered("/json") ?? []).map((r) => JSON.parse(r.body) as Record<string, unknown>);
+		expect(got.map((body) => [body.event, body.row])).toEqual(heard);
+		expect(got[0]?.text).toBe(`"Should I continue with the refactor?" -> "yes, continue" by rule ${rulesFile}:4`);
 	});
 });

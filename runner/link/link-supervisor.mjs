@@ -35,7 +35,7 @@ export function linkSupervisor(config, member) {
 				if (detail.decision === "answered")
 					notices.answered(String(detail.question ?? ""), String(detail.answer ?? ""), String(detail.by ?? ""));
 				// answered-first: a person answered; any other line (asked-you, a failure) leaves it to them.
-				else if (detail.decision !== "answered-first") notices.leftToPerson();
+				else if (detail.decision !== "answered-first") notices.leftToPerson(supervisor.asking?.question);
 			},
 			over: () => over,
 		},
