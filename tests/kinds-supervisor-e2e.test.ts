@@ -161,31 +161,33 @@ describe("the supervisor decides a target row's questions in its link", { timeou
 		);
 	});
 
-	it("leaves a question outside the safe set to the person, with its note, whatever a rule says", async (ctx) => {
+	it("leaves a question outside the safe set to the person, with its note, whatever a rule says, on a target as here", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
-		const dispatched = await board.dispatch({ prompt: "NEVER-TASK clean", cwd: repo, target: "h" });
-		const waiting = await waitFor(
-			async () => {
-				const row = await board.get(dispatched.id);
-				return row?.supervisorNote ? row : undefined;
-			},
-			"the supervisor's note on the remote row",
-			120_000,
-		);
-		expect(waiting.state).toBe("needs_input");
-		expect(waiting.supervisorNote).toMatch(/^asked you because: .*never answered for you/);
-		heard.push(["needs-input", waiting.id]);
-		expect(logOf(waiting)).toMatchObject([{ decision: "asked-you", rule: expect.stringMatching(/^never: /) }]);
-		expect((await board.reply(waiting.id, "no, keep it", { receiptTimeoutMs: 30_000 })).delivery).toBe("answer");
-		const row = await waitDone(board, waiting.id, 120_000);
-		expect(row.state).toBe("completed");
-		expect(await answers(row)).toEqual([{ role: "user", text: "no, keep it", sent: "answer" }]);
-		expect(row.supervisorNote).toBeUndefined();
-		await waitFor(
-			() => logOf(row).some((line) => line.decision === "you-answered"),
-			"the person's answer in supervisor.log",
-			30_000,
-		);
+		for (const where of [{ target: "h" }, {}]) {
+			const dispatched = await board.dispatch({ prompt: "NEVER-TASK clean", cwd: repo, ...where });
+			const waiting = await waitFor(
+				async () => {
+					const row = await board.get(dispatched.id);
+					return row?.supervisorNote ? row : undefined;
+				},
+				"the supervisor's note on the row",
+				120_000,
+			);
+			expect(waiting.state).toBe("needs_input");
+			expect(waiting.supervisorNote).toMatch(/^asked you because: .*never answered for you/);
+			heard.push(["needs-input", waiting.id]);
+			expect(logOf(waiting)).toMatchObject([{ decision: "asked-you", rule: expect.stringMatching(/^never: /) }]);
+			expect((await board.reply(waiting.id, "no, keep it", { receiptTimeoutMs: 30_000 })).delivery).toBe("answer");
+			const row = await waitDone(board, waiting.id, 120_000);
+			expect(row.state).toBe("completed");
+			expect(await answers(row)).toEqual([{ role: "user", text: "no, keep it", sent: "answer" }]);
+			expect(row.supervisorNote).toBeUndefined();
+			await waitFor(
+				() => logOf(row).some((line) => line.decision === "you-answered"),
+				"the person's answer in supervisor.log",
+				30_000,
+			);
+		}
 	});
 
 	it("a person who answers first wins: the supervisor's later answer is rejected", async (ctx) => {
