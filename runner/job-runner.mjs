@@ -139,7 +139,7 @@ const helpers = runHelpers(config, status, {
 		if (e.decision === "answered")
 			notices.answered(String(e.question ?? ""), String(e.answer ?? ""), String(e.by ?? e.rule ?? ""));
 		// answered-first: a person answered; any other line (asked-you, a failure) leaves it to them.
-		else if (e.decision !== "answered-first") notices.leftToPerson();
+		else if (e.decision !== "answered-first") notices.leftToPerson(helpers.supervisor.asking?.question);
 	},
 	over: () => finished || stopping,
 });

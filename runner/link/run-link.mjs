@@ -22,6 +22,7 @@ import { git } from "../far/git-workspace.mjs";
 import { fetchSync } from "./fetch-sync.mjs";
 import { openInbox } from "./link-inbox.mjs";
 import { openMirror } from "./link-mirror.mjs";
+import { linkSupervisor } from "./link-supervisor.mjs";
 import { readJsonObject } from "../store/safe-read.mjs";
 
 const FIRST_BACKOFF_MS = 1000;
@@ -85,7 +86,10 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 			readJsonObject(join(runDir, "status.json"))
 		) ?? initialStatus(config.runId, config.rowId, config.createdAt);
 
+	// The run's questions are decided here, as a local runner's are (link-supervisor.mjs).
+	const supervisor = linkSupervisor(config, target.name);
 	const mirror = openMirror({
+		onWrite: supervisor.observe,
 		storeDir: config.storeDir,
 		rowId: config.rowId,
 		runId: config.runId,
@@ -95,6 +99,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		status: localStatus(),
 		worktree,
 	});
+	supervisor.attach(mirror);
 	let finishing = false;
 	/** @type {ReturnType<typeof setTimeout> | undefined} */
 	let stopTimer;
@@ -112,6 +117,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 	const done = (how) => {
 		if (released) return;
 		released = true;
+		supervisor.close();
 		if (stopTimer) clearTimeout(stopTimer);
 		try {
 			if (driver) driver.finish?.(run);
@@ -273,8 +279,10 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 						return;
 					}
 					case "event": {
+						const fresh = frame.seq > mirror.lastSeq;
 						const error = mirror.event(frame.seq, frame.line);
 						if (error) say(error);
+						else if (fresh) supervisor.onLine(frame.line);
 						return;
 					}
 					case "receipt": {
@@ -400,6 +408,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		release() {
 			if (released) return;
 			released = true;
+			supervisor.close();
 			if (retry) clearTimeout(retry);
 			current?.close();
 		},

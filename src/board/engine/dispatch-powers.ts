@@ -1,7 +1,7 @@
 /**
  * Powers a row's kind cannot honour are refused at dispatch with the reason, never silently ignored
- * (docs/supervisor.md, "Budgets"): the supervisor or a budget on a row that runs on a target (its
- * questions are not decided there, its runs do not pause there yet), and a `$` budget on a model pi has no cost data for (its spend stays $0.00, so it could
+ * (docs/supervisor.md, "Budgets"): a budget on a row that runs on a target (its runs do not pause
+ * there yet; its questions are decided by its link, runner/link/link-supervisor.mjs), and a `$` budget on a model pi has no cost data for (its spend stays $0.00, so it could
  * never be reached). Nothing has started when these throw.
  */
 import { join } from "node:path";
@@ -38,14 +38,6 @@ export function checkDispatchPowers(
 			[`${target}'s daily budget`, policy?.budgets?.targets?.[target]],
 			["the board's daily budget", policy?.budgets?.day],
 		];
-		// The supervisor answers in the run's runner, on this machine only for now: a target's questions would
-		// all wait for the person, its rules (`target is ...` included) never tried.
-		const supervisor = policy.supervisor?.model;
-		if (supervisor)
-			throw new BoardError(
-				"invalid",
-				`the supervisor (${supervisor}) cannot answer on ${target} yet: its rules and model decide questions of rows on this machine only. Dispatch it on this machine, or turn the supervisor off in S`,
-			);
 		const [which, limit] = [...own, ...daily].find(([, given]) => given !== undefined) ?? [];
 		if (which && limit)
 			throw new BoardError(
