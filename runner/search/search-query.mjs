@@ -122,8 +122,10 @@ export function queryIndex(db, query, options = {}) {
 	/** @type {Map<string, SearchHit & { piece: number, s: unknown }>} */
 	const byRow = new Map();
 	let below = Number.MAX_SAFE_INTEGER;
-	for (let read = 0; read < MAX_PIECES && byRow.size < limit; read += PAGE_PIECES) {
-		const pieces = page.all(query.match, below, ...params, PAGE_PIECES);
+	// The first page as many pieces as hits asked: a word once in each row needs no more, and each costs a snippet.
+	let size = Math.min(PAGE_PIECES, Math.max(limit, 10));
+	for (let read = 0; read < MAX_PIECES && byRow.size < limit; read += size, size = PAGE_PIECES) {
+		const pieces = page.all(query.match, below, ...params, size);
 		for (const row of pieces) {
 			const id = String(row.row_id);
 			below = Number(row.piece);
@@ -135,7 +137,7 @@ export function queryIndex(db, query, options = {}) {
 			const field = String(row.field);
 			if (!hit.fields.includes(field)) hit.fields.push(field);
 		}
-		if (pieces.length < PAGE_PIECES) break;
+		if (pieces.length < size) break;
 	}
 	const hits = [...byRow.values()].sort((a, b) => b.activeAt - a.activeAt || b.piece - a.piece).slice(0, limit);
 	return hits.map(({ piece: _piece, s, ...hit }) =>
