@@ -23,6 +23,7 @@ import { ensureKeeper } from "../runner/keeper/ensure-keeper.mjs";
 import { keeperAlive } from "../runner/keeper/keeper-file.mjs";
 import { keptByKeeper } from "../runner/search/search-duty.mjs";
 import { indexPaths, updateIndex } from "../runner/search/search-index.mjs";
+import { touchNotify } from "../runner/store/fs-util.mjs";
 import { openReader, queryIndex } from "../runner/search/search-query.mjs";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { cloneRows } from "../test-support/clone-rows.ts";
@@ -253,9 +254,10 @@ try {
 			const entry = { type: "message", message: { role: "user", content: `a reply: ${word}` } };
 			const start = performance.now();
 			appendFileSync(join(storeDir, "sessions", `${old}.jsonl`), `${JSON.stringify(entry)}\n`);
-			writeFileSync(join(storeDir, "notify", old), `${Date.now()}\n`);
+			touchNotify(storeDir, old);
 			let found = false;
 			while (!found) {
+				if (performance.now() - start > 60_000) throw new Error(`bench: changed row ${old} not found in 60 s`);
 				const result = await searchStore(storeDir, word, { limit: 5 });
 				found = result.hits.some((hit) => hit.rowId === old);
 			}
