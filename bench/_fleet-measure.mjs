@@ -59,7 +59,11 @@ export function processesWhere(pick) {
 	const chosen = new Set(all.filter(pick).map((p) => p.pid));
 	for (let grew = true; grew; ) {
 		grew = false;
-		for (const p of all) if (!chosen.has(p.pid) && chosen.has(p.ppid)) chosen.add(p.pid), (grew = true);
+		for (const p of all)
+			if (!chosen.has(p.pid) && chosen.has(p.ppid)) {
+				chosen.add(p.pid);
+				grew = true;
+			}
 	}
 	const out = all.filter((p) => chosen.has(p.pid));
 	for (const p of out) p.pssKb = pssKb(p.pid);

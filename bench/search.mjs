@@ -2,11 +2,20 @@
 // against the sessions', a query's p50/p95 (the index read in this process, as the subcommand, the board's
 // `/` and the web server read it), an update that finds nothing new, and how soon a row that just finished is
 // found (its files written, then searches until it shows: through the writer process, and with the store's
-// keeper alive). The rows are one real
+// keeper alive), and a row that was there and changed, through the writer process. The rows are one real
 // row (a real pi worker: a prompt, tool calls and outputs, text) copied with fresh ids, each with a word of
 // its own in its tool's output.
 // Run: node --experimental-strip-types bench/search.mjs [--rows 1000,10000] [--queries 200]
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
+import {
+	appendFileSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	statSync,
+	writeFileSync,
+	existsSync,
+} from "node:fs";
 import { join } from "node:path";
 import { parseQuery } from "../runner/search/query-parse.mjs";
 import { refreshIndex, searchStore } from "../runner/search/search.mjs";
@@ -14,6 +23,7 @@ import { ensureKeeper } from "../runner/keeper/ensure-keeper.mjs";
 import { keeperAlive } from "../runner/keeper/keeper-file.mjs";
 import { keptByKeeper } from "../runner/search/search-duty.mjs";
 import { indexPaths, updateIndex } from "../runner/search/search-index.mjs";
+import { touchNotify } from "../runner/store/fs-util.mjs";
 import { openReader, queryIndex } from "../runner/search/search-query.mjs";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { cloneRows } from "../test-support/clone-rows.ts";
@@ -110,15 +120,18 @@ function snapshotSeed(seedId, session) {
 	return files;
 }
 
+/** A copy's id: the seed's and its number, so that a later copy sorts after an earlier one, as a row made later does. @param {string} seedId @param {number} n */
+const cloneId = (seedId, n) => `${seedId}-c${String(n).padStart(7, "0")}`;
+
 /**
- * Writes the seed row as rows from..to-1 (<seed>-c<n>, named "bench row <n>"), each session's marker word
+ * Writes the seed row as rows from..to-1 (cloneId), named "bench row <n>", each session's marker word
  * made its own (zq<n>), and each row's notify/ mark, as a runner's last touch leaves it.
  * @param {string} seedId @param {SeedFile[]} seed @param {number} from @param {number} to
  */
 function seedRows(seedId, seed, from, to) {
 	const ids = [];
 	for (let n = from; n < to; n++) {
-		const id = `${seedId}-c${n}`;
+		const id = cloneId(seedId, n);
 		const rowDir = join(storeDir, "rows", id);
 		mkdirSync(rowDir, { mode: 0o700 });
 		for (const file of seed) {
@@ -185,6 +198,9 @@ try {
 			"filters only": () => "s:completed since:1d",
 			"a word + file: (none)": () => "flaky file:src/",
 			"a prefix": (n) => `zq${1 + (n % 9)}*`,
+			"a 4-letter prefix": (n) => `zq${10 + (n % 90)}*`,
+			"a prefix of a word in every row": () => "flak*",
+			"a 6-letter prefix, every row": () => "deadl*",
 		};
 		for (const [kind, text] of Object.entries(kinds)) {
 			/** @type {number[]} */
@@ -228,6 +244,26 @@ try {
 			fresh.push(performance.now() - start);
 		}
 		console.log(`  a new row searchable (written, then the writer process and the query): ${spread(fresh)}`);
+		// A row that was there already changes (a reply's run: its session grows, its mark is touched): found
+		// only by the writer's stat of every notify/ mark.
+		/** @type {number[]} */
+		const changed = [];
+		for (let n = 0; n < FRESH; n++) {
+			const old = cloneId(seed.id, 1 + ((n * 7919) % (size - 1)));
+			const word = `zqchanged${size}x${n}`;
+			const entry = { type: "message", message: { role: "user", content: `a reply: ${word}` } };
+			const start = performance.now();
+			appendFileSync(join(storeDir, "sessions", `${old}.jsonl`), `${JSON.stringify(entry)}\n`);
+			touchNotify(storeDir, old);
+			let found = false;
+			while (!found) {
+				if (performance.now() - start > 60_000) throw new Error(`bench: changed row ${old} not found in 60 s`);
+				const result = await searchStore(storeDir, word, { limit: 5 });
+				found = result.hits.some((hit) => hit.rowId === old);
+			}
+			changed.push(performance.now() - start);
+		}
+		console.log(`  a row that was there, changed (the writer process and the query): ${spread(changed)}`);
 		/** @type {number[]} */
 		const spawned = [];
 		for (let n = 0; n < 10; n++) {

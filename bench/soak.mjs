@@ -159,6 +159,12 @@ const skipped = {};
 /** Until when a target's queue cannot move for a reason the soak made (disk full, sshd down), plus 5 s. */
 const blockedUntil = { local: 0, h: 0 };
 let sshdDown = false;
+/**
+ * The soak's own outages, for the recording bound: a run's end cannot be recorded here while the store's
+ * disk is full, nor an ssh run's learnt while its host's sshd is stopped. `h`: the ssh target's only.
+ * @type {{ from: number, to: number, on: "all" | "h" }[]}
+ */
+const outages = [];
 let diskFull = false;
 let boardOpen = false;
 
@@ -445,9 +451,11 @@ try {
 			blockedUntil.h = Number.POSITIVE_INFINITY;
 			injected[kind] = (injected[kind] ?? 0) + 1;
 			log("fault: sshd stopped for 30 s");
+			const from = Date.now();
 			await host.stop();
 			await sleep(30_000);
 			await host.start();
+			outages.push({ from, to: Date.now(), on: "h" });
 			blockedUntil.h = Date.now() + 5000;
 			sshdDown = false;
 			log("sshd back");
@@ -470,10 +478,12 @@ try {
 				}
 			}
 			closeSync(fd);
+			const filledAt = Date.now();
 			const fs = statfsSync(storeMount);
 			log(`fault: store's disk full for 10 s (${fs.bavail * fs.bsize} bytes free)`);
 			await sleep(10_000);
 			unlinkSync(fillFile);
+			outages.push({ from: filledAt, to: Date.now(), on: "all" });
 			fillFile = "";
 			diskFull = false;
 			blockedUntil.local = Date.now() + 5000;
@@ -598,6 +608,16 @@ try {
 	}
 	const late = runs.filter((run) => run.late).length;
 	const goneToEnd = runs.flatMap((run) => (run.goneToEnd !== undefined ? [run.goneToEnd / 1000] : []));
+	// The same, counted from when the end could be known here: after an outage that overlapped the wait.
+	const knowableToEnd = runs.flatMap((run) => {
+		const ended = run.endedAt;
+		if (run.goneToEnd === undefined || ended === undefined) return [];
+		const gone = ended - run.goneToEnd;
+		const knowable = outages
+			.filter((o) => (o.on === "all" || o.on === run.target) && o.from <= ended && o.to >= gone)
+			.reduce((at, o) => Math.max(at, o.to), gone);
+		return [Math.max(0, ended - knowable) / 1000];
+	});
 	const waits = runs.flatMap((run) => (run.waited !== undefined ? [run.waited / 1000] : []));
 	const longest = runs.reduce((best, run) => ((run.waited ?? -1) > (best?.waited ?? -1) ? run : best), runs[0]);
 	const s = (/** @type {number[]} */ v) =>
@@ -629,6 +649,9 @@ try {
 		`runs non-terminal more than ${GONE_LIMIT_MS / 1000} s after their processes were gone (want 0): ${late}`,
 	);
 	console.log(`  processes gone -> end recorded: ${s(goneToEnd)}`);
+	console.log(
+		`  the same from when the end could be known here (after a full disk or, for ssh runs, a stopped sshd that overlapped): ${s(knowableToEnd)}`,
+	);
 	console.log(
 		`longest time a startable run waited: ${longest?.waited !== undefined ? `${(longest.waited / 1000).toFixed(1)} s (${longest.id}, ${longest.target})` : "none seen waiting"}`,
 	);

@@ -140,7 +140,7 @@ const helpers = runHelpers(config, status, {
 		if (e.decision === "answered")
 			notices.answered(String(e.question ?? ""), String(e.answer ?? ""), String(e.by ?? e.rule ?? ""));
 		// answered-first: a person answered; any other line (asked-you, a failure) leaves it to them.
-		else if (e.decision !== "answered-first") notices.leftToPerson();
+		else if (e.decision !== "answered-first") notices.leftToPerson(helpers.supervisor.asking?.question);
 	},
 	over: () => finished || stopping,
 });
@@ -210,7 +210,10 @@ function watchInbox() {
 	}
 }
 const inboxWatcher = watchInbox();
-const inboxPoll = setInterval(() => (serveInbox(), helpers.gate.poll()), INBOX_POLL_MS);
+const inboxPoll = setInterval(() => {
+	serveInbox();
+	helpers.gate.poll();
+}, INBOX_POLL_MS);
 
 /** @param {{ code: number | null, signal: string | null, spawnError?: string }} exit */
 async function finish(exit) {

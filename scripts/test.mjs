@@ -19,7 +19,10 @@ function run(node, script, scriptArgs) {
 ensureNode22(fileURLToPath(import.meta.url), args);
 
 // The formatter and linter first: it takes about a second, and a tree that does not pass it is not handed over.
-const lint = spawnSync(join(repo, "node_modules/.bin/biome"), ["check", "."], { cwd: repo, stdio: "inherit" });
+const lint = spawnSync(join(repo, "node_modules/.bin/biome"), ["check", "--error-on-warnings", "."], {
+	cwd: repo,
+	stdio: "inherit",
+});
 if (lint.error) throw lint.error;
 if (lint.status !== 0) process.exit(lint.status ?? 1);
 const tsc = run(process.execPath, join(repo, "node_modules/typescript/bin/tsc"), ["-p", "tsconfig.json"]);

@@ -69,7 +69,10 @@ export function rawRequest(
 				res.on("end", done);
 				// An event stream never ends by itself: what came in the first moment is enough.
 				if (String(res.headers["content-type"]).startsWith("text/event-stream"))
-					setTimeout(() => (res.destroy(), done()), 300);
+					setTimeout(() => {
+						res.destroy();
+						done();
+					}, 300);
 			},
 		);
 		req.on("error", reject);

@@ -32,8 +32,14 @@ describe("first open", () => {
 
 		const calls = { get: 0, list: 0 };
 		const service: BoardService = Object.assign(Object.create(engine) as BoardService, {
-			get: (id: string) => (calls.get++, engine.get(id)),
-			list: (options?: { includeArchived?: boolean }) => (calls.list++, engine.list(options)),
+			get: (id: string) => {
+				calls.get++;
+				return engine.get(id);
+			},
+			list: (options?: { includeArchived?: boolean }) => {
+				calls.list++;
+				return engine.list(options);
+			},
 		});
 		const feed = new BoardFeed(() => service);
 		const { dash } = boardOn(service, { rows: 40, cwd: agent.cwd, feed });

@@ -16,6 +16,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { isAlive } from "../runner/store/proc.mjs";
 import { boardFor, readEvents, waitDone } from "../test-support/board-helpers.ts";
 import { createTestAgent, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
+import { fillDisk } from "../test-support/fill-disk.ts";
 import { commandFails, notRoot, requires } from "../test-support/requires.ts";
 
 const agents: TestAgent[] = [];
@@ -24,23 +25,6 @@ afterAll(() => {
 	for (const mount of mounts) commandFails("umount", ["-l", mount]);
 	for (const agent of agents) agent.cleanup();
 });
-
-/** Writes filler files until the file system refuses; returns them. */
-function fillDisk(dir: string): string[] {
-	const fillers: string[] = [];
-	for (let size = 1024 * 1024; size >= 64; ) {
-		const path = join(dir, `filler-${fillers.length}`);
-		try {
-			writeFileSync(path, Buffer.alloc(size, 1));
-			fillers.push(path);
-		} catch (error) {
-			expect((error as NodeJS.ErrnoException).code).toBe("ENOSPC");
-			rmSync(path, { force: true });
-			size = Math.floor(size / 2);
-		}
-	}
-	return fillers;
-}
 
 const readJson = (path: string) => JSON.parse(readFileSync(path, "utf8")) as { pid: number; start: string };
 

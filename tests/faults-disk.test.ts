@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { isAlive } from "../runner/store/proc.mjs";
 import { boardFor, readEvents, waitDone } from "../test-support/board-helpers.ts";
 import { createTestAgent, runPi, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
+import { fillDisk } from "../test-support/fill-disk.ts";
 import { commandFails, notRoot, requires } from "../test-support/requires.ts";
 
 const agents: TestAgent[] = [];
@@ -19,23 +20,6 @@ afterAll(() => {
 	for (const mount of mounts) commandFails("umount", ["-l", mount]);
 	for (const agent of agents) agent.cleanup();
 });
-
-/** Writes filler files until the file system refuses; returns them. */
-function fillDisk(dir: string): string[] {
-	const fillers: string[] = [];
-	for (let size = 1024 * 1024; size >= 512; ) {
-		const path = join(dir, `filler-${fillers.length}`);
-		try {
-			writeFileSync(path, Buffer.alloc(size, 1));
-			fillers.push(path);
-		} catch (error) {
-			expect((error as NodeJS.ErrnoException).code).toBe("ENOSPC");
-			rmSync(path, { force: true });
-			size = Math.floor(size / 2);
-		}
-	}
-	return fillers;
-}
 
 describe("fault battery: a full disk", () => {
 	it("case 1: a row whose runner cannot write keeps its worker, the end is recorded when space returns, and a queued row waits and then starts", async (ctx) => {

@@ -3,7 +3,18 @@
  * megabytes in many chunks, joined stream deltas in events.jsonl (case 6), and the runner's files on a
  * disk that refuses every write (/dev/full: ENOSPC), which must never throw (case 1).
  */
-import { existsSync, linkSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+	existsSync,
+	linkSync,
+	mkdirSync,
+	mkdtempSync,
+	openSync,
+	readFileSync,
+	rmSync,
+	statSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -12,6 +23,8 @@ import { BIG_LINE, ClippedJson, JsonLines, MAX_STRING } from "../runner/json-lin
 import { LineSplitter } from "../runner/lines.mjs";
 import { PENDING_EVENT_BYTES, RunFiles } from "../runner/run-files.mjs";
 import { initialStatus } from "../runner/life/state-rules.mjs";
+import { appendSpend, dayOf, spendDir } from "../runner/life/spend-ledger.mjs";
+import { appendSupervisorLine, supervisorLogPath } from "../runner/supervisor/supervisor-log.mjs";
 
 const roots: string[] = [];
 afterAll(() => {
@@ -190,5 +203,39 @@ describe("runner files planted before the runner opened them", () => {
 		expect(readFileSync(join(linked, "elsewhere"), "utf8")).toBe("secret\n");
 		expect(existsSync(join(linked, "events.jsonl"))).toBe(true);
 		second.close();
+	});
+});
+
+describe("store logs planted before they are appended to", () => {
+	it("supervisor.log and the day's spend ledger as symlinks: refused naming the file, nothing written through them", () => {
+		const storeDir = mkdtempSync(join(tmpdir(), "pab-planted-logs-"));
+		roots.push(storeDir);
+		const outside = join(storeDir, "outside");
+		writeFileSync(outside, "secret\n");
+		symlinkSync(outside, supervisorLogPath(storeDir));
+		expect(() =>
+			appendSupervisorLine(storeDir, {
+				at: 1,
+				row: "row",
+				run: "run",
+				call: "c1",
+				question: "q",
+				rule: "model",
+				decision: "asked-you",
+				ms: 1,
+			}),
+		).toThrow("supervisor.log: is a symbolic link (not followed)");
+		const at = Date.now();
+		mkdirSync(spendDir(storeDir));
+		symlinkSync(outside, join(spendDir(storeDir), `${dayOf(at)}.jsonl`));
+		expect(() => appendSpend(storeDir, { row: "row", run: "run", at, tokens: 5, cost: 0 })).toThrow(
+			`${dayOf(at)}.jsonl: is a symbolic link (not followed)`,
+		);
+		expect(readFileSync(outside, "utf8")).toBe("secret\n");
+		// A plain file goes on as before: the ledger is written, private.
+		rmSync(join(spendDir(storeDir), `${dayOf(at)}.jsonl`));
+		appendSpend(storeDir, { row: "row", run: "run", at, tokens: 5, cost: 0 });
+		expect(readFileSync(join(spendDir(storeDir), `${dayOf(at)}.jsonl`), "utf8")).toContain('"tokens":5');
+		expect(statSync(join(spendDir(storeDir), `${dayOf(at)}.jsonl`)).mode & 0o777).toBe(0o600);
 	});
 });

@@ -1,9 +1,9 @@
 /**
  * A power a row's kind cannot honour is refused at dispatch with the reason, before anything starts:
- * a `$` budget on a model pi has no cost data for (named), and a row on a target while the supervisor is
- * on (it does not answer there yet), in real pi (the extension hands pi's model registry to the check).
- * A budget on a row that runs on a target is taken, at dispatch and later (its link holds it:
- * budget-target-e2e.test.ts).
+ * a `$` budget on a model pi has no cost data for (named), in real pi (the extension hands pi's model
+ * registry to the check). A budget on a row that runs on a target is taken, at dispatch and later (its
+ * link holds it: budget-target-e2e.test.ts), and so is the supervisor on (its link decides the row's
+ * questions: kinds-supervisor-e2e).
  */
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -37,19 +37,13 @@ describe("powers refused at dispatch", { timeout: 180_000 }, () => {
 			"its budget ($2.00) cannot be reached with faux/faux-1: pi has no cost data for that model (its spend stays $0.00). Give a token budget (50k) instead",
 		);
 		expect(await pi("/agent-board targets add box1 --ssh nobody@127.0.0.1 --max 2")).toContain("added target box1");
-		await updatePolicy(store, (policy) => {
-			policy.budgets = {};
-			policy.supervisor = { model: "faux/faux-1" };
-		});
-		expect(await pi("/agent-board dispatch --on box1 remote work")).toContain(
-			"the supervisor (faux/faux-1) cannot answer on box1 yet: its rules and model decide questions of rows on this machine only",
-		);
 		// Nothing was started by any refusal.
 		expect(await pi("/agent-board")).toBe("No board rows.\n");
-		// A budget on a row that runs on a target is taken: at dispatch, with the target's daily budget, and later.
+		// Neither a budget nor the supervisor is a refusal on a target: its link holds the one (budget-target-e2e)
+		// and decides the other's questions (kinds-supervisor-e2e); at dispatch, with the target's daily budget, and later.
 		await updatePolicy(store, (policy) => {
-			policy.supervisor = undefined;
 			policy.budgets = { targets: { box1: { tokens: 5000 } } };
+			policy.supervisor = { model: "faux/faux-1" };
 		});
 		expect(await pi("/agent-board dispatch --on box1 --budget 10 remote budgeted")).toMatch(
 			/^dispatched \S+ \(remote budgeted\)/m,

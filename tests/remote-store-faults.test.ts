@@ -180,9 +180,9 @@ describe("a far store that goes wrong", () => {
 			async () => {
 				await board.supervise();
 				const now = await Promise.all(rows.map((row) => board.get(row.id)));
-				return now.every((row) => row && !row.alive && row.state !== "working" && row.state !== "queued")
-					? now
-					: (await new Promise((r) => setTimeout(r, 2000)), undefined);
+				if (now.every((row) => row && !row.alive && row.state !== "working" && row.state !== "queued")) return now;
+				await new Promise((r) => setTimeout(r, 2000));
+				return undefined;
 			},
 			"both rows to end",
 			120_000,

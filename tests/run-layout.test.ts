@@ -74,7 +74,7 @@ describe("run.json layout", () => {
 				sessionFile: join(store, "sessions", "row1", "row1.jsonl"),
 			})),
 		).toMatch(/run\.json: \/sessionFile is not the row's session file/);
-		expect(refusal(undefined, (store, runDir) => ({ runDir, sessionFile: "/etc/passwd" }))).toMatch(
+		expect(refusal(undefined, (_store, runDir) => ({ runDir, sessionFile: "/etc/passwd" }))).toMatch(
 			/\/sessionFile is not/,
 		);
 		expect(

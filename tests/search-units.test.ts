@@ -223,6 +223,39 @@ describe("the index", () => {
 		expect((await updateIndex(root))?.rows).toBe(0);
 	});
 
+	it("an update its budget cuts short makes progress: new rows first, a scan of the marks taken up where it stopped", async () => {
+		const root = newStore();
+		const ids = ["r1", "r2", "r3", "r4", "r5"];
+		for (const id of ids) addRow(root, id, { name: `row ${id}` });
+		await updateIndex(root);
+		// Three rows change (their marks touched), and a new one comes: with no budget at all, each pass still
+		// indexes one row; the new row is the first, though every mark is to be looked at.
+		for (const id of ["r1", "r3", "r5"]) {
+			const path = join(root, "rows", id, "meta.json");
+			const meta = JSON.parse(readFileSync(path, "utf8"));
+			writeFileSync(path, JSON.stringify({ ...meta, name: `renamed okapi ${id}` }));
+			writeFileSync(join(root, "notify", id), "");
+		}
+		addRow(root, "r6", { name: "newcomer" });
+		const first = await updateIndex(root, { budgetMs: 0 });
+		expect(first?.complete).toBe(false);
+		expect((await search(root, "newcomer")).map((h) => h.rowId)).toEqual(["r6"]);
+		let passes = 1;
+		for (let done = false; !done; passes++) {
+			const result = await updateIndex(root, { budgetMs: 0 });
+			done = result?.complete === true;
+			if (passes > ids.length + 3) throw new Error("the update never completes");
+		}
+		// One mark looked at a pass: the six marks in six passes more, not the same first one over again.
+		expect(passes).toBeLessThanOrEqual(8);
+		expect((await search(root, "okapi")).map((h) => h.rowId).sort()).toEqual(["r1", "r3", "r5"]);
+		// The marks moved on: the changes are not looked at again once old enough.
+		const past = new Date(Date.now() - 60_000);
+		for (const name of [...ids, "r6", ""]) utimesSync(join(root, "notify", name), past, past);
+		await updateIndex(root);
+		expect((await updateIndex(root))?.rows).toBe(0);
+	});
+
 	it("is built again when deleted, of another version, or corrupt (moved aside)", async () => {
 		const root = newStore();
 		addRow(root, "a", { name: "alpha" });

@@ -103,6 +103,13 @@ describe("rules files", () => {
 		expect(firstMatch(set.rules, { question: "Rename it?" }, { ...row, target: "prod-box" })?.label).toBe(
 			"rules.md:9",
 		);
+		// A pool's row: `target is` names the pool or the member it runs on.
+		expect(
+			firstMatch(set.rules, { question: "Rename it?" }, { ...row, target: "build", member: "prod-box" })?.label,
+		).toBe("rules.md:9");
+		expect(firstMatch(set.rules, { question: "Rename it?" }, { ...row, target: "build" })?.label).not.toBe(
+			"rules.md:9",
+		);
 		expect(firstMatch(set.rules, { question: "Rename it?" }, { ...row, preset: "reviewer" })?.label).toBe(
 			"rules.md:10",
 		);

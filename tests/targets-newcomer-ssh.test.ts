@@ -20,7 +20,6 @@ const missing = sshdMissing();
 const NO_KEY = "worker exited with code 1: No API key found for the selected model.";
 let host: SshHost;
 let model: ModelServer;
-let local: string;
 let repo: string;
 let board: BoardEngine;
 
@@ -33,7 +32,7 @@ beforeAll(async () => {
 		bare: true,
 		check: false,
 	});
-	({ host, model, local, repo, board } = fixture);
+	({ host, model, repo, board } = fixture);
 }, 120_000);
 
 afterAll(async () => {

@@ -23,6 +23,7 @@ import { startSshBoard, type SshBoard } from "../test-support/ssh-board.ts";
 import type { SshHost } from "../test-support/sshd.ts";
 import { procsMentioning, threeAttemptsMergeOne } from "../test-support/target-helpers.ts";
 import { controlPathFor } from "../runner/kinds/ssh/ssh-transport.mjs";
+import { searchStore } from "../runner/search/search.mjs";
 
 const missing = sshdMissing();
 let host: SshHost;
@@ -294,6 +295,33 @@ describe("ssh targets on the board", () => {
 		for (const pid of host.user.processes()) process.kill(pid, "SIGKILL");
 		const died = await waitDone(board, second.id, 90_000);
 		expect(died).toMatchObject({ state: "failed", error: "runner died" });
+	}, 240_000);
+
+	it("finds a row that ran on the host by a word only its far tool printed, with on:h and not on:local", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		model.setScript({
+			rules: [
+				{
+					match: "FAR-WORD",
+					steps: [
+						{ toolCall: { name: "bash", args: { command: "printf 'narwhal%sfjord\\n' 77" } } },
+						{ text: "Printed it there." },
+					],
+				},
+			],
+		});
+		const row = await board.dispatch({ prompt: "FAR-WORD print it", cwd: repo, target: "h" });
+		expect((await waitDone(board, row.id, 120_000)).state).toBe("completed");
+		const storeDir = join(local, "store");
+		const found = await searchStore(storeDir, "narwhal77fjord", { timeoutMs: 60_000 });
+		const hit = found.hits.find((candidate) => candidate.rowId === row.id);
+		expect(hit?.fields, JSON.stringify(found)).toContain("tool output");
+		expect(hit?.place).toBe("h");
+		expect(found.hits.map((candidate) => candidate.rowId)).toEqual([row.id]);
+		expect((await searchStore(storeDir, "narwhal77fjord on:h")).hits.map((candidate) => candidate.rowId)).toEqual([
+			row.id,
+		]);
+		expect((await searchStore(storeDir, "narwhal77fjord on:local")).hits).toEqual([]);
 	}, 240_000);
 
 	it("runs three attempts on the host, compares them locally and merges one", async (ctx) => {

@@ -1,5 +1,3 @@
-/** Pure parts of the target seam: frames, ssh argv and reasons, versions (containers: targets-container-units). */
-import { execFileSync, spawn } from "node:child_process";
 import {
 	chmodSync,
 	cpSync,
@@ -18,7 +16,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { encodeFrame, MAX_FRAME_BYTES, parseFrame, readFrames, type Frame } from "../runner/far/frames.mjs";
 import { checkHost, nodeVersionOk, piVersionOk } from "../runner/far/host-check.mjs";
 import { packageVersion, shippedFiles } from "../runner/far/package-files.mjs";
-import { installScript } from "../runner/kinds/ssh/pkg-install.mjs";
+import { makePrivateDir, pkgPresent, placePkg } from "../runner/far/far-place.mjs";
 import {
 	controlPathFor,
 	gitRemote,
@@ -177,36 +175,31 @@ describe("package version and install script", () => {
 		expect(packageVersion(root)).toBe(version);
 		writeFileSync(join(root, "src/index.ts"), `${readFileSync(join(root, "src/index.ts"), "utf8")}\n`);
 		expect(packageVersion(root)).not.toBe(version);
-		const script = installScript("/h/it's", "0.1.0-abc");
-		expect(script).toContain('tar -xf - -C "$t"');
-		expect(script).toContain("'/h/it'\\''s/pkg/0.1.0-abc'");
 	});
 
-	it("two installs of one version at once keep the one that landed first (two links on one host, or targets check --install meanwhile)", async () => {
+	it("two installs of one version at once keep the one that landed first (two links on one host, or targets check --install meanwhile)", () => {
 		const root = temp();
-		const payload = join(root, "payload");
-		mkdirSync(join(payload, "runner"), { recursive: true });
-		writeFileSync(join(payload, "runner", "host-agent.mjs"), "// ours\n");
-		const tar = execFileSync("tar", ["-cf", "-", "-C", payload, "runner"]);
 		const dir = join(root, "host");
-		const install = () => {
-			const child = spawn("sh", ["-c", installScript(dir, "0.1.0-abc")], { stdio: ["pipe", "pipe", "inherit"] });
-			let out = "";
-			child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
-			const answer = new Promise<string>((resolveAnswer) => child.on("close", () => resolveAnswer(out.trim())));
-			return { child, answer };
-		};
-		// Both begin before either is in place; the second's files arrive after the first landed.
-		const first = install();
-		const second = install();
-		first.child.stdin.end(tar);
-		expect(await first.answer).toBe("installed");
-		const landed = statSync(join(dir, "pkg", "0.1.0-abc")).ino;
-		second.child.stdin.end(tar);
-		expect(await second.answer).toBe("present");
+		const final = join(dir, "pkg", "0.1.0-abc");
+		// Both copies arrive before either is in place (far-place.mjs is what runs there, over ssh or in a station).
+		const copies = ["a", "b"].map((name) => {
+			const incoming = join(dir, "pkg", `.incoming-0.1.0-abc-${name}`);
+			makePrivateDir(join(incoming, "runner"));
+			writeFileSync(join(incoming, "runner", "host-agent.mjs"), `// ${name}\n`);
+			return incoming;
+		});
+		expect(statSync(copies[0] ?? "").mode & 0o777).toBe(0o700);
+		expect(pkgPresent(final)).toBe(false);
+		// An install that died half way left an incomplete copy: it goes.
+		makePrivateDir(join(final, "runner"));
+		expect(placePkg(copies[0] ?? "", final)).toBe("installed");
+		const landed = statSync(final).ino;
+		expect(pkgPresent(final)).toBe(true);
+		expect(placePkg(copies[1] ?? "", final)).toBe("present");
 		// The install in use (host-agents start from it) was never removed or replaced.
-		expect(statSync(join(dir, "pkg", "0.1.0-abc")).ino).toBe(landed);
-		expect(readdirSync(join(dir, "pkg", "0.1.0-abc")).sort()).toEqual([".complete", "runner"]);
+		expect(statSync(final).ino).toBe(landed);
+		expect(readFileSync(join(final, "runner", "host-agent.mjs"), "utf8")).toBe("// a\n");
+		expect(readdirSync(final).sort()).toEqual([".complete", "runner"]);
 		expect(readdirSync(join(dir, "pkg"))).toEqual(["0.1.0-abc"]);
 	});
 });

@@ -247,6 +247,7 @@ describe("the page does what the TUI does", () => {
 		expect((await waitDone(board, broken.id)).state).toBe("failed");
 		await card(page, broken.id).locator(".glyph", { hasText: "x" }).waitFor({ timeout: 30_000 });
 		const saidOnce = async () => {
+			// biome-ignore lint/performance/useDomNodeTextContent: what the person sees is the rendered text, hidden nodes not
 			const text = await card(page, broken.id).innerText();
 			expect(text.split("quota gone").length - 1, text).toBe(1);
 		};

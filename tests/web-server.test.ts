@@ -205,7 +205,14 @@ describe("the switch in the board's settings", () => {
 			expect(h.top()).toBeInstanceOf(SettingsView);
 			expect(h.screen()).toMatch(/the board in a browser \(web server\)\s+off/);
 			await h.press(KEY.down, KEY.down, KEY.down, KEY.down, KEY.enter);
-			await waitFor(async () => (await settle(), h.top() instanceof WebLoginView), "the login view", 60_000);
+			await waitFor(
+				async () => {
+					await settle();
+					return h.top() instanceof WebLoginView;
+				},
+				"the login view",
+				60_000,
+			);
 			expect(h.screen()).toMatch(/login\?token=/);
 			expect(h.screen()).toMatch(/[█▀▄]{20}/);
 			const record = liveRecord(store);
@@ -216,7 +223,10 @@ describe("the switch in the board's settings", () => {
 			await h.press(KEY.enter);
 			// The status line says it once the server is gone.
 			await waitFor(
-				async () => (await settle(), h.screen().includes(`agent-board web: stopped (pid ${record?.pid})`)),
+				async () => {
+					await settle();
+					return h.screen().includes(`agent-board web: stopped (pid ${record?.pid})`);
+				},
 				"the server to stop",
 				30_000,
 			);

@@ -4,7 +4,7 @@
 // with a seq, a seq out of order after new ones were sent) is skipped and counted, and the counts are
 // said in one flag (the link's copy lacks them; the row says so at the end).
 import { MAX_EVENT_LINE_BYTES } from "./frames.mjs";
-import { readInside, sizeInside } from "../store/safe-read.mjs";
+import { readInside, plainFileSize } from "../store/safe-read.mjs";
 import { sizeWords } from "./session-travel.mjs";
 
 const CHUNK_BYTES = 1024 * 1024;
@@ -69,7 +69,7 @@ export function eventReader({ runDir, path, fromSeq, send, flag }) {
 		 * @param {number} budget
 		 */
 		read(budget) {
-			const size = sizeInside(runDir, path);
+			const size = plainFileSize(path);
 			if (size < 0) return false;
 			// Cut back (a runner's torn append on a full disk): read again from the line that was torn.
 			if (size < offset) {

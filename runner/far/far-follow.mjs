@@ -19,7 +19,7 @@ import { recordDeath, runnerAlive } from "./far-end.mjs";
 import { snapshotWip } from "./git-workspace.mjs";
 import { hostSnapshots } from "./snapshot-lane.mjs";
 import { MAX_SESSION_BYTES, sizeWords } from "./session-travel.mjs";
-import { listInside, readInside, safeStatus, sizeInside } from "../store/safe-read.mjs";
+import { listInside, readInside, safeStatus, plainFileSize } from "../store/safe-read.mjs";
 import { eventReader } from "./far-events.mjs";
 
 const SAFETY_POLL_MS = 1000;
@@ -82,7 +82,7 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 
 	/** @param {number} budget @returns {boolean} whether bytes are left to send */
 	const readSession = (budget) => {
-		const size = sizeInside(sessionDir, sessionFile);
+		const size = plainFileSize(sessionFile);
 		if (size < 0 || size === sessionOffset) return false;
 		if (size > MAX_SESSION_BYTES) {
 			if (!sessionFlagged)
@@ -137,7 +137,7 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 
 	const readStatus = () => {
 		const text =
-			sizeInside(runDir, join(runDir, "status.json")) <= 1024 * 1024
+			plainFileSize(join(runDir, "status.json")) <= 1024 * 1024
 				? readInside(runDir, join(runDir, "status.json"))?.toString("utf8")
 				: undefined;
 		if (text === undefined || text === lastStatus) return;
@@ -266,7 +266,7 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 							seq: events.lastSeq,
 							sessionBytes: Math.max(
 								0,
-								Math.min(sizeInside(sessionDir, sessionFile), sessionFlagged ? sessionOffset : Infinity),
+								Math.min(plainFileSize(sessionFile), sessionFlagged ? sessionOffset : Infinity),
 							),
 						};
 						send({ t: "end", status, held });

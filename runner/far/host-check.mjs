@@ -137,7 +137,7 @@ export function checkModel(piCommand, env, tmp) {
 export function checkHost(dir, config = {}) {
 	const path = resolve(homedir(), dir);
 	const node = { version: process.version, ok: nodeVersionOk(process.version), need: `>= ${MIN_NODE.join(".")}` };
-	const piCommand = config.pi && config.pi.length ? config.pi : ["pi"];
+	const piCommand = config.pi?.length ? config.pi : ["pi"];
 	/** @type {{ command: string, ok: boolean, version?: string, error?: string, need: string }} */
 	const pi = { command: piCommand.join(" "), ok: false, need: `${PI_SERIES}.x` };
 	try {

@@ -118,7 +118,7 @@ function piCheck(dir, command, ask) {
 		const answer = ask(exe, [...rest, "--version"]);
 		if (answer.error !== undefined || answer.out === undefined) {
 			const error = answer.error;
-			const stderr = String(/** @type {{ stderr?: unknown }} */ (error ?? {}).stderr ?? "")
+			const stderr = String(/** @type {{ stderr?: unknown } | undefined} */ (error)?.stderr ?? "")
 				.trim()
 				.split("\n")
 				.pop();

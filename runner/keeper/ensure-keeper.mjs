@@ -3,10 +3,10 @@
 // keeper.json and one /proc stat. Two callers at once may both start one; keeper.json's O_EXCL create
 // lets one of them keep, the other exits at once.
 import { spawn } from "node:child_process";
-import { accessSync, closeSync, constants, openSync } from "node:fs";
+import { accessSync, closeSync, constants } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { FILE_MODE } from "../store/fs-util.mjs";
+import { openAppend } from "../store/append-file.mjs";
 import { RUN_TAG } from "../store/proc.mjs";
 import { keeperWanted } from "./duties.mjs";
 import { keeperAlive } from "./keeper-file.mjs";
@@ -27,9 +27,9 @@ export function ensureKeeper(storeRoot, options) {
 	/** @type {number | "ignore"} */
 	let logFd = "ignore";
 	try {
-		logFd = openSync(join(storeRoot, "keeper.log"), "a", FILE_MODE);
+		logFd = openAppend(join(storeRoot, "keeper.log"));
 	} catch {
-		// A full disk: the keeper runs without a log (it is what retries the queue when space returns).
+		// A full disk, or something planted as keeper.log: the keeper runs without a log (it is what retries the queue when space returns).
 	}
 	try {
 		const child = spawn(options.node, [KEEPER_PATH, storeRoot, String(options.maxConcurrent)], {

@@ -59,7 +59,7 @@ function configError(value, options = {}) {
 		if (!isTargetName(name))
 			return `/targets/${name} is not a target name (1-32 of a-z, 0-9, "-"; not ${LOCAL_TARGET})`;
 		const error = options.limits
-			? isLimit(/** @type {{ max?: unknown }} */ (target ?? {}).max)
+			? isLimit(/** @type {{ max?: unknown } | undefined} */ (target)?.max)
 				? undefined
 				: "/max must be a whole number >= 1"
 			: targetError(target);

@@ -37,8 +37,9 @@ import { readTextNoFollow } from "../store/safe-read.mjs";
 
 /**
  * The supervisor's view of the row: the rules files that apply, most specific first (a preset's, the
- * trusted project's, the user's), and the facts the rules' conditions name.
- * @typedef {{ rules: string[], rowName?: string, preset?: string, target?: string }} Supervise
+ * trusted project's, the user's), and the facts the rules' conditions name (`member`: the pool member
+ * a target run's link adds, runner/link/link-supervisor.mjs).
+ * @typedef {{ rules: string[], rowName?: string, preset?: string, target?: string, member?: string }} Supervise
  */
 
 /**

@@ -2,10 +2,10 @@
 // run's log, tagged by the caller. (A run that runs elsewhere is owned here by its target's link:
 // target-link-owner.mjs.)
 import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { FILE_MODE } from "../store/fs-util.mjs";
+import { openAppend } from "../store/append-file.mjs";
 import { RUN_TAG } from "../store/proc.mjs";
 import { recordStartFailure } from "./run-end.mjs";
 import { releaseSlot } from "./slots.mjs";
@@ -25,7 +25,7 @@ export function spawnRunner(
 	node,
 	env,
 	script = RUNNER_PATH,
-	logFd = openSync(join(runDir, "runner.log"), "a", FILE_MODE),
+	logFd = openAppend(join(runDir, "runner.log")),
 ) {
 	try {
 		// A small young generation: a long stream's garbage is collected as it comes (about 30 MB less peak RSS).

@@ -3,9 +3,10 @@
 // lines are its link's), read to sum an attempt
 // set's, a target's or the board's spend of a day. Many runners append to one file: each line is one
 // write(2) on an O_APPEND descriptor, whole on a local file system. A torn or foreign line is skipped.
-import { appendFileSync, closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { ensureDir, FILE_MODE } from "../store/fs-util.mjs";
+import { appendNoFollow } from "../store/append-file.mjs";
+import { ensureDir } from "../store/fs-util.mjs";
 import { NO_SPEND } from "./budget.mjs";
 
 /** @typedef {{ at: number, row: string, run: string, set?: string, target?: string, pool?: string, tokens: number, cost: number }} SpendLine */
@@ -22,9 +23,7 @@ export const spendDir = (storeDir) => join(storeDir, "spend");
 /** @param {string} storeDir @param {SpendLine} line */
 export function appendSpend(storeDir, line) {
 	ensureDir(spendDir(storeDir));
-	appendFileSync(join(spendDir(storeDir), `${dayOf(line.at)}.jsonl`), `${JSON.stringify(line)}\n`, {
-		mode: FILE_MODE,
-	});
+	appendNoFollow(join(spendDir(storeDir), `${dayOf(line.at)}.jsonl`), `${JSON.stringify(line)}\n`);
 }
 
 /** @param {unknown} value @returns {value is SpendLine} */

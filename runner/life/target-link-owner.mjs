@@ -6,10 +6,11 @@
 // handed to a link on its way out; the hand-over names the link in the run's runner.json at once, so
 // every reader sees an owner.
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, readdirSync, unlinkSync } from "node:fs";
+import { closeSync, existsSync, readdirSync, unlinkSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureDir, FILE_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
+import { openAppend } from "../store/append-file.mjs";
+import { ensureDir, writeJsonAtomic } from "../store/fs-util.mjs";
 import { isAlive, processStartTime, RUN_TAG } from "../store/proc.mjs";
 import { tryLockFile } from "../store/row-lock.mjs";
 import { readJsonObject, readProcessFile } from "../store/safe-read.mjs";
@@ -125,7 +126,7 @@ function startLink(storeDir, target, spawnWith) {
 	const paths = linkPaths(storeDir, target);
 	const env = { ...spawnWith.env };
 	delete env[RUN_TAG];
-	const log = openSync(paths.log, "a", FILE_MODE);
+	const log = openAppend(paths.log);
 	try {
 		// A small young generation, as a runner's: a long stream's garbage is collected as it comes.
 		const child = spawn(spawnWith.node, ["--max-semi-space-size=2", LINK_PATH, paths.dir], {

@@ -57,7 +57,21 @@ function lastSeqOf(path) {
 }
 
 /**
- * @param {{ storeDir: string, rowId: string, runId: string, runDir: string, sessionFile: string, target: string, status: RunStatus, worktree?: string }} options
+ * The far status replaces the local one at each frame, except for what the link itself keeps: the
+ * supervisor's note (the link decides the run's questions, link-supervisor.mjs), which no far status
+ * carries or overwrites.
+ * @param {RunStatus} far @param {RunStatus} local
+ * @returns {RunStatus}
+ */
+function withLocal(far, local) {
+	const next = { ...far };
+	delete next.supervisor;
+	if (local.supervisor) next.supervisor = local.supervisor;
+	return next;
+}
+
+/**
+ * @param {{ storeDir: string, rowId: string, runId: string, runDir: string, sessionFile: string, target: string, status: RunStatus, worktree?: string, onWrite?: (status: RunStatus) => void }} options
  */
 export function openMirror(options) {
 	const { storeDir, rowId, runId, runDir, sessionFile, target } = options;
@@ -91,6 +105,7 @@ export function openMirror(options) {
 		status.updatedAt = Math.max(status.updatedAt, Date.now());
 		writeJsonAtomic(paths.status, status);
 		touchNotify(storeDir, rowId);
+		options.onWrite?.(status);
 	}
 
 	/** The local session file's size (0 without one). */
@@ -161,7 +176,7 @@ export function openMirror(options) {
 			if (error) return `${target} sent a status that cannot be used: ${error}`;
 			// The end is written by end(), after the code is back: readers take a terminal status as done.
 			if (typeof (/** @type {RunStatus} */ (far).endedAt) === "number") return undefined;
-			status = { .../** @type {RunStatus} */ (far) };
+			status = withLocal(/** @type {RunStatus} */ (far), status);
 			farDropped = status.droppedEvents ?? 0;
 			if (stopAsked && !status.stopRequested) {
 				status.stopRequested = true;
@@ -169,6 +184,20 @@ export function openMirror(options) {
 			}
 			write();
 			return undefined;
+		},
+		/** The link changed a field of its own (the supervisor's note): written now. */
+		changed() {
+			write();
+		},
+		/**
+		 * A line of the link's own in events.jsonl (the supervisor's decision). It carries the last far
+		 * seq, never a new one: the far runner numbers the lines, and a follow resumes after its last.
+		 * @param {Record<string, unknown>} event
+		 */
+		localEvent(event) {
+			const line = JSON.stringify({ ...event, seq: Math.max(lastSeq, 1), at: Date.now(), type: String(event.type) });
+			appendNoFollow(paths.events, `${tornTail ? "\n" : ""}${line}\n`);
+			tornTail = false;
 		},
 		/** @param {number} seq @param {string} line @returns {string | undefined} why it was dropped */
 		event(seq, line) {
@@ -236,6 +265,15 @@ export function openMirror(options) {
 			reach = {};
 			write();
 		},
+		/**
+		 * The run ended there and its work cannot come back here for a full disk: the row waits for space
+		 * (still working: its end is written after the fetch-back), in the words a local run's wait uses.
+		 * @param {boolean} waiting
+		 */
+		waitingForSpace(waiting) {
+			status.summary = waiting ? "Disk full: waiting for space to bring the work back" : summarize(status);
+			write();
+		},
 		/** The stop waits for the target: the row says so until the far status does. */
 		stopRequested() {
 			stopAsked = true;
@@ -282,7 +320,7 @@ export function openMirror(options) {
 				write();
 				return status;
 			}
-			status = { ...final };
+			status = withLocal(final, status);
 			farDropped = status.droppedEvents ?? 0;
 			const problems = [
 				...missing(check.held),

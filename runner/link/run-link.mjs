@@ -23,6 +23,7 @@ import { fetchSync } from "./fetch-sync.mjs";
 import { openLinkBudget } from "./link-budget.mjs";
 import { openInbox } from "./link-inbox.mjs";
 import { openMirror } from "./link-mirror.mjs";
+import { linkSupervisor } from "./link-supervisor.mjs";
 import { readJsonObject } from "../store/safe-read.mjs";
 
 const FIRST_BACKOFF_MS = 1000;
@@ -86,7 +87,10 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 			readJsonObject(join(runDir, "status.json"))
 		) ?? initialStatus(config.runId, config.rowId, config.createdAt);
 
+	// The run's questions are decided here, as a local runner's are (link-supervisor.mjs).
+	const supervisor = linkSupervisor(config, target.name);
 	const mirror = openMirror({
+		onWrite: supervisor.observe,
 		storeDir: config.storeDir,
 		rowId: config.rowId,
 		runId: config.runId,
@@ -96,6 +100,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		status: localStatus(),
 		worktree,
 	});
+	supervisor.attach(mirror);
 	// Budgets: the far runner holds each turn's end, this machine's gate decides it (link-budget.mjs).
 	const budget = openLinkBudget(config, target.name);
 	let finishing = false;
@@ -115,6 +120,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 	const done = (how) => {
 		if (released) return;
 		released = true;
+		supervisor.close();
 		if (stopTimer) clearTimeout(stopTimer);
 		budget.close();
 		try {
@@ -168,7 +174,14 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 	}
 	const theDriver = driver;
 
-	const gitSync = fetchSync({ fetch: () => theDriver.fetchBack(run), worktree, rowId: run.rowId, say });
+	const gitSync = fetchSync({
+		fetch: () => theDriver.fetchBack(run),
+		worktree,
+		rowId: run.rowId,
+		say,
+		holding: (waiting) => mirror.waitingForSpace(waiting),
+		keepWaiting: () => !mirror.status().stopRequested,
+	});
 
 	let delay = FIRST_BACKOFF_MS;
 	let launches = 0;
@@ -272,8 +285,10 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 						return;
 					}
 					case "event": {
+						const fresh = frame.seq > mirror.lastSeq;
 						const error = mirror.event(frame.seq, frame.line);
 						if (error) say(error);
+						else if (fresh) supervisor.onLine(frame.line);
 						return;
 					}
 					case "receipt": {
@@ -400,6 +415,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		release() {
 			if (released) return;
 			released = true;
+			supervisor.close();
 			if (retry) clearTimeout(retry);
 			budget.close();
 			current?.close();

@@ -24,6 +24,12 @@ export function runNotices(config, supervised = () => false) {
 	let ended = false;
 	/** The question the supervisor is deciding: its needs-input waits for the decision. @type {{ key: string, text: string } | undefined} */
 	let held;
+	/**
+	 * A question the supervisor left to the person before any status showed it (a target run's link
+	 * decides from the mirrored event, ahead of the far status): it goes out when it shows, not held.
+	 * @type {string | undefined}
+	 */
+	let left;
 	let name;
 	const rowName = () => {
 		name ??= String(readJsonObject(join(rowDirOf(config.storeDir, config.rowId), "meta.json"))?.name ?? config.rowId);
@@ -57,8 +63,9 @@ export function runNotices(config, supervised = () => false) {
 			if (question && question !== asked) {
 				asked = question;
 				const key = `question-${++questions}`;
-				if (supervised()) held = { key, text: question };
+				if (supervised() && question !== left) held = { key, text: question };
 				else emit("needs-input", key, question);
+				left = undefined;
 			} else if (!question) {
 				asked = "";
 				held = undefined;
@@ -83,9 +90,14 @@ export function runNotices(config, supervised = () => false) {
 			held = undefined;
 			if (local) emit("answered", `answer-${questions}`, answeredText(question, answer, by));
 		},
-		/** The supervisor decided otherwise (left it to the person, failed): the held question goes out. */
-		leftToPerson() {
+		/**
+		 * The supervisor decided otherwise (left it to the person, failed): the held question goes out, or
+		 * `question` does when a status shows it.
+		 * @param {string} [question]
+		 */
+		leftToPerson(question) {
 			if (held && local) emit("needs-input", held.key, held.text);
+			else if (!held) left = question;
 			held = undefined;
 		},
 	};

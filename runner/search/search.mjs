@@ -51,7 +51,9 @@ export function refreshIndex(storeRoot, options = {}) {
 /** @param {string} storeRoot @param {{ budgetMs?: number, node?: string, check?: boolean }} options @returns {Promise<RefreshResult>} */
 function spawnWriter(storeRoot, options) {
 	return new Promise((resolve) => {
-		const args = [UPDATER, storeRoot, String(options.budgetMs ?? 1500), "2000"];
+		// A budget well inside the 2 s the search waits: the process's start and its listings come before it,
+		// and what the budget leaves is taken up by the next search's writer.
+		const args = [UPDATER, storeRoot, String(options.budgetMs ?? 1000), "2000"];
 		if (options.check) args.push("check");
 		const child = spawn(options.node ?? process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
 		// A process that is done (pi -p after its search) does not wait for the writer: it finishes alone.

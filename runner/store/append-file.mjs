@@ -4,6 +4,7 @@
 // refusal names the file and why, in the words the board's check of a run's files uses.
 import { closeSync, constants, fstatSync, openSync, writeSync } from "node:fs";
 import { basename } from "node:path";
+import { plainFileProblem } from "./dir-guard.mjs";
 import { FILE_MODE } from "./fs-util.mjs";
 
 /** A file refused for what it is, not for a failing disk: "events.jsonl: is a symbolic link (not followed)". */
@@ -38,11 +39,7 @@ export function openAppend(path) {
 		throw error;
 	}
 	const stat = fstatSync(fd);
-	const problem = !stat.isFile()
-		? "not a regular file"
-		: stat.nlink !== 1
-			? `has ${stat.nlink} hard links (another name for a file elsewhere)`
-			: undefined;
+	const problem = plainFileProblem(stat);
 	if (problem) {
 		closeSync(fd);
 		throw new PlantedFileError(path, problem);

@@ -34,15 +34,26 @@ export function checkStoreDir(path, what) {
 }
 
 /**
- * What is wrong with a session file pi is about to append to, or undefined (absent is fine: pi creates
- * it with O_EXCL). It must be a plain file of ours with one link: a symlink or a hard link would carry
- * the conversation, and pi's writes, to a file outside the store.
+ * What keeps a store file from being one plain file of its own, or undefined: a symlink or a hard link
+ * would carry what is written to it to a file outside the store, a FIFO or device would block or leak.
+ * The same words for every file the store writes (append-file.mjs) and a run's session file.
  * @param {import("node:fs").Stats} stat
  */
-function sessionProblem(stat) {
+export function plainFileProblem(stat) {
 	if (stat.isSymbolicLink()) return "is a symbolic link (not followed)";
 	if (!stat.isFile()) return "not a regular file";
 	if (stat.nlink !== 1) return `has ${stat.nlink} hard links (another name for a file elsewhere)`;
+	return undefined;
+}
+
+/**
+ * What is wrong with a session file pi is about to append to, or undefined (absent is fine: pi creates
+ * it with O_EXCL): a plain file (plainFileProblem) and ours.
+ * @param {import("node:fs").Stats} stat
+ */
+function sessionProblem(stat) {
+	const plain = plainFileProblem(stat);
+	if (plain) return plain;
 	// Its mode is ours to fix (protectSessionFile); its owner is not.
 	const uid = process.getuid?.();
 	return uid !== undefined && stat.uid !== uid ? `owned by uid ${stat.uid}, not by you (uid ${uid})` : undefined;

@@ -54,8 +54,12 @@ function openInside(root, path) {
 	}
 }
 
-/** Size of a regular file inside `root` (not following a symlink), or -1. @param {string} root @param {string} path */
-export function sizeInside(root, path) {
+/**
+ * Size of a regular file (a symlink is not followed), or -1. A hint of how much there is to read: the read
+ * itself (readInside) is what checks the file is inside its directory.
+ * @param {string} path
+ */
+export function plainFileSize(path) {
 	try {
 		const stat = lstatSync(path);
 		return stat.isFile() ? stat.size : -1;

@@ -19,7 +19,8 @@ const WORDS_CHARS = 8000;
  * @typedef {{ label: string, text: string, conditions: Condition[], action: Action }} Rule
  * @typedef {{ rules: Rule[], words: string, errors: string[] }} RuleSet
  * @typedef {{ question: string, options?: readonly string[] }} Ask
- * @typedef {{ rowId?: string, rowName?: string, target?: string, preset?: string }} RowFacts
+ * `member` is the pool member a pool's row runs on (`target` is the pool): `target is` matches either.
+ * @typedef {{ rowId?: string, rowName?: string, target?: string, member?: string, preset?: string }} RowFacts
  */
 
 /**
@@ -281,7 +282,7 @@ function holds(condition, ask, row, verdict) {
 					(value.length >= 4 && !!row.rowId?.startsWith(value)),
 			);
 		case "target":
-			return condition.values.some((value) => same(value, row.target ?? "local"));
+			return condition.values.some((value) => same(value, row.target ?? "local") || same(value, row.member));
 		case "preset":
 			return condition.values.some((value) => same(value, row.preset));
 	}

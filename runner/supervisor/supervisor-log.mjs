@@ -2,9 +2,9 @@
 // rule that fired or "model", the answer or the note, how long it took, what the model cost). Runners
 // append to it at once: one write(2) per line on an O_APPEND descriptor, whole on a local file system.
 // Read back by the replay (`/agent-board supervisor replay`) and the bench; a torn or foreign line is skipped.
-import { appendFileSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { FILE_MODE } from "../store/fs-util.mjs";
+import { appendNoFollow } from "../store/append-file.mjs";
 
 export const SUPERVISOR_LOG = "supervisor.log";
 
@@ -33,7 +33,7 @@ export const supervisorLogPath = (storeDir) => join(storeDir, SUPERVISOR_LOG);
 
 /** @param {string} storeDir @param {SupervisorLine} line */
 export function appendSupervisorLine(storeDir, line) {
-	appendFileSync(supervisorLogPath(storeDir), `${JSON.stringify(line)}\n`, { mode: FILE_MODE });
+	appendNoFollow(supervisorLogPath(storeDir), `${JSON.stringify(line)}\n`);
 }
 
 /** @param {unknown} value @returns {value is SupervisorLine} */

@@ -2,11 +2,9 @@
 // no context files, skills or templates, our fixed instructions as its system prompt (a file shipped
 // with the package, system-prompt.md) and the request on stdin (never argv). Its reply is untrusted:
 // one line of JSON, "answer" or "ask"; anything else is a reason to ask the user.
-import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { JsonLines } from "../json-lines.mjs";
-import { signalVerified, processStartTime } from "../store/proc.mjs";
+import { askOnce } from "../one-shot.mjs";
 
 export const SYSTEM_PROMPT_FILE = join(dirname(fileURLToPath(import.meta.url)), "system-prompt.md");
 /** The marker the request starts with (the scripted model in the tests matches it). */
@@ -86,94 +84,19 @@ export function parseDecision(text) {
  * @param {{ piCommand: string[], model: string, request: string, env: NodeJS.ProcessEnv, cwd: string, timeoutMs?: number, onChild?: (kill: () => void) => void }} options
  * @returns {Promise<ModelVerdict>}
  */
-export function askModel(options) {
-	const command = options.piCommand[0] ?? "pi";
-	const args = [
-		...options.piCommand.slice(1),
-		"--mode",
-		"json",
-		"-p",
-		"--no-session",
-		"--no-tools",
-		"-nc",
-		"-ns",
-		"-np",
-		"--system-prompt",
-		SYSTEM_PROMPT_FILE,
-		"--model",
-		options.model,
-	];
-	return new Promise((resolve) => {
-		let tokens = 0;
-		let cost = 0;
-		let text = "";
-		let error = "";
-		let model = "";
-		let stderr = "";
-		let settled = false;
-		const lines = new JsonLines();
+export async function askModel(options) {
+	const timeoutMs = options.timeoutMs ?? MODEL_TIMEOUT_MS;
+	const answer = await askOnce({
+		piCommand: options.piCommand,
+		args: ["--no-tools", "-nc", "-ns", "-np", "--system-prompt", SYSTEM_PROMPT_FILE, "--model", options.model],
+		request: options.request,
 		// Not a worker: no worker role, no ponytail section in its prompt.
-		const env = { ...options.env, AGENT_BOARD_WORKER: "", AGENT_BOARD_CONTROL_FD: "", PONYTAIL_DEFAULT_MODE: "off" };
-		const child = spawn(command, args, { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
-		const start = child.pid ? processStartTime(child.pid) : undefined;
-		const kill = () => {
-			if (child.pid && child.exitCode === null) signalVerified(child.pid, start, "SIGKILL");
-		};
-		options.onChild?.(kill);
-		const timeoutMs = options.timeoutMs ?? MODEL_TIMEOUT_MS;
-		/** @type {string | undefined} */
-		let timedOut;
-		const timer = setTimeout(() => {
-			// Said in words: the kill that follows would otherwise read as "pi exited with code null".
-			timedOut = `the supervisor model did not answer in ${Math.round(timeoutMs / 1000)} s`;
-			kill();
-			done(timedOut);
-		}, timeoutMs);
-		/** @param {Record<string, unknown> | undefined} event */
-		const onEvent = (event) => {
-			const message = /** @type {Record<string, unknown> | undefined} */ (
-				event?.type === "message_end" ? event.message : undefined
-			);
-			if (message?.role !== "assistant") return;
-			const usage = /** @type {{ totalTokens?: unknown, cost?: { total?: unknown } } | undefined} */ (message.usage);
-			if (typeof usage?.totalTokens === "number") tokens += usage.totalTokens;
-			if (typeof usage?.cost?.total === "number") cost += usage.cost.total;
-			if (typeof message.provider === "string" && typeof message.model === "string")
-				model = `${message.provider}/${message.model}`;
-			const content = Array.isArray(message.content) ? message.content : [];
-			text = content
-				.map((block) => (block?.type === "text" && typeof block.text === "string" ? block.text : ""))
-				.join("");
-			if (message.stopReason === "error" || typeof message.errorMessage === "string")
-				error = String(message.errorMessage ?? "model error");
-		};
-		const done = (/** @type {string | undefined} */ failure) => {
-			if (settled) return;
-			settled = true;
-			clearTimeout(timer);
-			const why = timedOut ?? failure ?? (error || undefined);
-			resolve({
-				decision: why ? { kind: "invalid" } : parseDecision(text),
-				tokens,
-				cost,
-				...(why ? { error: why } : {}),
-				...(timedOut ? { timedOut: true } : {}),
-				...(model ? { model } : {}),
-			});
-		};
-		child.stdout.setEncoding("utf8").on("data", (/** @type {string} */ chunk) => {
-			for (const event of lines.push(chunk)) onEvent(event);
-		});
-		child.stderr
-			.setEncoding("utf8")
-			.on("data", (/** @type {string} */ chunk) => (stderr = (stderr + chunk).slice(-2000)));
-		child.stdin.on("error", () => undefined);
-		child.stdin.end(options.request);
-		child.on("error", (spawnError) => done(`could not start pi: ${spawnError.message}`));
-		child.on("close", (code) => {
-			onEvent(lines.flush());
-			const last = stderr.trim().split("\n").at(-1) ?? "";
-			done(code === 0 ? undefined : `pi exited with code ${code}${last ? `: ${last}` : ""}`);
-		});
+		env: { ...options.env, AGENT_BOARD_WORKER: "", AGENT_BOARD_CONTROL_FD: "", PONYTAIL_DEFAULT_MODE: "off" },
+		cwd: options.cwd,
+		timeoutMs,
+		timeoutWords: `the supervisor model did not answer in ${Math.round(timeoutMs / 1000)} s`,
+		...(options.onChild ? { onChild: options.onChild } : {}),
 	});
+	const { text, error, ...rest } = answer;
+	return { decision: error ? { kind: "invalid" } : parseDecision(text), ...(error ? { error } : {}), ...rest };
 }

@@ -39,10 +39,14 @@ const OTHER_ROWS = 10;
  */
 
 export class Supervisor {
-	/** @param {RunConfig} config @param {RunStatus} status @param {SupervisorHooks} hooks @param {NodeJS.ProcessEnv} env */
+	/**
+	 * `status` is the run's status object, or how to get it now: a target run's link mirrors a status the
+	 * far runner replaces with each frame (runner/link/link-supervisor.mjs).
+	 * @param {RunConfig} config @param {RunStatus | (() => RunStatus)} status @param {SupervisorHooks} hooks @param {NodeJS.ProcessEnv} env
+	 */
 	constructor(config, status, hooks, env) {
 		this.config = config;
-		this.status = status;
+		this.statusOf = typeof status === "function" ? status : () => status;
 		this.hooks = hooks;
 		this.env = env;
 		/** @type {Question | undefined} */
@@ -51,6 +55,11 @@ export class Supervisor {
 		this.kills = new Set();
 		/** Calls the supervisor left to the person: their answer closes the breaker. @type {Set<string>} */
 		this.leftToYou = new Set();
+	}
+
+	/** @returns {RunStatus} */
+	get status() {
+		return this.statusOf();
 	}
 
 	/** Fed every worker event: an ask_user call wakes it; its end clears the note. @param {Record<string, unknown>} event */
@@ -67,8 +76,11 @@ export class Supervisor {
 		} else if (event.type === "tool_execution_end" && this.asking?.toolCallId === event.toolCallId) {
 			const asked = this.asking;
 			this.asking = undefined;
-			const result = /** @type {{ details?: { answered?: unknown } } | undefined} */ (event.result);
-			if (this.leftToYou.has(asked.toolCallId) && result?.details?.answered === true) {
+			const result = /** @type {{ details?: { answered?: unknown } } | string | undefined} */ (event.result);
+			// A mirrored event (events.jsonl) keeps the result's text only: ask_user's own words for an answer.
+			const answered =
+				typeof result === "string" ? result.startsWith("The user answered:") : result?.details?.answered === true;
+			if (this.leftToYou.has(asked.toolCallId) && answered) {
 				this.leftToYou.delete(asked.toolCallId);
 				this.log({
 					at: asked.at,
@@ -82,8 +94,11 @@ export class Supervisor {
 				});
 			}
 			// A parked question still waits for the user (in a new run): its note stays with it.
-			const details = /** @type {{ details?: { parked?: unknown } } | undefined} */ (event.result)?.details;
-			if (this.status.supervisor && details?.parked !== true) {
+			const parked =
+				typeof result === "string"
+					? result.startsWith("The user has not answered yet")
+					: /** @type {{ details?: { parked?: unknown } } | undefined} */ (result)?.details?.parked === true;
+			if (this.status.supervisor && !parked) {
 				this.status.supervisor = undefined;
 				this.hooks.changed();
 			}
@@ -106,6 +121,7 @@ export class Supervisor {
 			rowId: this.config.rowId,
 			rowName: supervise?.rowName,
 			target: supervise?.target,
+			member: supervise?.member,
 			preset: supervise?.preset,
 		};
 		const rules = readRules(supervise?.rules ?? []);

@@ -1,18 +1,20 @@
-// A container engine as a kind of target (kind.mjs): one container per run, made by the user's docker
-// or podman CLI on this machine. Its fields, words, check, driver and the reconcile that removes
-// containers no run owns; the engine code loads on first use.
-import { spawnSync } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { targetPaths } from "../../store/store-layout.mjs";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { invalid, plain } from "../kind.mjs";
 import { CONTAINER_ENGINES } from "./container-argv.mjs";
 import { imageError, networkError } from "./container-input.mjs";
-import { engineEnv } from "./container-engine.mjs";
-import { engineHostError, remoteEngineArgs, stationName } from "./engine-remote.mjs";
+import { engineHostError } from "./engine-remote.mjs";
+import { localEnginePlace } from "./local-engine-place.mjs";
+import { remoteEnginePlace } from "./remote-engine-place.mjs";
 
-/** @typedef {import("./container-argv.mjs").ContainerTarget} ContainerTarget */
-/** @typedef {import("./engine-station.mjs").RemoteTarget} RemoteTarget */
+/**
+ * Where a container target's runs go: this machine's engine or a remote engine's station. One kind (the
+ * fields and words are the same), two places; the target's engineHost picks one, once.
+ * @typedef {Required<Pick<import("../kind.mjs").TargetKind, "check" | "driver" | "removeWork" | "forget" | "reconcile">>} EnginePlace
+ */
+
+/** @param {import("../kind.mjs").TargetSnapshot} target @returns {EnginePlace} */
+const placeOf = (target) => (target.engineHost ? remoteEnginePlace : localEnginePlace);
 
 /** @type {import("../kind.mjs").TargetKind} */
 export const containerKind = {
@@ -110,58 +112,9 @@ export const containerKind = {
 	},
 	describe: (config) =>
 		`${String(config.engine)}${config.engineHost ? ` on ${String(config.engineHost)}` : ""} image ${String(config.image)}${config.network ? ` (network ${String(config.network)})` : ""}`,
-	async check(target, options) {
-		if (target.engineHost)
-			return (await import("./remote-engine-check.mjs")).checkRemoteEngine(
-				/** @type {RemoteTarget} */ (/** @type {unknown} */ (target)),
-				options,
-			);
-		return (await import("./container-transport.mjs")).check(/** @type {ContainerTarget} */ (target), options);
-	},
-	async driver(target, context) {
-		if (target.engineHost)
-			return (await import("./driver-remote-engine.mjs")).remoteEngineDriver(
-				/** @type {RemoteTarget} */ (/** @type {unknown} */ (target)),
-				context,
-			);
-		return (await import("./driver-container.mjs")).containerDriver(/** @type {ContainerTarget} */ (target));
-	},
-	// The row's clone on this machine (its .git is the agent's, so no git runs in it), or its workspace in a remote engine's station.
-	async removeWork(target, { storeDir, rowId }) {
-		if (target.engineHost)
-			return (await import("./remote-engine-work.mjs")).removeStationWork(
-				/** @type {RemoteTarget} */ (/** @type {unknown} */ (target)),
-				{ storeDir, rowId },
-			);
-		const { work } = targetPaths(join(storeDir, "targets", target.name), rowId);
-		try {
-			rmSync(work, { recursive: true, force: true });
-			return { ok: true, text: `removed its container workspace too (${work})` };
-		} catch (error) {
-			return {
-				ok: false,
-				text: `its container workspace stays at ${work}: ${error instanceof Error ? error.message : String(error)}`,
-			};
-		}
-	},
-	// A remote engine's station goes (no run is there: remove refuses while rows run or wait); its
-	// volume, with the rows' workspaces and sessions, stays the user's, as an ssh host's dir does.
-	forget(target, { storeDir }) {
-		if (!target.engineHost) return;
-		const remote = /** @type {RemoteTarget} */ (/** @type {unknown} */ (target));
-		spawnSync(remote.engine, [...remoteEngineArgs(remote), "rm", "-f", stationName(storeDir, target.name)], {
-			stdio: "ignore",
-			timeout: 60_000,
-			env: engineEnv(),
-		});
-	},
-	async reconcile(storeDir, target, runIsLive) {
-		// A remote engine's runs are processes of its station (stopped by host-agent), not containers of their own.
-		if (target.engineHost) return { removed: [] };
-		return (await import("./container-transport.mjs")).reconcile(
-			storeDir,
-			/** @type {ContainerTarget} */ (target),
-			runIsLive,
-		);
-	},
+	check: (target, options) => placeOf(target).check(target, options),
+	driver: (target, context) => placeOf(target).driver(target, context),
+	removeWork: (target, context) => placeOf(target).removeWork(target, context),
+	forget: (target, context) => placeOf(target).forget(target, context),
+	reconcile: (storeDir, target, runIsLive) => placeOf(target).reconcile(storeDir, target, runIsLive),
 };

@@ -26,7 +26,7 @@ const ids = () => ({ uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 
  * @returns {Promise<{ head: string, wip: string, tree: string } | undefined>} undefined: no workspace
  */
 export async function snapshot(run) {
-	const { engine, engineHost, image } = run.target;
+	const { engine, engineHost } = run.target;
 	const dirs = containerDirs(run);
 	if (!existsSync(dirs.work)) return undefined;
 	/** @type {string | undefined} */

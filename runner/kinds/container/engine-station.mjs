@@ -8,7 +8,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { FarError, HOST_AGENT } from "../../link/far-client.mjs";
-import { PACKAGE_ROOT, shippedFiles } from "../../far/package-files.mjs";
+import { PACKAGE_ROOT } from "../../far/package-files.mjs";
+import { installPackage } from "../pkg-install.mjs";
 import { makePiHome } from "./pi-home.mjs";
 import { EngineError, engineEnv, engineRun, plain } from "./container-engine.mjs";
 import {
@@ -109,12 +110,7 @@ export function execInStation(target, name, command, options = {}) {
  * @param {RemoteTarget} target @param {string} name @param {string} root @param {string[]} files @param {string} dest
  */
 async function copyIn(target, name, root, files, dest) {
-	await execInStation(target, name, [
-		"node",
-		"-e",
-		"require('fs').mkdirSync(process.argv[1], { recursive: true, mode: 0o700 })",
-		dest,
-	]);
+	await runInStation(target, name, "far-place.mjs", "makePrivateDir", [dest]);
 	await new Promise((resolvePromise, reject) => {
 		const tar = spawn("tar", ["-cf", "-", "-C", root, "--", ...files], { stdio: ["ignore", "pipe", "pipe"] });
 		const cp = spawn(target.engine, stationCopyInArgs(target, name, dest), {
@@ -143,29 +139,19 @@ async function copyIn(target, name, root, files, dest) {
 }
 
 /**
- * Our worker-side files into `<dir>/pkg/<version>/` of the station (made or started first): unpacked
- * beside it, marked complete, moved into place; a complete copy of this version is kept.
+ * Our worker-side files into `<dir>/pkg/<version>/` of the station (made or started first), as every far
+ * side gets them (kinds/pkg-install.mjs), through the engine's cp and exec.
  * @param {RemoteTarget} target @param {string} storeDir @param {Station} station @param {{ root?: string }} [options]
  */
 export async function installIntoStation(target, storeDir, station, options = {}) {
 	await ensureStation(target, storeDir, station);
-	const root = options.root ?? PACKAGE_ROOT;
-	const final = `${station.dir}/pkg/${station.pkgVersion}`;
-	if (
-		(await execInStation(target, station.name, [
-			"node",
-			"-e",
-			"process.stdout.write(String(require('fs').existsSync(process.argv[1])))",
-			`${final}/.complete`,
-		])) === "true"
-	)
-		return "present";
-	const incoming = `${station.dir}/pkg/.incoming-${station.pkgVersion}-${process.pid}-${Date.now()}`;
-	await copyIn(target, station.name, root, shippedFiles(root), incoming);
-	const place =
-		"const fs = require('fs'); const [t, f] = process.argv.slice(1); if (fs.existsSync(f + '/.complete')) fs.rmSync(t, { recursive: true, force: true }); else { fs.writeFileSync(t + '/.complete', ''); fs.rmSync(f, { recursive: true, force: true }); fs.renameSync(t, f); }";
-	await execInStation(target, station.name, ["node", "-e", place, incoming, final]);
-	return "installed";
+	return installPackage(
+		{
+			program: (file, fn, args) => runInStation(target, station.name, file, fn, args),
+			copyIn: (root, files, dest) => copyIn(target, station.name, root, files, dest),
+		},
+		{ dir: station.dir, version: station.pkgVersion, root: options.root ?? PACKAGE_ROOT },
+	);
 }
 
 /**
@@ -215,12 +201,7 @@ export async function sendPiHome(target, station, run) {
 	try {
 		const { files } = makePiHome({ agentDir: run.agentDir, dest: local, model: run.model });
 		const dest = stationPiHome(station, run.rowId);
-		await execInStation(target, station.name, [
-			"node",
-			"-e",
-			"require('fs').rmSync(process.argv[1], { recursive: true, force: true })",
-			dest,
-		]);
+		await runInStation(target, station.name, "far-place.mjs", "removeTree", [dest]);
 		await copyIn(target, station.name, local, files.length ? files : ["."], dest);
 		return dest;
 	} finally {

@@ -1,64 +1,29 @@
-// `targets check --install`: our worker-side files (far/package-files.mjs) copied to
-// <dir>/pkg/<version>/ on an ssh host as one tar stream through ssh stdin; nothing is downloaded there.
+// `targets check --install` and a link's first launch: our worker-side files onto an ssh host at
+// <dir>/pkg/<version>/ (kinds/pkg-install.mjs: the steps every far side shares), the files as one tar
+// stream through ssh stdin, the far steps as programs over ssh stdin (ssh-far.mjs).
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { PACKAGE_ROOT, packageVersion, shippedFiles } from "../../far/package-files.mjs";
-import { shellQuote, sshArgv, sshEnv, sshFailure } from "./ssh-transport.mjs";
+import { PACKAGE_ROOT, packageVersion } from "../../far/package-files.mjs";
+import { installPackage } from "../pkg-install.mjs";
+import { runFarProgram } from "./ssh-far.mjs";
+import { sshArgv, sshEnv, sshFailure } from "./ssh-transport.mjs";
 
 /**
- * The remote shell script: unpack into a private temp dir beside the target, mark it complete, then
- * move it into place; an existing complete install of the same version is kept as is, one that landed
- * while ours was unpacked included.
- * @param {string} dir @param {string} version
+ * A tar of `files` under `root` unpacked at `dest` on the host (made private first).
+ * @param {import("./ssh-transport.mjs").SshTarget} target @param {string} root @param {string[]} files @param {string} dest
+ * @returns {Promise<void>}
  */
-export function installScript(dir, version) {
-	const pkg = shellQuote(`${dir}/pkg`);
-	const final = shellQuote(`${dir}/pkg/${version}`);
-	const name = `.incoming-${version}-${randomBytes(4).toString("hex")}`;
-	const temp = shellQuote(`${dir}/pkg/${name}`);
-	const inside = shellQuote(`${dir}/pkg/${version}/${name}`);
-	return [
-		"set -e",
-		"umask 077",
-		`mkdir -p ${pkg}`,
-		`if [ -e ${final}/.complete ]; then cat >/dev/null; echo present; exit 0; fi`,
-		`t=${temp}`,
-		`rm -rf "$t"; mkdir "$t"`,
-		`tar -xf - -C "$t"`,
-		`touch "$t/.complete"`,
-		// Another install (a second link to this host, a targets check) may have landed while our files
-		// came: host-agents start from it, so it stays, and ours goes.
-		`if [ -e ${final}/.complete ]; then rm -rf "$t"; echo present; exit 0; fi`,
-		`rm -rf ${final}`,
-		`mv "$t" ${final}`,
-		// One that landed between that look and the move: mv put ours inside it.
-		`if [ -e ${inside} ]; then rm -rf ${inside}; echo present; exit 0; fi`,
-		"echo installed",
-	].join("\n");
-}
-
-/**
- * Copies the package to an ssh host. Resolves with { version, outcome: "installed" | "present" }.
- * @param {import("./ssh-transport.mjs").SshTarget} target @param {string} dir absolute dir on the host
- * @param {{ root?: string }} [options]
- */
-export function installOverSsh(target, dir, options = {}) {
-	const root = options.root ?? PACKAGE_ROOT;
-	const version = packageVersion(root);
-	const files = shippedFiles(root);
+function copyOverSsh(target, root, files, dest) {
 	return new Promise((resolvePromise, reject) => {
 		const tar = spawn("tar", ["-cf", "-", "-C", root, "--", ...files], { stdio: ["ignore", "pipe", "pipe"] });
-		const ssh = spawn("ssh", sshArgv(target, ["sh", "-c", installScript(dir, version)]), {
-			stdio: ["pipe", "pipe", "pipe"],
-			env: sshEnv(),
-		});
-		let out = "";
+		// The path is an argument of sh, never part of its script.
+		const unpack = ["sh", "-c", 'umask 077 && mkdir -p "$1" && tar -xf - -C "$1"', "sh", dest];
+		const ssh = spawn("ssh", sshArgv(target, unpack), { stdio: ["pipe", "pipe", "pipe"], env: sshEnv() });
 		let stderr = "";
 		let tarError = "";
 		tar.stdout.pipe(ssh.stdin);
 		ssh.stdin.on("error", () => undefined);
 		tar.stderr.setEncoding("utf8").on("data", (/** @type {string} */ c) => (tarError += c));
-		ssh.stdout.setEncoding("utf8").on("data", (/** @type {string} */ c) => (out += c));
+		ssh.stdout.resume();
 		ssh.stderr.setEncoding("utf8").on("data", (/** @type {string} */ c) => (stderr = (stderr + c).slice(-8000)));
 		tar.on("error", (error) => reject(new Error(`tar: ${error.message}`)));
 		ssh.on("error", (error) => reject(new Error(`ssh: ${error.message}`)));
@@ -66,14 +31,26 @@ export function installOverSsh(target, dir, options = {}) {
 			const failure = sshFailure(stderr, code);
 			if (failure) return reject(Object.assign(new Error(failure.reason), { kind: failure.kind }));
 			if (tarError.trim()) return reject(new Error(`tar: ${tarError.trim()}`));
-			const outcome = out.trim().split("\n").pop();
-			if (code === 0 && (outcome === "installed" || outcome === "present"))
-				return resolvePromise({ version, outcome });
-			reject(
-				new Error(
-					`install into ${dir}/pkg/${version} failed (exit ${code}): ${stderr.trim().split("\n").pop() ?? ""}`,
-				),
-			);
+			if (code === 0) return resolvePromise();
+			reject(new Error(`copy into ${dest} failed (exit ${code}): ${stderr.trim().split("\n").pop() ?? ""}`));
 		});
 	});
+}
+
+/**
+ * Copies the package to an ssh host. Resolves with { version, outcome: "installed" | "present" }.
+ * @param {import("./ssh-transport.mjs").SshTarget} target @param {string} dir absolute dir on the host
+ * @param {{ root?: string }} [options]
+ */
+export async function installOverSsh(target, dir, options = {}) {
+	const root = options.root ?? PACKAGE_ROOT;
+	const version = packageVersion(root);
+	const outcome = await installPackage(
+		{
+			program: (file, fn, args) => runFarProgram(target, file, fn, args),
+			copyIn: (from, files, dest) => copyOverSsh(target, from, files, dest),
+		},
+		{ dir, version, root },
+	);
+	return { version, outcome };
 }

@@ -147,7 +147,7 @@ export class ConsoleView extends ReaderView {
 				run: () => this.send(this.editor.getExpandedText(), true),
 			},
 			{ keys: "newLine", help: "new line", run: pass },
-			this.choices.entry(this.host, () => this.row(), this.editor),
+			this.choices.entry(() => this.row(), this.editor),
 			...scrollKeys(this.deps.keys, this.scroller, { page: "scroll the transcript (the end follows the stream)" }),
 			{
 				keys: "cancel",

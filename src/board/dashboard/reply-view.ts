@@ -92,7 +92,7 @@ export function sendReply(
 export class Choices {
 	private index = -1;
 
-	entry(host: Host, row: () => BoardRow | undefined, editor: Editor): KeyEntry {
+	entry(row: () => BoardRow | undefined, editor: Editor): KeyEntry {
 		const options = () => {
 			const current = row();
 			return current?.state === "needs_input" ? (current.questionOptions ?? []) : [];
@@ -165,7 +165,7 @@ export class ReplyView extends View {
 		return [
 			{ keys: "submit", help: "send", hint: "send", run: pass },
 			{ keys: "newLine", help: "new line", hint: "new line", run: pass },
-			this.choices.entry(this.host, () => this.row(), this.editor),
+			this.choices.entry(() => this.row(), this.editor),
 			...scrollKeys(this.deps.keys, this.question, { page: "scroll a long question" }, false),
 			// Escape closes unless it is dismissing the editor's completion menu.
 			{

@@ -16,13 +16,11 @@ import { settleMergeIntent } from "./merge-intent.ts";
 import { inspectRow } from "./row-read.ts";
 import { listRowIds } from "./store.ts";
 
-export interface Settle {
-	/**
-	 * One pass; `all`: every row of the store is looked at (list's own pump), not only the rows the tick
-	 * follows, the marked ones and those a read noted. Returns the ids of rows it changed.
-	 */
-	(options?: { all?: boolean }): Promise<string[]>;
-}
+/**
+ * One pass; `all`: every row of the store is looked at (list's own pump), not only the rows the tick
+ * follows, the marked ones and those a read noted. Returns the ids of rows it changed.
+ */
+export type Settle = (options?: { all?: boolean }) => Promise<string[]>;
 
 export function settle(ctx: EngineContext, leftovers: { maybe(): void }): Settle {
 	const spawnWith = { node: nodeCommand(ctx.env), env: ctx.env };

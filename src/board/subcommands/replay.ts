@@ -24,6 +24,8 @@ export interface RecordedQuestion {
 	call: string;
 	question: string;
 	options?: string[];
+	/** The target its run ran on, when a pool placed it (`target is` names the pool or this member). */
+	member?: string;
 	/** What happened: answered (by whom), parked, stopped, or still waiting. */
 	outcome:
 		| { kind: "answered"; text: string; by: "you" | "supervisor"; rule?: string }
@@ -59,8 +61,11 @@ export function recordedQuestions(paths: StorePaths, storeDir: string, since: nu
 		}
 		for (const runId of runs) {
 			const runDir = paths.run(id, runId);
+			let member: string | undefined;
 			try {
-				if (readStatus(runDir, cache, false).updatedAt < since) continue;
+				const status = readStatus(runDir, cache, false);
+				if (status.updatedAt < since) continue;
+				member = status.link?.target;
 			} catch {
 				continue;
 			}
@@ -80,6 +85,7 @@ export function recordedQuestions(paths: StorePaths, storeDir: string, since: nu
 						call: event.toolCallId,
 						question: args.question,
 						...(options?.length ? { options } : {}),
+						...(member ? { member } : {}),
 						outcome: { kind: "waiting" },
 					};
 					open.set(event.toolCallId, question);
@@ -120,7 +126,7 @@ export function ruleNow(
 	const decision = decide(
 		{ question: question.question, ...(question.options ? { options: question.options } : {}) },
 		rules,
-		{ rowId: meta.id, rowName: meta.name, target: meta.target, preset: meta.preset },
+		{ rowId: meta.id, rowName: meta.name, target: meta.target, member: question.member, preset: meta.preset },
 	);
 	if (decision.kind === "answer")
 		return { text: `answer "${decision.text}" (${decision.rule})`, answer: decision.text };

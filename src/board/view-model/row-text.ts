@@ -7,8 +7,11 @@ import { budgetText } from "./budget-text.ts";
 import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
 import { LOCAL_TARGET } from "../../../runner/life/vocabulary.mjs";
 import { LIVE_TEXT_CHARS } from "../../../runner/life/state-rules.mjs";
+import { formatAge } from "../../../runner/time-words.mjs";
 import { sanitizeText } from "../engine/sanitize.ts";
 import type { AttemptInfo, BoardRow, DiffStats, FileOverlap, MergedInfo, RowState } from "../engine/types.ts";
+
+export { formatAge };
 
 /** Needs input first: it is the only state where the board waits on the user. */
 export const STATE_ORDER: readonly RowState[] = [
@@ -61,18 +64,6 @@ export function isUnread(row: BoardRow): boolean {
 /** When the row last did something visible: a streaming reply's status is rewritten as its text arrives. */
 export function lastActive(row: BoardRow): number {
 	return row.alive && row.live?.text ? Math.max(row.lastActivityAt, row.updatedAt) : row.lastActivityAt;
-}
-
-export function formatAge(ms: number): string {
-	// An age of decades comes from time 0 (a time nobody recorded): it is unknown, not 20790 days.
-	if (!Number.isFinite(ms) || ms > 30 * 365 * 86_400_000) return "?";
-	const s = Math.max(0, Math.floor(ms / 1000));
-	if (s < 60) return `${s}s`;
-	const m = Math.floor(s / 60);
-	if (m < 60) return `${m}m`;
-	const h = Math.floor(m / 60);
-	if (h < 48) return `${h}h`;
-	return `${Math.floor(h / 24)}d`;
 }
 
 export function formatTokens(n: number): string {

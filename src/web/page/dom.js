@@ -1,6 +1,8 @@
 // Building the page's DOM. Every string goes in as text (textContent, attribute values), never as
 // markup: the server's CSP requires Trusted Types, so markup assigned by mistake would throw.
 
+import { formatAge } from "./time-words.mjs";
+
 /**
  * el("button", { class: "x", text: "Send", on: { click } , attrs: { type: "button" } }, [children])
  * @template {keyof HTMLElementTagNameMap} K
@@ -27,18 +29,6 @@ export function el(tag, props = {}, children = []) {
 export function fill(node, children) {
 	node.replaceChildren(...children.filter((child) => child !== null && child !== undefined && child !== false));
 	return node;
-}
-
-/** "12s", "4m", "3h", "2d", like the board. */
-export function formatAge(ms) {
-	if (!Number.isFinite(ms) || ms > 30 * 365 * 86_400_000) return "?";
-	const s = Math.max(0, Math.floor(ms / 1000));
-	if (s < 60) return `${s}s`;
-	const m = Math.floor(s / 60);
-	if (m < 60) return `${m}m`;
-	const h = Math.floor(m / 60);
-	if (h < 48) return `${h}h`;
-	return `${Math.floor(h / 24)}d`;
 }
 
 /** The server's clock minus the page's: ages are told against the server's. */

@@ -5,6 +5,11 @@ import { fileURLToPath } from "node:url";
 
 export const PAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "page");
 
+/** Modules the page shares with the board, served from where they live once (runner/, importing nothing). */
+const SHARED_FILES: Record<string, string> = {
+	"time-words.mjs": join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "runner", "time-words.mjs"),
+};
+
 const TYPES: Record<string, string> = {
 	".html": "text/html; charset=utf-8",
 	".js": "text/javascript; charset=utf-8",
@@ -47,6 +52,8 @@ export function loadPage(dir: string = PAGE_DIR): Map<string, StaticFile> {
 		const ext = name.slice(name.lastIndexOf("."));
 		files.set(`/${name}`, { body: readFileSync(join(dir, name)), type: TYPES[ext] ?? "application/octet-stream" });
 	}
+	for (const [name, path] of Object.entries(SHARED_FILES))
+		files.set(`/${name}`, { body: readFileSync(path), type: TYPES[".js"] ?? "text/javascript" });
 	const index = files.get("/index.html");
 	if (index) files.set("/", index);
 	// Browsers ask for /favicon.ico whatever the page declares.
