@@ -133,6 +133,7 @@ writeStatus();
 const helpers = runHelpers(config, status, {
 	send: (m) => link?.send(m),
 	changed: () => scheduleStatus(),
+	flush: () => writeStatus(),
 	event: (e) => {
 		events.add(e, Date.now());
 		if (e.type !== "supervisor") return;
@@ -189,7 +190,8 @@ function serveInbox() {
 		else if (message.kind === "stop" && !finished) {
 			delivered(message);
 			stop();
-		} else if (finished || workerClosed || stopping) rejected(message, "run-ended");
+		} else if (message.kind === "budget") helpers.verdict(message);
+		else if (finished || workerClosed || stopping) rejected(message, "run-ended");
 		else forward(message);
 	}
 	scheduleStatus();

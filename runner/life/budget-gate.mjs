@@ -28,9 +28,15 @@ const limitOf = (value) =>
 		? /** @type {import("./budget.mjs").Limit} */ (value)
 		: undefined;
 
+/** A ledger line of this target's day: run there, or placed there by this pool. @param {import("./spend-ledger.mjs").SpendLine} line @param {string} name */
+const onTarget = (line, name) => (line.target ?? "local") === name || line.pool === name;
+
 export class BudgetGate {
 	/**
-	 * @param {{ storeDir: string, rowId: string, runId: string, runDir: string, target?: string }} run
+	 * @param {{ storeDir: string, rowId: string, runId: string, runDir: string, target?: string, pool?: string, loggedSince?: number }} run
+	 *   `pool`: a pool's run (its `target` is the member): the pool's daily budget applies as well as the member's
+	 *   `loggedSince`: the run's start, when this gate takes over a run a gate already logged (a target run's
+	 *   new link): what the ledger has of it since then counts as logged
 	 * @param {RunStatus} status the runner's status (changed in place)
 	 * @param {GateHooks} hooks
 	 */
@@ -40,7 +46,10 @@ export class BudgetGate {
 		this.hooks = hooks;
 		this.ledger = new SpendLedger(run.storeDir);
 		/** What this run has put in the ledger so far. */
-		this.logged = { tokens: 0, cost: 0 };
+		this.logged =
+			run.loggedSince === undefined
+				? { tokens: 0, cost: 0 }
+				: this.ledger.sum((line) => line.run === run.runId, run.loggedSince, Date.now());
 		/** This run's spend as last reported. */
 		this.runSpend = { tokens: 0, cost: 0 };
 		/** The turn held while the run is paused. @type {{ id: string } | undefined} */
@@ -80,25 +89,52 @@ export class BudgetGate {
 		const limits = {};
 		const row = limitOf(meta.budget);
 		const set = setId ? limitOf(meta.setBudget) : undefined;
-		const target = limitOf(policy.budgets?.targets?.[this.run.target ?? "local"]);
+		const target = this.dailyTarget(policy.budgets?.targets ?? {});
 		const day = limitOf(policy.budgets?.day);
 		if (row) limits.row = row;
 		if (set) limits.set = set;
-		if (target) limits.target = target;
+		if (target) limits.target = target.limit;
 		if (day) limits.day = day;
-		return { limits, setId, since: typeof meta.createdAt === "number" ? meta.createdAt : Date.now() };
+		return {
+			limits,
+			setId,
+			since: typeof meta.createdAt === "number" ? meta.createdAt : Date.now(),
+			targetName: target?.name ?? this.run.target ?? "local",
+		};
+	}
+
+	/**
+	 * The target's daily limit that applies: the run's target's, or for a pool's run the member's and the
+	 * pool's, whichever is crossed (else nearer its limit).
+	 * @param {Record<string, unknown>} targets policy.json's budgets.targets
+	 */
+	dailyTarget(targets) {
+		const named = [this.run.target ?? "local", ...(this.run.pool ? [this.run.pool] : [])].flatMap((name) => {
+			const limit = limitOf(targets[name]);
+			return limit ? [{ name, limit }] : [];
+		});
+		if (named.length < 2) return named[0];
+		const now = Date.now();
+		const dayStart = new Date(now).setHours(0, 0, 0, 0);
+		/** @param {{ name: string, limit: import("./budget.mjs").Limit }} entry */
+		const ratio = ({ name, limit }) => {
+			const spent = { target: this.ledger.sum((line) => onTarget(line, name), dayStart, now) };
+			if (crossedLimit(spent, { target: limit })) return Infinity;
+			const near = nearestLimit(spent, { target: limit });
+			return near ? near.spent / near.limit : 0;
+		};
+		return named.reduce((best, entry) => (ratio(entry) > ratio(best) ? entry : best));
 	}
 
 	/** @param {ReturnType<BudgetGate["limits"]>} read @param {number} now */
 	spends(read, now) {
 		const { limits, setId, since } = read;
-		const here = this.run.target ?? "local";
 		const dayStart = new Date(now).setHours(0, 0, 0, 0);
 		return {
 			row: { tokens: this.prior.tokens + this.runSpend.tokens, cost: this.prior.cost + this.runSpend.cost },
 			...(limits.set && setId ? { set: this.ledger.sum((line) => line.set === setId, since, now) } : {}),
 			...(limits.target
-				? { target: this.ledger.sum((line) => (line.target ?? "local") === here, dayStart, now) }
+				? { target: this.ledger.sum((line) => onTarget(line, read.targetName), dayStart, now) }
 				: {}),
 			...(limits.day ? { day: this.ledger.sum(() => true, dayStart, now) } : {}),
 		};
@@ -116,6 +152,7 @@ export class BudgetGate {
 				run: this.run.runId,
 				...(read.setId ? { set: read.setId } : {}),
 				...(this.run.target ? { target: this.run.target } : {}),
+				...(this.run.pool ? { pool: this.run.pool } : {}),
 				tokens,
 				cost,
 			});
@@ -130,7 +167,14 @@ export class BudgetGate {
 		const spends = this.spends(read, now);
 		const near = nearestLimit(spends, read.limits);
 		const row = spends.row;
-		this.status.budget = near ? { ...near, rowSpent: row, ...(this.held ? { paused: true } : {}) } : undefined;
+		this.status.budget = near
+			? {
+					...near,
+					...(near.scope === "target" ? { target: read.targetName } : {}),
+					rowSpent: row,
+					...(this.held ? { paused: true } : {}),
+				}
+			: undefined;
 		return crossedLimit(spends, read.limits);
 	}
 
@@ -151,7 +195,7 @@ export class BudgetGate {
 			return;
 		}
 		this.held = { id: report.id };
-		const { question, options } = pauseQuestion(crossed);
+		const { question, options } = pauseQuestion(crossed, read.targetName);
 		this.status.state = "needs_input";
 		this.status.question = question;
 		this.status.questionOptions = options;

@@ -131,10 +131,12 @@ export function suggestedRaise(crossed) {
 
 /**
  * What a paused row asks, and the choices it offers ("raise to 4k", "stop").
- * @param {Crossed} crossed
+ * @param {Crossed} crossed @param {string} [target] the target whose daily budget it is (named unless "local")
  */
-export function pauseQuestion(crossed) {
-	const whose = crossed.scope === "row" ? "" : ` (${SCOPE_WORDS[crossed.scope]} budget)`;
+export function pauseQuestion(crossed, target) {
+	const words =
+		crossed.scope === "target" && target && target !== "local" ? `${target}'s daily` : SCOPE_WORDS[crossed.scope];
+	const whose = crossed.scope === "row" ? "" : ` (${words} budget)`;
 	return {
 		question: `budget reached: ${amount(crossed)}${whose}; raise or stop`,
 		options: [`raise to ${suggestedRaise(crossed)}`, "stop"],

@@ -19,13 +19,19 @@ const MAX_MESSAGE_FILE_BYTES = 6 * MAX_MESSAGE_BYTES + 4096;
 /**
  * @typedef {object} InboxMessage
  * @property {string} id
- * @property {"message" | "stop"} kind
+ * @property {"message" | "stop" | "budget"} kind   budget: a far run's link decided a held turn's end (BudgetVerdict)
  * @property {string} [text]
  * @property {import("../protocol.mjs").DeliverAs} [deliverAs]
  * @property {string} [answers]  only the answer to this ask_user call (the supervisor's)
  * @property {"supervisor"} [from]
  * @property {string} [by]  who decided a supervisor's answer: "rule <file:line>" or "model" (its transcript says so)
  * @property {number} at
+ * @property {string} [turn]  budget: the held turn end it decides
+ * @property {boolean} [go]   budget: the worker goes on (else the run is paused at that turn's end)
+ * @property {Record<string, unknown>} [budget]  budget: the status's budget view as the link's gate left it
+ * @property {string} [question]  budget: the pause's question
+ * @property {string[]} [options]  budget: its choices
+ * @property {{ text: string, detail: Record<string, unknown> }[]} [notes]  budget: the gate's lines for the row's events
  */
 
 /** @typedef {import("../../src/board/engine/types.ts").Receipt} Receipt */
@@ -83,6 +89,7 @@ function validMessage(value) {
 	const m = /** @type {Record<string, unknown>} */ (value);
 	if (!m || typeof m !== "object" || typeof m.id !== "string") return false;
 	if (m.kind === "stop") return true;
+	if (m.kind === "budget") return typeof m.turn === "string" && typeof m.go === "boolean";
 	return (
 		m.kind === "message" &&
 		typeof m.text === "string" &&

@@ -32,6 +32,7 @@ import { readTextNoFollow } from "../store/safe-read.mjs";
  * @property {Supervise} [supervise]  what the supervisor reads of the row (runner/supervisor/)
  * @property {string} [systemPrompt]  extra system text for the worker (a preset's), sent with the prompt on fd 3
  * @property {string} [pool]      a pool's run: the pool it was placed from (its target is the member)
+ * @property {string} [budgetBy]  "link": a far run whose link decides each turn's end against this machine's budgets (runner/far/far-turn-hold.mjs)
  */
 
 /**
@@ -76,6 +77,7 @@ const FIELDS = {
 	supervise: "object?",
 	systemPrompt: "string?",
 	pool: "string?",
+	budgetBy: "string?",
 };
 
 /** @param {unknown} value @param {string} kind @returns {string | undefined} what is wrong */
@@ -144,7 +146,7 @@ export function readRunConfig(path) {
 /**
  * What a run is, wherever it runs: the part of run.json that travels with it (a link sends it to the far
  * side, which adds where the run's files are there).
- * @typedef {Pick<RunConfig, "rowId" | "runId" | "prompt" | "model" | "thinking" | "env" | "summaryModel" | "summaryTimeoutMs" | "stopGraceMs" | "createdAt" | "systemPrompt">} PortableRun
+ * @typedef {Pick<RunConfig, "rowId" | "runId" | "prompt" | "model" | "thinking" | "env" | "summaryModel" | "summaryTimeoutMs" | "stopGraceMs" | "createdAt" | "systemPrompt" | "budgetBy">} PortableRun
  */
 
 /**
@@ -165,6 +167,7 @@ const PORTABLE = [
 	"stopGraceMs",
 	"createdAt",
 	"systemPrompt",
+	"budgetBy",
 ];
 
 /** Every run is a board worker, and says which row it works for. @param {string} rowId */

@@ -1,5 +1,6 @@
 // <store>/spend/<YYYY-MM-DD>.jsonl: what runs spent, one line per turn, appended by each runner while a
-// budget applies to its run (`{ at, row, run, set?, target?, tokens, cost }`), read to sum an attempt
+// budget applies to its run (`{ at, row, run, set?, target?, pool?, tokens, cost }`; a target run's
+// lines are its link's), read to sum an attempt
 // set's, a target's or the board's spend of a day. Many runners append to one file: each line is one
 // write(2) on an O_APPEND descriptor, whole on a local file system. A torn or foreign line is skipped.
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
@@ -8,7 +9,7 @@ import { appendNoFollow } from "../store/append-file.mjs";
 import { ensureDir } from "../store/fs-util.mjs";
 import { NO_SPEND } from "./budget.mjs";
 
-/** @typedef {{ at: number, row: string, run: string, set?: string, target?: string, tokens: number, cost: number }} SpendLine */
+/** @typedef {{ at: number, row: string, run: string, set?: string, target?: string, pool?: string, tokens: number, cost: number }} SpendLine */
 
 /** The local calendar day of a time, "2025-05-02". @param {number} at */
 export function dayOf(at) {

@@ -289,6 +289,7 @@ export function finalize(status, exit) {
 	status.lastActivityAt = exit.now;
 	status.currentTool = undefined;
 	status.live = undefined;
+	status.turnHold = undefined;
 	if (exit.stopped) {
 		status.state = "stopped";
 	} else if (exit.spawnError) {
@@ -391,6 +392,7 @@ const OPTIONAL = /** @type {const} */ ({
 	stopRequested: "boolean",
 	retryFailed: "boolean",
 	parked: "boolean",
+	turnHold: "object",
 });
 
 /** @param {unknown} value @param {string} kind */

@@ -20,6 +20,7 @@ import { readBoardConfig } from "../life/board-config.mjs";
 import { returnToPool } from "../life/pool-return.mjs";
 import { git } from "../far/git-workspace.mjs";
 import { fetchSync } from "./fetch-sync.mjs";
+import { openLinkBudget } from "./link-budget.mjs";
 import { openInbox } from "./link-inbox.mjs";
 import { openMirror } from "./link-mirror.mjs";
 import { linkSupervisor } from "./link-supervisor.mjs";
@@ -100,6 +101,8 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		worktree,
 	});
 	supervisor.attach(mirror);
+	// Budgets: the far runner holds each turn's end, this machine's gate decides it (link-budget.mjs).
+	const budget = openLinkBudget(config, target.name);
 	let finishing = false;
 	/** @type {ReturnType<typeof setTimeout> | undefined} */
 	let stopTimer;
@@ -119,6 +122,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		released = true;
 		supervisor.close();
 		if (stopTimer) clearTimeout(stopTimer);
+		budget.close();
 		try {
 			if (driver) driver.finish?.(run);
 		} catch (error) {
@@ -156,7 +160,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 			target.env.flatMap((name) => (process.env[name] === undefined ? [] : [[name, String(process.env[name])]])),
 		),
 		// What the far side's run.json is made of: the part of this one that travels.
-		config: { ...portableRun(config), repoKey: "", base: "", session: null },
+		config: { ...portableRun(config), budgetBy: "link", repoKey: "", base: "", session: null },
 	};
 	run.config.base = run.base;
 	try {
@@ -269,6 +273,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 						delay = FIRST_BACKOFF_MS;
 						mirror.reachable();
 						inbox.attach((message) => handle.deliver(message));
+						budget.attach((message) => handle.deliver(message));
 						return;
 					case "status": {
 						// This link reached the far run (hello is the channel's): a later death of it starts the count of new links afresh.
@@ -276,6 +281,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 						reached = true;
 						const error = mirror.setStatus(frame.status);
 						if (error) say(error);
+						else budget.status(frame.status);
 						return;
 					}
 					case "event": {
@@ -315,6 +321,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 			},
 			close(outcome) {
 				inbox.detach();
+				budget.detach();
 				if (released || finishing) return;
 				if (final) return void ended(final, held);
 				const failure = outcome.failure;
@@ -410,6 +417,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 			released = true;
 			supervisor.close();
 			if (retry) clearTimeout(retry);
+			budget.close();
 			current?.close();
 		},
 	};

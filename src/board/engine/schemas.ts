@@ -162,6 +162,8 @@ export const BudgetStatusSchema = Type.Object({
 	unit: Type.Enum(["tokens", "cost"]),
 	limit: Num,
 	spent: Num,
+	/** A target's daily budget: whose (the run's target, or the pool that placed it). */
+	target: OptStr,
 	/** The row's own spend over all its runs. */
 	rowSpent: Type.Optional(Type.Object({ tokens: Num, cost: Num })),
 	/** The run waits at a turn's end until the budget is raised. */
@@ -213,6 +215,8 @@ export const StatusSchema = Type.Object({
 	link: Type.Optional(LinkSchema),
 	budget: Type.Optional(BudgetStatusSchema),
 	supervisor: Type.Optional(SupervisorNoteSchema),
+	/** A far run's turn end held for its link's budget gate (runner/far/far-turn-hold.mjs): what the worker reported. */
+	turnHold: Type.Optional(Type.Object({ id: Str, tokens: Num, cost: Num, more: Type.Boolean() })),
 });
 
 /**

@@ -59,12 +59,6 @@ export function budgetControl(ctx: EngineContext, meta: MetaUpdates, stop: (id: 
 		}
 		const merge = (limit: BudgetLimit | undefined): BudgetLimit => ({ ...limit, ...amount });
 		const row = requireMeta(ctx, id);
-		// A target's rows do not pause at a budget yet: a budget set on one would be silently ignored.
-		if (row.target && !paused)
-			throw new BoardError(
-				"invalid",
-				`a budget cannot hold on ${row.target} yet: a target's rows do not pause at a budget (this row runs there)`,
-			);
 		if (scope === "row") await meta.update(id, (m) => (m.budget = merge(m.budget)));
 		else if (scope === "set" && row.attempt)
 			for (const member of setMembers(row.attempt.setId))
@@ -75,8 +69,10 @@ export function budgetControl(ctx: EngineContext, meta: MetaUpdates, stop: (id: 
 				const budgets = policy.budgets;
 				if (scope === "day") budgets.day = merge(budgets.day);
 				else {
+					// The one that paused it: a pool's run names its member or its pool.
+					const name = before.budget?.target ?? row.target ?? "local";
 					budgets.targets ??= {};
-					budgets.targets[row.target ?? "local"] = merge(budgets.targets[row.target ?? "local"]);
+					budgets.targets[name] = merge(budgets.targets[name]);
 				}
 			});
 		}
