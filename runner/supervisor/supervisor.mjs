@@ -195,8 +195,11 @@ export class Supervisor {
 			// The log line first: whoever sees the note on the row finds the decision logged.
 			this.log({ ...base, decision: "asked-you", note: decision.note, ms: Date.now() - ask.at });
 			// Only while that question still waits: a person may have answered while the model thought.
-			if (this.asking?.toolCallId === ask.toolCallId)
+			if (this.asking?.toolCallId === ask.toolCallId) {
 				this.status.supervisor = { note: decision.note, at: Date.now(), rule: decision.rule };
+				// Written now: a link's status is written only on a far frame, and none may follow the question's.
+				this.hooks.changed();
+			}
 			this.hooks.note(`supervisor: ${decision.note} (${decision.rule})`, {
 				decision: "asked-you",
 				rule: decision.rule,

@@ -1,0 +1,232 @@
+/**
+ * The supervisor decides a container row's questions as it does a local row's, on both places of the
+ * container kind: this machine's podman (a container per run) and a remote engine (podman's API service
+ * run as a second Unix user behind its own sshd, test-support/remote-engine.ts). The rules and the
+ * supervisor model's settings are this machine's only; the run's link decides (runner/link/link-supervisor.mjs).
+ * For each place: a `target is <name>` rule's answer reaches the worker in its container and the row
+ * completes from it, credited to the rule in the transcript and supervisor.log; a destructive question is
+ * left to the person with "asked you because", whose answer goes through; and a question no rule covers is
+ * answered by the supervisor model, credited to it.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
+import { updatePolicy } from "../runner/life/policy.mjs";
+import { REQUEST_MARKER } from "../runner/supervisor/supervisor-model.mjs";
+import { readSupervisorLog } from "../runner/supervisor/supervisor-log.mjs";
+import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
+import type { BoardRow, TargetInput } from "../src/board/engine/types.ts";
+import { readTranscript } from "../src/board/view-model/transcript.ts";
+import { waitDone } from "../test-support/board-helpers.ts";
+import type { FauxStep } from "../test-support/faux-script.ts";
+import { initRepo } from "../test-support/git-repo.ts";
+import {
+	LOOPBACK_MODEL,
+	LOOPBACK_PROVIDER,
+	startModelServer,
+	writeAgentDir,
+	type ModelServer,
+} from "../test-support/model-server.ts";
+import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
+import { remoteEngineMissing, startRemotePodman, type RemoteEngine } from "../test-support/remote-engine.ts";
+import { podmanMissing, requires, sshdMissing } from "../test-support/requires.ts";
+import { removeContainersOfStore } from "../test-support/target-helpers.ts";
+import { ensureWorkerImage } from "../test-support/worker-image.ts";
+
+const localMissing = podmanMissing();
+const remoteMissing = sshdMissing() ?? localMissing ?? remoteEngineMissing();
+const agentDirBefore = process.env.PI_CODING_AGENT_DIR;
+let model: ModelServer | undefined;
+let root: string;
+let repo: string;
+/** This machine's pi home: the user's rules.md and the supervisor model's settings. */
+let agentDir: string;
+let rulesFile: string;
+
+const ask = (question: string): FauxStep => ({ toolCall: { name: "ask_user", args: { question } } });
+/** The two places, by their targets' names. */
+const KINDS = ["box", "far"] as const;
+
+beforeAll(async () => {
+	if (localMissing && remoteMissing) return;
+	model = await startModelServer();
+	root = mkdtempSync(join(tmpdir(), "pab-ctr-sup-"));
+	agentDir = writeAgentDir(model, join(root, "agent"));
+	process.env.PI_CODING_AGENT_DIR = agentDir;
+	rulesFile = join(agentDir, "agent-board", "rules.md");
+	mkdirSync(join(agentDir, "agent-board"), { recursive: true });
+	writeFileSync(
+		rulesFile,
+		[
+			"# Rules",
+			"",
+			"## Rules",
+			// Were `target is` not checked, every row would get this one.
+			'- when target is nowhere and question says "continue": answer "wrong target"',
+			'- when target is box and question says "continue": answer "yes, on box"',
+			'- when target is far and question says "continue": answer "yes, on far"',
+			'- when question says "delete": answer "yes"',
+			"",
+		].join("\n"),
+	);
+	repo = initRepo(join(root, "repo"), { "readme.txt": "hello\n" });
+	model.setScript({
+		rules: [
+			// The supervisor model (the link runs it on this machine): only its request has the question as data.
+			...KINDS.map((kind) => ({
+				match: `What module name on ${kind}?`,
+				steps: [{ text: `{"decision":"answer","answer":"${kind}-module"}` }],
+			})),
+			...KINDS.flatMap((kind) => [
+				{ match: `RULE-${kind}`, steps: [ask(`Should I continue on ${kind}?`), { text: `Continued on ${kind}.` }] },
+				{
+					match: `NEVER-${kind}`,
+					steps: [ask(`Should I delete the build directory on ${kind}?`), { text: `Kept on ${kind}.` }],
+				},
+				{ match: `MODEL-${kind}`, steps: [ask(`What module name on ${kind}?`), { text: `Named on ${kind}.` }] },
+			]),
+		],
+		fallback: [{ text: "ok" }],
+	});
+}, 120_000);
+
+afterAll(async () => {
+	process.env.PI_CODING_AGENT_DIR = agentDirBefore;
+	await model?.close();
+	if (root) rmSync(root, { recursive: true, force: true });
+});
+
+/** A board of its own whose one target is `name`, the supervisor model set in its policy. */
+async function boardWith(name: string, target: TargetInput): Promise<BoardEngine> {
+	const board = createBoardService({
+		storeDir: join(root, `store-${name}`),
+		piCommand: [process.execPath, PI_CLI],
+		env: { ...process.env },
+	});
+	await board.targets.add(name, target);
+	await updatePolicy(board.storeDir, (policy) => {
+		policy.supervisor = { model: `${LOOPBACK_PROVIDER}/${LOOPBACK_MODEL}` };
+	});
+	return board;
+}
+
+const answers = async (row: BoardRow) =>
+	(await readTranscript(row.sessionFile)).filter((entry) => entry.sent === "answer");
+const supervisorEvents = (row: BoardRow) =>
+	readFileSync(join(row.runDir ?? "", "events.jsonl"), "utf8")
+		.split("\n")
+		.filter(Boolean)
+		.map((line) => JSON.parse(line) as Record<string, unknown>)
+		.filter((event) => event.type === "supervisor");
+
+/** The three cells of one place: its board is made by the place's beforeAll. */
+function cells(kind: (typeof KINDS)[number], what: string, missing: string | undefined, board: () => BoardEngine) {
+	const need = (ctx: TestContext) => requires(ctx, what, missing);
+	const logOf = (row: BoardRow) => readSupervisorLog(board().storeDir).filter((line) => line.row === row.id);
+
+	it(`a \`target is ${kind}\` rule answers in place: the row completes from it, credited to the rule`, async (ctx) => {
+		need(ctx);
+		const dispatched = await board().dispatch({ prompt: `RULE-${kind} refactor`, cwd: repo, target: kind });
+		const row = await waitDone(board(), dispatched.id, 180_000);
+		expect(row.state).toBe("completed");
+		const line = kind === "box" ? 5 : 6;
+		const answer = `yes, on ${kind}`;
+		expect(await answers(row)).toEqual([
+			{ role: "user", text: answer, sent: "answer", by: `rule ${rulesFile}:${line}` },
+		]);
+		expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(`Continued on ${kind}.`);
+		expect(logOf(row)).toMatchObject([{ decision: "answered", answer, rule: `${rulesFile}:${line}` }]);
+		expect(supervisorEvents(row)).toMatchObject([
+			{ decision: "answered", text: `supervisor answered: ${answer} (${rulesFile}:${line})` },
+		]);
+		expect(row.supervisorNote).toBeUndefined();
+	});
+
+	it("leaves a destructive question to the person, whatever a rule says, and the person's answer goes through", async (ctx) => {
+		need(ctx);
+		const dispatched = await board().dispatch({ prompt: `NEVER-${kind} clean`, cwd: repo, target: kind });
+		const waiting = await waitFor(
+			async () => {
+				const row = await board().get(dispatched.id);
+				return row?.supervisorNote ? row : undefined;
+			},
+			"the supervisor's note on the row",
+			180_000,
+		);
+		expect(waiting.state).toBe("needs_input");
+		expect(waiting.supervisorNote).toMatch(/^asked you because: .*never answered for you/);
+		expect(logOf(waiting)).toMatchObject([{ decision: "asked-you", rule: expect.stringMatching(/^never: /) }]);
+		expect((await board().reply(waiting.id, "no, keep it", { receiptTimeoutMs: 30_000 })).delivery).toBe("answer");
+		const row = await waitDone(board(), waiting.id, 120_000);
+		expect(row.state).toBe("completed");
+		expect(await answers(row)).toEqual([{ role: "user", text: "no, keep it", sent: "answer" }]);
+		expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(`Kept on ${kind}.`);
+		expect(row.supervisorNote).toBeUndefined();
+		await waitFor(
+			() => logOf(row).some((entry) => entry.decision === "you-answered"),
+			"the person's answer in supervisor.log",
+			30_000,
+		);
+	});
+
+	it("a question no rule covers is answered by the supervisor model, credited to it", async (ctx) => {
+		need(ctx);
+		const question = `What module name on ${kind}?`;
+		const dispatched = await board().dispatch({ prompt: `MODEL-${kind} split`, cwd: repo, target: kind });
+		const row = await waitDone(board(), dispatched.id, 180_000);
+		expect(row.state).toBe("completed");
+		// The model on this machine was asked, with the row's place and the question as data.
+		const request = model
+			?.requests()
+			.find((r) => r.prompt.startsWith(REQUEST_MARKER) && r.prompt.includes(`The question:\n${question}`));
+		expect(request?.prompt).toContain(`(${row.id}), on ${kind}`);
+		expect(await answers(row)).toEqual([{ role: "user", text: `${kind}-module`, sent: "answer", by: "model" }]);
+		expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(`Named on ${kind}.`);
+		expect(logOf(row)).toMatchObject([
+			{
+				decision: "answered",
+				rule: "model",
+				answer: `${kind}-module`,
+				model: `${LOOPBACK_PROVIDER}/${LOOPBACK_MODEL}`,
+			},
+		]);
+		expect(row.supervisorNote).toBeUndefined();
+	});
+}
+
+describe("the supervisor on a container target on this machine's podman", { timeout: 300_000 }, () => {
+	let board: BoardEngine;
+	beforeAll(async () => {
+		if (localMissing) return;
+		const image = (await ensureWorkerImage()).tag;
+		board = await boardWith("box", { kind: "container", engine: "podman", image, network: "host" });
+	}, 300_000);
+	afterAll(() => {
+		if (board) removeContainersOfStore(board.storeDir);
+	});
+	cells("box", "podman", localMissing, () => board);
+});
+
+describe("the supervisor on a container target on a remote engine", { timeout: 300_000 }, () => {
+	let board: BoardEngine;
+	let engine: RemoteEngine | undefined;
+	beforeAll(async () => {
+		if (remoteMissing) return;
+		engine = await startRemotePodman();
+		board = await boardWith("far", {
+			kind: "container",
+			engine: "podman",
+			image: engine.image,
+			engineHost: engine.url,
+			engineIdentity: engine.identity,
+			network: "host",
+		});
+		// The station is made and our files copied in (a row's start would make it too, slower to read).
+		expect((await board.targets.check("far")).items.filter((item) => !item.ok)).toEqual([]);
+	}, 300_000);
+	afterAll(async () => {
+		await engine?.cleanup();
+	});
+	cells("far", "sshd, podman and uidmap", remoteMissing, () => board);
+});
