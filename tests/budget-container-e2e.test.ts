@@ -5,16 +5,14 @@
  * after it, every turn's spend in this machine's ledger), and raising it lets the same worker in the same
  * container finish.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { check } from "../runner/kinds/container/container-transport.mjs";
-import { dayOf, spendDir } from "../runner/life/spend-ledger.mjs";
 import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
-import { rowWhere, waitDone } from "../test-support/board-helpers.ts";
-import type { FauxStep } from "../test-support/faux-script.ts";
+import { pauseAndRaiseInPlace, workerPidIn } from "../test-support/budget-helpers.ts";
 import { initRepo } from "../test-support/git-repo.ts";
 import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
 import { PI_CLI } from "../test-support/pi-harness.ts";
@@ -61,73 +59,13 @@ afterAll(async () => {
 	if (root) rmSync(root, { recursive: true, force: true });
 });
 
-const STEPS: FauxStep[] = [
-	...Array.from(
-		{ length: 6 },
-		(_, i): FauxStep => ({
-			text: `CTRBUDGET step ${i + 1}.`,
-			toolCall: { name: "bash", args: { command: `echo ${i}` } },
-		}),
-	),
-	{ text: "All steps done." },
-];
-
-/** This run's spend in the local ledger, one line per turn (target, tokens), in order. */
-const turns = (runId: string) =>
-	readFileSync(join(spendDir(store), `${dayOf(Date.now())}.jsonl`), "utf8")
-		.split("\n")
-		.filter(Boolean)
-		.map((line) => JSON.parse(line) as { run: string; target?: string; tokens: number })
-		.filter((line) => line.run === runId)
-		.map((line) => `${line.target}:${line.tokens}`);
-
 /** The far worker's pid (in the container's pid namespace), from its run's worker.json. */
 const farWorker = (row: BoardRow): number =>
-	(
-		JSON.parse(
-			readFileSync(
-				join(store, "targets", "box", "store", "rows", row.id, "runs", row.currentRunId ?? "", "worker.json"),
-				"utf8",
-			),
-		) as { pid: number }
-	).pid;
+	workerPidIn(join(store, "targets", "box", "store", "rows", row.id, "runs", row.currentRunId ?? ""));
 
 describe("budgets on a container target", () => {
 	it("a row's token budget pauses the container row at a turn's end; its raise lets the same worker finish", async (ctx) => {
 		requires(ctx, "podman", missing);
-		model.setScript({ rules: [{ match: "CTRBUDGET", steps: STEPS }] });
-		const dispatched = await board.dispatch({
-			prompt: "CTRBUDGET walk the files",
-			cwd: repo,
-			target: "box",
-			budget: { tokens: 40 },
-		});
-		const paused = await rowWhere(
-			board,
-			dispatched.id,
-			"the container row to pause on its budget",
-			(row) => row.state === "needs_input" && row.budget?.paused === true,
-			240_000,
-		);
-		expect(paused).toMatchObject({
-			alive: true,
-			question: "budget reached: 40 tokens; raise or stop",
-			currentRunId: dispatched.currentRunId,
-		});
-		expect(paused.budget).toMatchObject({ scope: "row", unit: "tokens", limit: 40, spent: 45 });
-		const requests = () => model.requests().filter((request) => request.prompt.includes("CTRBUDGET"));
-		expect(turns(dispatched.currentRunId ?? "")).toEqual(["box:15", "box:15", "box:15"]);
-		expect(requests()).toHaveLength(3);
-		const pid = farWorker(paused);
-		const raised = await board.budget?.(paused.id, { tokens: 1_000_000 });
-		expect(raised).toMatchObject({ scope: "row", outcome: "resumed" });
-		const done = await waitDone(board, paused.id, 180_000);
-		expect(done).toMatchObject({
-			state: "completed",
-			latestAssistant: "All steps done.",
-			currentRunId: dispatched.currentRunId,
-		});
-		expect(farWorker(done)).toBe(pid);
-		expect(requests()).toHaveLength(STEPS.length);
+		await pauseAndRaiseInPlace({ board, model, repo, target: "box", tag: "CTRBUDGET", farWorker });
 	}, 600_000);
 });

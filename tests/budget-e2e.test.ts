@@ -1,18 +1,10 @@
-/**
- * Budgets end to end with real runners and pi workers on a streaming scripted model: a 2k-token row
- * budget pauses the row at the end of the turn that crossed it (never inside a tool), the row asks
- * "budget reached: ...; raise or stop" with the worker still waiting in place, and raising it by reply
- * and by `/agent-board budget` lets the same worker process go on. A daily budget in policy.json (what
- * the settings write) pauses another board's row and its raise resumes it too.
- */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { updatePolicy } from "../runner/life/policy.mjs";
-import { dayOf, spendDir } from "../runner/life/spend-ledger.mjs";
 import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
+import { runSpends, workerPidIn } from "../test-support/budget-helpers.ts";
 import type { FauxStep } from "../test-support/faux-script.ts";
 import { createTestAgent, PI_CLI, runPi, userTexts, waitFor, type TestAgent } from "../test-support/pi-harness.ts";
 
@@ -44,18 +36,9 @@ async function waitPaused(board: BoardEngine, id: string, since: number): Promis
 }
 
 /** This run's spend, one ledger line per turn, in order. */
-function turnSpends(storeDir: string, runId: string): number[] {
-	const text = readFileSync(join(spendDir(storeDir), `${dayOf(Date.now())}.jsonl`), "utf8");
-	return text
-		.split("\n")
-		.filter(Boolean)
-		.map((line) => JSON.parse(line) as { run: string; tokens: number })
-		.filter((line) => line.run === runId)
-		.map((line) => line.tokens);
-}
+const turnSpends = (storeDir: string, runId: string): number[] => runSpends(storeDir, runId).map((line) => line.tokens);
 
-const workerPid = (row: BoardRow): number =>
-	(JSON.parse(readFileSync(join(row.runDir ?? "", "worker.json"), "utf8")) as { pid: number }).pid;
+const workerPid = (row: BoardRow): number => workerPidIn(row.runDir ?? "");
 
 describe("budgets", () => {
 	it("a 2k-token budget pauses a streaming row at a turn's end; a reply and the budget command raise it and the same worker goes on", async () => {

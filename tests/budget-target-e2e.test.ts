@@ -9,14 +9,12 @@
  * where that limit lives and the same far worker finishes. The board's daily budget, an attempt set's and
  * a `$` budget (the host's model priced) hold rows on the target the same way.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readPolicy, updatePolicy } from "../runner/life/policy.mjs";
-import { dayOf, spendDir } from "../runner/life/spend-ledger.mjs";
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { rowWhere, waitDone } from "../test-support/board-helpers.ts";
-import type { FauxStep } from "../test-support/faux-script.ts";
+import { budgetSteps, ledger, runSpends, spentToday, workerPidIn } from "../test-support/budget-helpers.ts";
 import { createTestAgent, runPi, type TestAgent, waitFor } from "../test-support/pi-harness.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
 import { startSshBoard, type SshBoard } from "../test-support/ssh-board.ts";
@@ -35,63 +33,18 @@ afterAll(async () => {
 	await fixture?.cleanup();
 });
 
-/** Each step is one model request of 15 tokens (the model server's usage) and one bash call. */
-const steps = (tag: string, n: number): FauxStep[] => [
-	...Array.from(
-		{ length: n },
-		(_, i): FauxStep => ({
-			text: `${tag} step ${i + 1}.`,
-			toolCall: { name: "bash", args: { command: `echo ${i}` } },
-		}),
-	),
-	{ text: "All steps done." },
-];
-
-interface SpendLine {
-	run: string;
-	set?: string;
-	tokens: number;
-	target?: string;
-	pool?: string;
-}
-
-/** Today's lines of the local ledger. */
-function ledger(storeDir: string): SpendLine[] {
-	let text = "";
-	try {
-		text = readFileSync(join(spendDir(storeDir), `${dayOf(Date.now())}.jsonl`), "utf8");
-	} catch {
-		// Nothing spent under a budget yet today.
-	}
-	return text
-		.split("\n")
-		.filter(Boolean)
-		.map((line) => JSON.parse(line) as SpendLine);
-}
-
 /** This run's spend in the local ledger, one line per turn, in order. */
-const turnSpends = (storeDir: string, runId: string): number[] =>
-	ledger(storeDir)
-		.filter((line) => line.run === runId)
-		.map((line) => line.tokens);
-
-/** Tokens the ledger has today of the lines that pass `keep`. */
-const spentToday = (storeDir: string, keep: (line: SpendLine) => boolean): number =>
-	ledger(storeDir)
-		.filter(keep)
-		.reduce((sum, line) => sum + line.tokens, 0);
+const turnSpends = (storeDir: string, runId: string): number[] => runSpends(storeDir, runId).map((line) => line.tokens);
 
 /** The far worker's pid, from its run's worker.json on the host. */
-function farWorker(fixture: SshBoard, row: BoardRow): number {
-	const runDir = join(fixture.host.user.home, ".agent-board", "store", "rows", row.id, "runs", row.currentRunId ?? "");
-	return (JSON.parse(readFileSync(join(runDir, "worker.json"), "utf8")) as { pid: number }).pid;
-}
+const farWorker = (fixture: SshBoard, row: BoardRow): number =>
+	workerPidIn(join(fixture.host.user.home, ".agent-board", "store", "rows", row.id, "runs", row.currentRunId ?? ""));
 
 describe("budgets on an ssh target", () => {
 	it("a row's token budget pauses the ssh row at a turn's end; `budget <row> <more>` lets the same far worker finish", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const { board, model, repo } = fixture as SshBoard;
-		const STEPS = steps("ROWBUDGET", 8);
+		const STEPS = budgetSteps("ROWBUDGET", 8);
 		model.setScript({ rules: [{ match: "ROWBUDGET", steps: STEPS }] });
 		const dispatched = await board.dispatch({
 			prompt: "ROWBUDGET walk the files",
@@ -147,7 +100,7 @@ describe("budgets on an ssh target", () => {
 	it("a target's daily budget pauses a row there, naming the target; its raise lets the same far worker finish", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const { board, model, repo } = fixture as SshBoard;
-		const STEPS = steps("DAYBUDGET", 5);
+		const STEPS = budgetSteps("DAYBUDGET", 5);
 		model.setScript({ rules: [{ match: "DAYBUDGET", steps: STEPS }] });
 		// What the earlier test spent on h today counts: the limit is 40 tokens past it.
 		const limit = spentToday(board.storeDir, (line) => line.target === "h") + 40;
@@ -180,7 +133,7 @@ describe("budgets on an ssh target", () => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const { board, model, repo } = fixture as SshBoard;
 		await board.targets.add("p", { kind: "pool", members: "h" });
-		const STEPS = steps("POOLBUDGET", 5);
+		const STEPS = budgetSteps("POOLBUDGET", 5);
 		model.setScript({ rules: [{ match: "POOLBUDGET", steps: STEPS }] });
 		await updatePolicy(board.storeDir, (policy) => {
 			policy.budgets = { targets: { h: { tokens: 1_000_000 }, p: { tokens: 40 } } };
@@ -215,7 +168,7 @@ describe("budgets on an ssh target", () => {
 	it("the board's daily budget pauses a row on the target; raised in policy.json, the same far worker finishes", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const { board, model, repo } = fixture as SshBoard;
-		const STEPS = steps("BOARDDAY", 5);
+		const STEPS = budgetSteps("BOARDDAY", 5);
 		model.setScript({ rules: [{ match: "BOARDDAY", steps: STEPS }] });
 		const limit = spentToday(board.storeDir, () => true) + 40;
 		await updatePolicy(board.storeDir, (policy) => (policy.budgets = { day: { tokens: limit } }));
@@ -241,7 +194,7 @@ describe("budgets on an ssh target", () => {
 	it("an attempt set's budget pauses its rows on the target; raised once, every row of the set finishes", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const { board, model, repo } = fixture as SshBoard;
-		const STEPS = steps("SETBUDGET", 4);
+		const STEPS = budgetSteps("SETBUDGET", 4);
 		model.setScript({ rules: [{ match: "SETBUDGET", steps: STEPS }] });
 		const rows = await board.dispatchAttempts({
 			prompt: "SETBUDGET chores",
@@ -282,7 +235,7 @@ describe("budgets on an ssh target", () => {
 			for (const entry of provider.models) entry.cost = { input: 1000, output: 1000, cacheRead: 0, cacheWrite: 0 };
 		host.user.writePiConfig({ models });
 		try {
-			const STEPS = steps("COSTBUDGET", 5);
+			const STEPS = budgetSteps("COSTBUDGET", 5);
 			model.setScript({ rules: [{ match: "COSTBUDGET", steps: STEPS }] });
 			const dispatched = await board.dispatch({
 				prompt: "COSTBUDGET chores",

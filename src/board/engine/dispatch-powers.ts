@@ -21,13 +21,8 @@ export function runModel(options: DispatchOptions, agentDir: string): string | u
 	return typeof provider === "string" && typeof model === "string" ? `${provider}/${model}` : undefined;
 }
 
-/** The store and the row's target no longer refuse anything (every kind holds every power); kept for the callers. */
-export function checkDispatchPowers(
-	_storeDir: string,
-	options: DispatchOptions,
-	_target: string | undefined,
-	agentDir: string,
-): void {
+/** Every kind holds every power, so only the model can refuse: a `$` budget it has no cost data for. */
+export function checkDispatchPowers(options: DispatchOptions, agentDir: string): void {
 	const own: [string, BudgetLimit | undefined][] = [
 		["its budget", options.budget],
 		["its attempt set's budget", options.setBudget],

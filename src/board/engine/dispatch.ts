@@ -80,8 +80,8 @@ export async function dispatchRows(ctx: EngineContext, requested: DispatchOption
 	ctx.init();
 	const prompt = checkPrompt(options.prompt);
 	const target = checkDispatchTarget(ctx.storeDir, options.target, options.cwd);
-	// A budget the row's kind cannot honour, or a `$` budget its model cannot reach: refused, not ignored.
-	checkDispatchPowers(ctx.storeDir, options, target, agentDirOf(ctx.env));
+	// A `$` budget its model cannot reach: refused, not ignored.
+	checkDispatchPowers(options, agentDirOf(ctx.env));
 	// A set, a fork and a target run each need a worktree of their own.
 	const { cwd, worktreeMode, repo } = checkDispatch(
 		set || target ? { ...options, worktreeMode: "worktree" } : options,
