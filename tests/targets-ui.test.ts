@@ -30,7 +30,7 @@ describe("targets in the board's text", () => {
 	it("on:<target> filters by where rows run; on:local is this machine; it combines with s: and words", () => {
 		const all = rows();
 		const ids = (filter: string) => all.filter((row) => rowMatches(row, parseFilter(filter))).map((row) => row.id);
-		expect(parseFilter("on:dev s:work fix")).toEqual({ states: ["working"], targets: ["dev"], words: ["fix"] });
+		expect(parseFilter("on:dev s:work fix")).toEqual({ states: ["work"], targets: ["dev"], words: ["fix"] });
 		expect(ids("on:local")).toEqual(["here1"]);
 		expect(ids("on:dev-box")).toEqual(["box1"]);
 		// A prefix, as s: is: the list narrows while the name is typed.

@@ -1,11 +1,11 @@
 /**
- * The page says what the TUI says: its filter words give the rows the TUI's `/` gives (the page's own
- * plain-JS filter against list-model's, over the same rows), and a failed row's error is said once.
+ * The page says what the TUI says: its filter words give the rows the TUI's `/` gives (the one filter,
+ * runner/row-filter.mjs, over the page's rows against the board's), and a failed row's error is said once.
  */
 import { describe, expect, it } from "vitest";
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { parseFilter, rowMatches } from "../src/board/view-model/list-model.ts";
-import * as page from "../src/web/page/row-filter.js";
+import * as page from "../runner/row-filter.mjs";
 import { pageDetail, pageRow } from "../src/web/server/row-json.ts";
 import { makeRow } from "../test-support/fake-board-service.ts";
 

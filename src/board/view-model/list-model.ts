@@ -4,69 +4,15 @@
  * (a sort, no formatting); after that one changed row costs a binary search and a splice, so a
  * repaint after a change never walks the store.
  */
-import type { BoardRow, RowState } from "../engine/types.ts";
+import type { BoardRow } from "../engine/types.ts";
+import { type Filter, matches, parseFilter } from "../../../runner/row-filter.mjs";
 import { STATE_LABEL, STATE_ORDER, targetOf } from "./row-text.ts";
 
-export interface ParsedFilter {
-	states: RowState[];
-	/** Target name prefixes (`on:<name>`); `local` is this machine. */
-	targets: string[];
-	words: string[];
-}
+export { parseFilter } from "../../../runner/row-filter.mjs";
 
-/**
- * `s:<state>` (prefix match, e.g. `s:need`) narrows by state, `on:<target>` (prefix match, `on:local`
- * for this machine) by where the row runs; every other word must appear in the row.
- */
-export function parseFilter(text: string): ParsedFilter {
-	const states: RowState[] = [];
-	const targets: string[] = [];
-	const words: string[] = [];
-	for (const token of text.toLowerCase().split(/\s+/)) {
-		if (!token) continue;
-		if (token.startsWith("s:")) {
-			const prefix = token.slice(2).replace(/-/g, "_");
-			for (const state of STATE_ORDER)
-				if (prefix && state.startsWith(prefix) && !states.includes(state)) states.push(state);
-			// An unknown state matches nothing rather than everything: the user asked for a narrower list.
-			if (!STATE_ORDER.some((state) => prefix && state.startsWith(prefix))) states.push("__none__" as RowState);
-			continue;
-		}
-		if (token.startsWith("on:")) {
-			targets.push(token.slice(3));
-			continue;
-		}
-		words.push(token);
-	}
-	return { states, targets, words };
-}
-
-/**
- * Whether `on:<prefix>` takes a row placed at `place`: the whole place ("build/box2") or either of its
- * names, so `on:box2` finds the rows any pool placed on box2 as well as those dispatched to it.
- */
-export function placeMatches(place: string, prefix: string): boolean {
-	const lower = place.toLowerCase();
-	return lower.startsWith(prefix) || lower.split("/").some((name) => name.startsWith(prefix));
-}
-
-export function rowMatches(row: BoardRow, filter: ParsedFilter): boolean {
-	if (filter.states.length > 0 && !filter.states.includes(row.state)) return false;
-	if (filter.targets.length > 0 && !filter.targets.some((prefix) => placeMatches(targetOf(row), prefix))) return false;
-	if (filter.words.length === 0) return true;
-	const hay = [
-		row.id,
-		row.name,
-		row.summary,
-		row.cwd,
-		row.repo ?? "",
-		row.model ?? "",
-		row.question ?? "",
-		row.branch ?? "",
-	]
-		.join("\n")
-		.toLowerCase();
-	return filter.words.every((word) => hay.includes(word));
+/** The row as the filter reads it: where it runs as the board says it. */
+export function rowMatches(row: BoardRow, filter: Filter): boolean {
+	return matches({ ...row, target: targetOf(row) }, filter);
 }
 
 export type ListItem = { kind: "header"; label: string; count: number } | { kind: "row"; row: BoardRow };
@@ -105,7 +51,7 @@ export class ListModel {
 	private readonly groups: BoardRow[][] = GROUP_LABELS.map(() => []);
 	/** Each listed row as it was placed: its old sort key finds it again after it changed. */
 	private readonly placed = new Map<string, BoardRow>();
-	private filter: ParsedFilter = parseFilter("");
+	private filter: Filter = parseFilter("");
 	private showArchived = false;
 	private found: ReadonlySet<string> = new Set();
 	/** Rows placed since the list was built, for tests and the bench (a change places one row). */

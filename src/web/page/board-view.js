@@ -4,7 +4,7 @@
 // change redraws only the groups it touches, moving existing cards instead of making new ones.
 import { el } from "./dom.js";
 import { RowCard } from "./row-card.js";
-import { matches, parseFilter } from "./row-filter.js";
+import { matches, parseFilter } from "./row-filter.mjs";
 
 /** @typedef {import("../server/row-json.ts").PageRow} PageRow */
 

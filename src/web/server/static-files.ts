@@ -8,6 +8,7 @@ export const PAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "pag
 /** Modules the page shares with the board, served from where they live once (runner/, importing nothing). */
 const SHARED_FILES: Record<string, string> = {
 	"time-words.mjs": join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "runner", "time-words.mjs"),
+	"row-filter.mjs": join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "runner", "row-filter.mjs"),
 };
 
 const TYPES: Record<string, string> = {
@@ -29,7 +30,6 @@ export const PAGE_FILES = [
 	"row-tools.js",
 	"attempt-tools.js",
 	"page-tools.js",
-	"row-filter.js",
 	"report-view.js",
 	"dom.js",
 	"api.js",

@@ -1,6 +1,6 @@
-// The filter words of the TUI's `/` (view-model/list-model.ts's parseFilter and rowMatches), for the
-// page's rows: `s:<state>` (a prefix, e.g. `s:need`; several widen), `on:<target>` (a prefix; `on:local`
-// is this machine; several widen), and words, each of which must appear in the row.
+// The filter words of the board's `/` and the page's filter, written once: `s:<state>` (a prefix, e.g.
+// `s:need`; several widen), `on:<target>` (a prefix; `on:local` is this machine; several widen), and words,
+// each of which must appear in the row. Served to the page as /row-filter.mjs: nothing here may import.
 
 /** @typedef {{ states: string[], targets: string[], words: string[] }} Filter */
 
@@ -14,7 +14,7 @@ export function parseFilter(text) {
 	const words = [];
 	for (const token of text.toLowerCase().split(/\s+/)) {
 		if (!token) continue;
-		// An empty `s:` matches nothing rather than everything, as in the TUI.
+		// An empty or unknown `s:` matches nothing rather than everything: the person asked for a narrower list.
 		if (token.startsWith("s:")) states.push(token.slice(2).replace(/-/g, "_") || "\0");
 		else if (token.startsWith("on:")) targets.push(token.slice(3));
 		else words.push(token);
@@ -23,7 +23,10 @@ export function parseFilter(text) {
 }
 
 /**
- * @param {{ id: string, name: string, state: string, target: string, summary: string, cwd: string, repo?: string, model?: string, question?: string, branch?: string }} row
+ * Whether a row passes `filter`; `target` is where it runs as the board says it ("local", "box",
+ * "pool/member").
+ * @typedef {{ id: string, name: string, state: string, target: string, summary: string, cwd: string }} RowFields
+ * @param {RowFields & { repo?: string, model?: string, question?: string, branch?: string }} row
  * @param {Filter} filter
  */
 export function matches(row, filter) {
@@ -46,10 +49,11 @@ export function matches(row, filter) {
 }
 
 /**
- * A pool's row reads "pool/member": `on:<member>` finds it as `on:<pool>` does (list-model.ts's placeMatches).
+ * Whether `on:<prefix>` takes a row placed at `place`: the whole place ("build/box2") or either of its
+ * names, so `on:box2` finds the rows any pool placed on box2 as well as those dispatched to it.
  * @param {string} place @param {string} prefix
  */
-function placeMatches(place, prefix) {
+export function placeMatches(place, prefix) {
 	const lower = place.toLowerCase();
 	return lower.startsWith(prefix) || lower.split("/").some((name) => name.startsWith(prefix));
 }
