@@ -66,3 +66,18 @@ describe("a failed row on the page", () => {
 		expect(pageRow(other).error).toBe("cannot start on h3box2:\n  ssh: connect refused");
 	});
 });
+
+describe("attach on the page", () => {
+	it("gives a finished local row the command that opens its session, and a target row where to attach it", () => {
+		const local = makeRow({ state: "completed", cwd: "/home/u/shop", sessionFile: "/s/a1.jsonl" });
+		expect(pageDetail(local).attach).toBe("cd /home/u/shop && pi --session /s/a1.jsonl");
+		// Its session here is the link's mirror: never a command that would open (and write) it.
+		const far = makeRow({ state: "completed", target: "box", sessionFile: "/s/a2.jsonl" });
+		expect(pageDetail(far).attach).toBe(
+			"o on the board (/agent-board) opens a copy of its session in its worktree here; it ran on box",
+		);
+		expect(
+			pageDetail(makeRow({ state: "working", target: "box", sessionFile: "/s/a3.jsonl" })).attach,
+		).toBeUndefined();
+	});
+});

@@ -86,7 +86,7 @@ export interface PageRow {
 
 /** The row in full (its card opened): events, the whole answer, stderr. */
 export interface PageDetail extends PageRow {
-	/** A finished local row: the command that opens its session in a terminal (the TUI's attach). */
+	/** A finished local row: the command that opens its session in a terminal (the TUI's attach); a target row: where to attach it. */
 	attach?: string;
 	answer?: string;
 	events: { at: number; text: string }[];
@@ -189,6 +189,9 @@ export function pageDetail(row: BoardRow, diff?: DiffStats): PageDetail {
 	if (row.stderrTail) out.stderr = cleanBlock(row.stderrTail);
 	if (!notOver(row) && out.target === "local" && row.sessionFile)
 		out.attach = `cd ${shellQuote(clean(row.cwd))} && pi --session ${shellQuote(clean(row.sessionFile))}`;
+	// A target row's session here is its link's mirror: the board's attach opens a copy of it, a command cannot.
+	else if (!notOver(row) && row.sessionFile)
+		out.attach = `o on the board (/agent-board) opens a copy of its session in its worktree here; it ran on ${out.target}`;
 	return out;
 }
 
