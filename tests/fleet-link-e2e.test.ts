@@ -17,6 +17,7 @@ import { initRepo } from "../test-support/git-repo.ts";
 import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
+import { sharedScratchRoot } from "../test-support/shared-scratch.ts";
 
 const missing = sshdMissing();
 let fleet: FleetHost[] = [];
@@ -31,7 +32,7 @@ beforeAll(async () => {
 	if (missing) return;
 	root = mkdtempSync(join(tmpdir(), "pab-onelink-"));
 	store = join(root, "store");
-	release = join(tmpdir(), `pab-onelink-release-${process.pid}`);
+	release = join(sharedScratchRoot(), `pab-onelink-release-${process.pid}`);
 	model = await startModelServer({ chunkDelayMs: 40 });
 	repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
 	board = createBoardService({

@@ -27,6 +27,7 @@ import { initRepo } from "../test-support/git-repo.ts";
 import { startModelServer, type ModelServer } from "../test-support/model-server.ts";
 import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
+import { sharedScratchRoot } from "../test-support/shared-scratch.ts";
 
 const missing = sshdMissing();
 const LIMITS = { h1: 1, h2: 2, h3: 3 } as const;
@@ -41,7 +42,7 @@ let release: string;
 beforeAll(async () => {
 	if (missing) return;
 	root = mkdtempSync(join(tmpdir(), "pab-pool-"));
-	release = join(tmpdir(), `pab-pool-release-${process.pid}`);
+	release = join(sharedScratchRoot(), `pab-pool-release-${process.pid}`);
 	model = await startModelServer();
 	repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
 	board = createBoardService({

@@ -18,7 +18,6 @@ import {
 	truncateSync,
 	writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseTargetsCommand } from "../src/board/subcommands/targets-command.ts";
@@ -33,6 +32,7 @@ import { commandFails, requires, sshdMissing } from "../test-support/requires.ts
 import { startSshHost, type SshHost } from "../test-support/sshd.ts";
 import { startSshBoard, type SshBoard } from "../test-support/ssh-board.ts";
 import { procsMentioning } from "../test-support/target-helpers.ts";
+import { sharedScratchRoot } from "../test-support/shared-scratch.ts";
 
 const missing = sshdMissing();
 let host: SshHost;
@@ -140,7 +140,7 @@ describe("remote launches that end", () => {
 
 	it("refuses a launch on a host whose --dir has less than the documented free space", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
-		const small = mkdtempSync(join(tmpdir(), "pab-small-dir-"));
+		const small = mkdtempSync(join(sharedScratchRoot(), "pab-small-dir-"));
 		requires(
 			ctx,
 			"a tmpfs mount",
@@ -171,7 +171,7 @@ describe("remote launches that end", () => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const config = join(local, "store", "config.json");
 		const before = readFileSync(config, "utf8");
-		const outside = join(tmpdir(), `pab-outside-${process.pid}`);
+		const outside = join(sharedScratchRoot(), `pab-outside-${process.pid}`);
 		const refusals: [Record<string, unknown>, string][] = [
 			[
 				{ kind: "container", engine: "podman", image: "--volume=/:/hostroot" },

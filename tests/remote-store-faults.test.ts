@@ -9,7 +9,6 @@
  * it is delivered; a killed ssh client never reads "exit null".
  */
 import { appendFileSync, existsSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,6 +21,7 @@ import { waitFor } from "../test-support/pi-harness.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
 import type { SshHost } from "../test-support/sshd.ts";
 import { startSshBoard, type SshBoard } from "../test-support/ssh-board.ts";
+import { sharedScratchRoot } from "../test-support/shared-scratch.ts";
 
 const missing = sshdMissing();
 let host: SshHost;
@@ -68,7 +68,7 @@ const seqsOf = (text: string) =>
 describe("a far store that goes wrong", () => {
 	it("fails a tampered run naming each file and limit, while every real event and the work come back", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
-		const release = join(tmpdir(), `pab-tamper-release-${process.pid}`);
+		const release = join(sharedScratchRoot(), `pab-tamper-release-${process.pid}`);
 		rmSync(release, { force: true });
 		model.setScript({
 			rules: [

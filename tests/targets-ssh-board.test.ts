@@ -9,7 +9,6 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BoardEngine } from "../src/board/engine/service.ts";
@@ -22,6 +21,7 @@ import { requires, sshdMissing } from "../test-support/requires.ts";
 import { startSshBoard, type SshBoard } from "../test-support/ssh-board.ts";
 import type { SshHost } from "../test-support/sshd.ts";
 import { procsMentioning, threeAttemptsMergeOne } from "../test-support/target-helpers.ts";
+import { sharedScratchRoot } from "../test-support/shared-scratch.ts";
 import { controlPathFor } from "../runner/kinds/ssh/ssh-transport.mjs";
 import { searchStore } from "../runner/search/search.mjs";
 
@@ -104,7 +104,7 @@ describe("ssh targets on the board", () => {
 		]);
 
 		// Outside the worktree, where this test (root) can create it and the host user can see it.
-		const release = join(tmpdir(), `pab-release-${process.pid}`);
+		const release = join(sharedScratchRoot(), `pab-release-${process.pid}`);
 		rmSync(release, { force: true });
 		const words = Array.from({ length: 40 }, (_, n) => `w${n}`).join(" ");
 		model.setScript({
