@@ -177,9 +177,10 @@ describe("one link for ten rows on a host", () => {
 		);
 		expect(relinked.every((row) => row.state !== "failed")).toBe(true);
 
-		// A stop reaches its row only; the rest finish.
+		// A stop reaches its row only; the rest finish. Its end may come after the stop's own wait (its grace,
+		// twice, and 8 s) on a loaded machine: the row's end is checked below, with the others'.
 		const stopped = await board.stop(ids[9]!);
-		expect(stopped.state).toBe("stopped");
+		expect(["stopped", "working"]).toContain(stopped.state);
 		for (let i = 5; i < 9; i++) free(i);
 		const done = await Promise.all(ids.map((id) => waitDone(board, id, 300_000)));
 		expect(done.map((row) => row.state)).toEqual([...Array(9).fill("completed"), "stopped"]);
