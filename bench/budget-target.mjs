@@ -1,21 +1,17 @@
-// How close a budget holds, on this machine, on an ssh target over loopback (sshd on 127.0.0.1, a second
-// Unix user) and on a podman container target (when podman is there), through the board as a user dispatches: each run has a row budget (a different one each time,
-// 15-token requests), and is measured when it pauses: the tokens past the limit, and the model requests
-// past the one that crossed it (there should be none). Also what the turn-end hold costs between turns: a
-// worker's turn_end (its events) to the next model request, on each. Needs root and sshd. Run:
-// node --experimental-strip-types bench/budget-target.mjs   (BENCH_RUNS runs of each, default 10)
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+// How close a budget holds on every kind of row place (#36), through the board as a user dispatches: this
+// machine, an ssh target over loopback (sshd on 127.0.0.1, a second Unix user), a pool's member (that
+// host), a podman container target on this machine and one on a remote engine (bench/_kinds.mjs; a kind
+// whose prerequisite is missing is left out, saying why). Each run has a row budget (a different one each
+// time, 15-token requests), and is measured when it pauses: the tokens past the limit, and the model
+// requests past the one that crossed it (there should be none). Also what the turn-end hold costs between
+// turns: a worker's turn_end (its events, mirrored here for a target's row) to the next model request.
+// Needs root and sshd. Run:
+// nice -n 10 node --experimental-strip-types bench/budget-target.mjs   (BENCH_RUNS runs of each, default 10)
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createBoardService } from "../src/board/engine/service.ts";
-import { initRepo } from "../test-support/git-repo.ts";
-import { startModelServer, writeAgentDir } from "../test-support/model-server.ts";
-import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
-import { check } from "../runner/kinds/container/container-transport.mjs";
-import { podmanMissing, sshdMissing } from "../test-support/requires.ts";
-import { startSshHost } from "../test-support/sshd.ts";
-import { removeContainersOfStore } from "../test-support/target-helpers.ts";
-import { ensureWorkerImage } from "../test-support/worker-image.ts";
+import { waitFor } from "../test-support/pi-harness.ts";
+import { sshdMissing } from "../test-support/requires.ts";
+import { startKinds } from "./_kinds.mjs";
 import { load, spread } from "./_stats.mjs";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);
@@ -27,42 +23,14 @@ if (missing) {
 	process.exit(0);
 }
 
-const root = mkdtempSync(join(tmpdir(), "pab-bench-budget-"));
+console.log(load());
 const steps = [
 	...Array.from({ length: STEPS }, (_, i) => ({ toolCall: { name: "bash", args: { command: `echo ${i}` } } })),
 	{ text: "done" },
 ];
-const model = await startModelServer({ script: { rules: [{ match: "BENCH", steps }] } });
-const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
-const agentDir = writeAgentDir(model, join(root, "agent"));
-// A container run's pi home is made from the board's pi agent dir.
-process.env.PI_CODING_AGENT_DIR = agentDir;
-const host = await startSshHost();
-host.user.writePiConfig({ models: model.modelsJson(), auth: model.authJson(), settings: model.settingsJson() });
-const board = createBoardService({
-	storeDir: join(root, "store"),
-	piCommand: [process.execPath, PI_CLI],
-	maxConcurrent: 4,
-	env: {
-		...process.env,
-		PI_CODING_AGENT_DIR: agentDir,
-		PI_OFFLINE: "1",
-		PI_SKIP_VERSION_CHECK: "1",
-		PI_TELEMETRY: "0",
-	},
+const { model, repo, board, kinds, cleanup } = await startKinds("pab-bench-budget-", {
+	script: { rules: [{ match: "BENCH", steps }] },
 });
-await board.targets.add("lo", { kind: "ssh", host: host.alias, sshConfig: host.configFile, max: 4 });
-const installed = await board.targets.check("lo", { install: true });
-if (!installed.ok) throw new Error(`target check failed: ${JSON.stringify(installed.items.filter((i) => !i.ok))}`);
-const podman = podmanMissing();
-if (!podman) {
-	const image = (await ensureWorkerImage()).tag;
-	await board.targets.add("ctr", { kind: "container", engine: "podman", image, network: "host", max: 4 });
-	await check(
-		{ kind: "container", name: "ctr", engine: "podman", image, network: "host", env: [], max: 4 },
-		{ storeDir: join(root, "store"), agentDir },
-	);
-} else console.log(`container target skipped: ${podman}`);
 
 let n = 0;
 /** @param {string | undefined} target @param {number} limit */
@@ -110,20 +78,16 @@ async function series(target) {
 	return { past, extra, gaps };
 }
 
-console.log(load());
-for (const [name, target] of /** @type {[string, string | undefined][]} */ ([
-	["this machine", undefined],
-	["ssh target", "lo"],
-	...(podman ? [] : [["podman container target", "ctr"]]),
-])) {
-	const { past, extra, gaps } = await series(target);
-	console.log(
-		`${name}: tokens past the limit at the pause ${spread(past, "tokens")}, max ${Math.max(...past)} (one request is ${TOKENS_PER_REQUEST}); requests past the crossing one: max ${Math.max(...extra)}; turn_end -> next request ${spread(gaps)}`,
-	);
+try {
+	console.log(`set up: ${kinds.map((kind) => kind.name).join(", ")}; ${load()}`);
+	for (const { name, target } of kinds) {
+		const { past, extra, gaps } = await series(target);
+		console.log(
+			`${name}: tokens past the limit at the pause ${spread(past, "tokens")}, max ${Math.max(...past)} (one request is ${TOKENS_PER_REQUEST}); requests past the crossing one: max ${Math.max(...extra)}; turn_end -> next request ${spread(gaps)}; ${load()}`,
+		);
+	}
+	console.log(load());
+} finally {
+	await cleanup();
 }
-console.log(load());
-if (!podman) removeContainersOfStore(join(root, "store"));
-await host.cleanup();
-await model.close();
-rmSync(root, { recursive: true, force: true });
 process.exit(0);
