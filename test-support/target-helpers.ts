@@ -287,7 +287,12 @@ export async function modelDecides(
 	expect(await answersOf(row)).toEqual([{ role: "user", text: `${tag}-module`, sent: "answer", by: "model" }]);
 	expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(`Named on ${tag}.`);
 	expect(supervisorLogOf(board, row)).toMatchObject([
-		{ decision: "answered", rule: "model", answer: `${tag}-module`, model: `${LOOPBACK_PROVIDER}/${LOOPBACK_MODEL}` },
+		{
+			decision: "answered",
+			rule: options.rule ?? "model",
+			answer: `${tag}-module`,
+			model: `${LOOPBACK_PROVIDER}/${LOOPBACK_MODEL}`,
+		},
 	]);
 	expect(row.supervisorNote).toBeUndefined();
 	return row;
