@@ -1,14 +1,19 @@
-/** Shared by target tests: a link-like log of follow frames, a worktree's files, command-line scans, a store's containers, the attempts walk-through. */
+/** Shared by target tests: a link-like log of follow frames, a worktree's files, command-line scans, a store's containers, the attempts walk-through, the supervisor's cells. */
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { expect } from "vitest";
 import type { Frame } from "../runner/far/frames.mjs";
 import { containerListArgs } from "../runner/kinds/container/container-argv.mjs";
+import { REQUEST_MARKER } from "../runner/supervisor/supervisor-model.mjs";
+import { readSupervisorLog } from "../runner/supervisor/supervisor-log.mjs";
 import type { BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
+import { readTranscript } from "../src/board/view-model/transcript.ts";
 import { waitDone } from "./board-helpers.ts";
-import type { ModelServer } from "./model-server.ts";
+import type { FauxRule, FauxStep } from "./faux-script.ts";
+import { LOOPBACK_MODEL, LOOPBACK_PROVIDER, type ModelServer } from "./model-server.ts";
+import { waitFor } from "./wait.ts";
 
 export interface FollowLog {
 	frames: Frame[];
@@ -134,4 +139,209 @@ export async function threeAttemptsMergeOne(
 	expect(diff).toContain(`+attempt ${rows[1]?.id}`);
 	expect((await board.merge(rows[2]?.id ?? "", { commit: true })).status).toBe("merged");
 	expect(readFileSync(join(repo, "shared.txt"), "utf8")).toBe(`attempt ${rows[2]?.id}\n`);
+}
+
+/*
+ * The supervisor's cells, shared by every kind's supervisor test (kinds-supervisor-e2e for ssh and pool
+ * members, kinds-supervisor-containers-e2e for both container places). Each cell is one row on `target`
+ * whose prompt, question and replies are made from `tag`, so the cells of several places share one
+ * scripted model: put `supervisorCellRules(tag, holdDir)` in its script. The rules file is the caller's:
+ * a rule cell needs a `question says "continue"` rule that answers for `target`; nothing else of it may
+ * answer "module name" or "delete" questions (delete is never answered for you, whatever a rule says).
+ */
+
+const askUser = (question: string): FauxStep => ({ toolCall: { name: "ask_user", args: { question } } });
+
+/** What the person-first cell holds on: the supervisor model's reply, and the worker's turn after the answer. */
+function firstFiles(tag: string, holdDir: string): { release: string; goOn: string } {
+	return { release: join(holdDir, `first-release-${tag}`), goOn: join(holdDir, `first-go-on-${tag}`) };
+}
+
+/** The scripted model's rules for the supervisor cells of `tag`: the supervisor model's requests first. */
+export function supervisorCellRules(tag: string, holdDir: string): FauxRule[] {
+	const { release, goOn } = firstFiles(tag, holdDir);
+	return [
+		// The supervisor model (the link runs it on this machine): only its request has the question as data.
+		{ match: `What module name on ${tag}?`, steps: [{ text: `{"decision":"answer","answer":"${tag}-module"}` }] },
+		{
+			match: `What module name first on ${tag}?`,
+			steps: [{ waitForFile: release, then: { text: '{"decision":"answer","answer":"supervisor-name"}' } }],
+		},
+		{ match: `RULE-${tag}`, steps: [askUser(`Should I continue on ${tag}?`), { text: `Continued on ${tag}.` }] },
+		{
+			match: `NEVER-${tag}`,
+			steps: [askUser(`Should I delete the build directory on ${tag}?`), { text: `Kept on ${tag}.` }],
+		},
+		{ match: `MODEL-${tag}`, steps: [askUser(`What module name on ${tag}?`), { text: `Named on ${tag}.` }] },
+		{
+			match: `FIRST-${tag}`,
+			steps: [
+				askUser(`What module name first on ${tag}?`),
+				{ waitForFile: goOn, then: { text: `Named first on ${tag}.` } },
+			],
+		},
+	];
+}
+
+/** The answers in a row's session (its mirror, for a row that ran elsewhere), with who gave them. */
+export async function answersOf(row: BoardRow): Promise<Awaited<ReturnType<typeof readTranscript>>> {
+	return (await readTranscript(row.sessionFile)).filter((entry) => entry.sent === "answer");
+}
+
+/** The supervisor's events of a row's run (events.jsonl). */
+export function supervisorEventsOf(row: BoardRow): Record<string, unknown>[] {
+	return readFileSync(join(row.runDir ?? "", "events.jsonl"), "utf8")
+		.split("\n")
+		.filter(Boolean)
+		.map((line) => JSON.parse(line) as Record<string, unknown>)
+		.filter((event) => event.type === "supervisor");
+}
+
+/** The row's lines of the board's supervisor.log. */
+export function supervisorLogOf(board: BoardEngine, row: BoardRow): ReturnType<typeof readSupervisorLog> {
+	return readSupervisorLog(board.storeDir).filter((line) => line.row === row.id);
+}
+
+/**
+ * Rule answer: a rule's answer (`answer`, from the rules file's line `rule`, "<file>:<line>") reaches the
+ * worker on `target` in place; the row completes from it, credited to the rule in its session, in
+ * supervisor.log and in its events, with no note. Returns the finished row (replay and attach read it).
+ */
+export async function ruleAnswersInPlace(
+	board: BoardEngine,
+	options: { tag: string; target: string; repo: string; answer: string; rule: string; timeoutMs?: number },
+): Promise<BoardRow> {
+	const { tag, target, repo, answer, rule } = options;
+	const dispatched = await board.dispatch({ prompt: `RULE-${tag} refactor`, cwd: repo, target });
+	const row = await waitDone(board, dispatched.id, options.timeoutMs ?? 180_000);
+	expect(row.state).toBe("completed");
+	expect(await answersOf(row)).toEqual([{ role: "user", text: answer, sent: "answer", by: `rule ${rule}` }]);
+	expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(`Continued on ${tag}.`);
+	expect(supervisorLogOf(board, row)).toMatchObject([{ decision: "answered", answer, rule }]);
+	expect(supervisorEventsOf(row)).toMatchObject([
+		{ decision: "answered", text: `supervisor answered: ${answer} (${rule})` },
+	]);
+	expect(row.supervisorNote).toBeUndefined();
+	return row;
+}
+
+/**
+ * Never-class escalation: a destructive question is left to the person whatever a rule says, the row
+ * waiting with "asked you because"; the person's answer goes through and the row completes from it.
+ * No `target` runs it on this machine. Returns the waiting row (as the note showed) and the finished one.
+ */
+export async function leftToThePerson(
+	board: BoardEngine,
+	options: { tag: string; target?: string; repo: string; timeoutMs?: number },
+): Promise<{ waiting: BoardRow; row: BoardRow }> {
+	const { tag, target, repo } = options;
+	const timeoutMs = options.timeoutMs ?? 180_000;
+	const dispatched = await board.dispatch({ prompt: `NEVER-${tag} clean`, cwd: repo, ...(target ? { target } : {}) });
+	const waiting = await waitFor(
+		async () => {
+			const row = await board.get(dispatched.id);
+			return row?.supervisorNote ? row : undefined;
+		},
+		"the supervisor's note on the row",
+		timeoutMs,
+	);
+	expect(waiting.state).toBe("needs_input");
+	expect(waiting.supervisorNote).toMatch(/^asked you because: .*never answered for you/);
+	expect(supervisorLogOf(board, waiting)).toMatchObject([
+		{ decision: "asked-you", rule: expect.stringMatching(/^never: /) },
+	]);
+	expect((await board.reply(waiting.id, "no, keep it", { receiptTimeoutMs: 30_000 })).delivery).toBe("answer");
+	const row = await waitDone(board, waiting.id, timeoutMs);
+	expect(row.state).toBe("completed");
+	expect(await answersOf(row)).toEqual([{ role: "user", text: "no, keep it", sent: "answer" }]);
+	expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(`Kept on ${tag}.`);
+	expect(row.supervisorNote).toBeUndefined();
+	await waitFor(
+		() => supervisorLogOf(board, row).some((line) => line.decision === "you-answered"),
+		"the person's answer in supervisor.log",
+		30_000,
+	);
+	return { waiting, row };
+}
+
+/**
+ * Model decision: a question no rule answers goes to the supervisor model on this machine, asked with the
+ * row's place (`place`, the target's name unless given) and the question as data; its answer reaches the
+ * worker, credited to the model (the log's rule is `rule`: the `decide` rule's "<file>:<line>" that sent it
+ * there, "model" when none did). Returns the finished row.
+ */
+export async function modelDecides(
+	board: BoardEngine,
+	model: ModelServer,
+	options: { tag: string; target: string; repo: string; place?: string; rule?: string; timeoutMs?: number },
+): Promise<BoardRow> {
+	const { tag, target, repo } = options;
+	const question = `What module name on ${tag}?`;
+	const dispatched = await board.dispatch({ prompt: `MODEL-${tag} split`, cwd: repo, target });
+	const row = await waitDone(board, dispatched.id, options.timeoutMs ?? 180_000);
+	expect(row.state).toBe("completed");
+	const request = model
+		.requests()
+		.find((r) => r.prompt.startsWith(REQUEST_MARKER) && r.prompt.includes(`The question:\n${question}`));
+	expect(request?.prompt).toContain(`(${row.id}), on ${options.place ?? target}`);
+	expect(await answersOf(row)).toEqual([{ role: "user", text: `${tag}-module`, sent: "answer", by: "model" }]);
+	expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(`Named on ${tag}.`);
+	expect(supervisorLogOf(board, row)).toMatchObject([
+		{
+			decision: "answered",
+			rule: options.rule ?? "model",
+			answer: `${tag}-module`,
+			model: `${LOOPBACK_PROVIDER}/${LOOPBACK_MODEL}`,
+		},
+	]);
+	expect(row.supervisorNote).toBeUndefined();
+	return row;
+}
+
+/**
+ * Person first: while the supervisor model decides, the person answers; the supervisor's later answer is
+ * rejected (`answered-first` in the log, with the rule that sent it to the model, "model" when none did) and
+ * the worker continues from the person's. `holdDir` is the one given to supervisorCellRules.
+ */
+export async function personAnswersFirst(
+	board: BoardEngine,
+	model: ModelServer,
+	options: { tag: string; target: string; repo: string; holdDir: string; rule: string; timeoutMs?: number },
+): Promise<BoardRow> {
+	const { tag, target, repo } = options;
+	const timeoutMs = options.timeoutMs ?? 180_000;
+	const question = `What module name first on ${tag}?`;
+	const { release, goOn } = firstFiles(tag, options.holdDir);
+	const dispatched = await board.dispatch({ prompt: `FIRST-${tag} name it`, cwd: repo, target });
+	// The supervisor model (on this machine) has the question and waits for the release.
+	await model.waitForRequest(
+		(request) => request.prompt.startsWith(REQUEST_MARKER) && request.prompt.includes(question),
+		"the supervisor model's request",
+		timeoutMs,
+	);
+	const waiting = await waitFor(
+		async () => {
+			const row = await board.get(dispatched.id);
+			return row?.state === "needs_input" ? row : undefined;
+		},
+		"the row to wait for the answer",
+		60_000,
+	);
+	expect((await board.reply(waiting.id, "person-name", { receiptTimeoutMs: 30_000 })).delivery).toBe("answer");
+	writeFileSync(release, "");
+	await waitFor(
+		() => supervisorLogOf(board, waiting).some((line) => line.decision === "answered-first"),
+		"the supervisor's rejected answer in supervisor.log",
+		60_000,
+	);
+	writeFileSync(goOn, "");
+	const row = await waitDone(board, waiting.id, timeoutMs);
+	expect(row.state).toBe("completed");
+	expect(await answersOf(row)).toEqual([{ role: "user", text: "person-name", sent: "answer" }]);
+	expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(`Named first on ${tag}.`);
+	expect(supervisorLogOf(board, row)).toMatchObject([
+		{ decision: "answered-first", answer: "supervisor-name", rule: options.rule },
+	]);
+	expect(supervisorEventsOf(row)).toMatchObject([{ decision: "answered-first" }]);
+	return row;
 }
