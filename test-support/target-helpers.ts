@@ -1,7 +1,8 @@
 /** Shared by target tests: a link-like log of follow frames, a worktree's files, command-line scans, a store's containers, the attempts walk-through, the supervisor's cells. */
-import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { execFile, spawnSync } from "node:child_process";
+import { readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { type ExtensionCommandContext, SessionManager } from "@earendil-works/pi-coding-agent";
 import { expect } from "vitest";
 import type { Frame } from "../runner/far/frames.mjs";
 import { containerListArgs } from "../runner/kinds/container/container-argv.mjs";
@@ -9,10 +10,12 @@ import { REQUEST_MARKER } from "../runner/supervisor/supervisor-model.mjs";
 import { readSupervisorLog } from "../runner/supervisor/supervisor-log.mjs";
 import type { BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
+import { attachTo, clearAttach, loadAttach } from "../src/board/presence/attach.ts";
 import { readTranscript } from "../src/board/view-model/transcript.ts";
 import { waitDone } from "./board-helpers.ts";
 import type { FauxRule, FauxStep } from "./faux-script.ts";
 import { LOOPBACK_MODEL, LOOPBACK_PROVIDER, type ModelServer } from "./model-server.ts";
+import { PI_CLI } from "./pi-harness.ts";
 import { waitFor } from "./wait.ts";
 
 export interface FollowLog {
@@ -180,7 +183,24 @@ export function supervisorCellRules(tag: string, holdDir: string): FauxRule[] {
 				{ waitForFile: goOn, then: { text: `Named first on ${tag}.` } },
 			],
 		},
+		// A pi the person opens on an attached copy of a row's session: its tool call shows where it runs.
+		{
+			match: `ATTACH-${tag} `,
+			steps: [{ toolCall: { name: "bash", args: { command: "pwd" } } }, { text: `Here on ${tag}.` }],
+		},
 	];
+}
+
+/**
+ * How a cell's row is dispatched: `start(prompt)` when given (a file that dispatches its rows early, so
+ * that they overlap an earlier cell's, hands back the row it started for that prompt), else here and now.
+ */
+function dispatchFor(
+	board: BoardEngine,
+	options: { repo: string; target?: string; start?: (prompt: string) => Promise<BoardRow> },
+): (prompt: string) => Promise<BoardRow> {
+	const { repo, target, start } = options;
+	return start ?? ((prompt) => board.dispatch({ prompt, cwd: repo, ...(target ? { target } : {}) }));
 }
 
 /** The answers in a row's session (its mirror, for a row that ran elsewhere), with who gave them. */
@@ -232,11 +252,17 @@ export async function ruleAnswersInPlace(
  */
 export async function leftToThePerson(
 	board: BoardEngine,
-	options: { tag: string; target?: string; repo: string; timeoutMs?: number },
+	options: {
+		tag: string;
+		target?: string;
+		repo: string;
+		start?: (prompt: string) => Promise<BoardRow>;
+		timeoutMs?: number;
+	},
 ): Promise<{ waiting: BoardRow; row: BoardRow }> {
-	const { tag, target, repo } = options;
+	const { tag } = options;
 	const timeoutMs = options.timeoutMs ?? 180_000;
-	const dispatched = await board.dispatch({ prompt: `NEVER-${tag} clean`, cwd: repo, ...(target ? { target } : {}) });
+	const dispatched = await dispatchFor(board, options)(`NEVER-${tag} clean`);
 	const waiting = await waitFor(
 		async () => {
 			const row = await board.get(dispatched.id);
@@ -268,32 +294,44 @@ export async function leftToThePerson(
  * Model decision: a question no rule answers goes to the supervisor model on this machine, asked with the
  * row's place (`place`, the target's name unless given) and the question as data; its answer reaches the
  * worker, credited to the model (the log's rule is `rule`: the `decide` rule's "<file>:<line>" that sent it
- * there, "model" when none did). Returns the finished row.
+ * there, "model" when none did; the session credits "model (<file>:<line>)" then). Returns the finished row.
  */
 export async function modelDecides(
 	board: BoardEngine,
 	model: ModelServer,
-	options: { tag: string; target: string; repo: string; place?: string; rule?: string; timeoutMs?: number },
+	options: {
+		tag: string;
+		target: string;
+		repo: string;
+		place?: string;
+		rule?: string;
+		start?: (prompt: string) => Promise<BoardRow>;
+		timeoutMs?: number;
+	},
 ): Promise<BoardRow> {
-	const { tag, target, repo } = options;
+	const { tag, target, rule } = options;
 	const question = `What module name on ${tag}?`;
-	const dispatched = await board.dispatch({ prompt: `MODEL-${tag} split`, cwd: repo, target });
+	const dispatched = await dispatchFor(board, options)(`MODEL-${tag} split`);
 	const row = await waitDone(board, dispatched.id, options.timeoutMs ?? 180_000);
 	expect(row.state).toBe("completed");
 	const request = model
 		.requests()
 		.find((r) => r.prompt.startsWith(REQUEST_MARKER) && r.prompt.includes(`The question:\n${question}`));
 	expect(request?.prompt).toContain(`(${row.id}), on ${options.place ?? target}`);
-	expect(await answersOf(row)).toEqual([{ role: "user", text: `${tag}-module`, sent: "answer", by: "model" }]);
+	// The worker went on from the model's answer, and its session credits the model.
+	expect(await answersOf(row)).toEqual([
+		{ role: "user", text: `${tag}-module`, sent: "answer", by: rule ? `model (${rule})` : "model" },
+	]);
 	expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(`Named on ${tag}.`);
 	expect(supervisorLogOf(board, row)).toMatchObject([
 		{
 			decision: "answered",
-			rule: options.rule ?? "model",
+			rule: rule ?? "model",
 			answer: `${tag}-module`,
 			model: `${LOOPBACK_PROVIDER}/${LOOPBACK_MODEL}`,
 		},
 	]);
+	expect(supervisorEventsOf(row)).toMatchObject([{ decision: "answered" }]);
 	expect(row.supervisorNote).toBeUndefined();
 	return row;
 }
@@ -344,4 +382,91 @@ export async function personAnswersFirst(
 	]);
 	expect(supervisorEventsOf(row)).toMatchObject([{ decision: "answered-first" }]);
 	return row;
+}
+
+/** A pi run to its end on `session`: the prompt on stdin (never argv), in `cwd`, with `agentDir` as its home. */
+export function runPiOnSession(
+	session: string,
+	options: { cwd: string; agentDir: string; prompt: string },
+): Promise<{ code: number; stdout: string; stderr: string }> {
+	return new Promise((resolve) => {
+		const child = execFile(
+			process.execPath,
+			[PI_CLI, "--session", session],
+			{
+				cwd: options.cwd,
+				env: { ...process.env, PI_CODING_AGENT_DIR: options.agentDir, PI_OFFLINE: "1" },
+				timeout: 90_000,
+			},
+			(error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+		);
+		child.stdin?.end(options.prompt);
+	});
+}
+
+/**
+ * Attach as a real run, to a finished row of `tag` that ran elsewhere, as the board's `o` does it (attachTo,
+ * pi's switchSession the one thing stood in for): the record names a local copy of the row's session (under
+ * the store's attach/sessions) whose header's cwd is the row's local worktree and whose transcript is the
+ * row's; a real pi opened on the copy from `cwd` (what switchSession does) runs its next tool call in that
+ * worktree, and the row's own session is left as it was. `ended` is the row's last text. Returns the copy
+ * and its text as attach made it (before pi ran on it), for the place's own checks.
+ */
+export async function attachOpensLocalCopy(
+	board: BoardEngine,
+	row: BoardRow,
+	options: { tag: string; from: string; cwd: string; agentDir: string; ended: string },
+): Promise<{ copy: string; copied: string }> {
+	const { tag, from } = options;
+	expect(row.state).toBe("completed");
+	const worktree = row.worktreePath ?? "";
+	expect(worktree, "the row's local worktree").not.toBe("");
+	expect(statSync(worktree).isDirectory()).toBe(true);
+	const mine = readFileSync(row.sessionFile);
+	const switched: string[] = [];
+	const notes: string[] = [];
+	const ctx = {
+		hasUI: true,
+		ui: { notify: (text: string) => notes.push(text) },
+		sessionManager: { getSessionFile: () => from },
+		switchSession: async (path: string) => {
+			switched.push(path);
+			return { cancelled: false };
+		},
+	} as unknown as ExtensionCommandContext;
+	await attachTo(ctx, board, row, undefined);
+	expect(notes).toEqual([]);
+	expect(switched).toHaveLength(1);
+	const copy = switched[0] ?? "";
+	expect(copy).not.toBe(row.sessionFile);
+	expect(copy.startsWith(join(board.storeDir, "attach", "sessions"))).toBe(true);
+	// The record `b` and `/agent-board back` read: this row, its copy, the session we came from.
+	expect(await loadAttach(board.storeDir)).toMatchObject({ rowId: row.id, sessionFile: copy, from });
+	await clearAttach(board.storeDir);
+	// The copy's header names the local worktree (pi reads it so), and the rest is the row's session.
+	const copied = readFileSync(copy, "utf8");
+	expect(JSON.parse(copied.split("\n")[0] ?? "")).toMatchObject({ type: "session", cwd: worktree });
+	expect(SessionManager.open(copy).getCwd()).toBe(worktree);
+	const transcript = await readTranscript(row.sessionFile);
+	expect(await readTranscript(copy)).toEqual(transcript);
+	expect(transcript.at(-1)?.text).toBe(options.ended);
+
+	// A real pi opened on the copy from elsewhere: the session's cwd is where its tools run.
+	const prompt = `ATTACH-${tag} where are we`;
+	const pi = await runPiOnSession(copy, { cwd: options.cwd, agentDir: options.agentDir, prompt });
+	expect(pi.code, pi.stderr).toBe(0);
+	expect(pi.stdout).toContain(`Here on ${tag}.`);
+	const said = (await readTranscript(copy)).slice(transcript.length);
+	expect(said).toEqual([
+		{ role: "user", text: prompt },
+		{ role: "tool", text: expect.stringMatching(/^bash/) },
+		{ role: "tool", text: expect.stringMatching(/^bash -> /) },
+		{ role: "assistant", text: `Here on ${tag}.` },
+	]);
+	// pwd prints the physical path where the worktree's path goes through a symlink.
+	expect(realpathSync((said[2]?.text ?? "").replace(/^bash -> /, "").trim())).toBe(realpathSync(worktree));
+	// What was said in the copy stays there: the row's session is untouched.
+	expect(readFileSync(row.sessionFile).equals(mine)).toBe(true);
+	expect(readFileSync(copy, "utf8").startsWith(copied)).toBe(true);
+	return { copy, copied };
 }

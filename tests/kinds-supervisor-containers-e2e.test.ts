@@ -1,32 +1,13 @@
-/**
- * The supervisor decides a container row's questions as it does a local row's, on both places of the
- * container kind: this machine's podman (a container per run) and a remote engine (podman's API service
- * run as a second Unix user behind its own sshd, test-support/remote-engine.ts). The rules and the
- * supervisor model's settings are this machine's only; the run's link decides (runner/link/link-supervisor.mjs).
- * For each place: a `target is <name>` rule's answer reaches the worker in its container and the row
- * completes from it, credited to the rule in the transcript and supervisor.log; a destructive question is
- * left to the person with "asked you because", whose answer goes through; a question no rule covers is
- * answered by the supervisor model, credited to it; and a person who answers while that model decides wins
- * (its answer comes back rejected). The cells' bodies are test-support/target-helpers.ts's, shared with the
- * ssh and pool rows' kinds-supervisor-e2e. After the rule's row: the supervisor's replay shows that
- * rule answering its question (and the rules now answering the same, by the place's name); attach, as the
- * board runs it, opens a local copy of the row's session whose cwd is the row's local worktree, never the
- * container's path, and a real pi opened on that copy runs its tools there.
- */
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ExtensionCommandContext, SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { updatePolicy } from "../runner/life/policy.mjs";
 import { storePaths } from "../src/board/engine/paths.ts";
 import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow, TargetInput } from "../src/board/engine/types.ts";
-import { attachTo, clearAttach, loadAttach } from "../src/board/presence/attach.ts";
 import { recordedQuestions, ruleNow } from "../src/board/subcommands/replay.ts";
 import { parseSupervisorCommand, runSupervisorCommand } from "../src/board/subcommands/supervisor-command.ts";
-import { readTranscript } from "../src/board/view-model/transcript.ts";
 import { initRepo } from "../test-support/git-repo.ts";
 import {
 	LOOPBACK_MODEL,
@@ -39,6 +20,7 @@ import { PI_CLI } from "../test-support/pi-harness.ts";
 import { remoteEngineMissing, startRemotePodman, type RemoteEngine } from "../test-support/remote-engine.ts";
 import { podmanMissing, requires, sshdMissing } from "../test-support/requires.ts";
 import {
+	attachOpensLocalCopy,
 	leftToThePerson,
 	modelDecides,
 	personAnswersFirst,
@@ -85,14 +67,7 @@ beforeAll(async () => {
 	);
 	repo = initRepo(join(root, "repo"), { "readme.txt": "hello\n" });
 	model.setScript({
-		rules: [
-			...KINDS.flatMap((kind) => supervisorCellRules(kind, root)),
-			// A pi the person opens on an attach's copy: its tool runs where the copy says.
-			...KINDS.map((kind) => ({
-				match: `ATTACH-${kind}`,
-				steps: [{ toolCall: { name: "bash", args: { command: "pwd" } } }, { text: `Here on ${kind}.` }],
-			})),
-		],
+		rules: KINDS.flatMap((kind) => supervisorCellRules(kind, root)),
 		fallback: [{ text: "ok" }],
 	});
 }, 120_000);
@@ -125,42 +100,6 @@ const requireModel = (): ModelServer => {
 /** The first line of a session file: its header. */
 const headerOf = (file: string) =>
 	JSON.parse(readFileSync(file, "utf8").split("\n")[0] ?? "") as { type?: string; cwd?: string };
-
-/** Attach as the board runs it (`o` on a row): the session pi would switch to, with what the board said. */
-async function attachAsTheBoard(board: BoardEngine, row: BoardRow, from: string) {
-	const switched: string[] = [];
-	const notes: string[] = [];
-	const ctx = {
-		hasUI: true,
-		ui: { notify: (text: string) => notes.push(text) },
-		sessionManager: { getSessionFile: () => from },
-		switchSession: async (path: string) => {
-			switched.push(path);
-			return { cancelled: false };
-		},
-	} as unknown as ExtensionCommandContext;
-	await attachTo(ctx, board, row, undefined);
-	return { switched, notes };
-}
-
-/** A real pi in print mode on `session` (stdin closed, as a person's terminal would not feed it), from elsewhere. */
-function runPiOn(session: string, prompt: string): Promise<{ code: number | null; stderr: string }> {
-	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, [PI_CLI, "--session", session, "--mode", "json", "-p", prompt], {
-			cwd: root,
-			env: { ...process.env, PI_CODING_AGENT_DIR: agentDir },
-			stdio: ["ignore", "ignore", "pipe"],
-		});
-		let stderr = "";
-		child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-		const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-		child.on("error", reject);
-		child.on("close", (code) => {
-			clearTimeout(timer);
-			resolve({ code, stderr });
-		});
-	});
-}
 
 /** The cells of one place: its board is made by the place's beforeAll. */
 function cells(kind: (typeof KINDS)[number], what: string, missing: string | undefined, board: () => BoardEngine) {
@@ -212,41 +151,17 @@ function cells(kind: (typeof KINDS)[number], what: string, missing: string | und
 	it("attach to the finished row opens a local copy of its session whose cwd is the row's local worktree", async (ctx) => {
 		need(ctx);
 		const row = (await board().get(finishedRuleRow().id)) ?? finishedRuleRow();
-		const worktree = row.worktreePath ?? "";
-		expect(worktree, "the row's local worktree").not.toBe("");
-		expect(statSync(worktree).isDirectory()).toBe(true);
+		const { copied } = await attachOpensLocalCopy(board(), row, {
+			tag: kind,
+			from: join(root, `from-${kind}.jsonl`),
+			cwd: root,
+			agentDir,
+			ended: `Continued on ${kind}.`,
+		});
 		// The mirrored session names the container's directory: opening it as is would move pi there.
 		const mirrored = headerOf(row.sessionFile).cwd;
-		expect(mirrored).not.toBe(worktree);
-		const from = join(root, `from-${kind}.jsonl`);
-		const { switched, notes } = await attachAsTheBoard(board(), row, from);
-		expect(notes).toEqual([]);
-		expect(switched).toHaveLength(1);
-		const copy = switched[0] ?? "";
-		expect(copy).not.toBe(row.sessionFile);
-		expect(copy.startsWith(join(board().storeDir, "attach", "sessions"))).toBe(true);
-		// The record `b` and `/agent-board back` read: this row, its copy, the session we came from.
-		expect(await loadAttach(board().storeDir)).toMatchObject({ rowId: row.id, sessionFile: copy, from });
-		await clearAttach(board().storeDir);
-		// The copy's header names the local worktree (pi reads it so), and the rest is the row's session.
-		expect(headerOf(copy)).toMatchObject({ type: "session", cwd: worktree });
-		expect(SessionManager.open(copy).getCwd()).toBe(worktree);
-		expect(readFileSync(copy, "utf8")).not.toContain(JSON.stringify(mirrored));
-		const transcript = await readTranscript(row.sessionFile);
-		expect(await readTranscript(copy)).toEqual(transcript);
-		expect(transcript.at(-1)?.text).toBe(`Continued on ${kind}.`);
-		// A real pi opened on the copy (as the switch opens it) runs its tools in the local worktree.
-		const mine = readFileSync(row.sessionFile);
-		const pi = await runPiOn(copy, `ATTACH-${kind} where are we`);
-		expect(pi.code, pi.stderr).toBe(0);
-		expect((await readTranscript(copy)).slice(transcript.length)).toEqual([
-			{ role: "user", text: `ATTACH-${kind} where are we` },
-			{ role: "tool", text: expect.stringMatching(/^bash/) },
-			{ role: "tool", text: `bash -> ${worktree}\n` },
-			{ role: "assistant", text: `Here on ${kind}.` },
-		]);
-		// What was said in the copy stays there: the row's session is untouched.
-		expect(readFileSync(row.sessionFile).equals(mine)).toBe(true);
+		expect(mirrored).not.toBe(row.worktreePath);
+		expect(copied).not.toContain(JSON.stringify(mirrored));
 	});
 
 	it("leaves a destructive question to the person, whatever a rule says, and the person's answer goes through", async (ctx) => {
