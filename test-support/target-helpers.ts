@@ -162,14 +162,37 @@ function firstFiles(tag: string, holdDir: string): { release: string; goOn: stri
 
 /** The scripted model's rules for the supervisor cells of `tag`: the supervisor model's requests first. */
 export function supervisorCellRules(tag: string, holdDir: string): FauxRule[] {
-	const { release, goOn } = firstFiles(tag, holdDir);
+	return [...supervisorModelRules(tag, holdDir), ...workerRules(tag, holdDir)];
+}
+
+/**
+ * The rules for the cells of several tags on one board: every tag's supervisor-model rules before any
+ * worker's, since a supervisor request lists the board's other rows by name (another tag's `NEVER-…` row
+ * there would otherwise be taken for that worker's prompt).
+ */
+export function supervisorCellRulesOf(tags: string[], holdDir: string): FauxRule[] {
 	return [
-		// The supervisor model (the link runs it on this machine): only its request has the question as data.
+		...tags.flatMap((tag) => supervisorModelRules(tag, holdDir)),
+		...tags.flatMap((tag) => workerRules(tag, holdDir)),
+	];
+}
+
+/** The supervisor model (the link runs it on this machine): only its request has the question as data. */
+function supervisorModelRules(tag: string, holdDir: string): FauxRule[] {
+	const { release } = firstFiles(tag, holdDir);
+	return [
 		{ match: `What module name on ${tag}?`, steps: [{ text: `{"decision":"answer","answer":"${tag}-module"}` }] },
 		{
 			match: `What module name first on ${tag}?`,
 			steps: [{ waitForFile: release, then: { text: '{"decision":"answer","answer":"supervisor-name"}' } }],
 		},
+	];
+}
+
+/** The workers of `tag`'s cells, by their prompts. */
+function workerRules(tag: string, holdDir: string): FauxRule[] {
+	const { goOn } = firstFiles(tag, holdDir);
+	return [
 		{ match: `RULE-${tag}`, steps: [askUser(`Should I continue on ${tag}?`), { text: `Continued on ${tag}.` }] },
 		{
 			match: `NEVER-${tag}`,
