@@ -1,25 +1,13 @@
-/**
- * The supervisor decides a container row's questions as it does a local row's, on both places of the
- * container kind: this machine's podman (a container per run) and a remote engine (podman's API service
- * run as a second Unix user behind its own sshd, test-support/remote-engine.ts). The rules and the
- * supervisor model's settings are this machine's only; the run's link decides (runner/link/link-supervisor.mjs).
- * For each place: a `target is <name>` rule's answer reaches the worker in its container and the row
- * completes from it, credited to the rule in the transcript and supervisor.log; a destructive question is
- * left to the person with "asked you because", whose answer goes through; and a question no rule covers is
- * answered by the supervisor model, credited to it.
- */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { updatePolicy } from "../runner/life/policy.mjs";
-import { REQUEST_MARKER } from "../runner/supervisor/supervisor-model.mjs";
-import { readSupervisorLog } from "../runner/supervisor/supervisor-log.mjs";
+import { storePaths } from "../src/board/engine/paths.ts";
 import { createBoardService, type BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow, TargetInput } from "../src/board/engine/types.ts";
-import { readTranscript } from "../src/board/view-model/transcript.ts";
-import { waitDone } from "../test-support/board-helpers.ts";
-import type { FauxStep } from "../test-support/faux-script.ts";
+import { recordedQuestions, ruleNow } from "../src/board/subcommands/replay.ts";
+import { parseSupervisorCommand, runSupervisorCommand } from "../src/board/subcommands/supervisor-command.ts";
 import { initRepo } from "../test-support/git-repo.ts";
 import {
 	LOOPBACK_MODEL,
@@ -28,10 +16,18 @@ import {
 	writeAgentDir,
 	type ModelServer,
 } from "../test-support/model-server.ts";
-import { PI_CLI, waitFor } from "../test-support/pi-harness.ts";
+import { PI_CLI } from "../test-support/pi-harness.ts";
 import { remoteEngineMissing, startRemotePodman, type RemoteEngine } from "../test-support/remote-engine.ts";
 import { podmanMissing, requires, sshdMissing } from "../test-support/requires.ts";
-import { removeContainersOfStore } from "../test-support/target-helpers.ts";
+import {
+	attachOpensLocalCopy,
+	leftToThePerson,
+	modelDecides,
+	personAnswersFirst,
+	removeContainersOfStore,
+	ruleAnswersInPlace,
+	supervisorCellRules,
+} from "../test-support/target-helpers.ts";
 import { ensureWorkerImage } from "../test-support/worker-image.ts";
 
 const localMissing = podmanMissing();
@@ -44,7 +40,6 @@ let repo: string;
 let agentDir: string;
 let rulesFile: string;
 
-const ask = (question: string): FauxStep => ({ toolCall: { name: "ask_user", args: { question } } });
 /** The two places, by their targets' names. */
 const KINDS = ["box", "far"] as const;
 
@@ -72,21 +67,7 @@ beforeAll(async () => {
 	);
 	repo = initRepo(join(root, "repo"), { "readme.txt": "hello\n" });
 	model.setScript({
-		rules: [
-			// The supervisor model (the link runs it on this machine): only its request has the question as data.
-			...KINDS.map((kind) => ({
-				match: `What module name on ${kind}?`,
-				steps: [{ text: `{"decision":"answer","answer":"${kind}-module"}` }],
-			})),
-			...KINDS.flatMap((kind) => [
-				{ match: `RULE-${kind}`, steps: [ask(`Should I continue on ${kind}?`), { text: `Continued on ${kind}.` }] },
-				{
-					match: `NEVER-${kind}`,
-					steps: [ask(`Should I delete the build directory on ${kind}?`), { text: `Kept on ${kind}.` }],
-				},
-				{ match: `MODEL-${kind}`, steps: [ask(`What module name on ${kind}?`), { text: `Named on ${kind}.` }] },
-			]),
-		],
+		rules: KINDS.flatMap((kind) => supervisorCellRules(kind, root)),
 		fallback: [{ text: "ok" }],
 	});
 }, 120_000);
@@ -111,87 +92,97 @@ async function boardWith(name: string, target: TargetInput): Promise<BoardEngine
 	return board;
 }
 
-const answers = async (row: BoardRow) =>
-	(await readTranscript(row.sessionFile)).filter((entry) => entry.sent === "answer");
-const supervisorEvents = (row: BoardRow) =>
-	readFileSync(join(row.runDir ?? "", "events.jsonl"), "utf8")
-		.split("\n")
-		.filter(Boolean)
-		.map((line) => JSON.parse(line) as Record<string, unknown>)
-		.filter((event) => event.type === "supervisor");
+const requireModel = (): ModelServer => {
+	if (!model) throw new Error("the scripted model did not start");
+	return model;
+};
 
-/** The three cells of one place: its board is made by the place's beforeAll. */
+/** The first line of a session file: its header. */
+const headerOf = (file: string) =>
+	JSON.parse(readFileSync(file, "utf8").split("\n")[0] ?? "") as { type?: string; cwd?: string };
+
+/** The cells of one place: its board is made by the place's beforeAll. */
 function cells(kind: (typeof KINDS)[number], what: string, missing: string | undefined, board: () => BoardEngine) {
 	const need = (ctx: TestContext) => requires(ctx, what, missing);
-	const logOf = (row: BoardRow) => readSupervisorLog(board().storeDir).filter((line) => line.row === row.id);
+	const line = kind === "box" ? 5 : 6;
+	const answer = `yes, on ${kind}`;
+	/** The rule cell's finished row: the replay and attach cells read it (no run of their own). */
+	let ruleRow: BoardRow | undefined;
+	const finishedRuleRow = () => {
+		if (!ruleRow) throw new Error(`the rule cell's row on ${kind} did not complete; this cell reads it`);
+		return ruleRow;
+	};
 
 	it(`a \`target is ${kind}\` rule answers in place: the row completes from it, credited to the rule`, async (ctx) => {
 		need(ctx);
-		const dispatched = await board().dispatch({ prompt: `RULE-${kind} refactor`, cwd: repo, target: kind });
-		const row = await waitDone(board(), dispatched.id, 180_000);
-		expect(row.state).toBe("completed");
-		const line = kind === "box" ? 5 : 6;
-		const answer = `yes, on ${kind}`;
-		expect(await answers(row)).toEqual([
-			{ role: "user", text: answer, sent: "answer", by: `rule ${rulesFile}:${line}` },
+		ruleRow = await ruleAnswersInPlace(board(), {
+			tag: kind,
+			target: kind,
+			repo,
+			answer,
+			rule: `${rulesFile}:${line}`,
+		});
+	});
+
+	it(`the replay shows the \`target is ${kind}\` rule answering that question, and the rules now answer the same`, async (ctx) => {
+		need(ctx);
+		const row = finishedRuleRow();
+		const question = `Should I continue on ${kind}?`;
+		const recorded = recordedQuestions(storePaths(board().storeDir), board().storeDir, 0).filter(
+			(one) => one.meta.id === row.id,
+		);
+		expect(recorded).toMatchObject([
+			{ question, outcome: { kind: "answered", text: answer, by: "supervisor", rule: `${rulesFile}:${line}` } },
 		]);
-		expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(`Continued on ${kind}.`);
-		expect(logOf(row)).toMatchObject([{ decision: "answered", answer, rule: `${rulesFile}:${line}` }]);
-		expect(supervisorEvents(row)).toMatchObject([
-			{ decision: "answered", text: `supervisor answered: ${answer} (${rulesFile}:${line})` },
-		]);
-		expect(row.supervisorNote).toBeUndefined();
+		// The rules as they are now, given the row's place: the `target is ${kind}` rule, not another place's.
+		expect(ruleNow(recorded[0]!, agentDir, new Map())).toEqual({
+			text: `answer "${answer}" (${rulesFile}:${line})`,
+			answer,
+		});
+		// What `/agent-board supervisor replay` prints (its table cuts a long rules path: only its start is read).
+		const parsed = parseSupervisorCommand("replay --since 1h");
+		if (!parsed.ok) throw new Error(parsed.error);
+		const table = await runSupervisorCommand(board(), parsed, repo, agentDir, async () => row);
+		const mine = table.split("\n").filter((text) => text.includes(question));
+		expect(mine).toHaveLength(1);
+		expect(mine[0]).toMatch(new RegExp(`=\\s+answer "${answer}" \\(.*\\s+supervisor: "${answer}" \\(`));
+	});
+
+	it("attach to the finished row opens a local copy of its session whose cwd is the row's local worktree", async (ctx) => {
+		need(ctx);
+		const row = (await board().get(finishedRuleRow().id)) ?? finishedRuleRow();
+		const { copied } = await attachOpensLocalCopy(board(), row, {
+			tag: kind,
+			from: join(root, `from-${kind}.jsonl`),
+			cwd: root,
+			agentDir,
+			ended: `Continued on ${kind}.`,
+		});
+		// The mirrored session names the container's directory: opening it as is would move pi there.
+		const mirrored = headerOf(row.sessionFile).cwd;
+		expect(mirrored).not.toBe(row.worktreePath);
+		expect(copied).not.toContain(JSON.stringify(mirrored));
 	});
 
 	it("leaves a destructive question to the person, whatever a rule says, and the person's answer goes through", async (ctx) => {
 		need(ctx);
-		const dispatched = await board().dispatch({ prompt: `NEVER-${kind} clean`, cwd: repo, target: kind });
-		const waiting = await waitFor(
-			async () => {
-				const row = await board().get(dispatched.id);
-				return row?.supervisorNote ? row : undefined;
-			},
-			"the supervisor's note on the row",
-			180_000,
-		);
-		expect(waiting.state).toBe("needs_input");
-		expect(waiting.supervisorNote).toMatch(/^asked you because: .*never answered for you/);
-		expect(logOf(waiting)).toMatchObject([{ decision: "asked-you", rule: expect.stringMatching(/^never: /) }]);
-		expect((await board().reply(waiting.id, "no, keep it", { receiptTimeoutMs: 30_000 })).delivery).toBe("answer");
-		const row = await waitDone(board(), waiting.id, 120_000);
-		expect(row.state).toBe("completed");
-		expect(await answers(row)).toEqual([{ role: "user", text: "no, keep it", sent: "answer" }]);
-		expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(`Kept on ${kind}.`);
-		expect(row.supervisorNote).toBeUndefined();
-		await waitFor(
-			() => logOf(row).some((entry) => entry.decision === "you-answered"),
-			"the person's answer in supervisor.log",
-			30_000,
-		);
+		await leftToThePerson(board(), { tag: kind, target: kind, repo });
 	});
 
 	it("a question no rule covers is answered by the supervisor model, credited to it", async (ctx) => {
 		need(ctx);
-		const question = `What module name on ${kind}?`;
-		const dispatched = await board().dispatch({ prompt: `MODEL-${kind} split`, cwd: repo, target: kind });
-		const row = await waitDone(board(), dispatched.id, 180_000);
-		expect(row.state).toBe("completed");
-		// The model on this machine was asked, with the row's place and the question as data.
-		const request = model
-			?.requests()
-			.find((r) => r.prompt.startsWith(REQUEST_MARKER) && r.prompt.includes(`The question:\n${question}`));
-		expect(request?.prompt).toContain(`(${row.id}), on ${kind}`);
-		expect(await answers(row)).toEqual([{ role: "user", text: `${kind}-module`, sent: "answer", by: "model" }]);
-		expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(`Named on ${kind}.`);
-		expect(logOf(row)).toMatchObject([
-			{
-				decision: "answered",
-				rule: "model",
-				answer: `${kind}-module`,
-				model: `${LOOPBACK_PROVIDER}/${LOOPBACK_MODEL}`,
-			},
-		]);
-		expect(row.supervisorNote).toBeUndefined();
+		await modelDecides(board(), requireModel(), { tag: kind, target: kind, repo });
+	});
+
+	it("a person who answers while the supervisor model decides wins: the model's later answer is rejected", async (ctx) => {
+		need(ctx);
+		await personAnswersFirst(board(), requireModel(), {
+			tag: kind,
+			target: kind,
+			repo,
+			holdDir: root,
+			rule: "model",
+		});
 	});
 }
 

@@ -8,7 +8,7 @@
  * of the row's events. A person who answers first wins (the supervisor's answer comes back rejected), and
  * a question outside the safe set is left to the person with its note on the row.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,6 +27,16 @@ import { waitFor } from "../test-support/pi-harness.ts";
 import { type Receiver, startReceiver } from "../test-support/receiver.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
 import { startSshBoard, type SshBoard } from "../test-support/ssh-board.ts";
+import {
+	answersOf,
+	attachOpensLocalCopy,
+	leftToThePerson,
+	modelDecides,
+	personAnswersFirst,
+	supervisorCellRulesOf,
+	supervisorEventsOf,
+	supervisorLogOf,
+} from "../test-support/target-helpers.ts";
 
 const missing = sshdMissing();
 let fixture: SshBoard | undefined;
@@ -37,20 +47,22 @@ let repo: string;
 let receiver: Receiver | undefined;
 /** The rows in the order the tests dispatch them, with what the person should hear of each. */
 const heard: [string, string][] = [];
+/** The rows the rule cell ran to their end, by target: what attach opens. */
+const ran = new Map<string, string>();
 /** This machine's pi agent dir: the user's rules.md and the supervisor model's settings. */
 const agentDir = join(tmpdir(), `pab-linksup-agent-${process.pid}`);
 const rulesFile = join(agentDir, "agent-board", "rules.md");
-/** What lets the supervisor model reply (the person answers first while it waits). */
-const release = join(tmpdir(), `pab-linksup-release-${process.pid}`);
-/** What lets the worker go on after the answer (its run stays open until the supervisor's answer is receipted). */
-const goOn = join(tmpdir(), `pab-linksup-go-on-${process.pid}`);
+/** Where the person-first cell's files wait: the supervisor model's reply, the worker's turn after the answer. */
+const holdDir = join(tmpdir(), `pab-linksup-hold-${process.pid}`);
+/** The cells' tags (test-support/target-helpers.ts): a row on h, on pool1, and one here (no target). */
+const TAGS = ["h", "pool1", "local"];
 
 const ask = (question: string): FauxStep => ({ toolCall: { name: "ask_user", args: { question } } });
 
 beforeAll(async () => {
 	if (missing) return;
-	rmSync(release, { force: true });
-	rmSync(goOn, { force: true });
+	rmSync(holdDir, { recursive: true, force: true });
+	mkdirSync(holdDir, { recursive: true });
 	fixture = await startSshBoard("pab-linksup-", { env: () => ({ PI_CODING_AGENT_DIR: agentDir }) });
 	({ board, model, repo } = fixture);
 	writeAgentDir(model, agentDir);
@@ -72,19 +84,10 @@ beforeAll(async () => {
 	);
 	model.setScript({
 		rules: [
-			// The supervisor model (run on this machine by the link): it replies once the person has answered.
-			{
-				match: "What module name, FIRST?",
-				steps: [{ waitForFile: release, then: { text: '{"decision":"answer","answer":"supervisor-name"}' } }],
-			},
+			...supervisorCellRulesOf(TAGS, holdDir),
 			{ match: "SSH-RULE", steps: [ask("Should I continue with the refactor?"), { text: "Refactored." }] },
 			{ match: "POOL-NAME", steps: [ask("Which colour for the button?"), { text: "Coloured." }] },
 			{ match: "POOL-MEMBER", steps: [ask("Which size for the cache?"), { text: "Sized." }] },
-			{ match: "NEVER-TASK", steps: [ask("Should I delete the build directory?"), { text: "Kept." }] },
-			{
-				match: "FIRST-TASK",
-				steps: [ask("What module name, FIRST?"), { waitForFile: goOn, then: { text: "Named." } }],
-			},
 		],
 		fallback: [{ text: "ok" }],
 	});
@@ -100,23 +103,80 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-	rmSync(release, { force: true });
-	rmSync(goOn, { force: true });
+	rmSync(holdDir, { recursive: true, force: true });
 	rmSync(agentDir, { recursive: true, force: true });
 	await receiver?.close();
 	if (missing) return;
 	await fixture?.cleanup();
 });
 
-const answers = async (row: BoardRow) =>
-	(await readTranscript(row.sessionFile)).filter((entry) => entry.sent === "answer");
-const supervisorEvents = (row: BoardRow) =>
-	readFileSync(join(row.runDir ?? "", "events.jsonl"), "utf8")
-		.split("\n")
-		.filter(Boolean)
-		.map((line) => JSON.parse(line) as Record<string, unknown>)
-		.filter((event) => event.type === "supervisor");
-const logOf = (row: BoardRow) => readSupervisorLog(board.storeDir).filter((line) => line.row === row.id);
+const logOf = (row: BoardRow) => supervisorLogOf(board, row);
+
+/**
+ * The rows of the later cells, dispatched as the first cell starts so that their runs overlap its own (the
+ * file's time); each cell still waits for and checks only its own row, and dispatches it if it runs alone.
+ */
+const early = new Map<string, Promise<BoardRow>>();
+function started(prompt: string, target?: string): Promise<BoardRow> {
+	const key = `${prompt} on ${target ?? "local"}`;
+	let row = early.get(key);
+	if (!row) {
+		row = board.dispatch({ prompt, cwd: repo, ...(target ? { target } : {}) });
+		// Awaited by its cell; a refusal fails that cell, not the one that started it.
+		row.catch(() => undefined);
+		early.set(key, row);
+	}
+	return row;
+}
+
+/** The cells' rows on `target` are the ones the first cell started for them, when it did. */
+const startOn = (target?: string) => (prompt: string) => started(prompt, target);
+
+/** A destructive question on `target` (here without one) is left to the person, who is told of it. */
+async function leftToPerson(tag: string, target?: string): Promise<BoardRow> {
+	const { waiting, row } = await leftToThePerson(board, { tag, target, repo, start: startOn(target) });
+	heard.push(["needs-input", waiting.id]);
+	return row;
+}
+
+/** A question the `decide` rule (line 8) gives the supervisor model: answered by it, the person told. */
+async function decidedByModel(target: string): Promise<BoardRow> {
+	const row = await modelDecides(board, model, {
+		tag: target,
+		target,
+		repo,
+		rule: `${rulesFile}:8`,
+		start: startOn(target),
+	});
+	heard.push(["answered", row.id]);
+	return row;
+}
+
+/**
+ * Attach to the finished row of the rule cell on `target` (test-support's attachOpensLocalCopy), and the
+ * copy is the far session's: its header the far one with the local worktree for cwd (the far path stays
+ * only in what the far worker was told), its entries the far session's byte for byte.
+ */
+async function attachesHere(target: string): Promise<void> {
+	const row = await board.get(ran.get(target) ?? "");
+	if (!row) throw new Error(`no row ran on ${target} in the rule cell`);
+	// The far side's session, read on the host as its user: its header's cwd is the host's path.
+	const far = await fixture?.host.ssh(`cat .agent-board/store/sessions/${row.id}/${row.id}.jsonl`);
+	expect(far?.code, far?.stderr).toBe(0);
+	const farLines = (far?.stdout ?? "").split("\n");
+	const farCwd = (JSON.parse(farLines[0] ?? "{}") as { cwd?: string }).cwd ?? "";
+	expect(farCwd).toContain(".agent-board/work/");
+	const { copied } = await attachOpensLocalCopy(board, row, {
+		tag: target,
+		from: join(fixture?.local ?? "", "mine.jsonl"),
+		cwd: fixture?.local ?? "",
+		agentDir,
+		ended: target === "h" ? "Refactored." : "Coloured.",
+	});
+	const worktree = row.worktreePath ?? "";
+	expect(JSON.parse(copied.split("\n")[0] ?? "{}")).toEqual({ ...JSON.parse(farLines[0] ?? "{}"), cwd: worktree });
+	expect(copied.split("\n").slice(1)).toEqual(farLines.slice(1));
+}
 
 describe("the supervisor decides a target row's questions in its link", { timeout: 300_000 }, () => {
 	it("answers by rule on an ssh target and on a pool's member, `target is` matching the pool and the member", async (ctx) => {
@@ -126,28 +186,37 @@ describe("the supervisor decides a target row's questions in its link", { timeou
 			{ prompt: "POOL-NAME button", target: "pool1", answer: "blue", line: 5, done: "Coloured." },
 			{ prompt: "POOL-MEMBER cache", target: "pool1", answer: "large", line: 6, done: "Sized." },
 		];
+		void started("NEVER-pool1 clean", "pool1");
+		void started("MODEL-h split", "h");
+		void started("MODEL-pool1 split", "pool1");
+		const ids: string[] = [];
 		for (const one of cases) {
 			const dispatched = await board.dispatch({ prompt: one.prompt, cwd: repo, target: one.target });
 			const row = await waitDone(board, dispatched.id, 120_000);
+			if (!ran.has(one.target)) ran.set(one.target, row.id);
+			ids.push(row.id);
 			expect(row.state, one.prompt).toBe("completed");
 			// The far worker continued from the answer in place: the mirrored session has it, credited to the rule.
-			expect(await answers(row)).toEqual([
+			expect(await answersOf(row)).toEqual([
 				{ role: "user", text: one.answer, sent: "answer", by: `rule ${rulesFile}:${one.line}` },
 			]);
 			expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(one.done);
 			expect(logOf(row)).toMatchObject([
 				{ decision: "answered", answer: one.answer, rule: `${rulesFile}:${one.line}` },
 			]);
-			expect(supervisorEvents(row)).toMatchObject([
+			expect(supervisorEventsOf(row)).toMatchObject([
 				{ decision: "answered", text: `supervisor answered: ${one.answer} (${rulesFile}:${one.line})` },
 			]);
 			expect(row.supervisorNote).toBeUndefined();
 			heard.push(["answered", row.id]);
 		}
 		// No rule left any of them to the person.
-		expect(JSON.stringify(readSupervisorLog(board.storeDir))).not.toContain("asked-you");
+		const lines = readSupervisorLog(board.storeDir).filter((line) => ids.includes(String(line.row)));
+		expect(lines.map((line) => line.decision)).toEqual(["answered", "answered", "answered"]);
 		// The replay credits the supervisor, and the rules now answer the same (the pool's member included).
-		const replayed = recordedQuestions(storePaths(board.storeDir), board.storeDir, 0);
+		const replayed = recordedQuestions(storePaths(board.storeDir), board.storeDir, 0).filter((question) =>
+			ids.includes(question.meta.id),
+		);
 		expect(replayed.map((question) => question.outcome)).toEqual(
 			cases.map((one) => ({
 				kind: "answered",
@@ -163,65 +232,39 @@ describe("the supervisor decides a target row's questions in its link", { timeou
 
 	it("leaves a question outside the safe set to the person, with its note, whatever a rule says, on a target as here", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
-		for (const where of [{ target: "h" }, {}]) {
-			const dispatched = await board.dispatch({ prompt: "NEVER-TASK clean", cwd: repo, ...where });
-			const waiting = await waitFor(
-				async () => {
-					const row = await board.get(dispatched.id);
-					return row?.supervisorNote ? row : undefined;
-				},
-				"the supervisor's note on the row",
-				120_000,
-			);
-			expect(waiting.state).toBe("needs_input");
-			expect(waiting.supervisorNote).toMatch(/^asked you because: .*never answered for you/);
-			heard.push(["needs-input", waiting.id]);
-			expect(logOf(waiting)).toMatchObject([{ decision: "asked-you", rule: expect.stringMatching(/^never: /) }]);
-			expect((await board.reply(waiting.id, "no, keep it", { receiptTimeoutMs: 30_000 })).delivery).toBe("answer");
-			const row = await waitDone(board, waiting.id, 120_000);
-			expect(row.state).toBe("completed");
-			expect(await answers(row)).toEqual([{ role: "user", text: "no, keep it", sent: "answer" }]);
-			expect(row.supervisorNote).toBeUndefined();
-			await waitFor(
-				() => logOf(row).some((line) => line.decision === "you-answered"),
-				"the person's answer in supervisor.log",
-				30_000,
-			);
-		}
+		await leftToPerson("h", "h");
+		await leftToPerson("local");
+	});
+
+	it("leaves a question outside the safe set to the person on a pool's member", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		const row = await leftToPerson("pool1", "pool1");
+		expect(row.host).toBe("h");
 	});
 
 	it("a person who answers first wins: the supervisor's later answer is rejected", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
-		const dispatched = await board.dispatch({ prompt: "FIRST-TASK name it", cwd: repo, target: "h" });
-		// The supervisor model (on this machine) has the question and waits for the release.
-		await model.waitForRequest(
-			(request) => request.prompt.includes("What module name, FIRST?"),
-			"the supervisor model's request",
-			120_000,
-		);
-		const waiting = await waitFor(
-			async () => {
-				const row = await board.get(dispatched.id);
-				return row?.state === "needs_input" ? row : undefined;
-			},
-			"the remote row to wait for the answer",
-			60_000,
-		);
-		expect((await board.reply(waiting.id, "person-name", { receiptTimeoutMs: 30_000 })).delivery).toBe("answer");
-		writeFileSync(release, "");
-		await waitFor(
-			() => logOf(waiting).some((line) => line.decision === "answered-first"),
-			"the supervisor's rejected answer in supervisor.log",
-			60_000,
-		);
-		writeFileSync(goOn, "");
-		const row = await waitDone(board, waiting.id, 120_000);
-		expect(row.state).toBe("completed");
-		expect(await answers(row)).toEqual([{ role: "user", text: "person-name", sent: "answer" }]);
-		expect(logOf(row)).toMatchObject([
-			{ decision: "answered-first", answer: "supervisor-name", rule: `${rulesFile}:8` },
-		]);
-		expect(supervisorEvents(row)).toMatchObject([{ decision: "answered-first" }]);
+		await personAnswersFirst(board, model, { tag: "h", target: "h", repo, holdDir, rule: `${rulesFile}:8` });
+	});
+
+	it("a question a `decide` rule gives the supervisor model is answered by it on an ssh target, credited to the model", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		await decidedByModel("h");
+	});
+
+	it("a question a `decide` rule gives the supervisor model is answered by it on a pool's member", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		expect((await decidedByModel("pool1")).host).toBe("h");
+	});
+
+	it("attach to a row that ran on an ssh target opens a local copy of its session in its local worktree", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		await attachesHere("h");
+	});
+
+	it("attach to a row a pool placed on its member opens a local copy of its session in its local worktree", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		await attachesHere("pool1");
 	});
 
 	it("the person hears a question once the supervisor leaves it to them, and an answer given for them", async (ctx) => {
@@ -234,7 +277,10 @@ describe("the supervisor decides a target row's questions in its link", { timeou
 		);
 		await new Promise((resolve) => setTimeout(resolve, 2000));
 		const got = (receiver?.delivered("/json") ?? []).map((r) => JSON.parse(r.body) as Record<string, unknown>);
-		expect(got.map((body) => [body.event, body.row])).toEqual(heard);
-		expect(got[0]?.text).toBe(`"Should I continue with the refactor?" -> "yes, continue" by rule ${rulesFile}:4`);
+		// Rows of different cells ran side by side: each row's notices, in any order between rows.
+		expect(got.map((body) => [body.event, body.row]).sort()).toEqual([...heard].sort());
+		expect(got.find((body) => body.row === ran.get("h"))?.text).toBe(
+			`"Should I continue with the refactor?" -> "yes, continue" by rule ${rulesFile}:4`,
+		);
 	});
 });
