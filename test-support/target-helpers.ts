@@ -199,6 +199,7 @@ function workerRules(tag: string, holdDir: string): FauxRule[] {
 			steps: [askUser(`Should I delete the build directory on ${tag}?`), { text: `Kept on ${tag}.` }],
 		},
 		{ match: `MODEL-${tag}`, steps: [askUser(`What module name on ${tag}?`), { text: `Named on ${tag}.` }] },
+		{ match: `PORT-${tag}`, steps: [askUser(`Which port on ${tag}?`), { text: `Ported on ${tag}.` }] },
 		{
 			match: `FIRST-${tag}`,
 			steps: [
@@ -268,12 +269,55 @@ export async function ruleAnswersInPlace(
 	return row;
 }
 
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^$()|[\]{}\\]/g, "\\$&");
+
+/** How a cell's escalated question shows: the row's prompt, the note's and the log's words, the worker's last text. */
+interface Escalation {
+	prompt: string;
+	note: RegExp;
+	rule: string | ReturnType<typeof expect.stringMatching>;
+	last: string;
+}
+
+/** The row waits with "asked you because" and its log line; the person's answer goes through and the row completes. */
+async function waitsForThePerson(
+	board: BoardEngine,
+	options: { repo: string; target?: string; start?: (prompt: string) => Promise<BoardRow>; timeoutMs?: number },
+	escalation: Escalation,
+): Promise<{ waiting: BoardRow; row: BoardRow }> {
+	const timeoutMs = options.timeoutMs ?? 180_000;
+	const dispatched = await dispatchFor(board, options)(escalation.prompt);
+	const waiting = await waitFor(
+		async () => {
+			const row = await board.get(dispatched.id);
+			return row?.supervisorNote ? row : undefined;
+		},
+		"the supervisor's note on the row",
+		timeoutMs,
+	);
+	expect(waiting.state).toBe("needs_input");
+	expect(waiting.supervisorNote).toMatch(escalation.note);
+	expect(supervisorLogOf(board, waiting)).toMatchObject([{ decision: "asked-you", rule: escalation.rule }]);
+	expect((await board.reply(waiting.id, "no, keep it", { receiptTimeoutMs: 30_000 })).delivery).toBe("answer");
+	const row = await waitDone(board, waiting.id, timeoutMs);
+	expect(row.state).toBe("completed");
+	expect(await answersOf(row)).toEqual([{ role: "user", text: "no, keep it", sent: "answer" }]);
+	expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(escalation.last);
+	expect(row.supervisorNote).toBeUndefined();
+	await waitFor(
+		() => supervisorLogOf(board, row).some((line) => line.decision === "you-answered"),
+		"the person's answer in supervisor.log",
+		30_000,
+	);
+	return { waiting, row };
+}
+
 /**
  * Never-class escalation: a destructive question is left to the person whatever a rule says, the row
  * waiting with "asked you because"; the person's answer goes through and the row completes from it.
  * No `target` runs it on this machine. Returns the waiting row (as the note showed) and the finished one.
  */
-export async function leftToThePerson(
+export function leftToThePerson(
 	board: BoardEngine,
 	options: {
 		tag: string;
@@ -284,33 +328,31 @@ export async function leftToThePerson(
 	},
 ): Promise<{ waiting: BoardRow; row: BoardRow }> {
 	const { tag } = options;
-	const timeoutMs = options.timeoutMs ?? 180_000;
-	const dispatched = await dispatchFor(board, options)(`NEVER-${tag} clean`);
-	const waiting = await waitFor(
-		async () => {
-			const row = await board.get(dispatched.id);
-			return row?.supervisorNote ? row : undefined;
-		},
-		"the supervisor's note on the row",
-		timeoutMs,
-	);
-	expect(waiting.state).toBe("needs_input");
-	expect(waiting.supervisorNote).toMatch(/^asked you because: .*never answered for you/);
-	expect(supervisorLogOf(board, waiting)).toMatchObject([
-		{ decision: "asked-you", rule: expect.stringMatching(/^never: /) },
-	]);
-	expect((await board.reply(waiting.id, "no, keep it", { receiptTimeoutMs: 30_000 })).delivery).toBe("answer");
-	const row = await waitDone(board, waiting.id, timeoutMs);
-	expect(row.state).toBe("completed");
-	expect(await answersOf(row)).toEqual([{ role: "user", text: "no, keep it", sent: "answer" }]);
-	expect((await readTranscript(row.sessionFile)).at(-1)?.text).toBe(`Kept on ${tag}.`);
-	expect(row.supervisorNote).toBeUndefined();
-	await waitFor(
-		() => supervisorLogOf(board, row).some((line) => line.decision === "you-answered"),
-		"the person's answer in supervisor.log",
-		30_000,
-	);
-	return { waiting, row };
+	return waitsForThePerson(board, options, {
+		prompt: `NEVER-${tag} clean`,
+		note: /^asked you because: .*never answered for you/,
+		rule: expect.stringMatching(/^never: /),
+		last: `Kept on ${tag}.`,
+	});
+}
+
+/**
+ * `target is` escalation: a rule that asks you about the rows on `target` (`rule`, its "<file>:<line>",
+ * `when target is <name> and question says "port": ask me`) leaves the row's question to the person with
+ * the note naming that rule, where a later catch-all would name another line. Returns the finished row.
+ */
+export async function targetRuleAsksYou(
+	board: BoardEngine,
+	options: { tag: string; target: string; repo: string; rule: string; timeoutMs?: number },
+): Promise<BoardRow> {
+	const { tag, rule } = options;
+	const { row } = await waitsForThePerson(board, options, {
+		prompt: `PORT-${tag} serve`,
+		note: new RegExp(`^asked you because: ${escapeRegExp(rule)} says ask me`),
+		rule,
+		last: `Ported on ${tag}.`,
+	});
+	return row;
 }
 
 /**

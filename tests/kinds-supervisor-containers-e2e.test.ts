@@ -27,6 +27,7 @@ import {
 	removeContainersOfStore,
 	ruleAnswersInPlace,
 	supervisorCellRules,
+	targetRuleAsksYou,
 } from "../test-support/target-helpers.ts";
 import { ensureWorkerImage } from "../test-support/worker-image.ts";
 
@@ -62,6 +63,8 @@ beforeAll(async () => {
 			'- when target is box and question says "continue": answer "yes, on box"',
 			'- when target is far and question says "continue": answer "yes, on far"',
 			'- when question says "delete": answer "yes"',
+			'- when target is box and question says "port": ask me',
+			'- when target is far and question says "port": ask me',
 			"",
 		].join("\n"),
 	);
@@ -162,6 +165,16 @@ function cells(kind: (typeof KINDS)[number], what: string, missing: string | und
 		const mirrored = headerOf(row.sessionFile).cwd;
 		expect(mirrored).not.toBe(row.worktreePath);
 		expect(copied).not.toContain(JSON.stringify(mirrored));
+	});
+
+	it(`a \`target is ${kind}\` rule that asks you leaves the question to the person, its note naming that rule`, async (ctx) => {
+		need(ctx);
+		await targetRuleAsksYou(board(), {
+			tag: kind,
+			target: kind,
+			repo,
+			rule: `${rulesFile}:${kind === "box" ? 8 : 9}`,
+		});
 	});
 
 	it("leaves a destructive question to the person, whatever a rule says, and the person's answer goes through", async (ctx) => {

@@ -36,6 +36,7 @@ import {
 	supervisorCellRulesOf,
 	supervisorEventsOf,
 	supervisorLogOf,
+	targetRuleAsksYou,
 } from "../test-support/target-helpers.ts";
 
 const missing = sshdMissing();
@@ -78,6 +79,7 @@ beforeAll(async () => {
 			'- when target is h and question says "size": answer "large"',
 			'- when question says "delete": answer "yes"',
 			'- when question says "module name": decide',
+			'- when target is h and question says "port": ask me',
 			"- always: ask me",
 			"",
 		].join("\n"),
@@ -239,6 +241,19 @@ describe("the supervisor decides a target row's questions in its link", { timeou
 	it("leaves a question outside the safe set to the person on a pool's member", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const row = await leftToPerson("pool1", "pool1");
+		expect(row.host).toBe("h");
+	});
+
+	it("a `target is` rule that asks you leaves an ssh row's question to the person, its note naming that rule", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		const row = await targetRuleAsksYou(board, { tag: "h", target: "h", repo, rule: `${rulesFile}:9` });
+		heard.push(["needs-input", row.id]);
+	});
+
+	it("the same rule, naming the member, leaves a pool's row on that member to the person", async (ctx) => {
+		requires(ctx, "sshd and a second Unix user", missing);
+		const row = await targetRuleAsksYou(board, { tag: "pool1", target: "pool1", repo, rule: `${rulesFile}:9` });
+		heard.push(["needs-input", row.id]);
 		expect(row.host).toBe("h");
 	});
 
