@@ -23,6 +23,9 @@ export default defineConfig({
 					include: ["tests/**/*.test.ts"],
 					exclude: e2e,
 					setupFiles: ["./test-support/setup-unit.ts"],
+					// Unit files spawn nothing and restore what they change (timers, env): one module graph per
+					// worker instead of one per file (imports were 70 % of the tier's time: 42 s -> 10 s here).
+					isolate: false,
 				},
 			},
 			{ extends: true, test: { name: "e2e", include: e2e, setupFiles: ["./test-support/setup-e2e.ts"] } },
