@@ -33,7 +33,11 @@ export function checkMessage(text: unknown): string {
 	return checkText(text, "prompt", Math.min(MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES));
 }
 
-export function checkDispatch(options: DispatchOptions): {
+/** `knownRepo`: the cwd's repository root when the caller already asked (checkBranchable), so git is asked once. */
+export function checkDispatch(
+	options: DispatchOptions,
+	knownRepo?: string,
+): {
 	cwd: string;
 	worktreeMode: WorktreeMode;
 	repo: string | undefined;
@@ -53,7 +57,7 @@ export function checkDispatch(options: DispatchOptions): {
 	const mode: unknown = options.worktreeMode ?? "none";
 	const worktreeMode = WORKTREE_MODES.find((known) => known === mode);
 	if (!worktreeMode) throw new BoardError("invalid", `invalid worktree mode: ${String(mode)}`);
-	const repo = repoRoot(cwd);
+	const repo = knownRepo ?? repoRoot(cwd);
 	if (worktreeMode === "worktree" && !repo)
 		throw new BoardError("invalid", `worktree mode needs a git repository: ${cwd} is not inside one`);
 	return { cwd, worktreeMode, repo };
@@ -90,15 +94,16 @@ function hasCommits(repo: string): boolean {
 
 /**
  * A dispatch that needs its own worktree (an attempt set, a fork, worktree mode) needs a repository
- * with a commit to branch from; `why` names which one it is in the refusal.
+ * with a commit to branch from; `why` names which one it is in the refusal. Returns the repository's root.
  */
-export function checkBranchable(cwd: unknown, why: string): void {
+export function checkBranchable(cwd: unknown, why: string): string {
 	if (typeof cwd !== "string" || !cwd || !existsSync(cwd))
 		throw new BoardError("invalid", `working directory does not exist: ${String(cwd)}`);
 	const repo = repoRoot(resolve(cwd));
 	if (!repo) throw new BoardError("invalid", `${why} needs a git repository: ${cwd} is not inside one`);
 	if (!hasCommits(repo))
 		throw new BoardError("invalid", `${why} needs a commit to branch from: repository ${repo} has no commits yet`);
+	return repo;
 }
 
 /** A row can be forked once it has finished or stopped and has a conversation to copy. */

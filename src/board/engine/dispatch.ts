@@ -67,8 +67,9 @@ export async function dispatchRows(ctx: EngineContext, requested: DispatchOption
 	const source = options.forkFrom === undefined ? undefined : existingRow(ctx, options.forkFrom);
 	if (source) checkForkSource(source);
 	const set = count > 1 || source !== undefined;
+	let branchable: string | undefined;
 	if (set || options.worktreeMode === "worktree") {
-		checkBranchable(
+		branchable = checkBranchable(
 			options.cwd,
 			count > 1
 				? "an attempt set (each attempt runs in its own worktree)"
@@ -85,6 +86,7 @@ export async function dispatchRows(ctx: EngineContext, requested: DispatchOption
 	// A set, a fork and a target run each need a worktree of their own.
 	const { cwd, worktreeMode, repo } = checkDispatch(
 		set || target ? { ...options, worktreeMode: "worktree" } : options,
+		branchable,
 	);
 	const plan = { prompt, cwd, repo, worktreeMode, options, target };
 	if (!set) return [await createRow(ctx, { ...plan, name: options.name?.trim() || oneLine(prompt, 60) })];

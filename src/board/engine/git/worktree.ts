@@ -1,9 +1,9 @@
 /** Git helpers for rows: repo detection, per-row worktrees on branch agent-board/<id>, diff stats. */
 import { execFile, execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { relative, join } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import type { DiffStats } from "../types.ts";
 
 export function git(cwd: string, args: string[]): string {
@@ -26,12 +26,50 @@ function gitRaw(cwd: string, args: string[]): string {
 	});
 }
 
+/**
+ * Repository roots git found, by cwd, for this process: a dispatch asks for its cwd's root on every call
+ * and `git rev-parse` was half of a dispatch's cost (docs/engine.md, "A dispatch that returns at once").
+ * Only a found root is remembered, never "not a repository" (a directory may become one at any time).
+ */
+const knownRoots = new Map<string, string>();
+const KNOWN_ROOTS_MAX = 256;
+
+/** The top of the git work tree holding `cwd` (an absolute path), or undefined outside one. */
 export function repoRoot(cwd: string): string | undefined {
+	const known = knownRoots.get(cwd);
+	if (known !== undefined && stillRoot(cwd, known)) return known;
+	knownRoots.delete(cwd);
+	let root: string | undefined;
 	try {
-		return git(cwd, ["rev-parse", "--show-toplevel"]) || undefined;
+		root = git(cwd, ["rev-parse", "--show-toplevel"]) || undefined;
 	} catch {
 		return undefined;
 	}
+	if (root && stillRoot(cwd, root)) {
+		if (knownRoots.size >= KNOWN_ROOTS_MAX) knownRoots.clear();
+		knownRoots.set(cwd, root);
+	}
+	return root;
+}
+
+/**
+ * Whether git would still name `root` for `cwd`, by a few stats instead of a process: `cwd` still lies
+ * under `root`, `root/.git` is still there, and no directory between them has a `.git` of its own now (a
+ * repository made inside the old one). A cwd git's answer does not lie under (a symlink git resolved
+ * differently) is never remembered.
+ */
+function stillRoot(cwd: string, root: string): boolean {
+	let real: string;
+	try {
+		real = realpathSync(cwd);
+	} catch {
+		return false;
+	}
+	if (real !== root && !real.startsWith(root.endsWith(sep) ? root : root + sep)) return false;
+	if (!existsSync(join(root, ".git"))) return false;
+	for (let dir = real; dir !== root && dir !== dirname(dir); dir = dirname(dir))
+		if (existsSync(join(dir, ".git"))) return false;
+	return true;
 }
 
 export interface CreatedWorktree {
