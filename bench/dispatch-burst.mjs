@@ -2,8 +2,9 @@
 // another from one process through the board's service, as a script would, in a git repository without
 // worktrees, with a worker that ends at once ("false") and a small limit, so most calls find the slots full
 // and their run waits queued. Prints the calls' total, each call's median with its spread, the time until
-// every run has ended, and the load. --count K: also N/K attempt sets of K (each attempt in a worktree).
-// Run: node --experimental-strip-types bench/dispatch-burst.mjs [--n 100] [--count 10] [--max 2]
+// every run has ended, and the load. --count K (at most 8, MAX_ATTEMPTS): also N/K attempt sets of K, each
+// attempt in a worktree of its own.
+// Run: node --experimental-strip-types bench/dispatch-burst.mjs [--n 100] [--count 8] [--max 2]
 import { join } from "node:path";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { initRepo } from "../test-support/git-repo.ts";

@@ -83,27 +83,36 @@ export function burstLimit(targetMax: number | undefined): number {
 	return Math.min(MAX_BURST, Math.max(MAX_ATTEMPTS, targetMax ?? 0));
 }
 
-function hasCommits(repo: string): boolean {
+/** The commit HEAD names, undefined in a repository with no commits yet. */
+function headCommit(repo: string): string | undefined {
 	try {
-		execFileSync("git", ["rev-parse", "--verify", "-q", "HEAD"], { cwd: repo, stdio: "ignore", timeout: 15_000 });
-		return true;
+		return (
+			execFileSync("git", ["rev-parse", "--verify", "-q", "HEAD"], {
+				cwd: repo,
+				encoding: "utf8",
+				stdio: ["ignore", "pipe", "ignore"],
+				timeout: 15_000,
+			}).trim() || undefined
+		);
 	} catch {
-		return false;
+		return undefined;
 	}
 }
 
 /**
  * A dispatch that needs its own worktree (an attempt set, a fork, worktree mode) needs a repository
- * with a commit to branch from; `why` names which one it is in the refusal. Returns the repository's root.
+ * with a commit to branch from; `why` names which one it is in the refusal. Returns the repository's root
+ * and that commit: the base of every worktree the dispatch makes (an attempt set's all branch from one).
  */
-export function checkBranchable(cwd: unknown, why: string): string {
+export function checkBranchable(cwd: unknown, why: string): { repo: string; base: string } {
 	if (typeof cwd !== "string" || !cwd || !existsSync(cwd))
 		throw new BoardError("invalid", `working directory does not exist: ${String(cwd)}`);
 	const repo = repoRoot(resolve(cwd));
 	if (!repo) throw new BoardError("invalid", `${why} needs a git repository: ${cwd} is not inside one`);
-	if (!hasCommits(repo))
+	const base = headCommit(repo);
+	if (!base)
 		throw new BoardError("invalid", `${why} needs a commit to branch from: repository ${repo} has no commits yet`);
-	return repo;
+	return { repo, base };
 }
 
 /** A row can be forked once it has finished or stopped and has a conversation to copy. */

@@ -50,6 +50,8 @@ interface RowPlan {
 	attempt?: AttemptInfo;
 	/** Session file whose conversation the row continues. */
 	forkSession?: string;
+	/** The commit its worktree branches from, when the dispatch has read it (checkBranchable). */
+	base?: string;
 }
 
 /** Every row started for `options`: one, or an attempt set of `count` (a fork is a set too), one after another; each row's git runs without holding the event loop. */
@@ -67,7 +69,7 @@ export async function dispatchRows(ctx: EngineContext, requested: DispatchOption
 	const source = options.forkFrom === undefined ? undefined : existingRow(ctx, options.forkFrom);
 	if (source) checkForkSource(source);
 	const set = count > 1 || source !== undefined;
-	let branchable: string | undefined;
+	let branchable: { repo: string; base: string } | undefined;
 	if (set || options.worktreeMode === "worktree") {
 		branchable = checkBranchable(
 			options.cwd,
@@ -86,9 +88,9 @@ export async function dispatchRows(ctx: EngineContext, requested: DispatchOption
 	// A set, a fork and a target run each need a worktree of their own.
 	const { cwd, worktreeMode, repo } = checkDispatch(
 		set || target ? { ...options, worktreeMode: "worktree" } : options,
-		branchable,
+		branchable?.repo,
 	);
-	const plan = { prompt, cwd, repo, worktreeMode, options, target };
+	const plan = { prompt, cwd, repo, worktreeMode, options, target, base: branchable?.base };
 	if (!set) return [await createRow(ctx, { ...plan, name: options.name?.trim() || oneLine(prompt, 60) })];
 	const setId = newId("set-");
 	const baseName = options.name?.trim() || oneLine(prompt, 56);
@@ -179,7 +181,7 @@ async function createRow(ctx: EngineContext, plan: RowPlan): Promise<BoardRow> {
 			// fails on one being made meanwhile ("failed to read .git/worktrees/<id>/commondir").
 			const created = await withLockFile(
 				join(ctx.storeDir, "worktree.lock"),
-				() => createWorktree(repo, cwd, id, paths.worktree(id)),
+				() => createWorktree(repo, cwd, id, paths.worktree(id), plan.base),
 				{ timeoutMs: 120_000, what: "another row's worktree is being made" },
 			);
 			meta.worktreePath = created.path;

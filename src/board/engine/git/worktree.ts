@@ -79,11 +79,18 @@ export interface CreatedWorktree {
 	runCwd: string;
 }
 
-export async function createWorktree(repo: string, cwd: string, id: string, path: string): Promise<CreatedWorktree> {
+/** A worktree for row `id` on branch agent-board/<id>, from `base` (a commit the caller read), else from HEAD now. */
+export async function createWorktree(
+	repo: string,
+	cwd: string,
+	id: string,
+	path: string,
+	base?: string,
+): Promise<CreatedWorktree> {
 	const branch = `agent-board/${id}`;
 	let baseCommit: string;
 	try {
-		baseCommit = (await gitAsync(repo, ["rev-parse", "HEAD"])).trim();
+		baseCommit = base ?? (await gitAsync(repo, ["rev-parse", "HEAD"])).trim();
 	} catch {
 		throw new Error(`cannot create a worktree: ${repo} has no commits yet`);
 	}
