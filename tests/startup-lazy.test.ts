@@ -80,7 +80,7 @@ describe("lazy start-up", () => {
 		).toEqual(["serve-args.ts", "web-files.ts"]);
 	}, 240_000);
 
-	it("pi -p with the prebuilt start module reads no board source; first use loads the engine from src/", async () => {
+	it("pi -p with the package reads its prebuilt start module and no board source; first use loads the engine from src/", async () => {
 		const agent = createTestAgent({ script: { rules: [], fallback: [{ text: "Done." }] } });
 		agents.push(agent);
 		const board = boardFor(agent);
@@ -94,16 +94,18 @@ describe("lazy start-up", () => {
 			AGENT_BOARD_DIR: board.storeDir,
 			NODE_OPTIONS: `--require ${join(REPO_ROOT, "test-support", "fs-trace.cjs")}`,
 			FS_TRACE_LOG: log,
-			FS_TRACE_MATCH: `${boardSrc}:${PREBUILT}:${rules}:${board.storeDir}`,
+			FS_TRACE_MATCH: `${boardSrc}:${join(REPO_ROOT, "src", "index.ts")}:${PREBUILT}:${rules}:${board.storeDir}`,
 		};
 		const traced = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []);
+		// The checkout as a package (its manifest), as `pi install <path>` loads it.
 		const run = (args: string[]) =>
-			runPi(agent, { args: ["-e", PREBUILT, ...args], env, withExtension: false, timeoutMs: 120_000 });
+			runPi(agent, { args: ["-e", REPO_ROOT, ...args], env, withExtension: false, timeoutMs: 120_000 });
 
 		const hi = await run(["-p", "--no-session", "--", "hi"]);
 		expect(hi.code, hi.stderr).toBe(0);
 		const atStart = traced();
 		expect(atStart.some((line) => line.endsWith(PREBUILT))).toBe(true);
+		expect(atStart.filter((line) => line.endsWith(join(REPO_ROOT, "src", "index.ts")))).toEqual([]);
 		expect(atStart.some((line) => line.endsWith(rules))).toBe(true);
 		expect(atStart.filter((line) => line.includes(boardSrc) || line.includes(board.storeDir))).toEqual([]);
 
