@@ -7,12 +7,13 @@
 // (a worker evaluates none of their code). The file is `.ts` because jiti hands a `.mjs` to node's own
 // import, which resolves pi's packages to their full copies instead of pi's virtual modules.
 // Run: node scripts/build-start.mjs (tests/prebuilt-start.test.ts fails when the file drifts).
-import { writeFileSync } from "node:fs";
+import { realpathSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { rolldown } from "rolldown";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+// Real: rolldown names modules by their real paths, which INLINED is matched against.
+const root = realpathSync(join(dirname(fileURLToPath(import.meta.url)), ".."));
 export const PREBUILT = join(root, "src", "prebuilt.ts");
 const ENTRY = join(root, "src", "index.ts");
 /** The registration's own `import()`s, inlined; every other `import()` stays lazy. */
@@ -33,6 +34,8 @@ const fromBundle = (path) => {
 export async function buildStart() {
 	const bundle = await rolldown({
 		input: ENTRY,
+		// The region comments name modules relative to this: the same text from wherever it is built.
+		cwd: root,
 		platform: "node",
 		logLevel: "warn",
 		external: (id) => HOST.test(id),
