@@ -1,4 +1,4 @@
-// Builds src/prebuilt.ts: the extension's start path (src/index.ts and the registration modules it loads
+// Builds prebuilt/start.ts: the extension's start path (src/index.ts and the registration modules it loads
 // at every pi start) as one module, because jiti's per-module work, not our code, is most of the first
 // load (docs/engine.md, "What pi's start-up loads"). What loads on first use stays out: its `import()`s
 // keep pointing at the TypeScript sources, rewritten relative to the bundle, so pi's loader compiles
@@ -14,7 +14,7 @@ import { rolldown } from "rolldown";
 
 // Real: rolldown names modules by their real paths, which INLINED is matched against.
 const root = realpathSync(join(dirname(fileURLToPath(import.meta.url)), ".."));
-export const PREBUILT = join(root, "src", "prebuilt.ts");
+export const PREBUILT = join(root, "prebuilt", "start.ts");
 const ENTRY = join(root, "src", "index.ts");
 /** The registration's own `import()`s, inlined; every other `import()` stays lazy. */
 const INLINED = new Map([[join(root, "src", "board", "index.ts"), ["./loader.ts", "./tools.ts", "./ui.ts"]]]);

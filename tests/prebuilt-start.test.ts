@@ -1,5 +1,5 @@
 /**
- * pi loads src/prebuilt.ts (package.json's pi.extensions): the start path built into one module by
+ * pi loads prebuilt/start.ts (package.json's pi.extensions): the start path built into one module by
  * scripts/build-start.mjs. It must be what the sources build to now, its lazy parts must stay lazy
  * (their `import()`s name the sources, which exist), and pi must be pointed at it.
  */
@@ -10,13 +10,13 @@ import { buildStart, PREBUILT } from "../scripts/build-start.mjs";
 
 describe("prebuilt start module", () => {
 	it("is the sources' current build (run `npm run build-start` after changing the start path)", async () => {
-		expect(readFileSync(PREBUILT, "utf8") === (await buildStart()), "src/prebuilt.ts is stale").toBe(true);
+		expect(readFileSync(PREBUILT, "utf8") === (await buildStart()), "prebuilt/start.ts is stale").toBe(true);
 	});
 
 	it("loads the engine, dashboard and ritual from the sources, on first use", () => {
 		const text = readFileSync(PREBUILT, "utf8");
 		const lazy = [...text.matchAll(/\bimport\("([^"]+)"\)/g)].map((match) => match[1] ?? "");
-		for (const source of ["./board/runtime.ts", "./board/worker-role.ts", "./ritual/turn.ts"]) {
+		for (const source of ["../src/board/runtime.ts", "../src/board/worker-role.ts", "../src/ritual/turn.ts"]) {
 			expect(lazy).toContain(source);
 		}
 		for (const specifier of lazy) expect(existsSync(resolve(dirname(PREBUILT), specifier)), specifier).toBe(true);
@@ -27,6 +27,6 @@ describe("prebuilt start module", () => {
 
 	it("is what pi loads from the package", () => {
 		const manifest = JSON.parse(readFileSync(join(dirname(PREBUILT), "..", "package.json"), "utf8"));
-		expect(manifest.pi.extensions).toEqual(["./src/prebuilt.ts"]);
+		expect(manifest.pi.extensions).toEqual(["./prebuilt/start.ts"]);
 	});
 });

@@ -2,7 +2,7 @@
  * pi's start-up with the package touches neither the board's engine and dashboard code nor its store:
  * a real `pi -p` traced at the fs level (test-support/fs-trace.cjs) reads only the light registration
  * modules of src/board/ and nothing under the store; the first `/agent-board list` then loads the
- * rest and reads the store (the trace sees both, so it can fail). The same holds for src/prebuilt.ts,
+ * rest and reads the store (the trace sees both, so it can fail). The same holds for prebuilt/start.ts,
  * what pi loads from the installed package: at start it reads no source of src/board/ at all, and
  * the first use loads the engine from the sources, relative to the bundle.
  */
@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { createTestAgent, REPO_ROOT, runPi, type TestAgent } from "../test-support/pi-harness.ts";
 
-const PREBUILT = join(REPO_ROOT, "src", "prebuilt.ts");
+const PREBUILT = join(REPO_ROOT, "prebuilt", "start.ts");
 
 const agents: TestAgent[] = [];
 afterAll(() => {

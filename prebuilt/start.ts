@@ -38,8 +38,8 @@ function boardLoader() {
 	let runtime;
 	let service;
 	let registry;
-	const handOver = () => import("./board/model-costs.ts").then((costs) => costs.useModelRegistry(registry));
-	const load = () => runtime ??= handOver().then(() => import("./board/runtime.ts"));
+	const handOver = () => import("../src/board/model-costs.ts").then((costs) => costs.useModelRegistry(registry));
+	const load = () => runtime ??= handOver().then(() => import("../src/board/runtime.ts"));
 	return {
 		runtime: load,
 		service: () => service ??= load().then((r) => r.createBoardService()),
@@ -459,7 +459,7 @@ function registerBoardUi(pi, load) {
 					const parsed = r.parseSubcommand(args);
 					if (!parsed.ok) return say(parsed.error, "error");
 					if (parsed.name === "back" && !("help" in parsed && parsed.help)) return await r.goBack(ctx, service, attached);
-					if ("serve" in parsed) return await (await import("./web/serve-command.ts")).serveCommand(ctx, service.storeDir, parsed.serve, (text) => say(text));
+					if ("serve" in parsed) return await (await import("../src/web/serve-command.ts")).serveCommand(ctx, service.storeDir, parsed.serve, (text) => say(text));
 					return say(await r.runSubcommand(service, parsed, ctx.cwd, Date.now(), {
 						confirm: ctx.hasUI ? (title, text) => ctx.ui.confirm(title, text) : void 0,
 						progress: progressTo(ctx)
@@ -524,7 +524,7 @@ var init_ui = __esmMin((() => {
 */
 async function registerBoard(pi) {
 	if (isWorker()) {
-		(await import("./board/worker-role.ts")).registerWorkerRole(pi);
+		(await import("../src/board/worker-role.ts")).registerWorkerRole(pi);
 		return;
 	}
 	const [{ boardLoader }, { registerBoardTools }, { registerBoardUi }] = await Promise.all([
@@ -762,7 +762,7 @@ function writeDefaultMode(file, mode) {
 * Builds the injected rules from skills/ponytail/SKILL.md, the single source of truth:
 * per-level table rows (`| **lite** | ...`) and examples (`- lite: ...`) of other levels are dropped.
 */
-const SKILLS_DIR = join(dirname(fileURLToPath(new URL("./ponytail/rules.ts", import.meta.url).href)), "../../skills");
+const SKILLS_DIR = join(dirname(fileURLToPath(new URL("../src/ponytail/rules.ts", import.meta.url).href)), "../../skills");
 const RULES_FILE = join(SKILLS_DIR, "ponytail/SKILL.md");
 const LEVELS = [
 	"lite",
@@ -926,7 +926,7 @@ function registerPonytail(pi) {
 		syncStatus(ctx);
 	};
 	const logCommand = async (command, args) => {
-		const { appendCommandLog, commandLogFile } = await import("./ponytail/command-log.ts");
+		const { appendCommandLog, commandLogFile } = await import("../src/ponytail/command-log.ts");
 		const file = commandLogFile(process.env);
 		if (!file) return;
 		try {
@@ -993,7 +993,7 @@ function registerPonytail(pi) {
 				return;
 			}
 			case "log": {
-				const { commandLogFile, formatCommandLog, readCommandLog } = await import("./ponytail/command-log.ts");
+				const { commandLogFile, formatCommandLog, readCommandLog } = await import("../src/ponytail/command-log.ts");
 				const file = commandLogFile(process.env);
 				say(ctx, file ? formatCommandLog(readCommandLog(file, parsed.count)) : "ponytail: command log is off (PONYTAIL_COMMAND_LOG=0)");
 				return;
@@ -1079,14 +1079,14 @@ function registerCloseRitual(pi) {
 		if (!ctx.isIdle()) return;
 		if (!existsSync(join(ctx.cwd, ".tasks"))) return;
 		const [{ RitualGuard }, { listNotes, newNotes }, { isOptedIn }, { judgeRitual, messagesFrom, taskCompleted }, { probeProject }, { RITUAL_CUSTOM_TYPE, ritualPrompt }, { failureLine }, { runTurn, SettleSignal }] = await Promise.all([
-			import("./ritual/guard.ts"),
-			import("./ritual/notes.ts"),
-			import("./ritual/opt-in.ts"),
-			import("./ritual/outcome.ts"),
-			import("./ritual/probe.ts"),
-			import("./ritual/prompt.ts"),
-			import("./ritual/report.ts"),
-			import("./ritual/turn.ts")
+			import("../src/ritual/guard.ts"),
+			import("../src/ritual/notes.ts"),
+			import("../src/ritual/opt-in.ts"),
+			import("../src/ritual/outcome.ts"),
+			import("../src/ritual/probe.ts"),
+			import("../src/ritual/prompt.ts"),
+			import("../src/ritual/report.ts"),
+			import("../src/ritual/turn.ts")
 		]);
 		if (!taskCompleted(ctx.sessionManager.buildSessionProjection().messages)) return;
 		if (!isOptedIn(probeProject(ctx.cwd))) return;
