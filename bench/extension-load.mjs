@@ -3,7 +3,8 @@
 // empty extension, then a new jiti imports the entry and calls its factory). Each run is a new process;
 // the entries take turns. Prints medians with p10-p90 and the load; asserts nothing.
 // Run (Node 22): node bench/extension-load.mjs [--runs 21] [name=/path/to/entry.ts ...]
-// With no entries: an empty extension against this package; give another checkout's src/index.ts to compare.
+// With no entries: an empty extension, the package as pi loads it (prebuilt/start.ts) and its sources
+// (src/index.ts, what `pi -e ./src/index.ts` loads); give another checkout's entry to compare.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { enableCompileCache } from "node:module";
@@ -50,7 +51,10 @@ function parent() {
 	const entries =
 		given.length > 0
 			? given.map((arg) => [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)])
-			: [["package", join(dirname(self), "..", "src", "index.ts")]];
+			: [
+					["prebuilt", join(dirname(self), "..", "prebuilt", "start.ts")],
+					["sources", join(dirname(self), "..", "src", "index.ts")],
+				];
 	/** @type {[string, string][]} */
 	const kinds = [["empty", empty], ...entries];
 	/** @type {Record<string, number[]>} */
