@@ -345,26 +345,32 @@ describe("container targets on the board", () => {
 			network: "none",
 		});
 		// A target whose link (one per target, started by the first run handed to it) finds no engine on its PATH.
-		await board.targets.add("bare", {
-			kind: "container",
-			engine: "podman",
-			image: (await ensureWorkerImage()).tag,
-			network: "host",
-		});
+		// Its board is the only one that pumps its store: a dispatch returns before its pump, and any other
+		// pump of the same store (this file's board, the keeper that board started) would start the link with
+		// podman on its PATH.
+		const bareStore = join(root, "store without an engine");
 		const bin = join(root, "bin without podman");
 		mkdirSync(bin);
 		symlinkSync(spawnSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).stdout.trim(), join(bin, "git"));
 		const noEngine = createBoardService({
-			storeDir: store,
+			storeDir: bareStore,
 			piCommand: [process.execPath, PI_CLI],
 			env: { ...process.env, PATH: bin },
+		});
+		await noEngine.targets.add("bare", {
+			kind: "container",
+			engine: "podman",
+			image: (await ensureWorkerImage()).tag,
+			network: "host",
 		});
 		const rows = await Promise.all([
 			board.dispatch({ prompt: "CTR-NEVER image", cwd: repo, target: "gone" }),
 			noEngine.dispatch({ prompt: "CTR-NEVER engine", cwd: repo, target: "bare" }),
 			board.dispatch({ prompt: "CTR-NEVER network", cwd: repo, target: "offline" }),
 		]);
-		const [image, engine, network] = await Promise.all(rows.map((row) => waitDone(board, row.id, 90_000)));
+		const [image, engine, network] = await Promise.all(
+			rows.map((row, n) => waitDone(n === 1 ? noEngine : board, row.id, 90_000)),
+		);
 		expect(image).toMatchObject({
 			state: "failed",
 			error: expect.stringMatching(
@@ -380,8 +386,10 @@ describe("container targets on the board", () => {
 			state: "failed",
 			error: expect.stringMatching(/^Connection error\.: connect ECONNREFUSED 127\.0\.0\.1:\d+$/),
 		});
-		expect(containersOfStore(store).filter((name) => rows.some((row) => name === `ab-${row.currentRunId}`))).toEqual(
-			[],
-		);
+		expect(
+			[...containersOfStore(store), ...containersOfStore(bareStore)].filter((name) =>
+				rows.some((row) => name === `ab-${row.currentRunId}`),
+			),
+		).toEqual([]);
 	}, 120_000);
 });
