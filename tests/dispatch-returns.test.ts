@@ -1,7 +1,7 @@
 /**
- * A dispatch returns before its runner is spawned (launch.ts asks for a pump after the call, docs/engine.md
- * "A dispatch that returns at once"): a process that dispatches and ends at once still starts its run. With
- * no keeper and no other reader of the store, only the dispatching process's own pump can start it.
+ * A process that dispatches and ends at once still starts its run (docs/engine.md, "A dispatch that returns
+ * at once"). With no keeper and no other reader of the store, only the dispatching process's own pump can
+ * start it.
  */
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";

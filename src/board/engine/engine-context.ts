@@ -47,11 +47,6 @@ export interface EngineContext {
 	tryInit(): void;
 	/** Starts queued runs while slots are free; at most every PUMP_MIN_INTERVAL_MS unless forced. */
 	pump(force?: boolean): void;
-	/**
-	 * A forced pump after the current call returns: what a dispatch asks for, so the call does not wait
-	 * for a runner's spawn, and dispatches in one turn of the event loop share one pump.
-	 */
-	pumpSoon(): void;
 	/** Why the queue could not start a run at the last pump, if it could not. */
 	queueBlocked(): string | undefined;
 	/** "disk full: ..." while the store's disk has no room (one statfs a second at most), else undefined. */
@@ -75,7 +70,6 @@ export function createEngineContext(options: BoardServiceOptions = {}): EngineCo
 	const summary = env.AGENT_BOARD_SUMMARY_MODEL;
 	let piCommand = options.piCommand;
 	let lastPump = 0;
-	let pumpAsked = false;
 	let blocked: string | undefined;
 	let disk: { at: number; full: string | undefined } = { at: 0, full: undefined };
 	const maxConcurrent = options.maxConcurrent ?? (fromEnv > 0 ? fromEnv : 4);
@@ -116,20 +110,6 @@ export function createEngineContext(options: BoardServiceOptions = {}): EngineCo
 			blocked = pumpQueue(storeDir, { maxConcurrent, node: nodeCommand(env), env }).error;
 			// What the queue still holds moves with no board open from now on (docs/engine.md, "The keeper").
 			ensureKeeper(storeDir, { maxConcurrent, node: nodeCommand(env), env });
-		},
-		pumpSoon() {
-			if (pumpAsked) return;
-			pumpAsked = true;
-			// setImmediate keeps the process alive until it runs: a CLI that dispatches and ends still starts
-			// its run (and the keeper that moves the rest).
-			setImmediate(() => {
-				pumpAsked = false;
-				try {
-					context.pump(true);
-				} catch {
-					// The run is queued; a later read starts it or says why it cannot start.
-				}
-			});
 		},
 		queueBlocked: () => blocked,
 		writable() {

@@ -1,7 +1,7 @@
 /**
  * The launcher: how a row's run starts. It writes the run's config and queued status, then the meta
- * that names the run, then the run's queue entry, and asks for a pump once the call has returned; the
- * queue starts the runner when a slot is free. Every run starts here, a dispatch's first run and a resume alike, so where a
+ * that names the run, then the run's queue entry, and pumps the queue; the queue starts the runner
+ * when a slot is free. Every run starts here, a dispatch's first run and a resume alike, so where a
  * run goes is decided in one place: a row with a target (docs/engine.md, "Targets") gets the target's
  * config snapshotted into run.json (an edit or removal never changes a run in flight) and its entry in
  * that target's queue; the queue starts its link instead of a runner.
@@ -105,8 +105,11 @@ export function launchRun(ctx: EngineContext, meta: RowMeta, prompt: string): vo
 		...(meta.target ? { target: meta.target } : {}),
 	});
 	touchNotify(ctx.storeDir, meta.id);
-	// The caller returns before the runner is spawned (docs/engine.md, "A dispatch that returns at once").
-	ctx.pumpSoon();
+	try {
+		ctx.pump(true);
+	} catch {
+		// The run is queued; a later read starts it or says why it cannot start.
+	}
 }
 
 /** A new run of an existing row on its session, with the earlier conversation (the caller holds the row lock). */
