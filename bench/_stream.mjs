@@ -3,10 +3,24 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-/** How far into `words` a screen's text reaches: the end of the last "wordN" it shows. @param {string} text @param {string} words */
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+
+/**
+ * How far into `words` a screen's text reaches, exactly: from its next-to-last "wordN" on, as much as is the
+ * reply's text, so a chunk that ends mid-word ("word56 wor") counts where it ends, not at an earlier word.
+ * @param {string} text @param {string} words
+ */
 export function reach(text, words) {
-	const last = [...text.matchAll(/word(\d+)/g)].at(-1);
-	return last ? words.indexOf(`word${last[1]} `) + last[0].length : 0;
+	const plain = text.replace(ANSI, "");
+	const found = [...plain.matchAll(/word(\d+)/g)];
+	const from = found.at(-2)?.index ?? found.at(-1)?.index;
+	if (from === undefined) return 0;
+	// What follows the reply on the line (its age, tokens) is not in it: cut back to what is.
+	for (let piece = plain.slice(from); piece.length > 0; piece = piece.slice(0, -1)) {
+		const at = words.indexOf(piece);
+		if (at >= 0) return at + piece.length;
+	}
+	return 0;
 }
 
 /**

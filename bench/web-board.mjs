@@ -1,8 +1,8 @@
 // The board in a browser (#29) at 5,000 rows of a real store (one row from a real pi worker, cloned):
 // the web server started by a real `pi -p "/agent-board serve"`, a real headless Chromium logged in.
 // Prints: the first snapshot on the page; a store change (a rename, through the engine) -> the page's
-// DOM, p50/p95; a real worker's streamed chunk -> its newest words on the page (the runner writes its
-// status at most 4 times a second), p50/p95; the server's idle CPU and RSS with the page open.
+// DOM, p50/p95; a real worker's streamed chunk -> its newest words on the page (the runner appends its
+// words to words.jsonl at most every 25 ms), p50/p95; the server's idle CPU and RSS with the page open.
 // Medians with spread and the machine's load; asserts nothing about time.
 // Run: node --experimental-strip-types bench/web-board.mjs [--rows 5000] [--changes 40] [--idle-s 30]
 import { existsSync, readFileSync } from "node:fs";

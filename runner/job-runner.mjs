@@ -7,6 +7,7 @@ import { existsSync, watch } from "node:fs";
 import { join } from "node:path";
 import { addReceipt, applyEvent, finalize, initialStatus, summarize, visibleKey } from "./life/state-rules.mjs";
 import { EventLog } from "./event-log.mjs";
+import { WordsWriter } from "./live-words.mjs";
 import { modelSummary } from "./model-summary.mjs";
 import { protectSessionFile, runPlaceProblem } from "./store/dir-guard.mjs";
 import { DISK_FULL_BYTES, diskSpace, ensureDir } from "./store/fs-util.mjs";
@@ -33,7 +34,8 @@ import { MAX_BY_CHARS } from "./protocol.mjs";
 import { oomWatch, outsideSignalReason } from "./worker-end.mjs";
 import { runHelpers } from "./run-helpers.mjs"; // budgets and the supervisor, off unless the user turned them on
 
-const STATUS_INTERVAL_MS = 250;
+// AGENT_BOARD_STATUS_MS: tests hold status.json still to see that streamed words take their own path.
+const STATUS_INTERVAL_MS = Number(process.env.AGENT_BOARD_STATUS_MS) || 250;
 /** A write that failed (a full disk) is tried again this often. */
 const RETRY_MS = 1000;
 /** How long a finished run waits for space to record its end before its runner gives up. */
@@ -53,6 +55,7 @@ const runDir = config.runDir;
 const tag = runTag(config.runId, config.layout);
 const files = new RunFiles({ runDir, storeDir: config.storeDir, rowId: config.rowId }, (problem) => refuseRun(problem));
 const events = new EventLog((line) => files.appendEvent(line));
+const words = new WordsWriter({ runDir, storeDir: config.storeDir, rowId: config.rowId });
 const selfStart = processStartTime(process.pid);
 files.writeRecord(join(runDir, "runner.json"), { pid: process.pid, start: selfStart });
 try {
@@ -222,6 +225,7 @@ async function finish(exit) {
 	inboxWatcher?.close();
 	clearInterval(inboxPoll);
 	link?.close();
+	words.close();
 	protectSession();
 	if (!failure && exit.signal === "SIGKILL") failure = oom?.killed();
 	if (failure && !failureCode && exit.signal === "SIGKILL" && failure.startsWith("out of memory"))
@@ -445,6 +449,7 @@ function startWorker() {
 		const now = Date.now();
 		events.add(event, now);
 		applyEvent(status, event, now);
+		words.observe(event);
 		onWorkerEvent(event);
 		helpers.supervisor.onEvent(event);
 	};

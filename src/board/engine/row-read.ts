@@ -5,6 +5,7 @@
  * to be written is noted for the settle step (settle.ts), which writes it.
  */
 import { existsSync } from "node:fs";
+import { withWords } from "../../../runner/live-words.mjs";
 import { derive } from "../../../runner/life/orphan.mjs";
 import { notOver } from "../../../runner/life/phase.mjs";
 import { BoardError } from "../../../runner/life/reasons.mjs";
@@ -13,6 +14,7 @@ import { validateId } from "./ids.ts";
 import { liveMarkIds, liveSeeded, rowCounts } from "./live-marks.ts";
 import { settledMeta } from "./merge-intent.ts";
 import { runFilesProblem } from "./run-files-check.ts";
+import { newestWords } from "./row-words.ts";
 import { errorReason, errorRow, listRowIds, readMeta, readStatus, rowFrom } from "./store.ts";
 import type { BoardRow, RowMeta, RunStatus } from "./types.ts";
 import { inert } from "./sanitize.ts";
@@ -36,16 +38,18 @@ export function inspectRow(ctx: EngineContext, id: string, whole = true): RowRea
 		return noted(ctx, id, { row: errorRow(paths, id, errorReason(error, "meta.json")) });
 	}
 	const runDir = paths.run(id, meta.currentRunId);
-	let status: RunStatus;
+	let read: RunStatus;
 	try {
-		status = readStatus(runDir, cache, whole);
+		read = readStatus(runDir, cache, whole);
 	} catch (error) {
 		return noted(ctx, id, { row: { ...errorRow(paths, id, errorReason(error, "status.json"), meta), runDir } });
 	}
 	const bad = runFilesProblem(runDir);
 	if (bad) return noted(ctx, id, { row: { ...errorRow(paths, id, bad, meta), runDir } });
-	const run = derive(storeDir, runDir, status, meta);
-	const row = rowFrom(meta, run.status, run.alive);
+	const run = derive(storeDir, runDir, read, meta);
+	// A live run's newest streamed words are in words.jsonl before its status has them.
+	const status = run.alive ? withWords(run.status, newestWords(runDir)) : run.status;
+	const row = rowFrom(meta, status, run.alive);
 	row.runDir = runDir;
 	// Rows whose run is not over are the ones the safety tick follows.
 	if (notOver(row)) ctx.liveRows.set(id, ctx.liveRows.get(id) ?? `${row.state}:${row.alive}:`);

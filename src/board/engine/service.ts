@@ -23,6 +23,7 @@ import { guardStore } from "./store-guard.ts";
 import { type SafetyPollInput, safetyPoll, storeVersion } from "./store-poll.ts";
 import { settle } from "./settle.ts";
 import { StoreWatch } from "./store-watch.ts";
+import { rowWithWords } from "./row-words.ts";
 import { targetsReconciler } from "./reconcile.ts";
 import { targetsApi } from "./targets-api.ts";
 import { listRowIds, readEventsFile, writeMeta } from "./store.ts";
@@ -176,6 +177,7 @@ export function createBoardService(options: BoardServiceOptions = {}): BoardEngi
 		watch(onChange) {
 			return storeWatch.subscribe(onChange);
 		},
+		words: (row) => rowWithWords(ctx, row),
 		targets: targetsApi(
 			ctx,
 			async () => liveRows(ctx),

@@ -18,7 +18,7 @@ import { ownerModeProblem } from "../../../runner/store/dir-guard.mjs";
 import { isValidId } from "./ids.ts";
 
 /** Directories directly under the store root that are checked like the root itself. */
-const STORE_SUBDIRS = ["rows", "sessions", "slots", "worktrees", "queue", "notify", "live"];
+const STORE_SUBDIRS = ["rows", "sessions", "slots", "worktrees", "queue", "notify", "live", "words"];
 
 const ERRNO_TEXT: Record<string, string> = {
 	ENOSPC: "no space left on device",

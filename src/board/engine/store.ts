@@ -260,7 +260,8 @@ function attemptFrom(attempt: AttemptInfo | undefined): AttemptInfo | undefined 
 	};
 }
 
-function liveFrom(live: LiveView | undefined): LiveView | undefined {
+/** A live view's worker strings, sanitised (rowFrom's, and a row's newest words': row-words.ts). */
+export function liveFrom(live: LiveView | undefined): LiveView | undefined {
 	if (!live) return undefined;
 	return {
 		text: block(live.text),

@@ -297,9 +297,12 @@ export interface BoardService {
 	/**
 	 * One shared change feed for the dashboard, footer and strip: calls back with the ids of rows whose
 	 * files changed (fs.watch on the store's notify/ directory, plus a slow safety poll that reports
-	 * every row). Returns the unsubscribe function.
+	 * every row). `words`: rows whose streamed words grew since (words/, runner/live-words.mjs), not also
+	 * in `ids`; `words()` reads those alone. Returns the unsubscribe function.
 	 */
-	watch(onChange: (ids: readonly string[]) => void): () => void;
+	watch(onChange: (ids: readonly string[], words?: readonly string[]) => void): () => void;
+	/** The row with its run's newest streamed words (one small read), or the same row. */
+	words?(row: BoardRow): BoardRow;
 	/** Start N rows from a copy of a row's conversation, each in a fresh worktree. */
 	fork(id: string, options?: { count?: number; prompt?: string }): Promise<BoardRow[]>;
 	/** The attempt set of a row (or the row alone): states, touched files, overlaps. */

@@ -74,7 +74,10 @@ export class BoardFeed {
 	start(): Promise<void> {
 		if (this.ready) return this.ready;
 		const service = this.getService();
-		this.unwatch = service.watch((ids) => this.refresh(ids));
+		this.unwatch = service.watch((ids, words) => {
+			if (ids.length > 0) void this.refresh(ids);
+			if (words?.length) this.grew(words);
+		});
 		if (service.liveRows) this.ready = this.seedLive(service.liveRows.bind(service));
 		else {
 			this.relistPending = true;
@@ -251,6 +254,25 @@ export class BoardFeed {
 		if (ids === "all" || ids.length > this.relistAbove) this.relistPending = true;
 		else for (const id of ids) this.pending.add(id);
 		return this.drain();
+	}
+
+	/**
+	 * Rows whose streamed words grew: each live row shown takes its newest words (service.words, one small
+	 * read), without a read of the row. A row waiting for its read gets them there.
+	 */
+	private grew(ids: readonly string[]): void {
+		const service = this.getService();
+		if (!service.words) return void this.refresh(ids);
+		const changed: string[] = [];
+		for (const id of ids) {
+			const row = this.rowMap.get(id);
+			if (!row || this.pending.has(id)) continue;
+			const fresh = service.words(row);
+			if (fresh === row) continue;
+			this.rowMap.set(id, fresh);
+			changed.push(id);
+		}
+		if (changed.length > 0) this.applied(changed);
 	}
 
 	/** Puts a row the caller already holds (a dispatch or reply result) without another read. */
