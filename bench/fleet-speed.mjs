@@ -3,7 +3,8 @@
 // the same M rows on this machine for the ratio. Prints: the processes here and their summed PSS (1 s
 // samples), a host's event -> the local store (the far runner's own `at` on each event -> the line
 // showing in the local mirror's events.jsonl), a streamed part sent by the model -> the row's local
-// status.json showing it (the file the TUI and the page read; their own paint is not in this figure),
+// status.json showing it, and -> its local words.jsonl (what the TUI and the page read for grown words; their
+// own paint is not in these figures),
 // the dispatch calls' total (one after another, as a script's `dispatch --on <pool>` would), and the
 // load. Needs root and sshd.
 // Run: node --experimental-strip-types bench/fleet-speed.mjs   (BENCH_HOSTS=2 BENCH_ROWS=5 BENCH_TURNS=4;
@@ -20,6 +21,7 @@ import { PI_CLI } from "../test-support/pi-harness.ts";
 import { sshdMissing } from "../test-support/requires.ts";
 import { processesWhere, sampleProcesses } from "./_fleet-measure.mjs";
 import { load, pct, spread } from "./_stats.mjs";
+import { readWords } from "../runner/live-words.mjs";
 
 const HOSTS = Array.from({ length: Number(process.env.BENCH_HOSTS ?? 2) }, (_, i) => `s${i}`);
 const ROWS = Number(process.env.BENCH_ROWS ?? 5);
@@ -84,8 +86,10 @@ const here = () =>
  * @param {BoardRow[]} rows
  */
 function watchRows(rows) {
-	/** @type {Map<string, { offset: number, arrived: Map<number, { at: number, seen: number }>, marks: Map<string, number> }>} */
-	const seen = new Map(rows.map((row) => [row.id, { offset: 0, arrived: new Map(), marks: new Map() }]));
+	/** @type {Map<string, { offset: number, arrived: Map<number, { at: number, seen: number }>, marks: Map<string, number>, wordMarks: Map<string, number> }>} */
+	const seen = new Map(
+		rows.map((row) => [row.id, { offset: 0, arrived: new Map(), marks: new Map(), wordMarks: new Map() }]),
+	);
 	/** @type {import("node:fs").FSWatcher[]} */
 	const watchers = [];
 	/** @param {BoardRow} row */
@@ -115,6 +119,9 @@ function watchRows(rows) {
 		} catch {
 			// Mid-write or not there yet.
 		}
+		// The streamed words' own path: what the board reads for a row whose words grew (runner/live-words.mjs).
+		const words = readWords(row.runDir)?.text ?? "";
+		for (const mark of MARKS) if (!state.wordMarks.has(mark) && words.includes(mark)) state.wordMarks.set(mark, now);
 	};
 	const unwatched = new Set(rows);
 	const attach = () => {
@@ -211,14 +218,17 @@ async function phase(where, n) {
 	for (const state of watched.seen.values())
 		for (const { at, seen } of state.arrived.values()) eventToStore.push(Math.max(0, seen - at));
 	const partToStatus = [];
+	const partToWords = [];
 	for (const request of model.requests().filter((r) => r.prompt === prompt)) {
 		const system = JSON.stringify(request.messages.filter((m) => m.role === "system"));
 		const row = rows.find((r) => system.includes(r.id));
-		const marks = row ? watched.seen.get(row.id)?.marks : undefined;
+		const seen = row ? watched.seen.get(row.id) : undefined;
 		for (const sent of request.sent) {
 			const mark = MARKS.find((m) => sent.text.includes(m));
-			const shown = mark ? marks?.get(mark) : undefined;
+			const shown = mark ? seen?.marks.get(mark) : undefined;
 			if (shown !== undefined) partToStatus.push(shown - sent.at);
+			const worded = mark ? seen?.wordMarks.get(mark) : undefined;
+			if (worded !== undefined) partToWords.push(worded - sent.at);
 		}
 	}
 	const busy = cost.samples.filter((s) => s.count > 0);
@@ -229,6 +239,7 @@ async function phase(where, n) {
 		each,
 		eventToStore,
 		partToStatus,
+		partToWords,
 		completed: ended.filter((row) => row.state === "completed").length,
 		notCompleted: ended
 			.filter((row) => row.state !== "completed")
@@ -251,6 +262,7 @@ function report(r) {
 			`  ${pad} processes here: median ${pct(r.counts, 50)}, most ${Math.max(0, ...r.counts)}; summed PSS ${spread(r.pssMb, "MB")}, peak ${Math.max(0, ...r.pssMb).toFixed(1)} MB; CPU ${r.cpuShare.toFixed(1)} % of a core`,
 			`  ${pad} event written -> local store: p50 ${pct(r.eventToStore, 50)} ms, p95 ${pct(r.eventToStore, 95)} ms (${spread(r.eventToStore)}, ${r.eventToStore.length} events)`,
 			`  ${pad} streamed part sent -> local status.json: p50 ${pct(r.partToStatus, 50)} ms, p95 ${pct(r.partToStatus, 95)} ms (${spread(r.partToStatus)}, ${r.partToStatus.length} parts)`,
+			`  ${pad} streamed part sent -> local words.jsonl (the words' own path): p50 ${pct(r.partToWords, 50)} ms, p95 ${pct(r.partToWords, 95)} ms (${spread(r.partToWords)}, ${r.partToWords.length} parts)`,
 		].join("\n"),
 	);
 }

@@ -44,6 +44,8 @@ export class WordsWriter {
 		this.refused = false;
 		/** @type {number | undefined} */
 		this.pokeFd = undefined;
+		/** The next line starts its message's words over (`r`): relayed lines read afresh. */
+		this.restart = false;
 	}
 
 	/** One worker event, as the runner applies it to the status. @param {Record<string, unknown>} event */
@@ -73,12 +75,38 @@ export class WordsWriter {
 		this.lastFlush = Date.now();
 		try {
 			this.fd ??= openAppend(this.path);
-			writeSync(this.fd, `${JSON.stringify({ m: this.message, at: this.lastFlush, t: text })}\n`);
+			const line = { m: this.message, at: this.lastFlush, t: text, ...(this.restart ? { r: 1 } : {}) };
+			writeSync(this.fd, `${JSON.stringify(line)}\n`);
+			this.restart = false;
 		} catch (error) {
 			if (error instanceof Error && error.name === "PlantedFileError") this.refused = true;
 			return;
 		}
 		this.poke();
+	}
+
+	/**
+	 * Lines another runner wrote (a target's, brought by the run's link): their messages and words, written
+	 * here stamped with this machine's clock, as the link's status is, since the two clocks differ.
+	 * `restart`: the lines are the far file's end read afresh (a new follow), not what followed the last.
+	 * @param {string} text @param {boolean} [restart]
+	 */
+	relay(text, restart = false) {
+		// A follow begun again sends the far file's end again: the reader starts the message over from it.
+		if (restart) {
+			this.flush();
+			this.restart = true;
+		}
+		for (const raw of text.split("\n")) {
+			const line = parsed(raw);
+			if (!line) continue;
+			if (line.m !== this.message) {
+				this.flush();
+				this.message = line.m;
+			}
+			this.pending = tail(`${this.pending}${line.t}`, LIVE_TEXT_CHARS);
+		}
+		this.flush();
 	}
 
 	/** Tells watchers the words grew: one byte rewritten in place (inotify's modify); else the row's notify. */
@@ -132,40 +160,50 @@ export class WordsFollower {
 	 * @param {string} runDir @returns {LiveWords | undefined}
 	 */
 	read(runDir) {
-		let fd;
-		try {
-			fd = openSync(join(runDir, WORDS_FILE), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-		} catch {
-			this.runs.delete(runDir);
-			return undefined;
-		}
-		try {
-			const stat = fstatSync(fd);
-			if (plainFileProblem(stat)) throw new Error("not a plain file of its own");
-			let known = this.runs.get(runDir);
-			this.runs.delete(runDir);
-			if (known && (known.ino !== stat.ino || stat.size < known.offset || stat.size - known.offset > TAIL_BYTES))
-				known = undefined;
-			const from = known ? known.offset : Math.max(0, stat.size - TAIL_BYTES);
-			const state = known ?? { ino: stat.ino, offset: from, message: -1, text: "", at: 0 };
-			if (stat.size > from) {
-				const buffer = Buffer.alloc(stat.size - from);
-				const got = readSync(fd, buffer, 0, buffer.length, from);
-				// Whole lines only: a torn last line (the runner is mid-append) is read next time, whole.
-				const whole = buffer.subarray(0, got).lastIndexOf(0x0a) + 1;
-				const skip = known || from === 0 ? 0 : buffer.indexOf(0x0a) + 1;
-				if (whole > skip) follow(state, buffer.subarray(skip, whole).toString("utf8"));
-				state.offset = from + whole;
-			}
-			this.runs.set(runDir, state);
-			if (this.runs.size > this.max) this.runs.delete(this.runs.keys().next().value ?? "");
-			return state.message >= 0 ? { text: state.text, at: state.at } : undefined;
-		} catch {
-			this.runs.delete(runDir);
-			return undefined;
-		} finally {
-			closeSync(fd);
-		}
+		const known = this.runs.get(runDir);
+		this.runs.delete(runDir);
+		const got = appendedWords(runDir, known);
+		if (!got) return undefined;
+		const state = known && !got.fresh ? known : { ino: got.ino, offset: 0, message: -1, text: "", at: 0 };
+		follow(state, got.text);
+		[state.ino, state.offset] = [got.ino, got.offset];
+		this.runs.set(runDir, state);
+		if (this.runs.size > this.max) this.runs.delete(this.runs.keys().next().value ?? "");
+		return state.message >= 0 ? { text: state.text, at: state.at } : undefined;
+	}
+}
+
+/**
+ * The whole lines appended to a run's words.jsonl since `from` (its inode and offset); the first time, or when
+ * the file was replaced or more than TAIL_BYTES came since (`fresh`), the whole lines of its last TAIL_BYTES.
+ * A torn last line (the runner is mid-append) is left for the next read. undefined: no plain file of its own.
+ * @param {string} runDir @param {{ ino: number, offset: number } | undefined} from
+ * @returns {{ ino: number, offset: number, text: string, fresh: boolean } | undefined}
+ */
+export function appendedWords(runDir, from) {
+	let fd;
+	try {
+		fd = openSync(join(runDir, WORDS_FILE), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+	} catch {
+		return undefined;
+	}
+	try {
+		const stat = fstatSync(fd);
+		if (plainFileProblem(stat)) return undefined;
+		const fresh = !from || from.ino !== stat.ino || stat.size < from.offset || stat.size - from.offset > TAIL_BYTES;
+		const start = !from || fresh ? Math.max(0, stat.size - TAIL_BYTES) : from.offset;
+		if (stat.size <= start) return { ino: stat.ino, offset: start, text: "", fresh };
+		const buffer = Buffer.alloc(stat.size - start);
+		const got = readSync(fd, buffer, 0, buffer.length, start);
+		const whole = buffer.subarray(0, got).lastIndexOf(0x0a) + 1;
+		// Read from mid-file: its first line is a piece of one.
+		const skip = fresh && start > 0 ? buffer.indexOf(0x0a) + 1 : 0;
+		const text = whole > skip ? buffer.subarray(skip, whole).toString("utf8") : "";
+		return { ino: stat.ino, offset: start + whole, text, fresh };
+	} catch {
+		return undefined;
+	} finally {
+		closeSync(fd);
 	}
 }
 
@@ -180,7 +218,7 @@ export function follow(state, text) {
 	for (const raw of text.split("\n")) {
 		const line = parsed(raw);
 		if (!line) continue;
-		if (line.m !== state.message) [state.message, state.text] = [line.m, ""];
+		if (line.m !== state.message || line.r) [state.message, state.text] = [line.m, ""];
 		state.text = tail(`${state.text}${line.t}`, LIVE_TEXT_CHARS);
 		state.at = line.at;
 	}
@@ -192,7 +230,7 @@ function parsed(line) {
 	try {
 		const value = obj(JSON.parse(line));
 		if (Number.isSafeInteger(value.m) && Number.isFinite(value.at) && typeof value.t === "string")
-			return { m: Number(value.m), at: Number(value.at), t: String(value.t) };
+			return { m: Number(value.m), at: Number(value.at), t: String(value.t), r: value.r === 1 };
 	} catch {
 		// Skipped: the next read has it whole.
 	}

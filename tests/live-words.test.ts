@@ -136,6 +136,19 @@ describe("the runner's words writer", () => {
 		expect(readFileSync(join(storeDir, WORDS_DIR, "row-1"), "utf8")).toBe("1");
 	});
 
+	it("relays a target's lines stamped with this clock, and a follow begun again starts its message over", () => {
+		const { runDir, storeDir } = runDirs();
+		const writer = new WordsWriter({ runDir, storeDir, rowId: "row-1" });
+		const before = Date.now();
+		writer.relay(`${line(4, 1, "far ")}${line(4, 2, "words ")}not a line\n`);
+		expect(readWords(runDir)).toMatchObject({ text: "far words " });
+		expect(readWords(runDir)?.at).toBeGreaterThanOrEqual(before);
+		// The new follow sends the far file's end again: what was relayed is not doubled.
+		writer.relay(line(4, 2, "words ") + line(4, 3, "and more"), true);
+		expect(readWords(runDir)?.text).toBe("words and more");
+		writer.close();
+	});
+
 	it("writes nothing through a symlink planted in the file's place, and the run goes on", () => {
 		const { runDir, storeDir } = runDirs();
 		const target = join(runDir, "target.txt");

@@ -24,6 +24,7 @@ import { procsMentioning, threeAttemptsMergeOne } from "../test-support/target-h
 import { sharedScratchRoot } from "../test-support/shared-scratch.ts";
 import { controlPathFor } from "../runner/kinds/ssh/ssh-transport.mjs";
 import { searchStore } from "../runner/search/search.mjs";
+import { readWords } from "../runner/live-words.mjs";
 
 const missing = sshdMissing();
 let host: SshHost;
@@ -188,6 +189,10 @@ describe("ssh targets on the board", () => {
 		const done = await waitDone(board, row.id, 90_000);
 		expect(done).toMatchObject({ state: "completed", currentRunId: row.currentRunId });
 		expect(done.latestAssistant).toContain("Done in blue.");
+		// The far runner's streamed words came over as they streamed (the link's relay, past the killed
+		// client's new follow): the local copy's newest words are the far file's.
+		expect(readWords(done.runDir ?? "")?.text).toBe(readWords(farRun(done))?.text);
+		expect(readWords(done.runDir ?? "")?.text).toMatch(/w\d+/);
 		expect(done.receipts?.map((r) => [r.status, r.as])).toEqual([
 			["delivered", "steer"],
 			["delivered", "answer"],

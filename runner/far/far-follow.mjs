@@ -21,6 +21,7 @@ import { hostSnapshots } from "./snapshot-lane.mjs";
 import { MAX_SESSION_BYTES, sizeWords } from "./session-travel.mjs";
 import { listInside, readInside, safeStatus, plainFileSize } from "../store/safe-read.mjs";
 import { eventReader } from "./far-events.mjs";
+import { appendedWords, WORDS_FILE } from "../live-words.mjs";
 
 const SAFETY_POLL_MS = 1000;
 /** A runner that has not recorded itself this long after follow began never started. */
@@ -66,6 +67,8 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 	/** run.json as last read (mtime, size, inode), and whether its /cwd was flagged. */
 	let cwdSeen = "";
 	let cwdFlagged = false;
+	/** Where the link's copy of the streamed words got to: words.jsonl's inode and offset. @type {{ ino: number, offset: number } | undefined} */
+	let wordsAt;
 
 	const events = eventReader({
 		runDir,
@@ -149,6 +152,18 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 		}
 	};
 
+	/** What the runner appended to words.jsonl since the last pass, as soon as it is there (after the status: fresher). */
+	const readWords = () => {
+		const got = appendedWords(runDir, wordsAt);
+		if (!got) return;
+		wordsAt = got;
+		if (got.text) send({ t: "words", text: got.text, ...(got.fresh ? { fresh: true } : {}) });
+	};
+
+	const wordsOnly = () => {
+		if (!closed && !going) readWords();
+	};
+
 	/** run.json's /cwd must be in the row's workspace (the runner's layout): else it was changed there. */
 	const checkCwd = () => {
 		if (cwdFlagged || !options.cwdOf) return;
@@ -213,6 +228,7 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 		}
 		readReceipts();
 		readStatus();
+		readWords();
 	};
 
 	/** A dir of the run's (receipts/, inbox/), made in the run's dir only: a run dir that is gone stays gone. @param {string} name */
@@ -303,7 +319,10 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 	}
 	for (const dir of [runDir, join(runDir, "receipts"), sessionDir]) {
 		try {
-			const watcher = watch(dir, () => void pass());
+			// Grown words (up to 40 appends a second while a row streams) are read alone, not with a whole pass.
+			const watcher = watch(dir, (_event, name) =>
+				dir === runDir && name === WORDS_FILE ? wordsOnly() : void pass(),
+			);
 			watcher.on("error", () => undefined);
 			watchers.push(watcher);
 		} catch {

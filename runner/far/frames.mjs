@@ -13,7 +13,8 @@ export const SESSION_CHUNK_BYTES = 256 * 1024;
 export const MAX_EVENT_LINE_BYTES = 1024 * 1024;
 
 /**
- * host -> link: hello, status, event, receipt, session, git, end (`held`: the last event seq and the
+ * host -> link: hello, status, event, words (whole lines of the run's words.jsonl; `fresh`: its end read
+ * afresh, not what followed the last), receipt, session, git, end (`held`: the last event seq and the
  * session's size there, which the link's copy must match), error (`code`: a reason code of
  * life/reasons.mjs when the far side knows why), flag (something there the link's copy cannot take: a
  * line over its limit, a file over its size, a file naming what it must not; `file` names it), result
@@ -33,6 +34,7 @@ export const MAX_EVENT_LINE_BYTES = 1024 * 1024;
  *   | { t: "close", kind: string, message: string, code?: string }
  *   | { t: "status", status: Record<string, unknown> }
  *   | { t: "event", seq: number, line: string }
+ *   | { t: "words", text: string, fresh?: boolean }
  *   | { t: "receipt", receipt: Record<string, unknown> }
  *   | { t: "session", offset: number, data: string, reset?: boolean }
  *   | { t: "git", head: string, wip: string }
@@ -144,6 +146,10 @@ function frameBody(f) {
 		case "event":
 			return isCount(f.seq) && typeof f.line === "string" && !f.line.includes("\n")
 				? { t: "event", seq: /** @type {number} */ (f.seq), line: f.line }
+				: undefined;
+		case "words":
+			return typeof f.text === "string"
+				? { t: "words", text: f.text, ...(f.fresh === true ? { fresh: true } : {}) }
 				: undefined;
 		case "receipt":
 			return isObject(f.receipt) && typeof f.receipt.id === "string"

@@ -13,6 +13,7 @@ import { stoppedEnd } from "../life/run-end.mjs";
 import { endFromOutside, finalize, isKind, statusError, summarize } from "../life/state-rules.mjs";
 import { DELIVERY_KINDS, RECEIPT_STATUSES } from "../life/vocabulary.mjs";
 import { MAX_SESSION_BYTES, sizeWords } from "../far/session-travel.mjs";
+import { WordsWriter } from "../live-words.mjs";
 
 /** @typedef {import("../life/state-rules.mjs").RunStatus} RunStatus */
 /** @typedef {import("../life/reasons.mjs").ReasonCode} ReasonCode */
@@ -155,9 +156,19 @@ export function openMirror(options) {
 		return out;
 	}
 
+	// The far runner's streamed words, as they come: this copy's words.jsonl (runner/live-words.mjs).
+	const words = new WordsWriter({ runDir, storeDir, rowId });
+
 	return {
 		get lastSeq() {
 			return lastSeq;
+		},
+		/**
+		 * Lines of the far run's words.jsonl (untrusted: each is checked for shape); `fresh`: its end read afresh.
+		 * @param {string} text @param {boolean} fresh
+		 */
+		words(text, fresh) {
+			words.relay(text, fresh);
 		},
 		sessionBytes,
 		status: () => status,

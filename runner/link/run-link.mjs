@@ -291,6 +291,9 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 						else if (fresh) supervisor.onLine(frame.line);
 						return;
 					}
+					case "words":
+						mirror.words(frame.text, frame.fresh === true);
+						return;
 					case "receipt": {
 						const id = mirror.receipt(frame.receipt);
 						if (id) inbox.served(id);
