@@ -238,14 +238,15 @@ function parsed(line) {
 }
 
 /**
- * The status a reader shows: with the words as its live text when the runner wrote them at or after the
- * status's last change (`updatedAt`: a word streamed since), else the status as it is. A streamed word means
- * the model answers now: no tool runs, nothing waits for the model or retries; the summary follows. Never
- * changes `status` (it may be a cached read).
+ * The status a reader shows: with the words as its live text when the runner wrote them after the status's
+ * last change (`updatedAt`: a word streamed since), else the status as it is. A streamed word means the model
+ * answers now: no tool runs, nothing waits for the model or retries; the summary follows. Words of the same
+ * millisecond lose: a message's last words and the tool it starts are often written in one. Never changes
+ * `status` (it may be a cached read).
  * @param {RunStatus} status @param {LiveWords | undefined} words @returns {RunStatus}
  */
 export function withWords(status, words) {
-	if (!words || status.state !== "working" || words.at < status.updatedAt || status.live?.text === words.text)
+	if (!words || status.state !== "working" || words.at <= status.updatedAt || status.live?.text === words.text)
 		return status;
 	const { tool: _tool, waitingSince: _waiting, retry: _retry, ...live } = status.live ?? {};
 	const next = { ...status, live: { ...live, text: words.text } };

@@ -103,6 +103,10 @@ describe("the words or the status", () => {
 	it("shows the status when it changed after the words, or when the run is not working", () => {
 		const status = working(100);
 		expect(withWords(status, { text: "older", at: 99 })).toBe(status);
+		// A message's last words and the tool it starts, written in the same millisecond: the tool shows.
+		const tool = working(100);
+		applyEvent(tool, { type: "tool_execution_start", toolName: "bash", args: { command: "sleep 30" } }, 130);
+		expect(withWords(tool, { text: "Let me run it.", at: 130 })).toBe(tool);
 		const asking = { ...working(100), state: "needs_input" as const };
 		expect(withWords(asking, { text: "newer", at: 200 })).toBe(asking);
 		const ended = { ...working(100), state: "completed" as const, endedAt: 150 };
