@@ -6,13 +6,12 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { KeybindingsManager, TUI_KEYBINDINGS, type TUI } from "@earendil-works/pi-tui";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Board } from "../src/board/dashboard/board.ts";
 import type { BoardEngine } from "../src/board/engine/service.ts";
 import type { BoardRow } from "../src/board/engine/types.ts";
 import { BoardFeed } from "../src/board/view-model/feed.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
+import { boardOn } from "../test-support/board-on.ts";
 import { createTestAgent, type TestAgent } from "../test-support/pi-harness.ts";
 import { rawRequest, serveFromPi } from "../test-support/web-server.ts";
 import { waitFor } from "../test-support/wait.ts";
@@ -70,23 +69,7 @@ describe("streamed words' own path", { timeout: 180_000 }, () => {
 		const words = readFileSync(join(row.runDir ?? "", "words.jsonl"), "utf8");
 		expect(words).toMatch(/^\{"m":1,"at":\d+,"t":"word0/);
 
-		const screen = new Board({
-			service: board,
-			feed,
-			tui: { requestRender() {}, terminal: { rows: 40 } } as unknown as TUI,
-			theme: { fg: (_color: string, value: string) => value, bold: (value: string) => value },
-			keys: new KeybindingsManager(TUI_KEYBINDINGS),
-			requestRender: () => undefined,
-			done: () => undefined,
-			height: () => 40,
-			cwd: agent.cwd,
-			models: [],
-			prefs: {},
-			savePrefs: async () => undefined,
-			readTranscript: async () => [],
-			readDiff: async () => [],
-			tickMs: 3_600_000,
-		});
+		const { dash: screen } = boardOn(board, { rows: 40, cwd: agent.cwd, feed, tickMs: 3_600_000 });
 		await screen.start();
 		try {
 			const line = await waitFor(
