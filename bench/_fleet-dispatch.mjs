@@ -1,7 +1,8 @@
 // bench/fleet.mjs's dispatcher: a process of its own (as a dispatching pi is), so its synchronous git
 // work never stalls the bench's loopback model or its status watches. argv[2]: JSON { storeDir,
 // maxConcurrent, calls: DispatchOptions[], sequential? } (run at once, or one after another as a script
-// would); prints { t0, t1, ids, each } on stdout (each: every call's own milliseconds).
+// would); prints a line { dispatched: ids } as each call returns (so a watcher can follow a row from its
+// start), then { t0, t1, ids, each } as the last line (each: every call's own milliseconds).
 import { createBoardService } from "../src/board/engine/service.ts";
 import { PI_CLI } from "../test-support/pi-harness.ts";
 
@@ -20,6 +21,7 @@ const timed = async (call) => {
 	const start = Date.now();
 	const rows = await board.dispatchAttempts(call);
 	each.push(Date.now() - start);
+	process.stdout.write(`${JSON.stringify({ dispatched: rows.map((row) => row.id) })}\n`);
 	return rows;
 };
 const t0 = Date.now();

@@ -7,11 +7,11 @@ const HZ = 100;
 
 /** @typedef {{ pid: number, key: string, ppid: number, comm: string, cmd: string, own: number, reaped: number, pssKb: number }} Proc */
 
-/** One process as /proc has it now, or undefined when it is gone or not ours. @param {number} pid @param {number} uid */
-function readProc(pid, uid) {
+/** One process as /proc has it now, or undefined when it is gone or not of `uids`. @param {number} pid @param {Set<number>} uids */
+function readProc(pid, uids) {
 	try {
 		const status = readFileSync(`/proc/${pid}/status`, "utf8");
-		if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) !== uid) return undefined;
+		if (!uids.has(Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]))) return undefined;
 		const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
 		const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
 		const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
@@ -43,17 +43,17 @@ function pssKb(pid) {
 }
 
 /**
- * This uid's processes a predicate picks, plus every descendant of a picked one (git and ssh a link starts).
- * @param {(p: Proc) => boolean} pick @returns {Proc[]}
+ * The processes of `uids` (default: this process's uid) a predicate picks, plus every descendant of a picked
+ * one (git and ssh a link starts).
+ * @param {(p: Proc) => boolean} pick @param {Set<number>} [uids] @returns {Proc[]}
  */
-export function processesWhere(pick) {
-	const uid = process.getuid?.() ?? 0;
+export function processesWhere(pick, uids = new Set([process.getuid?.() ?? 0])) {
 	/** @type {Proc[]} */
 	const all = [];
 	for (const name of readdirSync("/proc")) {
 		const pid = Number(name);
 		if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
-		const proc = readProc(pid, uid);
+		const proc = readProc(pid, uids);
 		if (proc) all.push(proc);
 	}
 	const chosen = new Set(all.filter(pick).map((p) => p.pid));
@@ -171,4 +171,17 @@ export function phaseSessions(log, from) {
 	});
 	// Sessions still open when the phase began count as open during it.
 	return { atOnce, perConnection, connections, sessions, refused };
+}
+
+/** The machine's CPU time so far, busy and all, in clock ticks (/proc/stat's first line). */
+export function machineTicks() {
+	const first = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
+	const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = first
+		.trim()
+		.split(/\s+/)
+		.slice(1)
+		.map(Number);
+	const busy = user + nice + system + irq + softirq + steal;
+	// Idle and iowait are the time nothing ran.
+	return { busy, all: busy + idle + iowait };
 }

@@ -8,10 +8,10 @@
 // the dispatch calls' total (one after another, as a script's `dispatch --on <pool>` would), and the
 // load. Needs root and sshd.
 // Run: node --experimental-strip-types bench/fleet-speed.mjs   (BENCH_HOSTS=2 BENCH_ROWS=5 BENCH_TURNS=4;
-// BENCH_LOCAL=0 leaves the local rows out)
+// BENCH_LOCAL=0 leaves the local rows out; BENCH_PROF=<dir> profiles the dispatching process)
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, watch } from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, watch } from "node:fs";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { startFleet, stopFleet } from "../test-support/fleet-hosts.ts";
@@ -19,7 +19,7 @@ import { initRepo } from "../test-support/git-repo.ts";
 import { startModelServer, writeAgentDir } from "../test-support/model-server.ts";
 import { PI_CLI } from "../test-support/pi-harness.ts";
 import { sshdMissing } from "../test-support/requires.ts";
-import { processesWhere, sampleProcesses } from "./_fleet-measure.mjs";
+import { machineTicks, processesWhere, sampleProcesses } from "./_fleet-measure.mjs";
 import { load, pct, spread } from "./_stats.mjs";
 import { readWords } from "../runner/live-words.mjs";
 
@@ -80,34 +80,46 @@ const here = () =>
 			!p.cmd.includes("_fleet-dispatch.mjs"),
 	);
 
+/** Every process of the hosts' users: their pi workers, far runners, host-agents and git. */
+const onHosts = () => processesWhere(() => true, new Set(fleet.map((f) => f.host.user.uid)));
+
 /**
- * Watches each row's local run dir: when each event's line shows in events.jsonl (by seq), and when
- * each mark shows in status.json.
- * @param {BoardRow[]} rows
+ * Watches each row's local run dir from its dispatch on: when each event's line shows in events.jsonl (by
+ * seq, reading only what was appended), and when each mark shows in status.json and in words.jsonl.
+ * Rows join as their dispatch returns (`add`), so a row that starts while later rows are still being
+ * dispatched is timed from its start, not from the last dispatch's end.
  */
-function watchRows(rows) {
-	/** @type {Map<string, { offset: number, arrived: Map<number, { at: number, seen: number }>, marks: Map<string, number>, wordMarks: Map<string, number> }>} */
-	const seen = new Map(
-		rows.map((row) => [row.id, { offset: 0, arrived: new Map(), marks: new Map(), wordMarks: new Map() }]),
-	);
+function watchRows() {
+	/** @type {Map<string, { row: BoardRow, offset: number, rest: string, arrived: Map<number, { at: number, seen: number }>, marks: Map<string, number>, wordMarks: Map<string, number> }>} */
+	const seen = new Map();
 	/** @type {import("node:fs").FSWatcher[]} */
 	const watchers = [];
+	/** @type {Set<BoardRow>} */
+	const unwatched = new Set();
 	/** @param {BoardRow} row */
 	const look = (row) => {
 		const state = seen.get(row.id);
 		if (!state || !row.runDir) return;
 		const now = Date.now();
 		try {
-			const bytes = readFileSync(join(row.runDir, "events.jsonl"));
-			const end = bytes.lastIndexOf(10) + 1;
-			if (end > state.offset) {
-				for (const line of bytes.subarray(state.offset, end).toString("utf8").split("\n")) {
-					if (!line) continue;
-					const event = JSON.parse(line);
-					if (typeof event.seq === "number" && typeof event.at === "number" && !state.arrived.has(event.seq))
-						state.arrived.set(event.seq, { at: event.at, seen: now });
+			const fd = openSync(join(row.runDir, "events.jsonl"), "r");
+			try {
+				const size = fstatSync(fd).size;
+				if (size > state.offset) {
+					const bytes = Buffer.alloc(size - state.offset);
+					const got = readSync(fd, bytes, 0, bytes.length, state.offset);
+					state.offset += got;
+					const lines = (state.rest + bytes.subarray(0, got).toString("utf8")).split("\n");
+					state.rest = lines.pop() ?? "";
+					for (const line of lines) {
+						if (!line) continue;
+						const event = JSON.parse(line);
+						if (typeof event.seq === "number" && typeof event.at === "number" && !state.arrived.has(event.seq))
+							state.arrived.set(event.seq, { at: event.at, seen: now });
+					}
 				}
-				state.offset = end;
+			} finally {
+				closeSync(fd);
 			}
 		} catch {
 			// Not there yet.
@@ -123,24 +135,29 @@ function watchRows(rows) {
 		const words = readWords(row.runDir)?.text ?? "";
 		for (const mark of MARKS) if (!state.wordMarks.has(mark) && words.includes(mark)) state.wordMarks.set(mark, now);
 	};
-	const unwatched = new Set(rows);
 	const attach = () => {
 		for (const row of unwatched) {
 			try {
 				watchers.push(watch(row.runDir ?? "", () => look(row)));
 				unwatched.delete(row);
+				look(row);
 			} catch {
 				// The run dir is not there yet.
 			}
 		}
 	};
-	attach();
 	const timer = setInterval(() => {
 		attach();
-		for (const row of rows) look(row);
+		for (const state of seen.values()) look(state.row);
 	}, 250);
 	return {
 		seen,
+		/** @param {BoardRow} row */
+		add(row) {
+			seen.set(row.id, { row, offset: 0, rest: "", arrived: new Map(), marks: new Map(), wordMarks: new Map() });
+			unwatched.add(row);
+			attach();
+		},
 		stop() {
 			clearInterval(timer);
 			for (const w of watchers) w.close();
@@ -163,8 +180,12 @@ function tick() {
 	};
 }
 
-/** `n` dispatches one after another from a process of their own. @param {"remote" | "local"} where @param {number} n @param {string} prompt */
-async function dispatch(where, n, prompt) {
+/**
+ * `n` dispatches one after another from a process of their own; each row is handed to `onRow` as its
+ * dispatch returns.
+ * @param {"remote" | "local"} where @param {number} n @param {string} prompt @param {(row: BoardRow) => void} onRow
+ */
+async function dispatch(where, n, prompt, onRow) {
 	const calls = Array.from({ length: n }, () => ({
 		prompt,
 		cwd: repo,
@@ -174,17 +195,33 @@ async function dispatch(where, n, prompt) {
 		process.execPath,
 		[
 			"--experimental-strip-types",
+			// BENCH_PROF=<dir>: a CPU profile of the dispatching process, to read where a dispatch goes.
+			...(process.env.BENCH_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
 			join(import.meta.dirname, "_fleet-dispatch.mjs"),
 			JSON.stringify({ storeDir, maxConcurrent: total, calls, sequential: true }),
 		],
 		{ env: boardEnv, stdio: ["ignore", "pipe", "inherit"] },
 	);
-	let out = "";
-	child.stdout.on("data", (chunk) => (out += String(chunk)));
+	let buffered = "";
+	let summary = "";
+	/** @type {Promise<void>[]} */
+	const added = [];
+	child.stdout.on("data", (chunk) => {
+		const lines = (buffered + String(chunk)).split("\n");
+		buffered = lines.pop() ?? "";
+		for (const line of lines) {
+			/** @type {{ dispatched?: string[] }} */
+			const progress = JSON.parse(line);
+			if (!progress.dispatched) summary = line;
+			for (const id of progress.dispatched ?? [])
+				added.push(board.get(id).then((row) => row && onRow(/** @type {BoardRow} */ (row))));
+		}
+	});
 	const code = await new Promise((resolve) => child.on("close", resolve));
 	if (code !== 0) throw new Error(`dispatch of ${n} ${where} rows exited ${code}`);
+	await Promise.all(added);
 	/** @type {{ t0: number, t1: number, ids: string[], each: number[] }} */
-	const result = JSON.parse(out);
+	const result = JSON.parse(summary);
 	const rows = /** @type {BoardRow[]} */ (await Promise.all(result.ids.map((id) => board.get(id))));
 	return { ...result, rows };
 }
@@ -206,12 +243,16 @@ async function phase(where, n) {
 	const prompt = `SPEED ${where} ${n} ${Date.now()}`;
 	const stopTick = tick();
 	const procs = sampleProcesses(here, 1000);
-	const { t0, t1, rows, each } = await dispatch(where, n, prompt);
-	const watched = watchRows(rows);
+	const hostProcs = sampleProcesses(onHosts, 1000);
+	const ticksBefore = machineTicks();
+	const watched = watchRows();
+	const { t0, t1, rows, each } = await dispatch(where, n, prompt, (row) => watched.add(row));
 	const ended = await waitEnded(rows.map((row) => row.id));
 	// The last lines: a watch can coalesce; one more look at everything.
 	await new Promise((resolve) => setTimeout(resolve, 300));
 	const cost = procs.stop();
+	const hostCost = hostProcs.stop();
+	const ticksAfter = machineTicks();
 	await stopTick();
 	watched.stop();
 	const eventToStore = [];
@@ -247,6 +288,9 @@ async function phase(where, n) {
 		pssMb: busy.map((s) => s.pssKb / 1024),
 		counts: busy.map((s) => s.count),
 		cpuShare: (cost.cpuSeconds * 100) / cost.seconds,
+		hostCpuShare: (hostCost.cpuSeconds * 100) / hostCost.seconds,
+		hostPssMb: hostCost.samples.filter((s) => s.count > 0).map((s) => s.pssKb / 1024),
+		machineBusy: (100 * (ticksAfter.busy - ticksBefore.busy)) / Math.max(1, ticksAfter.all - ticksBefore.all),
 		seconds: cost.seconds,
 		load: load(),
 	};
@@ -260,6 +304,7 @@ function report(r) {
 			`  ${pad} ${r.completed}/${r.n} completed${r.notCompleted.length ? ` (NOT: ${r.notCompleted.slice(0, 3).join("; ")})` : ""}; phase ${r.seconds.toFixed(0)} s; ${r.load}`,
 			`  ${pad} ${r.n} dispatch calls one after another: ${r.dispatchMs} ms in all (each ${spread(r.each)})`,
 			`  ${pad} processes here: median ${pct(r.counts, 50)}, most ${Math.max(0, ...r.counts)}; summed PSS ${spread(r.pssMb, "MB")}, peak ${Math.max(0, ...r.pssMb).toFixed(1)} MB; CPU ${r.cpuShare.toFixed(1)} % of a core`,
+			`  ${pad} the hosts' processes (their users' pi, runners, host-agents, git): CPU ${r.hostCpuShare.toFixed(1)} % of a core; summed PSS ${spread(r.hostPssMb, "MB")}; the machine ${r.machineBusy.toFixed(0)} % busy (${cpus().length} cores)`,
 			`  ${pad} event written -> local store: p50 ${pct(r.eventToStore, 50)} ms, p95 ${pct(r.eventToStore, 95)} ms (${spread(r.eventToStore)}, ${r.eventToStore.length} events)`,
 			`  ${pad} streamed part sent -> local status.json: p50 ${pct(r.partToStatus, 50)} ms, p95 ${pct(r.partToStatus, 95)} ms (${spread(r.partToStatus)}, ${r.partToStatus.length} parts)`,
 			`  ${pad} streamed part sent -> local words.jsonl (the words' own path): p50 ${pct(r.partToWords, 50)} ms, p95 ${pct(r.partToWords, 95)} ms (${spread(r.partToWords)}, ${r.partToWords.length} parts)`,

@@ -182,7 +182,7 @@ async function dispatch(where, n, prompt) {
 	const code = await new Promise((resolve) => child.on("close", resolve));
 	if (code !== 0) throw new Error(`dispatch of ${n} ${where} rows exited ${code}`);
 	/** @type {{ t0: number, t1: number, ids: string[] }} */
-	const result = JSON.parse(out);
+	const result = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
 	const rows = /** @type {BoardRow[]} */ (await Promise.all(result.ids.map((id) => board.get(id))));
 	return { ...result, rows };
 }
