@@ -1,11 +1,11 @@
 /** Checks a dispatch's inputs before anything is written: a bad request changes nothing. */
-import { execFileSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { MAX_MESSAGE_BYTES } from "../../../runner/life/reasons.mjs";
 import { MAX_ATTEMPTS, MAX_BURST, THINKING_LEVELS, WORKTREE_MODES } from "../../../runner/life/vocabulary.mjs";
 import { BoardError } from "../../../runner/life/reasons.mjs";
 import type { BoardRow, DispatchOptions, WorktreeMode } from "./types.ts";
+import { headCommit } from "./git/head-commit.ts";
 import { repoRoot } from "./git/worktree.ts";
 
 /** Rows in one attempt set at most. */
@@ -81,22 +81,6 @@ export function checkCount(count: unknown, most = MAX_ATTEMPTS, why = ""): numbe
 /** A burst may be as large as the target it goes to allows at once (a pool: its members together), at least MAX_ATTEMPTS. */
 export function burstLimit(targetMax: number | undefined): number {
 	return Math.min(MAX_BURST, Math.max(MAX_ATTEMPTS, targetMax ?? 0));
-}
-
-/** The commit HEAD names, undefined in a repository with no commits yet. */
-function headCommit(repo: string): string | undefined {
-	try {
-		return (
-			execFileSync("git", ["rev-parse", "--verify", "-q", "HEAD"], {
-				cwd: repo,
-				encoding: "utf8",
-				stdio: ["ignore", "pipe", "ignore"],
-				timeout: 15_000,
-			}).trim() || undefined
-		);
-	} catch {
-		return undefined;
-	}
 }
 
 /**
