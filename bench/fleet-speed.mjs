@@ -288,7 +288,6 @@ async function phase(where, n) {
 		pssMb: busy.map((s) => s.pssKb / 1024),
 		counts: busy.map((s) => s.count),
 		cpuShare: (cost.cpuSeconds * 100) / cost.seconds,
-		hostCpuShare: (hostCost.cpuSeconds * 100) / hostCost.seconds,
 		hostPssMb: hostCost.samples.filter((s) => s.count > 0).map((s) => s.pssKb / 1024),
 		machineBusy: (100 * (ticksAfter.busy - ticksBefore.busy)) / Math.max(1, ticksAfter.all - ticksBefore.all),
 		seconds: cost.seconds,
@@ -304,7 +303,9 @@ function report(r) {
 			`  ${pad} ${r.completed}/${r.n} completed${r.notCompleted.length ? ` (NOT: ${r.notCompleted.slice(0, 3).join("; ")})` : ""}; phase ${r.seconds.toFixed(0)} s; ${r.load}`,
 			`  ${pad} ${r.n} dispatch calls one after another: ${r.dispatchMs} ms in all (each ${spread(r.each)})`,
 			`  ${pad} processes here: median ${pct(r.counts, 50)}, most ${Math.max(0, ...r.counts)}; summed PSS ${spread(r.pssMb, "MB")}, peak ${Math.max(0, ...r.pssMb).toFixed(1)} MB; CPU ${r.cpuShare.toFixed(1)} % of a core`,
-			`  ${pad} the hosts' processes (their users' pi, runners, host-agents, git): CPU ${r.hostCpuShare.toFixed(1)} % of a core; summed PSS ${spread(r.hostPssMb, "MB")}; the machine ${r.machineBusy.toFixed(0)} % busy (${cpus().length} cores)`,
+			// The hosts' own CPU is the machine's less what is here: summed per process it counts a far runner's
+			// pi twice (its own time and, once both have exited, the runner's reaped time).
+			`  ${pad} the machine ${r.machineBusy.toFixed(0)} % busy (${cpus().length} cores): ${(r.machineBusy * cpus().length - r.cpuShare).toFixed(0)} % of a core not the rows' processes here (the hosts', the bench's model and dispatcher); the hosts' users' processes summed PSS ${spread(r.hostPssMb, "MB")}`,
 			`  ${pad} event written -> local store: p50 ${pct(r.eventToStore, 50)} ms, p95 ${pct(r.eventToStore, 95)} ms (${spread(r.eventToStore)}, ${r.eventToStore.length} events)`,
 			`  ${pad} streamed part sent -> local status.json: p50 ${pct(r.partToStatus, 50)} ms, p95 ${pct(r.partToStatus, 95)} ms (${spread(r.partToStatus)}, ${r.partToStatus.length} parts)`,
 			`  ${pad} streamed part sent -> local words.jsonl (the words' own path): p50 ${pct(r.partToWords, 50)} ms, p95 ${pct(r.partToWords, 95)} ms (${spread(r.partToWords)}, ${r.partToWords.length} parts)`,
