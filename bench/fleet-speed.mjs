@@ -287,6 +287,7 @@ async function phase(where, n) {
 			.map((row) => `${row.id} ${row.state}: ${row.error ?? row.summary ?? ""}`),
 		pssMb: busy.map((s) => s.pssKb / 1024),
 		counts: busy.map((s) => s.count),
+		mostComms: busy.reduce((most, s) => (s.count > most.count ? s : most), { count: 0, comms: "" }).comms,
 		cpuShare: (cost.cpuSeconds * 100) / cost.seconds,
 		hostPssMb: hostCost.samples.filter((s) => s.count > 0).map((s) => s.pssKb / 1024),
 		machineBusy: (100 * (ticksAfter.busy - ticksBefore.busy)) / Math.max(1, ticksAfter.all - ticksBefore.all),
@@ -302,7 +303,7 @@ function report(r) {
 		[
 			`  ${pad} ${r.completed}/${r.n} completed${r.notCompleted.length ? ` (NOT: ${r.notCompleted.slice(0, 3).join("; ")})` : ""}; phase ${r.seconds.toFixed(0)} s; ${r.load}`,
 			`  ${pad} ${r.n} dispatch calls one after another: ${r.dispatchMs} ms in all (each ${spread(r.each)})`,
-			`  ${pad} processes here: median ${pct(r.counts, 50)}, most ${Math.max(0, ...r.counts)}; summed PSS ${spread(r.pssMb, "MB")}, peak ${Math.max(0, ...r.pssMb).toFixed(1)} MB; CPU ${r.cpuShare.toFixed(1)} % of a core`,
+			`  ${pad} processes here: median ${pct(r.counts, 50)}, most ${Math.max(0, ...r.counts)}; summed PSS ${spread(r.pssMb, "MB")}, peak ${Math.max(0, ...r.pssMb).toFixed(1)} MB; CPU ${r.cpuShare.toFixed(1)} % of a core; at the most: ${r.mostComms}`,
 			// The hosts' own CPU is the machine's less what is here: summed per process it counts a far runner's
 			// pi twice (its own time and, once both have exited, the runner's reaped time).
 			`  ${pad} the machine ${r.machineBusy.toFixed(0)} % busy (${cpus().length} cores): ${(r.machineBusy * cpus().length - r.cpuShare).toFixed(0)} % of a core not the rows' processes here (the hosts', the bench's model and dispatcher); the hosts' users' processes summed PSS ${spread(r.hostPssMb, "MB")}`,
