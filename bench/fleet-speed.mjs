@@ -13,6 +13,7 @@ import { spawn } from "node:child_process";
 import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, watch } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
 import { createBoardService } from "../src/board/engine/service.ts";
 import { startFleet, stopFleet } from "../test-support/fleet-hosts.ts";
 import { initRepo } from "../test-support/git-repo.ts";
@@ -21,6 +22,7 @@ import { PI_CLI } from "../test-support/pi-harness.ts";
 import { sshdMissing } from "../test-support/requires.ts";
 import { machineTicks, processesWhere, sampleProcesses } from "./_fleet-measure.mjs";
 import { load, pct, spread } from "./_stats.mjs";
+import { LineSplitter } from "../runner/lines.mjs";
 import { readWords } from "../runner/live-words.mjs";
 
 const HOSTS = Array.from({ length: Number(process.env.BENCH_HOSTS ?? 2) }, (_, i) => `s${i}`);
@@ -90,7 +92,7 @@ const onHosts = () => processesWhere(() => true, new Set(fleet.map((f) => f.host
  * dispatched is timed from its start, not from the last dispatch's end.
  */
 function watchRows() {
-	/** @type {Map<string, { row: BoardRow, offset: number, rest: string, arrived: Map<number, { at: number, seen: number }>, marks: Map<string, number>, wordMarks: Map<string, number> }>} */
+	/** @type {Map<string, { row: BoardRow, offset: number, text: StringDecoder, lines: LineSplitter, arrived: Map<number, { at: number, seen: number }>, marks: Map<string, number>, wordMarks: Map<string, number> }>} */
 	const seen = new Map();
 	/** @type {import("node:fs").FSWatcher[]} */
 	const watchers = [];
@@ -109,10 +111,7 @@ function watchRows() {
 					const bytes = Buffer.alloc(size - state.offset);
 					const got = readSync(fd, bytes, 0, bytes.length, state.offset);
 					state.offset += got;
-					const lines = (state.rest + bytes.subarray(0, got).toString("utf8")).split("\n");
-					state.rest = lines.pop() ?? "";
-					for (const line of lines) {
-						if (!line) continue;
+					for (const line of state.lines.push(state.text.write(bytes.subarray(0, got)))) {
 						const event = JSON.parse(line);
 						if (typeof event.seq === "number" && typeof event.at === "number" && !state.arrived.has(event.seq))
 							state.arrived.set(event.seq, { at: event.at, seen: now });
@@ -154,7 +153,15 @@ function watchRows() {
 		seen,
 		/** @param {BoardRow} row */
 		add(row) {
-			seen.set(row.id, { row, offset: 0, rest: "", arrived: new Map(), marks: new Map(), wordMarks: new Map() });
+			seen.set(row.id, {
+				row,
+				offset: 0,
+				text: new StringDecoder("utf8"),
+				lines: new LineSplitter(),
+				arrived: new Map(),
+				marks: new Map(),
+				wordMarks: new Map(),
+			});
 			unwatched.add(row);
 			attach();
 		},
@@ -202,14 +209,13 @@ async function dispatch(where, n, prompt, onRow) {
 		],
 		{ env: boardEnv, stdio: ["ignore", "pipe", "inherit"] },
 	);
-	let buffered = "";
+	const lines = new LineSplitter();
 	let summary = "";
 	/** @type {Promise<void>[]} */
 	const added = [];
-	child.stdout.on("data", (chunk) => {
-		const lines = (buffered + String(chunk)).split("\n");
-		buffered = lines.pop() ?? "";
-		for (const line of lines) {
+	child.stdout.setEncoding("utf8");
+	child.stdout.on("data", (/** @type {string} */ chunk) => {
+		for (const line of lines.push(chunk)) {
 			/** @type {{ dispatched?: string[] }} */
 			const progress = JSON.parse(line);
 			if (!progress.dispatched) summary = line;
