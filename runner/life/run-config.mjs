@@ -28,6 +28,7 @@ import { readTextNoFollow } from "../store/safe-read.mjs";
  * @property {import("../../src/board/engine/types.ts").TargetSnapshot} [target]  a non-local run: the target as it was when dispatched (its link checks it)
  * @property {string} [repo]      a non-local run: the local repository
  * @property {string} [worktree]  a non-local run: the row's local worktree, the mirror of the target's workspace
+ * @property {string} [worktreeBase]  a non-local run whose row's worktree is not made yet: the commit its link makes it from
  * @property {string} [agentDir]  a non-local run: the user's pi agent dir (a container's pi home is made from it)
  * @property {Supervise} [supervise]  what the supervisor reads of the row (runner/supervisor/)
  * @property {string} [systemPrompt]  extra system text for the worker (a preset's), sent with the prompt on fd 3
@@ -73,6 +74,7 @@ const FIELDS = {
 	target: "object?",
 	repo: "string?",
 	worktree: "string?",
+	worktreeBase: "string?",
 	agentDir: "string?",
 	supervise: "object?",
 	systemPrompt: "string?",
@@ -175,8 +177,8 @@ export const workerEnv = (rowId) => ({ AGENT_BOARD_WORKER: "1", AGENT_BOARD_ROW:
 
 /**
  * run.json, the one builder. `elsewhere`: a run that runs on a target (its snapshot, the local
- * repository, worktree and pi agent dir, which its link uses).
- * @param {PortableRun} run @param {RunPlace} place @param {Pick<RunConfig, "target" | "repo" | "worktree" | "agentDir">} [elsewhere]
+ * repository, worktree, the worktree's base when its link makes it, and pi agent dir, which its link uses).
+ * @param {PortableRun} run @param {RunPlace} place @param {Pick<RunConfig, "target" | "repo" | "worktree" | "worktreeBase" | "agentDir">} [elsewhere]
  * @returns {RunConfig}
  */
 export function buildRunConfig(run, place, elsewhere = {}) {

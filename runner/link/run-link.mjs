@@ -19,6 +19,7 @@ import { membersOf, targetError } from "../kinds/kinds.mjs";
 import { readBoardConfig } from "../life/board-config.mjs";
 import { returnToPool } from "../life/pool-return.mjs";
 import { git } from "../far/git-workspace.mjs";
+import { makeRunWorktree } from "../life/row-worktree.mjs";
 import { fetchSync } from "./fetch-sync.mjs";
 import { openLinkBudget } from "./link-budget.mjs";
 import { openInbox } from "./link-inbox.mjs";
@@ -134,11 +135,31 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		onDone(how);
 	};
 
+	// A first run's worktree is made here, not by the dispatch (runner/life/row-worktree.mjs).
+	let made = false;
+	if (!started) {
+		try {
+			made = await makeRunWorktree(config);
+		} catch (error) {
+			const reason = `cannot make the row's worktree ${worktree}: ${error instanceof Error ? error.message : String(error)}`;
+			finishing = true;
+			mirror.fail(reason, "start-failed");
+			done({ failed: reason });
+			return { release: () => undefined };
+		}
+	}
 	if (!existsSync(worktree)) {
 		const reason = `the row's worktree is gone: ${worktree}`;
 		finishing = true;
 		mirror.fail(reason);
 		done({ failed: reason });
+		return { release: () => undefined };
+	}
+	if (!started && mirror.status().stopRequested) {
+		// Stopped while its worktree was being made: nothing started at the target.
+		finishing = true;
+		mirror.stopped();
+		done({});
 		return { release: () => undefined };
 	}
 
@@ -152,8 +173,9 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		sessionFile: config.sessionFile,
 		repo: String(config.repo),
 		worktree,
-		base: git(worktree, ["rev-parse", "HEAD"]),
-		subdir: relative(worktree, config.cwd),
+		base: made && config.worktreeBase ? config.worktreeBase : git(worktree, ["rev-parse", "HEAD"]),
+		// The cwd's place in the worktree; the top when its commit has no such directory.
+		subdir: existsSync(config.cwd) ? relative(worktree, config.cwd) : "",
 		agentDir: config.agentDir ?? process.env.PI_CODING_AGENT_DIR ?? join(homedir(), ".pi", "agent"),
 		// --env values come from the environment the link inherited (the board's), never from argv.
 		forwarded: Object.fromEntries(
@@ -173,6 +195,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		return { release: () => undefined };
 	}
 	const theDriver = driver;
+	if (mirror.status().stopRequested) stopWhileLaunching();
 
 	const gitSync = fetchSync({
 		fetch: () => theDriver.fetchBack(run),
@@ -218,7 +241,8 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 	 * stopped, and the run recorded stopped.
 	 */
 	function stopWhileLaunching() {
-		if (started || finishing || released || stopTimer) return;
+		// Before the driver: the stop is seen when it is there (or before, while the worktree is made).
+		if (!driver || started || finishing || released || stopTimer) return;
 		stopTimer = setTimeout(() => {
 			if (started || finishing || released) return;
 			finishing = true;

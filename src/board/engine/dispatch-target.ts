@@ -9,8 +9,12 @@ import { BoardError } from "../../../runner/life/reasons.mjs";
 import { checkBranchable } from "./dispatch-checks.ts";
 import type { TargetSnapshot } from "./types.ts";
 
-/** The target a dispatch names, checked: undefined for this machine. */
-export function checkDispatchTarget(storeDir: string, target: unknown, cwd: unknown): string | undefined {
+/** The target a dispatch names, checked, with the commit its row's worktree branches from: undefined for this machine. */
+export function checkDispatchTarget(
+	storeDir: string,
+	target: unknown,
+	cwd: unknown,
+): { name: string; base: string } | undefined {
 	if (target === undefined || target === LOCAL_TARGET) return undefined;
 	if (typeof target !== "string" || !target)
 		throw new BoardError("invalid", `target must be a target's name (got ${JSON.stringify(target)})`);
@@ -22,8 +26,8 @@ export function checkDispatchTarget(storeDir: string, target: unknown, cwd: unkn
 			`unknown target ${target} (targets: ${names}; add one with /agent-board targets add)`,
 		);
 	}
-	checkBranchable(cwd, `running on ${target} (code travels there by git)`);
-	return target;
+	const { base } = checkBranchable(cwd, `running on ${target} (code travels there by git)`);
+	return { name: target, base };
 }
 
 /** A run's copy of its target's config (run.json /target), read now: a target removed since refuses. */

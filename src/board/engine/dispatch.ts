@@ -7,7 +7,6 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } fro
 import { dirname, join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { DIR_MODE } from "../../../runner/store/fs-util.mjs";
-import { withLockFile } from "../../../runner/store/row-lock.mjs";
 import {
 	burstLimit,
 	checkBranchable,
@@ -30,6 +29,8 @@ import { checkDispatchPowers } from "./dispatch-powers.ts";
 import { listRowIds } from "./store.ts";
 import type { AttemptInfo, BoardRow, DispatchOptions, RowMeta, WorktreeMode } from "./types.ts";
 import { createWorktree, removeWorktreeDir } from "./git/worktree.ts";
+import { branchName } from "../../../runner/far/git-workspace.mjs";
+import { worktreeRunCwd } from "../../../runner/life/row-worktree.mjs";
 import { notOver } from "../../../runner/life/phase.mjs";
 import { withPreset } from "./policy/apply-preset.ts";
 import { agentDirOf } from "./policy/rules-paths.ts";
@@ -82,7 +83,8 @@ export async function dispatchRows(ctx: EngineContext, requested: DispatchOption
 	}
 	ctx.init();
 	const prompt = checkPrompt(options.prompt);
-	const target = checkDispatchTarget(ctx.storeDir, options.target, options.cwd);
+	const onTarget = checkDispatchTarget(ctx.storeDir, options.target, options.cwd);
+	const target = onTarget?.name;
 	// A `$` budget its model cannot reach: refused, not ignored.
 	checkDispatchPowers(options, agentDirOf(ctx.env));
 	// A set, a fork and a target run each need a worktree of their own.
@@ -90,7 +92,7 @@ export async function dispatchRows(ctx: EngineContext, requested: DispatchOption
 		set || target ? { ...options, worktreeMode: "worktree" } : options,
 		branchable?.repo,
 	);
-	const plan = { prompt, cwd, repo, worktreeMode, options, target, base: branchable?.base };
+	const plan = { prompt, cwd, repo, worktreeMode, options, target, base: branchable?.base ?? onTarget?.base };
 	if (!set) return [await createRow(ctx, { ...plan, name: options.name?.trim() || oneLine(prompt, 60) })];
 	const setId = newId("set-");
 	const baseName = options.name?.trim() || oneLine(prompt, 56);
@@ -176,14 +178,17 @@ async function createRow(ctx: EngineContext, plan: RowPlan): Promise<BoardRow> {
 		const isolate =
 			plan.worktreeMode === "worktree" ||
 			(plan.worktreeMode === "auto" && repo !== undefined && activeWriterInRepo(ctx, repo));
-		if (repo && isolate) {
-			// One at a time (this process's and others'): git worktree add reads every worktree's admin files, and
-			// fails on one being made meanwhile ("failed to read .git/worktrees/<id>/commondir").
-			const created = await withLockFile(
-				join(ctx.storeDir, "worktree.lock"),
-				() => createWorktree(repo, cwd, id, paths.worktree(id), plan.base),
-				{ timeoutMs: 120_000, what: "another row's worktree is being made" },
-			);
+		if (repo && plan.target && plan.base) {
+			// A target row's worktree is made by its link when the run starts (launch.ts): the call runs no git.
+			const path = paths.worktree(id);
+			Object.assign(meta, {
+				worktreePath: path,
+				branch: branchName(id),
+				baseCommit: plan.base,
+				runCwd: worktreeRunCwd(repo, cwd, path),
+			});
+		} else if (repo && isolate) {
+			const created = await createWorktree(ctx.storeDir, repo, cwd, id, paths.worktree(id), plan.base);
 			meta.worktreePath = created.path;
 			meta.branch = created.branch;
 			meta.baseCommit = created.baseCommit;

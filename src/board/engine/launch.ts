@@ -68,6 +68,7 @@ function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: st
 		maxConcurrent: ctx.maxConcurrent,
 		...(meta.target ? {} : { env: { TMPDIR: privateTmp(ctx) } }),
 	};
+	const worktreeBase = worktreeToMake(meta);
 	const config = buildRunConfig(
 		run,
 		place,
@@ -77,6 +78,7 @@ function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: st
 					repo: meta.repo,
 					worktree: meta.worktreePath,
 					agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir(),
+					...(worktreeBase ? { worktreeBase } : {}),
 				}
 			: {},
 	);
@@ -112,8 +114,20 @@ export function launchRun(ctx: EngineContext, meta: RowMeta, prompt: string): vo
 	}
 }
 
+/**
+ * A target row's worktree that is not there yet (its first run's link makes it, runner/life/row-worktree.mjs):
+ * the commit it branches from. A worktree removed since has no path in meta any more.
+ */
+function worktreeToMake(meta: RowMeta): string | undefined {
+	if (!meta.target || !meta.worktreePath || !meta.baseCommit) return undefined;
+	return existsSync(meta.worktreePath) ? undefined : meta.baseCommit;
+}
+
 /** A new run of an existing row on its session, with the earlier conversation (the caller holds the row lock). */
 export function resumeRun(ctx: EngineContext, meta: RowMeta, prompt: string): void {
-	if (!existsSync(meta.runCwd)) throw new BoardError("invalid", `working directory does not exist: ${meta.runCwd}`);
+	// A target row's cwd here is its worktree (its link runs at the cwd's place there when the worktree has it).
+	const here = meta.target ? meta.worktreePath : meta.runCwd;
+	if ((!here || !existsSync(here)) && !worktreeToMake(meta))
+		throw new BoardError("invalid", `working directory does not exist: ${here ?? meta.runCwd}`);
 	launchRun(ctx, { ...meta, currentRunId: newRunId(), updatedAt: Date.now() }, prompt);
 }

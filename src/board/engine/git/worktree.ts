@@ -3,8 +3,10 @@ import { execFile, execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, relative, sep } from "node:path";
+import { dirname, join, sep } from "node:path";
 import type { DiffStats } from "../types.ts";
+import { branchName } from "../../../../runner/far/git-workspace.mjs";
+import { addRowWorktree, worktreeRunCwd } from "../../../../runner/life/row-worktree.mjs";
 
 export function git(cwd: string, args: string[]): string {
 	return execFileSync("git", args, {
@@ -79,30 +81,27 @@ export interface CreatedWorktree {
 	runCwd: string;
 }
 
-/** A worktree for row `id` on branch agent-board/<id>, from `base` (a commit the caller read), else from HEAD now. */
+/**
+ * A worktree for row `id` on branch agent-board/<id>, from `base` (a commit the caller read), else from
+ * HEAD now; made one at a time with every other maker of the store (runner/life/row-worktree.mjs).
+ */
 export async function createWorktree(
+	storeDir: string,
 	repo: string,
 	cwd: string,
 	id: string,
 	path: string,
 	base?: string,
 ): Promise<CreatedWorktree> {
-	const branch = `agent-board/${id}`;
 	let baseCommit: string;
 	try {
 		baseCommit = base ?? (await gitAsync(repo, ["rev-parse", "HEAD"])).trim();
 	} catch {
 		throw new Error(`cannot create a worktree: ${repo} has no commits yet`);
 	}
-	try {
-		await gitAsync(repo, ["worktree", "add", "-b", branch, path, baseCommit]);
-	} catch (error) {
-		const stderr = (error as { stderr?: string }).stderr ?? String(error);
-		throw new Error(`git worktree add failed: ${stderr.trim()}`);
-	}
-	const sub = relative(repo, cwd);
-	const runCwd = sub && !sub.startsWith("..") ? join(path, sub) : path;
-	return { path, branch, baseCommit, runCwd: existsSync(runCwd) ? runCwd : path };
+	await addRowWorktree({ storeDir, repo, rowId: id, path, base: baseCommit });
+	const runCwd = worktreeRunCwd(repo, cwd, path);
+	return { path, branch: branchName(id), baseCommit, runCwd: existsSync(runCwd) ? runCwd : path };
 }
 
 export function removeWorktreeDir(repo: string, path: string, force: boolean): void {
