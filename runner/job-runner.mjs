@@ -30,6 +30,7 @@ import { isDiskError, RunFiles } from "./run-files.mjs";
 import { adoptSlot, releaseSlot } from "./life/slots.mjs";
 import { openWorkerLink } from "./worker-link.mjs";
 import { readConfig, workerArgs } from "./runner-config.mjs";
+import { makeRunWorktree, runCwdIn } from "./life/row-worktree.mjs";
 import { MAX_BY_CHARS } from "./protocol.mjs";
 import { oomWatch, outsideSignalReason } from "./worker-end.mjs";
 import { runHelpers } from "./run-helpers.mjs"; // budgets and the supervisor, off unless the user turned them on
@@ -51,6 +52,8 @@ if (!configPath || !slotPath) {
 }
 const config = readConfig(configPath, slotPath);
 const runDir = config.runDir;
+/** Where the worker works (read when the run begins, after its worktree is made). */
+let workCwd = config.cwd;
 /** What every process of this run carries (a far run's differs from its link's: proc.mjs runTag). */
 const tag = runTag(config.runId, config.layout);
 const files = new RunFiles({ runDir, storeDir: config.storeDir, rowId: config.rowId }, (problem) => refuseRun(problem));
@@ -407,7 +410,7 @@ function startWorker() {
 	const command = config.piCommand[0] ?? "pi";
 	oom = oomWatch();
 	const child = spawn(command, workerArgs(config), {
-		cwd: config.cwd,
+		cwd: workCwd,
 		env: { ...process.env, ...config.env, AGENT_BOARD_CONTROL_FD: "3", [RUN_TAG]: tag },
 		stdio: ["ignore", "pipe", "pipe", "pipe"],
 	});
@@ -502,11 +505,20 @@ process.on("uncaughtException", (error) => {
 
 const refused = runPlaceProblem(runDir, config.sessionFile) ?? files.openAll();
 if (refused) void finish({ code: null, signal: null, spawnError: refused });
-else if (!existsSync(config.cwd))
-	void finish({ code: null, signal: null, spawnError: `working directory is gone: ${config.cwd}` });
-// A stop that arrived while the run was queued ends it before any worker starts.
-else if (stopWaiting(runDir)) serveInbox();
-else startWhenSpace();
+// The run's first step: its row's worktree, when this run is the one to make it.
+else
+	makeRunWorktree(config).then(begin, (error) =>
+		finish({ code: null, signal: null, spawnError: error instanceof Error ? error.message : String(error) }),
+	);
+
+function begin() {
+	workCwd = runCwdIn(config);
+	if (!existsSync(workCwd))
+		void finish({ code: null, signal: null, spawnError: `working directory is gone: ${workCwd}` });
+	// A stop that arrived while the run was queued (or its worktree was being made) ends it before any worker starts.
+	else if (stopWaiting(runDir)) serveInbox();
+	else startWhenSpace();
+}
 
 /**
  * pi writes as it starts (jiti's compiled extension on a cold cache under the store's tmp/, then its

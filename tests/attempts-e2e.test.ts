@@ -185,9 +185,10 @@ describe("attempt sets", () => {
 		expect(forks).toHaveLength(2);
 		for (const row of forks) {
 			expect(row.attempt).toMatchObject({ forkOf: source.id, count: 2 });
-			expect(row.worktreePath && existsSync(row.worktreePath)).toBe(true);
 			expect(row.sessionFile).not.toBe(source.sessionFile);
 			expect((await waitDone(board, row.id, 180_000)).state).toBe("completed");
+			// Made by the fork's runner as it started.
+			expect(row.worktreePath && existsSync(row.worktreePath)).toBe(true);
 			const header = JSON.parse(readFileSync(row.sessionFile, "utf8").split("\n")[0] ?? "{}") as {
 				parentSession?: string;
 				cwd?: string;

@@ -37,6 +37,7 @@ import { fetchBack, pushBase, repoKey } from "../runner/link/git-travel.mjs";
 import { targetError, targetFromInput } from "../runner/kinds/kinds.mjs";
 import { processStartTime } from "../runner/store/proc.mjs";
 import { git, initRepo } from "../test-support/git-repo.ts";
+import { waitDone } from "../test-support/board-helpers.ts";
 import { waitFor } from "../test-support/wait.ts";
 
 const dirs: string[] = [];
@@ -424,12 +425,13 @@ function readdirOrEmpty(path: string): string[] {
 }
 
 describe("code travel for a burst", () => {
-	it("dispatches made at once into one repository each get their worktree (git worktree add one at a time)", async () => {
+	it("runs started at once into one repository each make their worktree (git worktree add one at a time)", async () => {
 		const root = scratch();
 		const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
 		const board = createBoardService({
 			storeDir: join(root, "store"),
 			piCommand: [process.execPath, "-e", ""],
+			maxConcurrent: 12,
 			env: { ...process.env },
 		});
 		const rows = (
@@ -440,32 +442,14 @@ describe("code travel for a burst", () => {
 			)
 		).flat();
 		expect(rows).toHaveLength(12);
-		expect(
-			git(repo, "worktree", "list", "--porcelain")
-				.split("\n")
-				.filter((line) => line.startsWith("worktree ")).length,
-		).toBe(13);
-	});
-
-	it("a burst's dispatch lets the event loop run while its worktrees are made (pi's UI draws on)", async () => {
-		const root = scratch();
-		const repo = initRepo(join(root, "repo"), { "a.txt": "a\n" });
-		const board = createBoardService({
-			storeDir: join(root, "store"),
-			piCommand: [process.execPath, "-e", ""],
-			env: { ...process.env },
-		});
-		let rowsWhenTicked: number | undefined;
-		const rowDirs = () => readdirSync(join(root, "store", "rows")).length;
-		const dispatched = board.dispatchAttempts({ prompt: "BURST", cwd: repo, count: 4 });
-		setImmediate(() => {
-			rowsWhenTicked = rowDirs();
-		});
-		const rows = await dispatched;
-		expect(rows).toHaveLength(4);
-		// Made one after another on git's own time: the tick came before the last row existed.
-		expect(rowsWhenTicked).toBeLessThan(4);
-		expect(new Set(rows.map((row) => row.worktreePath)).size).toBe(4);
+		// Twelve runners, each making its row's worktree as it starts, under the store's worktree lock.
+		for (const row of rows) await waitDone(board, row.id, 60_000);
+		const made = git(repo, "worktree", "list", "--porcelain")
+			.split("\n")
+			.filter((line) => line.startsWith("worktree "))
+			.map((line) => line.slice("worktree ".length));
+		expect(made.slice(1).sort()).toEqual(rows.map((row) => realpathSync(row.worktreePath ?? "")).sort());
+		for (const row of rows) expect(existsSync(join(row.worktreePath ?? "", "a.txt"))).toBe(true);
 	});
 
 	it("joins the base pushes that wait into one git push, in at most the lane's transfers at a time", async () => {

@@ -257,7 +257,8 @@ describe("notifiers: a budget's pause, a failure and the supervisor's answers", 
 		);
 		const board = boardFor(agent);
 		const routine = await board.dispatch({ prompt: "ROUTINE refactor the parser", cwd: agent.cwd });
-		expect((await waitDone(board, routine.id, 90_000)).state).toBe("completed");
+		const routineDone = await waitDone(board, routine.id, 90_000);
+		expect(routineDone.state, routineDone.error).toBe("completed");
 		await waitFor(() => receiver.delivered().length >= 2, "the answer at both receivers", 60_000);
 		const waiting = await board.dispatch({ prompt: "ASK-WAIT choose", cwd: agent.cwd });
 		await waitFor(

@@ -1,7 +1,7 @@
-// A row's worktree on branch agent-board/<id>: what it will be (derived from the ids, no git) and the one
-// `git worktree add` that makes it, for the board (a local row's dispatch) and for the process that
-// claims a target row's run (its link), which makes it when the run starts so a dispatch returns at once
-// (docs/engine.md, "A dispatch that returns at once").
+// A row's worktree on branch agent-board/<id>: what it will be (derived from the ids, no git, at the
+// dispatch) and the one `git worktree add` that makes it, run by the process that claims the row's run
+// (its runner, or a target row's link) when the run starts, so a dispatch returns at once (docs/engine.md,
+// "A dispatch that returns at once").
 import { existsSync } from "node:fs";
 import { join, relative } from "node:path";
 import { branchName, gitAsync } from "../far/git-workspace.mjs";
@@ -48,14 +48,30 @@ export function addRowWorktree({ storeDir, repo, rowId, path, base }) {
 }
 
 /**
- * The run's worktree, made now when the run is the row's first and it is not there yet. Returns whether
- * it made it.
+ * The run's worktree, made now when the run is the one to make it (run.json /worktreeBase: a row's first
+ * run, or a later one whose first never made it) and it is not there yet. Returns whether it made it;
+ * rejects with a sentence naming the worktree and git's words.
  * @param {{ storeDir: string, repo?: string, rowId: string, worktree?: string, worktreeBase?: string }} config
  * @returns {Promise<boolean>}
  */
 export async function makeRunWorktree(config) {
 	const { storeDir, repo, rowId, worktree, worktreeBase } = config;
 	if (!repo || !worktree || !worktreeBase || existsSync(worktree)) return false;
-	await addRowWorktree({ storeDir, repo, rowId, path: worktree, base: worktreeBase });
+	try {
+		await addRowWorktree({ storeDir, repo, rowId, path: worktree, base: worktreeBase });
+	} catch (error) {
+		throw new Error(
+			`cannot make the row's worktree ${worktree}: ${error instanceof Error ? error.message : String(error)}`,
+		);
+	}
 	return true;
+}
+
+/**
+ * Where a run in a worktree works: its cwd, or the worktree's top when the worktree's commit has no
+ * such directory (a cwd the user had not committed).
+ * @param {{ cwd: string, worktree?: string }} config
+ */
+export function runCwdIn({ cwd, worktree }) {
+	return worktree && !existsSync(cwd) && existsSync(worktree) ? worktree : cwd;
 }

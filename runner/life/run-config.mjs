@@ -26,9 +26,9 @@ import { readTextNoFollow } from "../store/safe-read.mjs";
  * @property {number} createdAt
  * @property {import("../store/store-layout.mjs").RunLayout} [layout]  where its paths are (absent: the board's store)
  * @property {import("../../src/board/engine/types.ts").TargetSnapshot} [target]  a non-local run: the target as it was when dispatched (its link checks it)
- * @property {string} [repo]      a non-local run: the local repository
- * @property {string} [worktree]  a non-local run: the row's local worktree, the mirror of the target's workspace
- * @property {string} [worktreeBase]  a non-local run whose row's worktree is not made yet: the commit its link makes it from
+ * @property {string} [repo]      a row in a worktree (every non-local run): the local repository
+ * @property {string} [worktree]  a row in a worktree: the row's local worktree (a non-local run's: the mirror of the target's workspace)
+ * @property {string} [worktreeBase]  a row whose worktree is not made yet: the commit its run makes it from (its runner, or its link)
  * @property {string} [agentDir]  a non-local run: the user's pi agent dir (a container's pi home is made from it)
  * @property {Supervise} [supervise]  what the supervisor reads of the row (runner/supervisor/)
  * @property {string} [systemPrompt]  extra system text for the worker (a preset's), sent with the prompt on fd 3
@@ -176,8 +176,8 @@ const PORTABLE = [
 export const workerEnv = (rowId) => ({ AGENT_BOARD_WORKER: "1", AGENT_BOARD_ROW: rowId });
 
 /**
- * run.json, the one builder. `elsewhere`: a run that runs on a target (its snapshot, the local
- * repository, worktree, the worktree's base when its link makes it, and pi agent dir, which its link uses).
+ * run.json, the one builder. `elsewhere`: a row's worktree (the repository, the worktree, its base when
+ * the run makes it) and, for a run on a target, the target's snapshot and the pi agent dir its link uses.
  * @param {PortableRun} run @param {RunPlace} place @param {Pick<RunConfig, "target" | "repo" | "worktree" | "worktreeBase" | "agentDir">} [elsewhere]
  * @returns {RunConfig}
  */

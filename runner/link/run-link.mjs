@@ -19,7 +19,7 @@ import { membersOf, targetError } from "../kinds/kinds.mjs";
 import { readBoardConfig } from "../life/board-config.mjs";
 import { returnToPool } from "../life/pool-return.mjs";
 import { git } from "../far/git-workspace.mjs";
-import { makeRunWorktree } from "../life/row-worktree.mjs";
+import { makeRunWorktree, runCwdIn } from "../life/row-worktree.mjs";
 import { fetchSync } from "./fetch-sync.mjs";
 import { openLinkBudget } from "./link-budget.mjs";
 import { openInbox } from "./link-inbox.mjs";
@@ -141,7 +141,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		try {
 			made = await makeRunWorktree(config);
 		} catch (error) {
-			const reason = `cannot make the row's worktree ${worktree}: ${error instanceof Error ? error.message : String(error)}`;
+			const reason = error instanceof Error ? error.message : String(error);
 			finishing = true;
 			mirror.fail(reason, "start-failed");
 			done({ failed: reason });
@@ -174,8 +174,7 @@ export async function openRunLink({ runDir, driverFor, log, onDone, onTarget }) 
 		repo: String(config.repo),
 		worktree,
 		base: made && config.worktreeBase ? config.worktreeBase : git(worktree, ["rev-parse", "HEAD"]),
-		// The cwd's place in the worktree; the top when its commit has no such directory.
-		subdir: existsSync(config.cwd) ? relative(worktree, config.cwd) : "",
+		subdir: relative(worktree, runCwdIn({ cwd: config.cwd, worktree })),
 		agentDir: config.agentDir ?? process.env.PI_CODING_AGENT_DIR ?? join(homedir(), ".pi", "agent"),
 		// --env values come from the environment the link inherited (the board's), never from argv.
 		forwarded: Object.fromEntries(

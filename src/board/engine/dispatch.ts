@@ -28,7 +28,7 @@ import { checkDispatchTarget } from "./dispatch-target.ts";
 import { checkDispatchPowers } from "./dispatch-powers.ts";
 import { listRowIds } from "./store.ts";
 import type { AttemptInfo, BoardRow, DispatchOptions, RowMeta, WorktreeMode } from "./types.ts";
-import { createWorktree, removeWorktreeDir } from "./git/worktree.ts";
+import { headCommit } from "./git/head-commit.ts";
 import { branchName } from "../../../runner/far/git-workspace.mjs";
 import { worktreeRunCwd } from "../../../runner/life/row-worktree.mjs";
 import { notOver } from "../../../runner/life/phase.mjs";
@@ -178,34 +178,23 @@ async function createRow(ctx: EngineContext, plan: RowPlan): Promise<BoardRow> {
 		const isolate =
 			plan.worktreeMode === "worktree" ||
 			(plan.worktreeMode === "auto" && repo !== undefined && activeWriterInRepo(ctx, repo));
-		if (repo && plan.target && plan.base) {
-			// A target row's worktree is made by its link when the run starts (launch.ts): the call runs no git.
+		if (repo && (plan.target || isolate)) {
+			// Made by the process that claims the run, when it starts (runner/life/row-worktree.mjs): the call runs no git.
+			const base = plan.base ?? headCommit(repo);
+			if (!base) throw new Error(`cannot create a worktree: ${repo} has no commits yet`);
 			const path = paths.worktree(id);
 			Object.assign(meta, {
 				worktreePath: path,
 				branch: branchName(id),
-				baseCommit: plan.base,
+				baseCommit: base,
 				runCwd: worktreeRunCwd(repo, cwd, path),
 			});
-		} else if (repo && isolate) {
-			const created = await createWorktree(ctx.storeDir, repo, cwd, id, paths.worktree(id), plan.base);
-			meta.worktreePath = created.path;
-			meta.branch = created.branch;
-			meta.baseCommit = created.baseCommit;
-			meta.runCwd = created.runCwd;
 		}
 		if (plan.forkSession) seedFork(plan.forkSession, meta.sessionFile, meta.runCwd);
 		launchRun(ctx, meta, plan.prompt);
 	} catch (error) {
-		// The row directory is ours, created just now: remove it, and the worktree made for it.
+		// The row directory is ours, created just now: remove it (its worktree is made only by its run).
 		removeHalfRow(paths.rows, id);
-		if (meta.worktreePath && repo) {
-			try {
-				removeWorktreeDir(repo, meta.worktreePath, true);
-			} catch {
-				// Best effort: the error below names the cause.
-			}
-		}
 		const path = (error as NodeJS.ErrnoException).path ?? rowDir;
 		const text = isUnwordedFsError(error)
 			? fsErrorMessage(error, path, "dispatch failed, cannot write")

@@ -69,18 +69,21 @@ function runConfig(ctx: EngineContext, meta: RowMeta, prompt: string, runDir: st
 		...(meta.target ? {} : { env: { TMPDIR: privateTmp(ctx) } }),
 	};
 	const worktreeBase = worktreeToMake(meta);
+	// A row in a worktree: its run makes it when its first run has not (runner/life/row-worktree.mjs).
+	const worktree =
+		meta.repo && meta.worktreePath
+			? { repo: meta.repo, worktree: meta.worktreePath, ...(worktreeBase ? { worktreeBase } : {}) }
+			: {};
 	const config = buildRunConfig(
 		run,
 		place,
 		meta.target
 			? {
 					target: targetSnapshot(ctx.storeDir, meta.target),
-					repo: meta.repo,
-					worktree: meta.worktreePath,
+					...worktree,
 					agentDir: ctx.env.PI_CODING_AGENT_DIR || getAgentDir(),
-					...(worktreeBase ? { worktreeBase } : {}),
 				}
-			: {},
+			: worktree,
 	);
 	return { ...config, ...(supervise ? { supervise } : {}) };
 }
@@ -115,19 +118,19 @@ export function launchRun(ctx: EngineContext, meta: RowMeta, prompt: string): vo
 }
 
 /**
- * A target row's worktree that is not there yet (its first run's link makes it, runner/life/row-worktree.mjs):
- * the commit it branches from. A worktree removed since has no path in meta any more.
+ * A row's worktree that is not there yet (made by the run that starts, runner/life/row-worktree.mjs): the
+ * commit it branches from. A worktree removed since has no path in meta any more.
  */
 function worktreeToMake(meta: RowMeta): string | undefined {
-	if (!meta.target || !meta.worktreePath || !meta.baseCommit) return undefined;
+	if (!meta.worktreePath || !meta.baseCommit) return undefined;
 	return existsSync(meta.worktreePath) ? undefined : meta.baseCommit;
 }
 
 /** A new run of an existing row on its session, with the earlier conversation (the caller holds the row lock). */
 export function resumeRun(ctx: EngineContext, meta: RowMeta, prompt: string): void {
-	// A target row's cwd here is its worktree (its link runs at the cwd's place there when the worktree has it).
-	const here = meta.target ? meta.worktreePath : meta.runCwd;
-	if ((!here || !existsSync(here)) && !worktreeToMake(meta))
-		throw new BoardError("invalid", `working directory does not exist: ${here ?? meta.runCwd}`);
+	// A row in a worktree works at the cwd's place there, or at its top when its commit has no such directory.
+	const here = meta.worktreePath ?? meta.runCwd;
+	if (!existsSync(here) && !worktreeToMake(meta))
+		throw new BoardError("invalid", `working directory does not exist: ${here}`);
 	launchRun(ctx, { ...meta, currentRunId: newRunId(), updatedAt: Date.now() }, prompt);
 }

@@ -3,7 +3,9 @@
  * uncommitted changes and new files included, and the files it touched. Spawned without a shell.
  */
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import type { BoardRow } from "../engine/types.ts";
+import { notOver } from "../../../runner/life/phase.mjs";
 
 /** New files shown with their content; past these, only their names. */
 const NEW_FILES_SHOWN = 20;
@@ -39,6 +41,11 @@ async function newFileDiff(dir: string, file: string): Promise<string[]> {
 export async function readRowDiff(row: BoardRow): Promise<string[]> {
 	const dir = row.worktreePath;
 	if (!dir) return ["(not a worktree row: no diff)"];
+	// Its run makes it when it starts (runner/life/row-worktree.mjs): a row stopped in the queue never had one.
+	if (!existsSync(dir))
+		return [
+			notOver(row) ? "(no worktree yet: its run makes it when it starts)" : `(no worktree: ${dir} is not there)`,
+		];
 	try {
 		// The worktree's branch starts at the main checkout's HEAD; their merge-base is the branch point.
 		const base = await branchPoint(dir, row);

@@ -5,8 +5,6 @@ import { open, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, sep } from "node:path";
 import type { DiffStats } from "../types.ts";
-import { branchName } from "../../../../runner/far/git-workspace.mjs";
-import { addRowWorktree, worktreeRunCwd } from "../../../../runner/life/row-worktree.mjs";
 
 export function git(cwd: string, args: string[]): string {
 	return execFileSync("git", args, {
@@ -72,36 +70,6 @@ function stillRoot(cwd: string, root: string): boolean {
 	for (let dir = real; dir !== root && dir !== dirname(dir); dir = dirname(dir))
 		if (existsSync(join(dir, ".git"))) return false;
 	return true;
-}
-
-export interface CreatedWorktree {
-	path: string;
-	branch: string;
-	baseCommit: string;
-	runCwd: string;
-}
-
-/**
- * A worktree for row `id` on branch agent-board/<id>, from `base` (a commit the caller read), else from
- * HEAD now; made one at a time with every other maker of the store (runner/life/row-worktree.mjs).
- */
-export async function createWorktree(
-	storeDir: string,
-	repo: string,
-	cwd: string,
-	id: string,
-	path: string,
-	base?: string,
-): Promise<CreatedWorktree> {
-	let baseCommit: string;
-	try {
-		baseCommit = base ?? (await gitAsync(repo, ["rev-parse", "HEAD"])).trim();
-	} catch {
-		throw new Error(`cannot create a worktree: ${repo} has no commits yet`);
-	}
-	await addRowWorktree({ storeDir, repo, rowId: id, path, base: baseCommit });
-	const runCwd = worktreeRunCwd(repo, cwd, path);
-	return { path, branch: branchName(id), baseCommit, runCwd: existsSync(runCwd) ? runCwd : path };
 }
 
 export function removeWorktreeDir(repo: string, path: string, force: boolean): void {
