@@ -4,28 +4,22 @@
  * detached HEAD and a first commit are each seen at the next call, and git is asked again only when a file
  * behind HEAD changed. git is counted through a wrapper first on PATH.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { headCommit } from "../src/board/engine/git/head-commit.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
+import { loggingGit, type LoggingGit } from "../test-support/logging-git.ts";
 
 let root: string;
-let calls: string;
+let wrapper: LoggingGit;
 const saved = { path: process.env.PATH, ceiling: process.env.GIT_CEILING_DIRECTORIES };
 beforeAll(() => {
 	root = mkdtempSync(join(tmpdir(), "pab-head-commit-"));
 	process.env.GIT_CEILING_DIRECTORIES = root;
-	const bin = join(root, "bin");
-	mkdirSync(bin);
-	calls = join(root, "git-calls");
-	writeFileSync(calls, "");
-	const realGit = git(root, "--exec-path");
-	// The wrapper logs each call and runs git itself (its exec path's `git`), so the test's own git is counted too.
-	writeFileSync(join(bin, "git"), `#!/bin/sh\necho "$*" >> '${calls}'\nexec '${join(realGit, "git")}' "$@"\n`);
-	chmodSync(join(bin, "git"), 0o755);
-	process.env.PATH = `${bin}${delimiter}${saved.path ?? ""}`;
+	wrapper = loggingGit(root);
+	process.env.PATH = `${wrapper.bin}${delimiter}${saved.path ?? ""}`;
 });
 afterAll(() => {
 	process.env.PATH = saved.path;
@@ -35,10 +29,7 @@ afterAll(() => {
 });
 
 /** How many times headCommit asked git for HEAD so far. */
-const asked = (): number =>
-	readFileSync(calls, "utf8")
-		.split("\n")
-		.filter((line) => line.startsWith("rev-parse --verify -q HEAD")).length;
+const asked = (): number => wrapper.calls().filter((line) => line.startsWith("rev-parse --verify -q HEAD")).length;
 
 const commit = (repo: string, name: string): string => {
 	writeFileSync(join(repo, name), `${name}\n`);

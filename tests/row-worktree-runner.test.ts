@@ -8,44 +8,30 @@
  * the run with git's words and keeps the row, whose next run makes it; a row stopped in the queue never
  * had one, and its diff says so.
  */
-import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readRowDiff } from "../src/board/view-model/diff.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
+import { loggingGit, REFUSED_WORDS } from "../test-support/logging-git.ts";
 import { createTestAgent, type TestAgent } from "../test-support/pi-harness.ts";
 
 const agents: TestAgent[] = [];
+const scratches: string[] = [];
 afterAll(() => {
 	for (const agent of agents) agent.cleanup();
+	for (const dir of scratches) rmSync(dir, { recursive: true, force: true });
 });
 
 /** An agent whose board sees the logging git, a repository, and the `worktree add` lines so far. */
 function setup() {
-	const probe = createTestAgent();
-	agents.push(probe);
-	const wrapper = join(probe.root, "git-wrap");
-	mkdirSync(wrapper);
-	const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-	const log = join(wrapper, "adds.log");
-	const refuse = join(wrapper, "refuse");
-	writeFileSync(
-		join(wrapper, "git"),
-		[
-			"#!/bin/sh",
-			'if [ "$1" = worktree ] && [ "$2" = add ]; then',
-			`  echo "$*" >> '${log}'`,
-			`  if [ -e '${refuse}' ]; then echo "fatal: refused by the test's git" >&2; exit 128; fi`,
-			"fi",
-			`exec '${realGit}' "$@"`,
-			"",
-		].join("\n"),
-	);
-	chmodSync(join(wrapper, "git"), 0o755);
+	const scratch = mkdtempSync(join(tmpdir(), "pab-git-wrap-"));
+	scratches.push(scratch);
+	const logged = loggingGit(scratch);
 	const agent = createTestAgent({
-		env: { PATH: `${wrapper}:${dirname(process.execPath)}:${process.env.PATH ?? ""}` },
+		env: { PATH: `${logged.bin}:${dirname(process.execPath)}:${process.env.PATH ?? ""}` },
 		script: {
 			rules: [
 				{
@@ -59,8 +45,7 @@ function setup() {
 	});
 	agents.push(agent);
 	const repo = initRepo(join(agent.root, "repo"), { "a.txt": "a\n" });
-	const adds = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []);
-	return { agent, repo, adds, refuse };
+	return { agent, repo, adds: () => logged.worktreeAdds(), logged };
 }
 
 describe("a row's worktree, made by its runner", { timeout: 240_000 }, () => {
@@ -79,7 +64,7 @@ describe("a row's worktree, made by its runner", { timeout: 240_000 }, () => {
 		const done = await waitDone(board, row.id, 120_000);
 		expect(done.state, done.error).toBe("completed");
 		const worktree = done.worktreePath ?? "";
-		expect(adds()).toEqual([`worktree add -b agent-board/${row.id} ${worktree} ${head}`]);
+		expect(adds()).toEqual([`-b agent-board/${row.id} ${worktree} ${head}`]);
 		expect(readFileSync(join(worktree, "where.txt"), "utf8").trim()).toBe(realpathSync(worktree));
 		expect(existsSync(join(worktree, "later.txt"))).toBe(false);
 		expect(git(worktree, "rev-parse", "--abbrev-ref", "HEAD")).toBe(`agent-board/${row.id}`);
@@ -92,22 +77,20 @@ describe("a row's worktree, made by its runner", { timeout: 240_000 }, () => {
 		const rows = await board.dispatchAttempts({ prompt: "eight ways", cwd: repo, count: 8 });
 		expect(rows).toHaveLength(8);
 		for (const row of rows) expect((await waitDone(board, row.id, 120_000)).state).toBe("completed");
-		expect(adds().sort()).toEqual(
-			rows.map((row) => `worktree add -b agent-board/${row.id} ${row.worktreePath} ${head}`).sort(),
-		);
+		expect(adds().sort()).toEqual(rows.map((row) => `-b agent-board/${row.id} ${row.worktreePath} ${head}`).sort());
 		for (const row of rows) expect(git(row.worktreePath ?? "", "rev-parse", "HEAD")).toBe(head);
 	});
 
 	it("fails its run with git's words when git refuses, keeps the row, and makes it at the next run", async () => {
-		const { agent, repo, adds, refuse } = setup();
+		const { agent, repo, adds, logged } = setup();
 		const board = boardFor(agent);
-		writeFileSync(refuse, "");
+		logged.refuse(true);
 		const row = await board.dispatch({ prompt: "WHERE refused", cwd: repo, worktreeMode: "worktree" });
 		const failed = await waitDone(board, row.id, 120_000);
-		rmSync(refuse);
+		logged.refuse(false);
 		expect(failed.state).toBe("failed");
 		expect(failed.error).toBe(
-			`cannot make the row's worktree ${row.worktreePath}: git worktree in ${realpathSync(repo)}: fatal: refused by the test's git`,
+			`cannot make the row's worktree ${row.worktreePath}: git worktree in ${realpathSync(repo)}: ${REFUSED_WORDS}`,
 		);
 		expect(existsSync(row.worktreePath ?? "")).toBe(false);
 		expect((await board.list()).map((listed) => listed.id)).toContain(row.id);

@@ -7,54 +7,29 @@
  * the worktree's top. An add that git refuses fails the run with git's words and keeps the row; its next
  * run makes the worktree and completes.
  */
-import { execFileSync } from "node:child_process";
-import {
-	chmodSync,
-	existsSync,
-	mkdirSync,
-	mkdtempSync,
-	readFileSync,
-	realpathSync,
-	rmSync,
-	writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitDone } from "../test-support/board-helpers.ts";
 import { git } from "../test-support/git-repo.ts";
+import { loggingGit, REFUSED_WORDS, type LoggingGit } from "../test-support/logging-git.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
 import { startSshBoard, type SshBoard } from "../test-support/ssh-board.ts";
 
 const missing = sshdMissing();
 let fixture: SshBoard | undefined;
-let wrapper = "";
-
-/** The `worktree add` lines the board's processes ran. */
-const adds = () =>
-	existsSync(join(wrapper, "adds.log"))
-		? readFileSync(join(wrapper, "adds.log"), "utf8").split("\n").filter(Boolean)
-		: [];
+let scratch = "";
+let logged: LoggingGit;
+/** The `worktree add` calls the board's processes ran. */
+const adds = () => logged.worktreeAdds();
 
 beforeAll(async () => {
 	if (missing) return;
-	wrapper = mkdtempSync(join(tmpdir(), "pab-git-wrap-"));
-	const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-	writeFileSync(
-		join(wrapper, "git"),
-		[
-			"#!/bin/sh",
-			'if [ "$1" = worktree ] && [ "$2" = add ]; then',
-			`  echo "$*" >> '${join(wrapper, "adds.log")}'`,
-			`  if [ -e '${join(wrapper, "refuse")}' ]; then echo "fatal: refused by the test's git" >&2; exit 128; fi`,
-			"fi",
-			`exec '${realGit}' "$@"`,
-			"",
-		].join("\n"),
-	);
-	chmodSync(join(wrapper, "git"), 0o755);
+	scratch = mkdtempSync(join(tmpdir(), "pab-git-wrap-"));
+	logged = loggingGit(scratch);
 	fixture = await startSshBoard("pab-target-worktree-", {
-		env: () => ({ PATH: `${wrapper}:${process.env.PATH ?? ""}` }),
+		env: () => ({ PATH: `${logged.bin}:${process.env.PATH ?? ""}` }),
 	});
 	fixture.model.setScript({
 		rules: [
@@ -68,7 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
 	await fixture?.cleanup();
-	if (wrapper) rmSync(wrapper, { recursive: true, force: true });
+	if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
 describe("a target row's worktree", { timeout: 240_000 }, () => {
@@ -91,7 +66,7 @@ describe("a target row's worktree", { timeout: 240_000 }, () => {
 		const done = await waitDone(board, row.id, 120_000);
 		expect(done.state, done.error).toBe("completed");
 		const worktree = done.worktreePath ?? "";
-		expect(adds().slice(before)).toEqual([`worktree add -b agent-board/${row.id} ${worktree} ${head}`]);
+		expect(adds().slice(before)).toEqual([`-b agent-board/${row.id} ${worktree} ${head}`]);
 		expect(readFileSync(join(worktree, "made.txt"), "utf8")).toBe("made-there\n");
 		expect(existsSync(join(worktree, "later.txt"))).toBe(false);
 		expect(git(worktree, "rev-parse", "--abbrev-ref", "HEAD")).toBe(`agent-board/${row.id}`);
@@ -101,13 +76,13 @@ describe("a target row's worktree", { timeout: 240_000 }, () => {
 	it("fails its run with git's words when git refuses, keeps the row, and makes it at the next run", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const { board, repo } = fixture as SshBoard;
-		writeFileSync(join(wrapper, "refuse"), "");
+		logged.refuse(true);
 		const row = await board.dispatch({ prompt: "LINK-TREE refused", cwd: repo, target: "h" });
 		const failed = await waitDone(board, row.id, 120_000);
-		rmSync(join(wrapper, "refuse"));
+		logged.refuse(false);
 		expect(failed.state).toBe("failed");
 		expect(failed.error).toBe(
-			`cannot make the row's worktree ${row.worktreePath}: git worktree in ${realpathSync(repo)}: fatal: refused by the test's git`,
+			`cannot make the row's worktree ${row.worktreePath}: git worktree in ${realpathSync(repo)}: ${REFUSED_WORDS}`,
 		);
 		expect(existsSync(row.worktreePath ?? "")).toBe(false);
 		expect((await board.list()).map((listed) => listed.id)).toContain(row.id);
