@@ -3,8 +3,12 @@
  * (its exec path's): a test counts what a process ran, or what the processes it started ran when only their
  * PATH has it. `refuse(true)` makes `git worktree add` fail as git would, with words of its own.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { expect } from "vitest";
+import type { BoardEngine } from "../src/board/engine/service.ts";
+import type { BoardRow } from "../src/board/engine/types.ts";
+import { waitDone } from "./board-helpers.ts";
 import { git } from "./git-repo.ts";
 
 export const REFUSED_WORDS = "fatal: refused by the test's git";
@@ -51,4 +55,31 @@ export function loggingGit(dir: string): LoggingGit {
 			else if (existsSync(refuse)) rmSync(refuse);
 		},
 	};
+}
+
+/**
+ * A row dispatched while `logged` refuses worktree adds: its run fails with git's words about `repo`, its
+ * worktree is not there, and the row stays on the board. Returns the row, for its next run.
+ */
+export async function dispatchRefused(
+	board: BoardEngine,
+	logged: LoggingGit,
+	repo: string,
+	dispatch: () => Promise<BoardRow>,
+): Promise<BoardRow> {
+	logged.refuse(true);
+	let row: BoardRow;
+	try {
+		row = await dispatch();
+		const failed = await waitDone(board, row.id, 120_000);
+		expect(failed.state).toBe("failed");
+		expect(failed.error).toBe(
+			`cannot make the row's worktree ${row.worktreePath}: git worktree in ${realpathSync(repo)}: ${REFUSED_WORDS}`,
+		);
+	} finally {
+		logged.refuse(false);
+	}
+	expect(existsSync(row.worktreePath ?? "")).toBe(false);
+	expect((await board.list()).map((listed) => listed.id)).toContain(row.id);
+	return row;
 }

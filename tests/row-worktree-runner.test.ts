@@ -15,7 +15,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { readRowDiff } from "../src/board/view-model/diff.ts";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
 import { git, initRepo } from "../test-support/git-repo.ts";
-import { loggingGit, REFUSED_WORDS } from "../test-support/logging-git.ts";
+import { dispatchRefused, loggingGit } from "../test-support/logging-git.ts";
 import { createTestAgent, type TestAgent } from "../test-support/pi-harness.ts";
 
 const agents: TestAgent[] = [];
@@ -84,16 +84,9 @@ describe("a row's worktree, made by its runner", { timeout: 240_000 }, () => {
 	it("fails its run with git's words when git refuses, keeps the row, and makes it at the next run", async () => {
 		const { agent, repo, adds, logged } = setup();
 		const board = boardFor(agent);
-		logged.refuse(true);
-		const row = await board.dispatch({ prompt: "WHERE refused", cwd: repo, worktreeMode: "worktree" });
-		const failed = await waitDone(board, row.id, 120_000);
-		logged.refuse(false);
-		expect(failed.state).toBe("failed");
-		expect(failed.error).toBe(
-			`cannot make the row's worktree ${row.worktreePath}: git worktree in ${realpathSync(repo)}: ${REFUSED_WORDS}`,
+		const row = await dispatchRefused(board, logged, repo, () =>
+			board.dispatch({ prompt: "WHERE refused", cwd: repo, worktreeMode: "worktree" }),
 		);
-		expect(existsSync(row.worktreePath ?? "")).toBe(false);
-		expect((await board.list()).map((listed) => listed.id)).toContain(row.id);
 
 		await board.reply(row.id, "WHERE now");
 		const done = await waitDone(board, row.id, 120_000);

@@ -7,13 +7,13 @@
  * the worktree's top. An add that git refuses fails the run with git's words and keeps the row; its next
  * run makes the worktree and completes.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitDone } from "../test-support/board-helpers.ts";
 import { git } from "../test-support/git-repo.ts";
-import { loggingGit, REFUSED_WORDS, type LoggingGit } from "../test-support/logging-git.ts";
+import { dispatchRefused, loggingGit, type LoggingGit } from "../test-support/logging-git.ts";
 import { requires, sshdMissing } from "../test-support/requires.ts";
 import { startSshBoard, type SshBoard } from "../test-support/ssh-board.ts";
 
@@ -76,16 +76,9 @@ describe("a target row's worktree", { timeout: 240_000 }, () => {
 	it("fails its run with git's words when git refuses, keeps the row, and makes it at the next run", async (ctx) => {
 		requires(ctx, "sshd and a second Unix user", missing);
 		const { board, repo } = fixture as SshBoard;
-		logged.refuse(true);
-		const row = await board.dispatch({ prompt: "LINK-TREE refused", cwd: repo, target: "h" });
-		const failed = await waitDone(board, row.id, 120_000);
-		logged.refuse(false);
-		expect(failed.state).toBe("failed");
-		expect(failed.error).toBe(
-			`cannot make the row's worktree ${row.worktreePath}: git worktree in ${realpathSync(repo)}: ${REFUSED_WORDS}`,
+		const row = await dispatchRefused(board, logged, repo, () =>
+			board.dispatch({ prompt: "LINK-TREE refused", cwd: repo, target: "h" }),
 		);
-		expect(existsSync(row.worktreePath ?? "")).toBe(false);
-		expect((await board.list()).map((listed) => listed.id)).toContain(row.id);
 
 		await board.reply(row.id, "LINK-TREE again");
 		const done = await waitDone(board, row.id, 120_000);
