@@ -2,7 +2,8 @@
 // work never stalls the bench's loopback model or its status watches. argv[2]: JSON { storeDir,
 // maxConcurrent, calls: DispatchOptions[], sequential? } (run at once, or one after another as a script
 // would); prints a line { dispatched: ids } as each call returns (so a watcher can follow a row from its
-// start), then { t0, t1, ids, each } as the last line (each: every call's own milliseconds).
+// start), then { t0, t1, ids, each, cpuMs } as the last line (each: every call's own milliseconds; cpuMs: this
+// process's CPU over the calls, to tell a call's own work from its wait for a busy machine's cores).
 import { createBoardService } from "../src/board/engine/service.ts";
 import { PI_CLI } from "../test-support/pi-harness.ts";
 
@@ -25,9 +26,12 @@ const timed = async (call) => {
 	return rows;
 };
 const t0 = Date.now();
+const cpu0 = process.cpuUsage();
 /** @type {Awaited<ReturnType<typeof timed>>[]} */
 const sets = [];
 if (job.sequential) for (const call of job.calls) sets.push(await timed(call));
 else sets.push(...(await Promise.all(job.calls.map(timed))));
 const t1 = Date.now();
-process.stdout.write(`${JSON.stringify({ t0, t1, ids: sets.flat().map((row) => row.id), each })}\n`);
+const cpu = process.cpuUsage(cpu0);
+const cpuMs = (cpu.user + cpu.system) / 1000;
+process.stdout.write(`${JSON.stringify({ t0, t1, ids: sets.flat().map((row) => row.id), each, cpuMs })}\n`);

@@ -226,7 +226,7 @@ async function dispatch(where, n, prompt, onRow) {
 	const code = await new Promise((resolve) => child.on("close", resolve));
 	if (code !== 0) throw new Error(`dispatch of ${n} ${where} rows exited ${code}`);
 	await Promise.all(added);
-	/** @type {{ t0: number, t1: number, ids: string[], each: number[] }} */
+	/** @type {{ t0: number, t1: number, ids: string[], each: number[], cpuMs: number }} */
 	const result = JSON.parse(summary);
 	const rows = /** @type {BoardRow[]} */ (await Promise.all(result.ids.map((id) => board.get(id))));
 	return { ...result, rows };
@@ -252,7 +252,7 @@ async function phase(where, n) {
 	const hostProcs = sampleProcesses(onHosts, 1000);
 	const ticksBefore = machineTicks();
 	const watched = watchRows();
-	const { t0, t1, rows, each } = await dispatch(where, n, prompt, (row) => watched.add(row));
+	const { t0, t1, rows, each, cpuMs } = await dispatch(where, n, prompt, (row) => watched.add(row));
 	const ended = await waitEnded(rows.map((row) => row.id));
 	// The last lines: a watch can coalesce; one more look at everything.
 	await new Promise((resolve) => setTimeout(resolve, 300));
@@ -284,6 +284,7 @@ async function phase(where, n) {
 		n,
 		dispatchMs: t1 - t0,
 		each,
+		dispatchCpuMs: cpuMs,
 		eventToStore,
 		partToStatus,
 		partToWords,
@@ -308,7 +309,7 @@ function report(r) {
 	console.log(
 		[
 			`  ${pad} ${r.completed}/${r.n} completed${r.notCompleted.length ? ` (NOT: ${r.notCompleted.slice(0, 3).join("; ")})` : ""}; phase ${r.seconds.toFixed(0)} s; ${r.load}`,
-			`  ${pad} ${r.n} dispatch calls one after another: ${r.dispatchMs} ms in all (each ${spread(r.each)})`,
+			`  ${pad} ${r.n} dispatch calls one after another: ${r.dispatchMs} ms in all (each ${spread(r.each)}); the dispatcher's CPU ${r.dispatchCpuMs.toFixed(0)} ms in all, ${(r.dispatchCpuMs / r.n).toFixed(1)} ms a call`,
 			`  ${pad} processes here: median ${pct(r.counts, 50)}, most ${Math.max(0, ...r.counts)}; summed PSS ${spread(r.pssMb, "MB")}, peak ${Math.max(0, ...r.pssMb).toFixed(1)} MB; CPU ${r.cpuShare.toFixed(1)} % of a core; at the most: ${r.mostComms}`,
 			// The hosts' own CPU is the machine's less what is here: summed per process it counts a far runner's
 			// pi twice (its own time and, once both have exited, the runner's reaped time).
