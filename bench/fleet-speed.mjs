@@ -8,8 +8,10 @@
 // the dispatch calls' total (one after another, as a script's `dispatch --on <pool>` would), and the
 // load. Needs root and sshd.
 // Run: node --experimental-strip-types bench/fleet-speed.mjs   (BENCH_HOSTS=2 BENCH_ROWS=5 BENCH_TURNS=4;
-// BENCH_LOCAL=0 leaves the local rows out; BENCH_PROF=<dir> profiles the dispatching process)
-import { spawn } from "node:child_process";
+// BENCH_LOCAL=0 leaves the local rows out; BENCH_PROF=<dir> profiles the dispatching process;
+// BENCH_HOSTS_NICE=19 runs the hosts' sshd and everything they start at that niceness, so this machine's side
+// gets the cores first, as it would with the hosts on machines of their own)
+import { execFileSync, spawn } from "node:child_process";
 import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, watch } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -84,6 +86,24 @@ const here = () =>
 
 /** Every process of the hosts' users: their pi workers, far runners, host-agents and git. */
 const onHosts = () => processesWhere(() => true, new Set(fleet.map((f) => f.host.user.uid)));
+
+/**
+ * BENCH_HOSTS_NICE: every host's sshd (whose sessions inherit it) and its user's processes at that niceness.
+ * @param {string} nice
+ */
+function niceHosts(nice) {
+	const pids = [
+		...fleet.map((f) => readFileSync(join(f.host.root, "sshd.pid"), "utf8").trim()),
+		...onHosts().map((p) => String(p.pid)),
+	];
+	execFileSync("renice", ["-n", nice, "-p", ...pids], { stdio: "ignore" });
+	console.log(`the hosts' sshd and ${pids.length - fleet.length} processes of their users at nice ${nice}`);
+	// With autogroups every session (each ssh session, setsid) shares the cores as a group, whatever its nice.
+	if (readFileSync("/proc/sys/kernel/sched_autogroup_enabled", "utf8").trim() === "1")
+		console.log(
+			"  (kernel.sched_autogroup_enabled=1: each ssh session still gets a group's share; set it to 0 for nice to hold)",
+		);
+}
 
 /**
  * Watches each row's local run dir from its dispatch on: when each event's line shows in events.jsonl (by
@@ -325,6 +345,7 @@ try {
 	const setupStart = Date.now();
 	fleet = await startFleet(board, model, HOSTS, ROWS);
 	await board.targets.add("fleet", { kind: "pool", members: HOSTS.join(",") });
+	if (process.env.BENCH_HOSTS_NICE) niceHosts(process.env.BENCH_HOSTS_NICE);
 	// Warm: a link per host and pi's first start on each side (not counted).
 	await phase("remote", HOSTS.length);
 	console.log(`set-up and warm-up ${((Date.now() - setupStart) / 1000).toFixed(0)} s; ${load()}`);
