@@ -3,10 +3,10 @@
 // its far tag, proc.mjs runTag: never the link's, which may be on this machine as this user) is ended,
 // each verified by its start time. An end the runner could not record is
 // recorded by life/run-end.mjs endOrphan, under the target store's row lock, as the board does here.
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { dropMessage } from "../life/inbox.mjs";
 import { diedEnd, endOrphan, stoppedEnd } from "../life/run-end.mjs";
-import { endRunProcesses, isAlive, runTag, signalVerified } from "../store/proc.mjs";
+import { endRunProcesses, isAlive, runProcesses, runTag, signalVerified } from "../store/proc.mjs";
 import { readProcessFile, safeStatus } from "../store/safe-read.mjs";
 
 /** A far run's processes carry this tag (the run's id, for a link, is not theirs). @param {string} runId */
@@ -20,10 +20,15 @@ function runnerOf(runDir) {
 	return readProcessFile(join(runDir, "runner.json"));
 }
 
-/** @param {string} runDir */
+/**
+ * Whether the run's runner lives: runner.json's pid with its start time, or, before the runner recorded
+ * itself, a process carrying the run's far tag (a runner slow to start on a busy host is not dead).
+ * @param {string} runDir
+ */
 export function runnerAlive(runDir) {
 	const runner = runnerOf(runDir);
-	return !!runner && isAlive(runner.pid, runner.start);
+	if (runner) return isAlive(runner.pid, runner.start);
+	return runProcesses(farTag(basename(runDir))).length > 0;
 }
 
 /**

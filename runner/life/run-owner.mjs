@@ -1,9 +1,10 @@
-// Who owns a run right now, read from its files alone: the queue (an entry waits for it), a claimer
-// starting it (claim.json younger than the start grace, or a run dispatched a moment ago), its runner
-// or link (runner.json, its pid's start time verified), or nobody.
+// Who owns a run right now, read from its files: the queue (an entry waits for it), a claimer starting it
+// (claim.json younger than the start grace, or a run dispatched a moment ago, or a process of the run
+// still there after the grace: a runner slow to start on a busy machine), its runner or link (runner.json,
+// its pid's start time verified), or nobody.
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { isAlive } from "../store/proc.mjs";
+import { isAlive, runProcesses } from "../store/proc.mjs";
 import { readProcessFile } from "../store/safe-read.mjs";
 import { queuedEntryName, queueSteps } from "./queue.mjs";
 import { runEnded } from "./state-rules.mjs";
@@ -41,7 +42,11 @@ export function runOwner(storeRoot, runDir, status, now = Date.now()) {
 	if (queuedEntryName(storeRoot, status.runId)) return "queue";
 	queueSteps.at("owner", status.runId);
 	const claim = join(runDir, "claim.json");
-	if (existsSync(claim)) return now - mtime(claim) < RUNNER_START_GRACE_MS ? "starting" : "none";
+	if (existsSync(claim)) {
+		if (now - mtime(claim) < RUNNER_START_GRACE_MS) return "starting";
+		// Past the grace, a process carrying the run's tag (spawned, not yet recorded) is still its start.
+		return runProcesses(status.runId).length > 0 ? "starting" : "none";
+	}
 	if (queuedEntryName(storeRoot, status.runId)) return "queue";
 	// Dispatched a moment ago and not yet in the queue listing we read.
 	return now - status.createdAt < RUNNER_START_GRACE_MS ? "starting" : "none";
