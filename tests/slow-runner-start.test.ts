@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runnerAlive } from "../runner/far/far-end.mjs";
+import { farRunStarting } from "../runner/far/far-end.mjs";
 import { RUN_TAG } from "../runner/store/proc.mjs";
 import { RUNNER_START_GRACE_MS } from "../runner/life/run-owner.mjs";
 import { boardFor, waitDone } from "../test-support/board-helpers.ts";
@@ -59,14 +59,14 @@ describe("a runner slow to start", () => {
 		const runId = "run-slowfar01";
 		const runDir = join(agent.root, "far", "rows", "row-1", "runs", runId);
 		mkdirSync(runDir, { recursive: true });
-		expect(runnerAlive(runDir)).toBe(false);
+		expect(farRunStarting(runDir)).toBe(false);
 		const starting = spawn("sleep", ["60"], { env: { ...process.env, [RUN_TAG]: `${runId}@far` }, stdio: "ignore" });
 		try {
-			await waitFor(() => runnerAlive(runDir) || undefined, "the far tag's process to be seen");
+			await waitFor(() => farRunStarting(runDir) || undefined, "the far tag's process to be seen");
 			// A process of this machine's side of the run (the link's tag) is not the far runner.
 			const link = spawn("sleep", ["60"], { env: { ...process.env, [RUN_TAG]: runId }, stdio: "ignore" });
 			starting.kill("SIGKILL");
-			await waitFor(() => !runnerAlive(runDir) || undefined, "the far tag's process to be gone");
+			await waitFor(() => !farRunStarting(runDir) || undefined, "the far tag's process to be gone");
 			link.kill("SIGKILL");
 		} finally {
 			starting.kill("SIGKILL");

@@ -20,14 +20,19 @@ function runnerOf(runDir) {
 	return readProcessFile(join(runDir, "runner.json"));
 }
 
-/**
- * Whether the run's runner lives: runner.json's pid with its start time, or, before the runner recorded
- * itself, a process carrying the run's far tag (a runner slow to start on a busy host is not dead).
- * @param {string} runDir
- */
+/** @param {string} runDir */
 export function runnerAlive(runDir) {
 	const runner = runnerOf(runDir);
-	if (runner) return isAlive(runner.pid, runner.start);
+	return !!runner && isAlive(runner.pid, runner.start);
+}
+
+/**
+ * Whether a process carrying the run's far tag is there: before its runner recorded itself, the run is
+ * still starting (a runner slow to start on a busy host is not a dead one). A /proc scan: ask it only once
+ * the start grace is over.
+ * @param {string} runDir
+ */
+export function farRunStarting(runDir) {
 	return runProcesses(farTag(basename(runDir))).length > 0;
 }
 

@@ -15,7 +15,7 @@ import { basename, dirname, join } from "node:path";
 import { endRunProcesses, runTag } from "../store/proc.mjs";
 import { DIR_MODE, writeJsonAtomic } from "../store/fs-util.mjs";
 import { SESSION_CHUNK_BYTES, safeMessageId } from "./frames.mjs";
-import { recordDeath, runnerAlive } from "./far-end.mjs";
+import { farRunStarting, recordDeath, runnerAlive } from "./far-end.mjs";
 import { snapshotWip } from "./git-workspace.mjs";
 import { hostSnapshots } from "./snapshot-lane.mjs";
 import { MAX_SESSION_BYTES, sizeWords } from "./session-travel.mjs";
@@ -265,9 +265,11 @@ export function followRun({ runDir, fromSeq, sessionFrom, send, onDone, sessionF
 				drain(!living);
 				if (!living) {
 					let status = safeStatus(runDir);
-					// A runner gone without its end (killed, host rebooted), or one that never recorded itself:
-					// record it, then report it.
-					const ranOrLate = lstatOk(join(runDir, "runner.json")) || Date.now() - began > RUNNER_START_GRACE_MS;
+					// A runner gone without its end (killed, host rebooted), or one that never recorded itself and
+					// has no process left past the start grace: record it, then report it.
+					const ranOrLate =
+						lstatOk(join(runDir, "runner.json")) ||
+						(Date.now() - began > RUNNER_START_GRACE_MS && !farRunStarting(runDir));
 					if (status && typeof status.endedAt !== "number" && ranOrLate)
 						status = await recordDeath(runDir, { alive: options.alive });
 					if (!status && ranOrLate)

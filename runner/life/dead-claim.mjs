@@ -6,7 +6,7 @@
 import { existsSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../store/fs-util.mjs";
-import { isAlive, runProcesses } from "../store/proc.mjs";
+import { isAlive } from "../store/proc.mjs";
 import { ownerText } from "../store/owner-file.mjs";
 import { runDirOf } from "../store/store-layout.mjs";
 import { entryFrom, entryName } from "./queue-entries.mjs";
@@ -60,17 +60,17 @@ export function isDeadClaim(storeRoot, runDir) {
 
 /**
  * Puts a dead claimer's run back in its place. For a run its caller found without an owner (runOwner:
- * the claim is older than the start grace), holding its row lock. Judged first without the queue's lock
- * (a /proc scan: no process of the run may be left, a runner its claimer spawned would be one), then,
- * holding it, only if the claim is still what was judged: the entry goes back under its own name, the
- * slot the dead claimer named for the run is freed, and the claim goes. Returns whether it went back.
+ * the claim is older than the start grace and no process of the run is left, a runner its claimer spawned
+ * would be one), holding its row lock. Judged first without the queue's lock, then, holding it, only if
+ * the claim is still what was judged: the entry goes back under its own name, the slot the dead claimer
+ * named for the run is freed, and the claim goes. Returns whether it went back.
  * @param {string} storeRoot @param {string} runDir
  */
 export function returnDeadClaim(storeRoot, runDir) {
 	const claimPath = join(runDir, "claim.json");
 	const judged = ownerText(claimPath);
 	const entry = neverStarted(runDir) ? entryOf(storeRoot, runDir, judged) : undefined;
-	if (!entry || runProcesses(entry.runId).length > 0) return false;
+	if (!entry) return false;
 	return withQueueLock(queueDir(storeRoot), () => {
 		// A claim without its claimer's record is judged again now: a live claimer would have written it.
 		if (ownerText(claimPath) !== judged || !neverStarted(runDir) || entryOf(storeRoot, runDir, judged) === undefined)
